@@ -1,0 +1,44 @@
+// The database connection of the Edge Functions: postgres.js on SUPABASE_DB_URL,
+// `prepare: false` so it also works through Supavisor in transaction mode.
+// `asUser` runs a request the way PostgREST does: one transaction, `set local
+// role` to the token's role and `request.jwt.claims` to its claims, so every
+// row-level security policy and every function check applies unchanged.
+import postgres from "postgres";
+import { env } from "./env.ts";
+import type { Claims } from "./jwt.ts";
+
+export type Sql = postgres.Sql;
+export type Tx = postgres.TransactionSql;
+
+let pool: Sql | undefined;
+
+export function db(): Sql {
+  pool ??= postgres(env().SUPABASE_DB_URL, {
+    prepare: false,
+    max: 10,
+    idle_timeout: 20,
+    connect_timeout: 5,
+    onnotice: () => {},
+  });
+  return pool;
+}
+
+/** Postgres roles a token may select; anything else is refused before SQL sees it. */
+export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
+
+export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const role = claims.role ?? "anon";
+  if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
+  return await db().begin(async (tx) => {
+    await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
+                    set_config('request.jwt.claim.role', ${role}, true)`;
+    await tx.unsafe(`set local role ${role}`);
+    return await work(tx);
+  }) as T;
+}
+
+/** A transaction as the service role (webhooks, which carry no user). */
+export async function asService<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+  return await asUser({ role: "service_role" }, work);
+}

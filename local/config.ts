@@ -1,0 +1,100 @@
+// Configuration of the local stack (DESIGN.md §7): environment variables and
+// command-line flags, validated once at start-up. A bad value stops start-up
+// with a message that names the setting.
+import { parse as parseToml } from "smol-toml";
+import { z } from "zod";
+import { DEFAULT_JWT_SECRET } from "./keys.ts";
+
+const port = z.coerce.number().int().min(1).max(65535);
+const url = z.string().url();
+
+const EnvSchema = z.object({
+  API_PORT: port.default(54321),
+  DB_PORT: port.default(54322),
+  DATA_DIR: z.string().min(1).default(".local"),
+  DATABASE_URL: url.optional(),
+  SUPABASE_JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEFAULT_JWT_SECRET),
+  SECRETS_ENCRYPTION_KEY: z.string().optional(),
+  GATEWAY_SANDBOX_URL: url.optional(),
+  GATEWAY_PRODUCTION_URL: url.optional(),
+  GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),
+  GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: z.enum(["true", "false"]).default("false"),
+  ROUTING_URL: url.optional(),
+  /** Overrides config.toml's refresh_token_reuse_interval (the test suite shortens it). */
+  AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).optional(),
+});
+
+const ProjectSchema = z.object({
+  auth: z.object({
+    jwt_expiry: z.number().int().positive(),
+    enable_refresh_token_rotation: z.boolean(),
+    refresh_token_reuse_interval: z.number().int().min(0),
+    hook: z.object({
+      custom_access_token: z.object({ enabled: z.boolean(), uri: z.string() }).optional(),
+    }).optional(),
+  }),
+  functions: z.record(
+    z.string(),
+    z.object({ enabled: z.boolean().default(true), verify_jwt: z.boolean().default(true), entrypoint: z.string() }),
+  ),
+});
+
+export interface FunctionConfig {
+  name: string;
+  verifyJwt: boolean;
+  /** Absolute file URL of the function's module. */
+  entrypoint: URL;
+}
+
+export interface StackConfig {
+  env: z.infer<typeof EnvSchema>;
+  reset: boolean;
+  auth: {
+    jwtExpiry: number;
+    refreshTokenRotation: boolean;
+    refreshTokenReuseInterval: number;
+    hook: { schema: string; name: string } | null;
+  };
+  functions: FunctionConfig[];
+}
+
+export class ConfigError extends Error {}
+
+function describe(error: z.ZodError, source: string): string {
+  return error.issues.map((issue) => `${source} ${issue.path.join(".")}: ${issue.message}`).join("\n");
+}
+
+/** `pg-functions://postgres/public/custom_access_token_hook` → schema and function name. */
+function parseHookUri(uri: string): { schema: string; name: string } {
+  const match = /^pg-functions:\/\/[^/]+\/([a-z_][a-z0-9_]*)\/([a-z_][a-z0-9_]*)$/.exec(uri);
+  if (!match) throw new ConfigError(`supabase/config.toml auth.hook.custom_access_token.uri: not a pg-functions URI: ${uri}`);
+  return { schema: match[1], name: match[2] };
+}
+
+export const projectRoot = new URL("../", import.meta.url);
+
+export async function loadConfig(args: string[], env: Record<string, string>): Promise<StackConfig> {
+  const parsedEnv = EnvSchema.safeParse(env);
+  if (!parsedEnv.success) throw new ConfigError(describe(parsedEnv.error, "environment variable"));
+
+  const configUrl = new URL("supabase/config.toml", projectRoot);
+  const project = ProjectSchema.safeParse(parseToml(await Deno.readTextFile(configUrl)));
+  if (!project.success) throw new ConfigError(describe(project.error, "supabase/config.toml"));
+
+  const hook = project.data.auth.hook?.custom_access_token;
+  const supabaseDir = new URL("supabase/", projectRoot);
+  return {
+    env: parsedEnv.data,
+    reset: args.includes("--reset"),
+    auth: {
+      jwtExpiry: project.data.auth.jwt_expiry,
+      refreshTokenRotation: project.data.auth.enable_refresh_token_rotation,
+      refreshTokenReuseInterval: parsedEnv.data.AUTH_REFRESH_TOKEN_REUSE_INTERVAL ??
+        project.data.auth.refresh_token_reuse_interval,
+      hook: hook?.enabled ? parseHookUri(hook.uri) : null,
+    },
+    functions: Object.entries(project.data.functions)
+      .filter(([, fn]) => fn.enabled)
+      .map(([name, fn]) => ({ name, verifyJwt: fn.verify_jwt, entrypoint: new URL(fn.entrypoint, supabaseDir) })),
+  };
+}

@@ -1,0 +1,112 @@
+// The one HTTP server of the local stack (DESIGN.md §8): the Edge Functions at
+// /functions/v1/<name> and behind the public paths, the identity provider at
+// /auth/v1, Realtime at /realtime/v1/websocket, and the external-service
+// simulators at /_sim/gateway and /_sim/routing.
+import type postgres from "postgres";
+import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
+import { createAuth } from "./auth/mod.ts";
+import type { FunctionConfig, StackConfig } from "./config.ts";
+import type { LocalKeys } from "./keys.ts";
+import { createRealtime } from "./realtime/mod.ts";
+import { createGatewaySimulator } from "./simulators/gateway.ts";
+import { createRoutingSimulator } from "./simulators/routing.ts";
+
+type Handler = (req: Request) => Response | Promise<Response>;
+
+export interface ServerOptions {
+  config: StackConfig;
+  keys: LocalKeys;
+  sql: postgres.Sql;
+  apiUrl: string;
+}
+
+export interface Server {
+  close(): Promise<void>;
+}
+
+/** Public paths served by a function, in order (DESIGN.md §5); the path reaches the function unchanged. */
+const PUBLIC_ROUTES: { pattern: RegExp; fn: string }[] = [
+  { pattern: /^\/api\/v1\/webhooks\/gateway(\/|$)/, fn: "gateway-webhook" },
+  { pattern: /^\/api\/v1(\/|$)/, fn: "api" },
+  { pattern: /^\/health$/, fn: "api" },
+];
+
+async function loadFunctions(functions: FunctionConfig[]): Promise<Map<string, FunctionConfig & { fetch: Handler }>> {
+  const loaded = new Map<string, FunctionConfig & { fetch: Handler }>();
+  for (const fn of functions) {
+    const module = await import(fn.entrypoint.href);
+    loaded.set(fn.name, { ...fn, fetch: (req: Request) => module.default.fetch(req) });
+  }
+  return loaded;
+}
+
+export async function startServer(options: ServerOptions): Promise<Server> {
+  const { config, keys, sql } = options;
+  const verify = createVerifier({ jwtSecret: keys.jwtSecret, jwks: keys.jwks });
+  const functions = await loadFunctions(config.functions);
+  const auth = createAuth({
+    sql,
+    keys,
+    issuer: `${options.apiUrl}/auth/v1`,
+    ...config.auth,
+  });
+  const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const gateway = createGatewaySimulator();
+  const routing = createRoutingSimulator();
+
+  /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
+  async function invoke(fn: FunctionConfig & { fetch: Handler }, req: Request): Promise<Response> {
+    if (fn.verifyJwt) {
+      const token = bearerToken(req.headers.get("authorization"));
+      if (!token) return Response.json({ code: 401, message: "Missing authorization header" }, { status: 401 });
+      try {
+        await verify(token);
+      } catch {
+        return Response.json({ code: 401, message: "Invalid JWT" }, { status: 401 });
+      }
+    }
+    return await fn.fetch(req);
+  }
+
+  async function route(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    const path = url.pathname;
+    if (path.startsWith("/auth/v1/")) return await auth(req);
+    if (path === "/realtime/v1/websocket") return realtime.handle(req);
+    if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
+    if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
+
+    const fnMatch = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(path);
+    if (fnMatch) {
+      const fn = functions.get(fnMatch[1]);
+      if (!fn) return Response.json({ code: "NOT_FOUND", message: "Requested function was not found" }, { status: 404 });
+      // Like the edge runtime, the function sees its own name as the first path segment.
+      const inner = new URL(`/${fnMatch[1]}${fnMatch[2] ?? ""}${url.search}`, url);
+      return await invoke(fn, new Request(inner, req));
+    }
+    for (const { pattern, fn } of PUBLIC_ROUTES) {
+      const target = functions.get(fn);
+      if (pattern.test(path) && target) return await invoke(target, req);
+    }
+    return Response.json({ detail: "Not Found" }, { status: 404 });
+  }
+
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: config.env.API_PORT, onListen: () => {} },
+    async (req) => {
+      try {
+        return await route(req);
+      } catch (error) {
+        console.error(JSON.stringify({ event: "unhandled_error", path: new URL(req.url).pathname, error: String(error) }));
+        return Response.json({ detail: "Internal Server Error" }, { status: 500 });
+      }
+    },
+  );
+
+  return {
+    async close() {
+      await realtime.close();
+      await server.shutdown();
+    },
+  };
+}

