@@ -1,0 +1,516 @@
+-- The company side (DESIGN.md §5): drivers, prices, the subscription, the
+-- gateway configuration (ciphertext only, in private) and the webhook audit
+-- log, with the RPC functions the /api/v1 proxy and supabase-js callers use.
+
+-- Authorize first: the caller's company when its effective role is one of
+-- `allowed`, else 403. A deactivated driver is refused everywhere.
+create function private.authorize(variadic allowed text[])
+returns uuid
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  member record;
+begin
+  select m.company_id, m.role into member from private.membership() m;
+  if not found then
+    raise exception using errcode = 'PT403', message = 'this token belongs to no company';
+  end if;
+  if not member.role = any (allowed) then
+    raise exception using errcode = 'PT403', message = format('role %s may not do this', member.role);
+  end if;
+  if member.role = 'driver' and not exists (
+    select from public.drivers d where d.user_id = (select auth.uid()) and d.active
+  ) then
+    raise exception using errcode = 'PT403', message = 'this driver is deactivated';
+  end if;
+  return member.company_id;
+end;
+$$;
+comment on function private.authorize(text[]) is 'Raises 403 unless the caller''s effective role is allowed; returns the caller''s company.';
+
+-- Keyset pagination over (sort key desc, id desc): stable under inserts.
+create function private.encode_cursor(sort_key timestamptz, id uuid)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$ select encode(convert_to(sort_key::text || '|' || id::text, 'UTF8'), 'hex') $$;
+
+create function private.decode_cursor(cursor text, out sort_key timestamptz, out id uuid)
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  parts text[];
+begin
+  parts := string_to_array(convert_from(decode(cursor, 'hex'), 'UTF8'), '|');
+  sort_key := parts[1]::timestamptz;
+  id := parts[2]::uuid;
+  if sort_key is null or id is null then
+    raise exception 'incomplete cursor';
+  end if;
+exception
+  when others then
+    raise exception using errcode = 'PT400', message = 'invalid cursor';
+end;
+$$;
+
+create function private.check_page_limit(page_limit integer)
+returns integer
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if page_limit is null or page_limit < 1 or page_limit > 100 then
+    raise exception using errcode = 'PT400', message = 'limit must be between 1 and 100';
+  end if;
+  return page_limit;
+end;
+$$;
+
+-- One page from up to limit + 1 rows already in order; each row carries its
+-- sort key in `sort_key_field`.
+create function private.page(rows jsonb, page_limit integer, sort_key_field text)
+returns jsonb
+language sql
+immutable
+set search_path = ''
+as $$
+  select jsonb_build_object(
+    'items', coalesce((select jsonb_agg(r.value order by r.ordinality) from jsonb_array_elements(rows) with ordinality r
+                       where r.ordinality <= page_limit), '[]'::jsonb),
+    'next_cursor', case when jsonb_array_length(rows) > page_limit then
+      private.encode_cursor((rows -> (page_limit - 1) ->> sort_key_field)::timestamptz, (rows -> (page_limit - 1) ->> 'id')::uuid)
+    end
+  )
+$$;
+
+grant execute on function private.authorize(text[]), private.encode_cursor(timestamptz, uuid),
+  private.decode_cursor(text), private.check_page_limit(integer), private.page(jsonb, integer, text)
+  to authenticated, service_role;
+
+-- Drivers -------------------------------------------------------------------
+
+create table public.drivers (
+  id uuid primary key default gen_random_uuid(),
+  company_id uuid not null references public.companies (id) on delete cascade,
+  user_id uuid not null unique references auth.users (id) on delete cascade,
+  name text not null check (length(btrim(name)) between 1 and 200),
+  email text not null,
+  phone text,
+  active boolean not null default true,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now()
+);
+comment on table public.drivers is 'Drivers of a company; each is a user with the driver membership.';
+create index drivers_company_id_created_at_idx on public.drivers (company_id, created_at desc, id desc);
+alter table public.drivers enable row level security;
+
+create function private.driver_id()
+returns uuid
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select d.id from public.drivers d
+  where d.user_id = (select auth.uid()) and d.active and (select private.app_role()) = 'driver'
+$$;
+comment on function private.driver_id() is 'The caller''s driver id when the caller is an active driver, else null.';
+grant execute on function private.driver_id() to authenticated, service_role;
+
+-- Managers see their company's drivers; a driver sees itself.
+create policy drivers_select_visible on public.drivers
+  for select to authenticated
+  using (
+    (company_id = (select private.company_id())
+      and (select private.app_role()) in ('company_owner', 'company_admin', 'admin'))
+    or id = (select private.driver_id())
+  );
+grant select on public.drivers to authenticated;
+grant all on public.drivers to service_role;
+
+create function private.driver_json(d public.drivers)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select jsonb_build_object('id', d.id, 'user_id', d.user_id, 'name', d.name, 'email', d.email,
+    'phone', d.phone, 'active', d.active, 'created_at', d.created_at, 'updated_at', d.updated_at)
+$$;
+grant execute on function private.driver_json(public.drivers) to authenticated, service_role;
+
+-- The auth user is created first (through the Auth admin API); this links it.
+create function public.create_driver(user_id uuid, name text, email text, phone text default null)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin');
+  driver public.drivers;
+begin
+  insert into public.memberships (user_id, company_id, role)
+  values (create_driver.user_id, company, 'driver');
+  insert into public.drivers (company_id, user_id, name, email, phone)
+  values (company, create_driver.user_id, create_driver.name, lower(create_driver.email), create_driver.phone)
+  returning * into driver;
+  return private.driver_json(driver);
+end;
+$$;
+comment on function public.create_driver(uuid, text, text, text) is 'Makes an existing auth user a driver of the caller''s company.';
+grant execute on function public.create_driver(uuid, text, text, text) to authenticated;
+
+create function public.list_drivers(page_limit integer default 20, cursor text default null)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  after_key timestamptz;
+  after_id uuid;
+  rows jsonb;
+begin
+  perform private.check_page_limit(page_limit);
+  if cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
+  end if;
+  select coalesce(jsonb_agg(private.driver_json(d) order by d.created_at desc, d.id desc), '[]'::jsonb) into rows
+  from (
+    select * from public.drivers d
+    where d.company_id = company
+      and (list_drivers.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+    order by d.created_at desc, d.id desc
+    limit page_limit + 1
+  ) d;
+  return private.page(rows, page_limit, 'created_at');
+end;
+$$;
+comment on function public.list_drivers(integer, text) is 'The company''s drivers, newest first, one page.';
+grant execute on function public.list_drivers(integer, text) to authenticated;
+
+create function public.get_driver(driver_id uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  driver public.drivers;
+begin
+  perform private.authorize('company_owner', 'company_admin', 'admin');
+  select * into driver from public.drivers d where d.id = get_driver.driver_id;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'driver not found';
+  end if;
+  return private.driver_json(driver);
+end;
+$$;
+comment on function public.get_driver(uuid) is 'One driver of the caller''s company (RLS hides the others: 404).';
+grant execute on function public.get_driver(uuid) to authenticated;
+
+create function public.update_driver(driver_id uuid, name text default null, phone text default null, active boolean default null)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin');
+  driver public.drivers;
+begin
+  update public.drivers d set
+    name = coalesce(update_driver.name, d.name),
+    phone = coalesce(update_driver.phone, d.phone),
+    active = coalesce(update_driver.active, d.active),
+    updated_at = now()
+  where d.id = update_driver.driver_id and d.company_id = company
+  returning * into driver;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'driver not found';
+  end if;
+  return private.driver_json(driver);
+end;
+$$;
+comment on function public.update_driver(uuid, text, text, boolean) is 'Renames, re-phones, deactivates or reactivates a driver of the caller''s company.';
+grant execute on function public.update_driver(uuid, text, text, boolean) to authenticated;
+
+-- Prices ----------------------------------------------------------------------
+
+create table public.prices (
+  company_id uuid primary key references public.companies (id) on delete cascade,
+  base_fee numeric(12, 2) not null check (base_fee >= 0),
+  per_km numeric(12, 2) not null check (per_km >= 0),
+  minimum_fee numeric(12, 2) not null check (minimum_fee >= 0),
+  driver_share numeric(5, 4) not null check (driver_share between 0 and 1),
+  updated_at timestamptz not null default now()
+);
+comment on table public.prices is 'A company''s price table: max(minimum_fee, base_fee + per_km * km); the driver earns driver_share of it.';
+alter table public.prices enable row level security;
+create policy prices_select_member on public.prices
+  for select to authenticated
+  using (company_id = (select private.company_id()));
+grant select on public.prices to authenticated;
+grant all on public.prices to service_role;
+
+create function private.prices_json(p public.prices)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select jsonb_build_object('base_fee', p.base_fee, 'per_km', p.per_km, 'minimum_fee', p.minimum_fee,
+    'driver_share', p.driver_share, 'updated_at', p.updated_at)
+$$;
+grant execute on function private.prices_json(public.prices) to authenticated, service_role;
+
+create function public.get_prices()
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin', 'admin', 'driver');
+begin
+  return (select private.prices_json(p) from public.prices p where p.company_id = company);
+end;
+$$;
+comment on function public.get_prices() is 'The caller''s company price table.';
+grant execute on function public.get_prices() to authenticated;
+
+create function public.set_prices(base_fee numeric, per_km numeric, minimum_fee numeric, driver_share numeric)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  saved public.prices;
+begin
+  insert into public.prices (company_id, base_fee, per_km, minimum_fee, driver_share)
+  values (company, set_prices.base_fee, set_prices.per_km, set_prices.minimum_fee, set_prices.driver_share)
+  on conflict (company_id) do update set
+    base_fee = excluded.base_fee, per_km = excluded.per_km, minimum_fee = excluded.minimum_fee,
+    driver_share = excluded.driver_share, updated_at = now()
+  returning * into saved;
+  return private.prices_json(saved);
+end;
+$$;
+comment on function public.set_prices(numeric, numeric, numeric, numeric) is 'Replaces the caller''s company price table.';
+grant execute on function public.set_prices(numeric, numeric, numeric, numeric) to authenticated;
+
+-- Subscription (billing) --------------------------------------------------------
+
+create table public.subscriptions (
+  company_id uuid primary key references public.companies (id) on delete cascade,
+  plan text not null default 'free' check (plan in ('free', 'pro', 'enterprise')),
+  status text not null default 'active' check (status in ('active', 'past_due', 'cancelled')),
+  current_period_end timestamptz,
+  updated_at timestamptz not null default now()
+);
+comment on table public.subscriptions is 'A company''s plan with the platform; only its owner sees or changes it.';
+alter table public.subscriptions enable row level security;
+create policy subscriptions_select_owner on public.subscriptions
+  for select to authenticated
+  using (company_id = (select private.company_id()) and (select private.app_role()) = 'company_owner');
+grant select on public.subscriptions to authenticated;
+grant all on public.subscriptions to service_role;
+
+create function public.get_subscription()
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner');
+begin
+  return (select jsonb_build_object('plan', s.plan, 'status', s.status, 'current_period_end', s.current_period_end)
+          from public.subscriptions s where s.company_id = company);
+end;
+$$;
+comment on function public.get_subscription() is 'The caller''s company subscription (owner only).';
+grant execute on function public.get_subscription() to authenticated;
+
+create function public.set_subscription(plan text)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner');
+  saved public.subscriptions;
+begin
+  update public.subscriptions s set
+    plan = set_subscription.plan,
+    status = 'active',
+    -- Paid plans run in 30-day periods from the change; the free plan has none.
+    current_period_end = case when set_subscription.plan = 'free' then null else now() + interval '30 days' end,
+    updated_at = now()
+  where s.company_id = company
+  returning * into saved;
+  return jsonb_build_object('plan', saved.plan, 'status', saved.status, 'current_period_end', saved.current_period_end);
+end;
+$$;
+comment on function public.set_subscription(text) is 'Changes the caller''s company plan (owner only).';
+grant execute on function public.set_subscription(text) to authenticated;
+
+-- Gateway configuration ---------------------------------------------------------
+
+-- Ciphertext only (AES-GCM under SECRETS_ENCRYPTION_KEY, which never reaches the
+-- database), in a schema the API does not expose.
+create table private.gateway_configs (
+  company_id uuid primary key references public.companies (id) on delete cascade,
+  api_key_ciphertext text not null,
+  webhook_secret_ciphertext text not null,
+  environment text not null check (environment in ('sandbox', 'production')),
+  gateway_customer_ids jsonb not null default '{}'::jsonb,
+  updated_at timestamptz not null default now()
+);
+comment on table private.gateway_configs is 'A company''s payment gateway key and webhook secret, encrypted.';
+alter table private.gateway_configs enable row level security;
+grant select, insert, update on private.gateway_configs to service_role;
+create policy gateway_configs_service on private.gateway_configs
+  for all to service_role
+  using (true)
+  with check (true);
+
+create function public.save_gateway_config(api_key_ciphertext text, webhook_secret_ciphertext text, environment text)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner');
+begin
+  insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
+  values (company, save_gateway_config.api_key_ciphertext, save_gateway_config.webhook_secret_ciphertext,
+          save_gateway_config.environment)
+  on conflict (company_id) do update set
+    api_key_ciphertext = excluded.api_key_ciphertext,
+    webhook_secret_ciphertext = excluded.webhook_secret_ciphertext,
+    environment = excluded.environment,
+    -- Customers belong to one gateway account; a new key starts afresh.
+    gateway_customer_ids = '{}'::jsonb,
+    updated_at = now();
+  return jsonb_build_object('configured', true, 'environment', save_gateway_config.environment);
+end;
+$$;
+comment on function public.save_gateway_config(text, text, text) is 'Stores the caller''s company gateway credentials, already encrypted by the caller (owner only).';
+grant execute on function public.save_gateway_config(text, text, text) to authenticated;
+
+create function public.get_my_company()
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin', 'admin', 'driver');
+begin
+  return (
+    select jsonb_build_object(
+      'id', c.id,
+      'name', c.name,
+      'gateway', jsonb_build_object('configured', g.company_id is not null, 'environment', g.environment),
+      'created_at', c.created_at)
+    from public.companies c
+    left join private.gateway_configs g on g.company_id = c.id
+    where c.id = company
+  );
+end;
+$$;
+comment on function public.get_my_company() is 'The caller''s company profile; says whether the gateway is configured, never a secret.';
+grant execute on function public.get_my_company() to authenticated;
+
+-- Registration ------------------------------------------------------------------
+
+create function public.register_company(owner_user_id uuid, company_name text, owner_name text)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid;
+begin
+  insert into public.companies (name) values (btrim(register_company.company_name)) returning id into company;
+  insert into public.memberships (user_id, company_id, role) values (register_company.owner_user_id, company, 'company_owner');
+  insert into public.prices (company_id, base_fee, per_km, minimum_fee, driver_share)
+  values (company, 5.00, 1.50, 8.00, 0.80);
+  insert into public.subscriptions (company_id) values (company);
+  return jsonb_build_object('company_id', company, 'user_id', register_company.owner_user_id);
+end;
+$$;
+comment on function public.register_company(uuid, text, text) is 'Creates a company owned by an existing auth user, with default prices and the free plan (service role).';
+revoke execute on function public.register_company(uuid, text, text) from authenticated;
+grant execute on function public.register_company(uuid, text, text) to service_role;
+
+-- Webhook audit log -------------------------------------------------------------
+
+create table public.webhook_events (
+  id uuid primary key default gen_random_uuid(),
+  received_at timestamptz not null default clock_timestamp(),
+  company_id uuid references public.companies (id) on delete cascade,
+  event text,
+  object_id text,
+  result text not null check (result in ('processed', 'duplicate', 'ignored', 'rejected', 'error')),
+  detail text
+);
+comment on table public.webhook_events is 'Every gateway webhook request and what became of it; no payload, no secret, no signature.';
+create index webhook_events_company_received_idx on public.webhook_events (company_id, received_at desc, id desc);
+alter table public.webhook_events enable row level security;
+create policy webhook_events_select_managers on public.webhook_events
+  for select to authenticated
+  using (
+    company_id = (select private.company_id())
+    and (select private.app_role()) in ('company_owner', 'company_admin')
+  );
+grant select on public.webhook_events to authenticated;
+grant all on public.webhook_events to service_role;
+
+create function public.list_webhook_events(page_limit integer default 20, cursor text default null)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('company_owner', 'company_admin');
+  after_key timestamptz;
+  after_id uuid;
+  rows jsonb;
+begin
+  perform private.check_page_limit(page_limit);
+  if cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
+  end if;
+  select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'received_at', e.received_at, 'event', e.event,
+    'result', e.result, 'object_id', e.object_id, 'detail', e.detail) order by e.received_at desc, e.id desc), '[]'::jsonb)
+  into rows
+  from (
+    select * from public.webhook_events e
+    where e.company_id = company
+      and (list_webhook_events.cursor is null or (e.received_at, e.id) < (after_key, after_id))
+    order by e.received_at desc, e.id desc
+    limit page_limit + 1
+  ) e;
+  return private.page(rows, page_limit, 'received_at');
+end;
+$$;
+comment on function public.list_webhook_events(integer, text) is 'The company''s webhook audit log, newest first, one page (owner, admin).';
+grant execute on function public.list_webhook_events(integer, text) to authenticated;

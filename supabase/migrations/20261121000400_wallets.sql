@@ -1,0 +1,93 @@
+-- The driver wallet as an append-only ledger (DESIGN.md §4): the balance is the
+-- sum of the entries; available_balance also holds back processing withdrawals.
+-- Uniqueness makes every credit, reversal and debit happen at most once.
+
+create table public.withdrawals (
+  id uuid primary key default gen_random_uuid(),
+  company_id uuid not null references public.companies (id) on delete cascade,
+  driver_id uuid not null references public.drivers (id) on delete cascade,
+  amount numeric(12, 2) not null check (amount > 0),
+  pix_key text not null,
+  pix_key_type text not null check (pix_key_type in ('cpf', 'cnpj', 'email', 'phone', 'evp')),
+  status text not null default 'processing' check (status in ('processing', 'completed', 'failed')),
+  gateway_transfer_id text unique,
+  error_message text,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  completed_at timestamptz,
+  check ((status = 'completed') = (completed_at is not null))
+);
+comment on table public.withdrawals is 'Driver withdrawals, each a Pix transfer at the gateway.';
+create index withdrawals_driver_id_created_at_idx on public.withdrawals (driver_id, created_at desc, id desc);
+create index withdrawals_company_id_created_at_idx on public.withdrawals (company_id, created_at desc, id desc);
+create index withdrawals_processing_idx on public.withdrawals (driver_id) where status = 'processing';
+alter table public.withdrawals enable row level security;
+
+create policy withdrawals_select_visible on public.withdrawals
+  for select to authenticated
+  using (
+    driver_id = (select private.driver_id())
+    or (company_id = (select private.company_id())
+      and (select private.app_role()) in ('company_owner', 'company_admin'))
+  );
+grant select on public.withdrawals to authenticated;
+grant all on public.withdrawals to service_role;
+
+create table public.wallet_entries (
+  id uuid primary key default gen_random_uuid(),
+  company_id uuid not null references public.companies (id) on delete cascade,
+  driver_id uuid not null references public.drivers (id) on delete cascade,
+  kind text not null check (kind in ('delivery_credit', 'credit_reversal', 'withdrawal_debit')),
+  -- Signed: credits are positive, reversals and debits negative.
+  amount numeric(12, 2) not null,
+  delivery_id uuid,
+  withdrawal_id uuid references public.withdrawals (id),
+  created_at timestamptz not null default clock_timestamp(),
+  check (
+    (kind = 'delivery_credit' and amount >= 0 and delivery_id is not null and withdrawal_id is null)
+    or (kind = 'credit_reversal' and amount <= 0 and delivery_id is not null and withdrawal_id is null)
+    or (kind = 'withdrawal_debit' and amount < 0 and withdrawal_id is not null and delivery_id is null)
+  )
+);
+comment on table public.wallet_entries is 'The driver wallet ledger; rows are only ever added.';
+create unique index wallet_entries_one_credit_per_delivery on public.wallet_entries (delivery_id) where kind = 'delivery_credit';
+create unique index wallet_entries_one_reversal_per_delivery on public.wallet_entries (delivery_id) where kind = 'credit_reversal';
+create unique index wallet_entries_one_debit_per_withdrawal on public.wallet_entries (withdrawal_id) where kind = 'withdrawal_debit';
+create index wallet_entries_driver_id_created_at_idx on public.wallet_entries (driver_id, created_at desc, id desc);
+create index wallet_entries_company_id_idx on public.wallet_entries (company_id);
+alter table public.wallet_entries enable row level security;
+
+create policy wallet_entries_select_own on public.wallet_entries
+  for select to authenticated
+  using (driver_id = (select private.driver_id()));
+grant select on public.wallet_entries to authenticated;
+grant select, insert on public.wallet_entries to service_role;
+
+create function private.refuse_ledger_change()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  raise exception using errcode = 'PT422', message = 'wallet entries are append-only';
+end;
+$$;
+comment on function private.refuse_ledger_change() is 'Keeps wallet_entries append-only: a correction is a new entry.';
+create trigger wallet_entries_append_only before update or delete on public.wallet_entries
+  for each row execute function private.refuse_ledger_change();
+
+-- balance and available balance of one driver
+create function private.wallet_balances(driver_id uuid, out balance numeric, out available_balance numeric)
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select b.balance, b.balance - w.held
+  from (select coalesce(sum(e.amount), 0)::numeric(12, 2) as balance
+        from public.wallet_entries e where e.driver_id = wallet_balances.driver_id) b,
+       (select coalesce(sum(w.amount), 0)::numeric(12, 2) as held
+        from public.withdrawals w where w.driver_id = wallet_balances.driver_id and w.status = 'processing') w
+$$;
+comment on function private.wallet_balances(uuid) is 'A driver''s balance (sum of the ledger) and available balance (less processing withdrawals).';
+grant execute on function private.wallet_balances(uuid) to service_role;
