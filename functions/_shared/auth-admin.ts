@@ -1,0 +1,58 @@
+// The Supabase Auth admin API, as the service role: creating the auth user
+// behind a company owner or a driver, and removing it again when the rest of
+// the operation fails (all-or-nothing).
+import { env } from "./env.ts";
+import { HttpError } from "./errors.ts";
+
+function headers(): HeadersInit {
+  const key = env().SUPABASE_SERVICE_ROLE_KEY;
+  return { apikey: key, authorization: `Bearer ${key}`, "content-type": "application/json" };
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<Response> {
+  try {
+    return await fetch(`${env().SUPABASE_URL}/auth/v1/admin/users${path}`, {
+      method,
+      headers: headers(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch {
+    throw new HttpError(502, "The identity provider is unreachable");
+  }
+}
+
+export interface NewUser {
+  email: string;
+  password: string;
+  user_metadata?: Record<string, unknown>;
+}
+
+/** Creates a confirmed e-mail user; 409 when the e-mail is taken. */
+export async function createAuthUser(user: NewUser): Promise<{ id: string }> {
+  const res = await call("POST", "", { ...user, email_confirm: true });
+  const body = await res.json().catch(() => ({}));
+  if (res.ok) return { id: body.id };
+  const code = body.error_code ?? body.code;
+  if (code === "email_exists" || res.status === 409) throw new HttpError(409, "A user with this e-mail address already exists");
+  if (res.status === 422 || res.status === 400) throw new HttpError(422, body.msg ?? body.message ?? "The identity provider refused the user");
+  throw new HttpError(502, "The identity provider failed");
+}
+
+export async function deleteAuthUser(id: string): Promise<void> {
+  const res = await call("DELETE", `/${id}`);
+  if (!res.ok && res.status !== 404) {
+    console.error(JSON.stringify({ event: "auth_user_cleanup_failed", user_id: id, status: res.status }));
+  }
+}
+
+/** Runs `work` for a freshly created auth user; removes the user if `work` fails. */
+export async function withNewAuthUser<T>(user: NewUser, work: (userId: string) => Promise<T>): Promise<T> {
+  const { id } = await createAuthUser(user);
+  try {
+    return await work(id);
+  } catch (error) {
+    await deleteAuthUser(id);
+    throw error;
+  }
+}

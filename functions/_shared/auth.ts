@@ -1,0 +1,32 @@
+// Bearer-token authentication of the edge proxy: HS256 with the legacy JWT
+// secret, or asymmetric keys from SUPABASE_JWKS or the project's JWKS URL.
+import { env } from "./env.ts";
+import { HttpError } from "./errors.ts";
+import { bearerToken, type Claims, createVerifier, TokenError } from "./jwt.ts";
+
+let verifier: ((token: string) => Promise<Claims>) | undefined;
+
+function verify(token: string): Promise<Claims> {
+  const config = env();
+  verifier ??= createVerifier({
+    jwtSecret: config.SUPABASE_JWT_SECRET,
+    jwks: config.SUPABASE_JWKS as never,
+    jwksUrl: `${config.SUPABASE_URL}/auth/v1/.well-known/jwks.json`,
+  });
+  return verifier(token);
+}
+
+/** The verified claims of the request's bearer token; 401 when missing, invalid or expired. */
+export async function authenticate(req: Request): Promise<Claims> {
+  const token = bearerToken(req.headers.get("authorization"));
+  if (!token) throw new HttpError(401, "Not authenticated", { "WWW-Authenticate": "Bearer" });
+  try {
+    const claims = await verify(token);
+    // API keys (anon, service_role) are not user sessions.
+    if (!claims.sub) throw new TokenError("token has no subject");
+    return claims;
+  } catch (error) {
+    const detail = error instanceof TokenError ? error.message : "invalid JWT";
+    throw new HttpError(401, detail, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+  }
+}

@@ -1,0 +1,92 @@
+// Registration, the company profile and the gateway configuration.
+import { z } from "zod";
+import { withNewAuthUser } from "../../_shared/auth-admin.ts";
+import { encryptSecret } from "../../_shared/crypto.ts";
+import { asService } from "../../_shared/db.ts";
+import { env } from "../../_shared/env.ts";
+import { defineRoute, rpc } from "../../_shared/route.ts";
+import { Email, Name, Password, Timestamp } from "../../_shared/schemas.ts";
+
+export const GatewayEnvironment = z.enum(["sandbox", "production"]);
+
+/** A gateway key is a sandbox key when it carries the sandbox marker. */
+export function environmentOf(apiKey: string): z.infer<typeof GatewayEnvironment> {
+  return apiKey.includes("_hmlg_") ? "sandbox" : "production";
+}
+
+const Company = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  gateway: z.object({ configured: z.boolean(), environment: GatewayEnvironment.nullable() }),
+  created_at: Timestamp,
+}).meta({ id: "Company" });
+
+export const register = defineRoute({
+  method: "post",
+  path: "/api/v1/companies/register",
+  tag: "companies",
+  summary: "Register a company and its owner",
+  description: "Creates the owner's login (e-mail and password) and the company, on the free plan with default " +
+    "prices (base_fee 5.00, per_km 1.50, minimum_fee 8.00, driver_share 0.80). All or nothing: when the company " +
+    "cannot be created, the login is removed again. Then sign in at /auth/v1/token.",
+  auth: "none",
+  body: z.object({ company_name: Name, owner_name: Name, email: Email, password: Password }),
+  responses: {
+    201: { description: "Registered", schema: z.object({ company_id: z.uuid(), user_id: z.uuid() }) },
+    409: { description: "The e-mail address is taken" },
+  },
+  async handler({ body }) {
+    const created = await withNewAuthUser(
+      { email: body.email, password: body.password, user_metadata: { name: body.owner_name } },
+      (userId) =>
+        asService((tx) =>
+          rpc(tx, "register_company", { owner_user_id: userId, company_name: body.company_name, owner_name: body.owner_name })
+        ),
+    );
+    return { status: 201, body: created };
+  },
+});
+
+export const me = defineRoute({
+  method: "get",
+  path: "/api/v1/companies/me",
+  tag: "companies",
+  summary: "The caller's company",
+  auth: "bearer",
+  roles: ["company_owner", "company_admin", "driver", "admin"],
+  responses: { 200: { description: "The company; never a secret", schema: Company } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_my_company")) }),
+});
+
+export const gatewayConfig = defineRoute({
+  method: "post",
+  path: "/api/v1/companies/me/gateway-config",
+  tag: "companies",
+  summary: "Store the company's payment gateway key and webhook secret",
+  description: "Both are stored encrypted (AES-256-GCM) and are never returned or logged. The environment is " +
+    "detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on, webhooks to " +
+    "/api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.",
+  auth: "bearer",
+  roles: ["company_owner"],
+  body: z.object({
+    api_key: z.string().trim().min(1).max(500),
+    webhook_secret: z.string().min(1).max(500).describe("Use at least 32 random characters."),
+  }),
+  responses: {
+    200: {
+      description: "Stored",
+      schema: z.object({ configured: z.literal(true), environment: GatewayEnvironment }),
+    },
+  },
+  async handler({ body, asCaller }) {
+    const key = env().SECRETS_ENCRYPTION_KEY;
+    const args = {
+      api_key_ciphertext: await encryptSecret(body.api_key, key),
+      webhook_secret_ciphertext: await encryptSecret(body.webhook_secret, key),
+      environment: environmentOf(body.api_key),
+    };
+    return { body: await asCaller((tx) => rpc(tx, "save_gateway_config", args)) };
+  },
+});
+
+export default [register, me, gatewayConfig];

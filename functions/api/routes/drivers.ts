@@ -1,0 +1,95 @@
+// The company's drivers.
+import { z } from "zod";
+import { withNewAuthUser } from "../../_shared/auth-admin.ts";
+import { defineRoute, IdParams, PageQuery, pageOf, rpc } from "../../_shared/route.ts";
+import { Email, Name, Password, Phone, Timestamp } from "../../_shared/schemas.ts";
+
+export const Driver = z.object({
+  id: z.uuid(),
+  user_id: z.uuid(),
+  name: z.string(),
+  email: z.string(),
+  phone: z.string().nullable(),
+  active: z.boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+}).meta({ id: "Driver" });
+
+const MANAGERS = ["company_owner", "company_admin"];
+
+export const createDriver = defineRoute({
+  method: "post",
+  path: "/api/v1/drivers",
+  tag: "drivers",
+  summary: "Create a driver with its login",
+  description: "The driver signs in with this e-mail and password. All or nothing: if the driver cannot be " +
+    "created, the login is removed again.",
+  auth: "bearer",
+  roles: MANAGERS,
+  body: z.object({ name: Name, email: Email, password: Password, phone: Phone.optional() }),
+  responses: {
+    201: { description: "Created", schema: Driver },
+    409: { description: "The e-mail address is taken" },
+  },
+  async handler({ body, asCaller }) {
+    // Refuse a caller without the right before any login is created.
+    await asCaller((tx) => tx`select private.authorize(variadic ${MANAGERS}::text[])`);
+    const driver = await withNewAuthUser(
+      { email: body.email, password: body.password, user_metadata: { name: body.name } },
+      (userId) =>
+        asCaller((tx) =>
+          rpc(tx, "create_driver", { user_id: userId, name: body.name, email: body.email, phone: body.phone })
+        ),
+    );
+    return { status: 201, body: driver };
+  },
+});
+
+export const listDrivers = defineRoute({
+  method: "get",
+  path: "/api/v1/drivers",
+  tag: "drivers",
+  summary: "List the company's drivers, newest first",
+  auth: "bearer",
+  roles: [...MANAGERS, "admin"],
+  query: PageQuery,
+  responses: { 200: { description: "One page", schema: pageOf(Driver) } },
+  handler: async ({ query, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "list_drivers", { page_limit: query.limit, cursor: query.cursor })),
+  }),
+});
+
+export const getDriver = defineRoute({
+  method: "get",
+  path: "/api/v1/drivers/{id}",
+  tag: "drivers",
+  summary: "One driver",
+  auth: "bearer",
+  roles: [...MANAGERS, "admin"],
+  params: IdParams,
+  responses: { 200: { description: "The driver", schema: Driver } },
+  handler: async ({ params, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "get_driver", { driver_id: params.id })),
+  }),
+});
+
+export const updateDriver = defineRoute({
+  method: "patch",
+  path: "/api/v1/drivers/{id}",
+  tag: "drivers",
+  summary: "Update or deactivate a driver",
+  description: "`active: false` deactivates the driver: from then on every driver endpoint answers it 403, " +
+    "until it is reactivated with `active: true`.",
+  auth: "bearer",
+  roles: MANAGERS,
+  params: IdParams,
+  body: z.object({ name: Name.optional(), phone: Phone.optional(), active: z.boolean().optional() }).strict(),
+  responses: { 200: { description: "The driver", schema: Driver } },
+  handler: async ({ params, body, asCaller }) => ({
+    body: await asCaller((tx) =>
+      rpc(tx, "update_driver", { driver_id: params.id, name: body.name, phone: body.phone, active: body.active })
+    ),
+  }),
+});
+
+export default [createDriver, listDrivers, getDriver, updateDriver];

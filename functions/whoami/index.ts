@@ -1,0 +1,24 @@
+// Who the caller is, as the platform sees it: the token's subject and role
+// claim beside the effective role and company the membership grants. Deployed
+// with verify_jwt = true, so the runtime has already refused a missing or
+// invalid token; the claims are verified again here before use.
+import { Hono } from "hono";
+import { authenticate } from "../_shared/auth.ts";
+import { asUser } from "../_shared/db.ts";
+import { errorResponse } from "../_shared/route.ts";
+
+const app = new Hono();
+app.onError((error, c) => errorResponse(error, c.req.raw));
+
+app.get("*", async (c) => {
+  const claims = await authenticate(c.req.raw);
+  const [member] = await asUser(claims, (tx) => tx`select company_id, role from private.membership()`);
+  return c.json({
+    user_id: claims.sub,
+    token_role: claims.role,
+    role: member?.role ?? null,
+    company_id: member?.company_id ?? null,
+  });
+});
+
+export default { fetch: app.fetch };
