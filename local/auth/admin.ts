@@ -1,0 +1,78 @@
+// The admin user endpoints auth-js's `auth.admin` calls, for service_role
+// callers only (GoTrue's admin.go).
+import { z } from "zod";
+import type { Handler, RequestContext } from "./context.ts";
+import { errors } from "./errors.ts";
+import { requireAdmin } from "./guard.ts";
+import { log } from "./log.ts";
+import { readJson } from "./request.ts";
+import { createUser, deleteUser, findUserById, isUuid, updateUser, type User, userJson } from "./users.ts";
+
+const metadata = z.record(z.string(), z.unknown()).nullable().optional();
+
+/** GoTrue's AdminUserParams; fields this provider does not implement are kept so they can be refused. */
+const AdminUserBody = z.looseObject({
+  id: z.string().optional(),
+  email: z.string().optional(),
+  password: z.string().nullable().optional(),
+  email_confirm: z.boolean().optional(),
+  role: z.string().optional(),
+  user_metadata: metadata,
+  app_metadata: metadata,
+  ban_duration: z.string().optional(),
+});
+
+const AdminDeleteBody = z.object({ should_soft_delete: z.boolean().optional() });
+
+/** Refused rather than ignored, so a caller never believes a change was made that was not. */
+const UNSUPPORTED_ON_CREATE = ["phone", "phone_confirm", "password_hash", "aud"];
+const UNSUPPORTED_ON_UPDATE = [...UNSUPPORTED_ON_CREATE, "email"];
+
+function refuseUnsupported(body: Record<string, unknown>, fields: string[]): void {
+  const given = fields.find((field) => ![undefined, null, "", false].includes(body[field] as never));
+  if (given) throw errors.unsupported(given);
+}
+
+/** The user named in the path, as GoTrue's loadUser middleware finds it. */
+async function pathUser(ctx: RequestContext): Promise<User> {
+  const [id] = ctx.params;
+  if (!isUuid(id)) throw errors.userIdNotUuid();
+  const user = await findUserById(ctx.options.sql, id);
+  if (!user) throw errors.userNotFound();
+  return user;
+}
+
+export const adminCreateUser: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  const body = await readJson(ctx.req, AdminUserBody);
+  refuseUnsupported(body, UNSUPPORTED_ON_CREATE);
+  const user = await createUser(ctx.options.sql, body);
+  log("admin_user_created", { user_id: user.id });
+  return Response.json(userJson(user));
+};
+
+export const adminGetUser: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  return Response.json(userJson(await pathUser(ctx)));
+};
+
+export const adminUpdateUser: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  const { id } = await pathUser(ctx);
+  const body = await readJson(ctx.req, AdminUserBody);
+  refuseUnsupported(body, UNSUPPORTED_ON_UPDATE);
+  const user = await updateUser(ctx.options.sql, id, body);
+  log("admin_user_updated", { user_id: id, password_changed: typeof body.password === "string" });
+  return Response.json(userJson(user));
+};
+
+/** Hard delete only; GoTrue answers an empty object. */
+export const adminDeleteUser: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  const { id } = await pathUser(ctx);
+  const body = await readJson(ctx.req, AdminDeleteBody, { emptyIsObject: true });
+  if (body.should_soft_delete) throw errors.unsupported("should_soft_delete");
+  await deleteUser(ctx.options.sql, id);
+  log("admin_user_deleted", { user_id: id });
+  return Response.json({});
+};

@@ -1,0 +1,31 @@
+// What every handler of the local identity provider gets.
+import type postgres from "postgres";
+import type { LocalKeys } from "../keys.ts";
+import type { TokenVerifier } from "./tokens.ts";
+
+export interface AuthOptions {
+  /** A pool connected as the `postgres` superuser; writes run as `supabase_auth_admin`, as GoTrue's do. */
+  sql: postgres.Sql;
+  keys: LocalKeys;
+  /** The `iss` claim, e.g. "http://127.0.0.1:54321/auth/v1". */
+  issuer: string;
+  /** Access token lifetime in seconds. */
+  jwtExpiry: number;
+  /** Revoke the whole session when a refresh token is reused after the reuse interval. */
+  refreshTokenRotation: boolean;
+  /** Seconds during which a rotated refresh token may still be exchanged. */
+  refreshTokenReuseInterval: number;
+  /** The custom access token hook, a SQL function `schema.name(event jsonb) returns jsonb`. */
+  hook: { schema: string; name: string } | null;
+}
+
+export interface RequestContext {
+  req: Request;
+  url: URL;
+  /** The path parameters the route captured, in order. */
+  params: string[];
+  options: AuthOptions;
+  verifyToken: TokenVerifier;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<Response>;
