@@ -58,6 +58,10 @@ export function statusForSqlState(code: string | undefined): number {
   const pt = /^PT([45]\d\d)$/.exec(code);
   if (pt) return Number(pt[1]);
   switch (code) {
+    case "22021": // character_not_in_repertoire (e.g. a NUL byte in text)
+    case "22P05": // untranslatable_character
+    case "22001": // string_data_right_truncation
+      return 400;
     case "42501": // insufficient_privilege
       return 403;
     case "23505": // unique_violation

@@ -59,7 +59,7 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
       security: route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : [],
       parameters: parameters(route),
       ...(route.body
-        ? { requestBody: { required: true, content: { "application/json": { schema: schemaOf(route.body, "input") } } } }
+        ? { requestBody: { required: !route.body.safeParse(undefined).success, content: { "application/json": { schema: schemaOf(route.body, "input") } } } }
         : {}),
       responses,
     };

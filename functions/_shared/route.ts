@@ -86,6 +86,7 @@ async function readJson(req: Request): Promise<unknown> {
 }
 
 const GENERIC_DETAIL: Record<number, string> = {
+  400: "The request contains characters or values the service cannot store",
   403: "Not allowed",
   409: "Conflicts with an existing resource",
   422: "The request does not fit the data it refers to",

@@ -2,7 +2,8 @@
 // and the whole local stack (local/start.ts) on free ports with a fresh
 // database, and hands their addresses to the test files through `inject`.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
@@ -66,8 +67,8 @@ export default async function setup(project: TestProject) {
   const routing = await startFake("routing", createRoutingSimulator, (f) => ({ requests: (f as RoutingSimulator).requests }));
 
   const [apiPort, dbPort] = [await freePort(), await freePort()];
-  const dataDir = resolve(root, ".test-stack/vitest");
-  mkdirSync(dataDir, { recursive: true });
+  // A data directory of its own, so that runs side by side never share a database.
+  const dataDir = mkdtempSync(resolve(tmpdir(), "delivery-platform-test-"));
   const logFile = resolve(dataDir, "stack.log");
   const log = createWriteStream(logFile);
   const platformWebhookSecret = "test-platform-webhook-secret";
@@ -126,6 +127,7 @@ export default async function setup(project: TestProject) {
     await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
     if (child.exitCode === null) child.kill("SIGKILL");
     log.end();
+    if (!process.env.KEEP_TEST_STACK) rmSync(dataDir, { recursive: true, force: true });
     await gateway.close();
     await routing.close();
   };
