@@ -1,0 +1,321 @@
+// Deliveries and route quotes (DESIGN.md §4-§6). Every move is a PL/pgSQL
+// function (supabase/migrations/20261121001000_deliveries.sql); these handlers
+// only add what SQL cannot do: ask the routing service and the gateway.
+import { z } from "zod";
+import { asService } from "../../_shared/db.ts";
+import { createPixCharge, logOrphanCharge, type PixPayment } from "../../_shared/deliveries.ts";
+import { env } from "../../_shared/env.ts";
+import { HttpError } from "../../_shared/errors.ts";
+import { companyGateway } from "../../_shared/gateway.ts";
+import { defineRoute, IdParams, pageOf, PageQuery, rpc } from "../../_shared/route.ts";
+import { type MeasuredRoute, routeBetween } from "../../_shared/routing.ts";
+import { Email, LatLng, Money, Phone, Timestamp } from "../../_shared/schemas.ts";
+
+const MANAGERS = ["company_owner", "company_admin", "admin"];
+const DRIVER = ["driver"];
+
+export const DeliveryStatus = z.enum([
+  "awaiting_payment",
+  "pending",
+  "accepted",
+  "in_progress",
+  "completed",
+  "cancelled",
+]);
+export const PaymentStatus = z.enum(["pending", "received", "confirmed", "refunded", "overdue", "invoiced"]);
+
+export const Delivery = z.object({
+  id: z.uuid(),
+  company_id: z.uuid(),
+  status: DeliveryStatus,
+  payment_status: PaymentStatus,
+  payment_method: z.enum(["pix", "invoice"]),
+  origin_address: z.string(),
+  origin: LatLng,
+  destination_address: z.string(),
+  destination: LatLng,
+  distance_m: z.number().int().describe("Metres by road, as the routing service measured them."),
+  duration_s: z.number().int().describe("Seconds of driving, as the routing service estimated them."),
+  price: Money,
+  driver_id: z.uuid().nullable(),
+  recipient_name: z.string().nullable(),
+  recipient_phone: z.string().nullable(),
+  notes: z.string().nullable(),
+  payment: z.object({
+    gateway_payment_id: z.string(),
+    pix_copy_paste: z.string().describe("The Pix copy-paste code (the QR code's payload)."),
+    pix_qr_code_image: z.string().describe("The QR code as a base64 PNG."),
+    due_date: z.iso.date(),
+  }).nullable().describe("The Pix charge; null for invoice deliveries."),
+  cancel_reason: z.string().nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  accepted_at: Timestamp.nullable(),
+  started_at: Timestamp.nullable(),
+  completed_at: Timestamp.nullable(),
+  cancelled_at: Timestamp.nullable(),
+}).meta({ id: "Delivery" });
+
+/** Text we store: trimmed, bounded, and without NUL characters, which Postgres text cannot hold. */
+const Text = (max: number) =>
+  z.string().trim().min(1).max(max).refine((text) => !text.includes("\0"), "must not contain NUL characters");
+
+/** CPF or CNPJ, kept as digits only. */
+const Document = z.string().trim()
+  .describe("CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored.")
+  .transform((value) => value.replace(/[.\-/\s]/g, ""))
+  .pipe(z.string().regex(/^(\d{11}|\d{14})$/, "must be a CPF (11 digits) or a CNPJ (14 digits)"));
+
+const Route = z.object({ origin: LatLng, destination: LatLng });
+
+const CreateDelivery = Route.extend({
+  origin_address: Text(500),
+  destination_address: Text(500),
+  payment_method: z.enum(["pix", "invoice"]).default("pix"),
+  customer: z.object({ name: Text(200), document: Document, email: Email.optional() }).optional()
+    .describe("The client who pays the Pix charge; required for payment_method pix."),
+  recipient_name: Text(200).optional(),
+  recipient_phone: Phone.optional(),
+  notes: Text(2000).optional(),
+  driver_id: z.uuid().optional(),
+}).superRefine((body, ctx) => {
+  if (body.payment_method === "pix" && !body.customer) {
+    ctx.addIssue({ code: "invalid_type", expected: "object", path: ["customer"], message: "Field required" });
+  }
+});
+
+const DeliveryQuery = PageQuery.extend({
+  status: DeliveryStatus.optional(),
+  driver_id: z.uuid().optional(),
+});
+
+const Quote = z.object({
+  distance_m: z.number().int(),
+  duration_s: z.number().int(),
+  price: Money,
+}).meta({ id: "RouteQuote" });
+
+const PRICE_RULE = "price = max(minimum_fee, base_fee + per_km * km) from the company's prices (GET /api/v1/prices), " +
+  "rounded to cents, over the distance in whole metres.";
+
+const measure = (body: z.infer<typeof Route>): Promise<MeasuredRoute> =>
+  routeBetween(env().ROUTING_URL, body.origin, body.destination);
+
+export const quoteRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/routes/quote",
+  tag: "deliveries",
+  summary: "Price a route",
+  description:
+    `The routing service measures the route (distance and duration, rounded to whole metres and seconds); ${PRICE_RULE} ` +
+    "A delivery created for the same route costs exactly this price.",
+  auth: "bearer",
+  roles: MANAGERS,
+  body: Route,
+  responses: {
+    200: { description: "The quote", schema: Quote },
+    502: { description: "The routing service is down, slower than 5 s, or found no route" },
+  },
+  async handler({ body, asCaller }) {
+    // Refuse the caller before asking the routing service anything.
+    await asCaller((tx) => tx`select private.authorize(variadic ${MANAGERS}::text[])`);
+    const route = await measure(body);
+    return { body: await asCaller((tx) => rpc(tx, "quote_route", route)) };
+  },
+});
+
+export const createDelivery = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries",
+  tag: "deliveries",
+  summary: "Create a delivery",
+  description: "The route is measured by the routing service and priced as POST /api/v1/routes/quote does. " +
+    "`pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway " +
+    "customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` " +
+    "(copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the " +
+    "payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with " +
+    "payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice " +
+    "delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was " +
+    "deactivated meanwhile, it is offered to every driver instead). No delivery is created when the routing " +
+    "service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. " +
+    "This operation is only available here, not as a database RPC: it needs the routing service and the gateway.",
+  auth: "bearer",
+  roles: MANAGERS,
+  body: CreateDelivery,
+  responses: {
+    201: { description: "Created", schema: Delivery },
+    404: { description: "driver_id is not a driver of the company" },
+    409: { description: "The company's prices changed while the delivery was being created; try again" },
+    422: { description: "The payment gateway is not configured, refused the charge, or the driver is deactivated" },
+    502: { description: "The routing service or the payment gateway failed; nothing was created" },
+  },
+  async handler({ body, claims, asCaller }) {
+    const companyId = await asCaller((tx) => rpc<string>(tx, "authorize_new_delivery", { driver_id: body.driver_id }));
+    const gateway = body.payment_method === "pix" ? await companyGateway(companyId) : null;
+    if (body.payment_method === "pix" && !gateway) throw new HttpError(422, "payment gateway not configured");
+
+    const route = await measure(body);
+    // Our id first, so the charge can carry it as externalReference before the row exists.
+    const id = crypto.randomUUID();
+    let charged: { price: number; payment: PixPayment } | undefined;
+    if (gateway) {
+      const { price } = await asCaller((tx) => rpc<z.infer<typeof Quote>>(tx, "quote_route", route));
+      charged = { price, payment: await createPixCharge(gateway, companyId, id, price, body.customer!) };
+    }
+    try {
+      const delivery = await asService((tx) =>
+        rpc(tx, "create_delivery", {
+          id,
+          company_id: companyId,
+          created_by: claims.sub,
+          payment_method: body.payment_method,
+          origin_address: body.origin_address,
+          origin_lat: body.origin.lat,
+          origin_lng: body.origin.lng,
+          destination_address: body.destination_address,
+          destination_lat: body.destination.lat,
+          destination_lng: body.destination.lng,
+          distance_m: route.distance_m,
+          duration_s: route.duration_s,
+          recipient_name: body.recipient_name,
+          recipient_phone: body.recipient_phone,
+          notes: body.notes,
+          driver_id: body.driver_id,
+          charged_price: charged?.price,
+          gateway_payment_id: charged?.payment.gateway_payment_id,
+          pix_copy_paste: charged?.payment.pix_copy_paste,
+          pix_qr_code_image: charged?.payment.pix_qr_code_image,
+          payment_due_date: charged?.payment.due_date,
+        })
+      );
+      return { status: 201, body: delivery };
+    } catch (error) {
+      if (charged) logOrphanCharge(companyId, id, charged.payment.gateway_payment_id, error);
+      throw error;
+    }
+  },
+});
+
+export const listDeliveries = defineRoute({
+  method: "get",
+  path: "/api/v1/deliveries",
+  tag: "deliveries",
+  summary: "List deliveries, newest first",
+  description: "Owners, admins and legacy admins list every delivery of the company. A driver lists the pending " +
+    "deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never " +
+    "another driver's, never one still awaiting payment. `status` and `driver_id` narrow the list further. " +
+    "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
+  auth: "bearer",
+  roles: [...MANAGERS, ...DRIVER],
+  query: DeliveryQuery,
+  responses: { 200: { description: "One page", schema: pageOf(Delivery) } },
+  handler: async ({ query, asCaller }) => ({
+    body: await asCaller((tx) =>
+      rpc(tx, "list_deliveries", {
+        status: query.status,
+        driver_id: query.driver_id,
+        page_limit: query.limit,
+        cursor: query.cursor,
+      })
+    ),
+  }),
+});
+
+export const getDelivery = defineRoute({
+  method: "get",
+  path: "/api/v1/deliveries/{id}",
+  tag: "deliveries",
+  summary: "One delivery",
+  description: "Within the caller's scope, as for the list; anything else is 404.",
+  auth: "bearer",
+  roles: [...MANAGERS, ...DRIVER],
+  params: IdParams,
+  responses: { 200: { description: "The delivery", schema: Delivery } },
+  handler: async ({ params, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "get_delivery", { delivery_id: params.id })),
+  }),
+});
+
+const REFUSED = { description: "The delivery's state does not allow this move (the message names both states)" };
+
+export const cancelDelivery = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/{id}/cancel",
+  tag: "deliveries",
+  summary: "Cancel a delivery",
+  description: "From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be " +
+    "cancelled (422). The body is optional. Cancelling does not refund a Pix payment already received: refund it " +
+    "at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.",
+  auth: "bearer",
+  roles: MANAGERS,
+  params: IdParams,
+  body: z.object({ reason: Text(500).optional() }).optional(),
+  responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },
+  handler: async ({ params, body, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "cancel_delivery", { delivery_id: params.id, reason: body?.reason })),
+  }),
+});
+
+export const assignDelivery = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/{id}/assign",
+  tag: "deliveries",
+  summary: "Give a pending delivery to a driver",
+  description: "pending → accepted, linked to the driver, as if it had accepted. The driver must be an active " +
+    "driver of the company (404 otherwise, 422 when deactivated).",
+  auth: "bearer",
+  roles: ["company_owner", "company_admin"],
+  params: IdParams,
+  body: z.object({ driver_id: z.uuid() }),
+  responses: { 200: { description: "The accepted delivery", schema: Delivery }, 422: REFUSED },
+  handler: async ({ params, body, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "assign_delivery", { delivery_id: params.id, driver_id: body.driver_id })),
+  }),
+});
+
+function driverMove(move: "accept" | "start" | "complete", summary: string, description: string) {
+  return defineRoute({
+    method: "post",
+    path: `/api/v1/deliveries/{id}/${move}`,
+    tag: "deliveries",
+    summary,
+    description,
+    auth: "bearer",
+    roles: DRIVER,
+    params: IdParams,
+    responses: { 200: { description: "The delivery", schema: Delivery }, 422: REFUSED },
+    handler: async ({ params, asCaller }) => ({
+      body: await asCaller((tx) => rpc(tx, `${move}_delivery`, { delivery_id: params.id })),
+    }),
+  });
+}
+
+export const acceptDelivery = driverMove(
+  "accept",
+  "Take a pending delivery",
+  "pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly " +
+    "one wins; the others get 422 (the delivery is locked while it moves).",
+);
+export const startDelivery = driverMove(
+  "start",
+  "Set off with an accepted delivery",
+  "accepted → in_progress, by the driver who took it; another driver's delivery is 404.",
+);
+export const completeDelivery = driverMove(
+  "complete",
+  "Complete a delivery in progress",
+  "in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share " +
+    "(the share in force when the delivery was created), rounded to cents, as one ledger entry.",
+);
+
+export default [
+  quoteRoute,
+  createDelivery,
+  listDeliveries,
+  getDelivery,
+  cancelDelivery,
+  assignDelivery,
+  acceptDelivery,
+  startDelivery,
+  completeDelivery,
+];
