@@ -1,0 +1,367 @@
+// `npm run bench`: accepted location updates per second through the whole HTTP
+// path (PUT /api/v1/locations/me: JWT check, Hono, zod, one transaction as the
+// driver) beside the same database function called directly (the same
+// transaction, as the driver, over postgres.js), so the proxy's overhead shows
+// as a ratio; and both again for drivers with a delivery in progress, whose
+// updates also extend the delivery's trail, so the trail's cost shows too.
+// Starts its own local stack on free loopback ports with a fresh database, and
+// stops it at the end. See bench/README.md.
+//
+// Settings (environment): BENCH_DRIVERS (200: half without, half with a
+// delivery in progress), BENCH_ROUNDS (10), BENCH_CONCURRENCY (10, the proxy's
+// own connection pool size).
+import bcrypt from "bcryptjs";
+import postgres from "postgres";
+
+const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
+const ROUNDS = positiveInt("BENCH_ROUNDS", 10);
+const CONCURRENCY = positiveInt("BENCH_CONCURRENCY", 10);
+/** The whole run, start-up included, is bounded: past this the stack is stopped and the bench fails. */
+const DEADLINE_MS = 90_000;
+const PASSWORD = "bench-password";
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = Deno.env.get(name);
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return value;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+interface Stack {
+  apiUrl: string;
+  dbUrl: string;
+  anonKey: string;
+  stop(): Promise<void>;
+}
+
+/** The local stack as `npm start` runs it, on free ports, with a fresh database of its own. */
+async function startStack(): Promise<Stack> {
+  const root = new URL("../", import.meta.url);
+  const dataDir = new URL(`.test-stack/bench-${Deno.pid}/`, root).pathname;
+  const apiPort = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "local/start.ts", "--reset"],
+    cwd: root,
+    env: { API_PORT: String(apiPort), DB_PORT: String(freePort()), DATA_DIR: dataDir, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+
+  let output = "";
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output += chunk;
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  let exited = false;
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+
+  const stop = async () => {
+    if (!exited) {
+      child.kill("SIGINT");
+      const timer = setTimeout(() => !exited && child.kill("SIGKILL"), 10_000);
+      await status;
+      clearTimeout(timer);
+    }
+    await drained;
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  };
+
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const startedBy = Date.now() + 60_000;
+  while (!output.includes("Press Ctrl-C")) {
+    if (exited || Date.now() > startedBy) {
+      await stop();
+      throw new Error(`the local stack did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(output)?.[1] ?? "";
+  return { apiUrl, dbUrl: field("DB URL"), anonKey: field("anon key"), stop };
+}
+
+interface Driver {
+  id: string;
+  token: string;
+  claims: Record<string, unknown>;
+}
+
+/**
+ * A company through the public API, then `count` drivers arranged in SQL (a
+ * cheap bcrypt cost, so that signing them in takes no time), each signed in
+ * through the identity provider for a real access token.
+ */
+async function arrangeDrivers(
+  stack: Stack,
+  sql: postgres.Sql,
+  count: number,
+): Promise<{ companyId: string; drivers: Driver[] }> {
+  const email = `owner-${crypto.randomUUID()}@bench.example`;
+  const registered = await fetch(`${stack.apiUrl}/api/v1/companies/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ company_name: "Bench Co", owner_name: "Owner", email, password: PASSWORD }),
+  });
+  if (registered.status !== 201) {
+    throw new Error(`registration failed: ${registered.status} ${await registered.text()}`);
+  }
+  const { company_id: companyId } = await registered.json();
+
+  const hash = bcrypt.hashSync(PASSWORD, 4);
+  const rows = Array.from({ length: count }, (_, i) => ({
+    user_id: crypto.randomUUID(),
+    email: `driver-${i}-${crypto.randomUUID().slice(0, 8)}@bench.example`,
+    name: `Driver ${String(i).padStart(4, "0")}`,
+  }));
+  await sql.begin(async (tx) => {
+    for (const row of rows) {
+      await tx`insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
+                 raw_app_meta_data, raw_user_meta_data, created_at, updated_at,
+                 confirmation_token, recovery_token, email_change_token_new, email_change)
+               values ('00000000-0000-0000-0000-000000000000', ${row.user_id}, 'authenticated', 'authenticated',
+                 ${row.email}, ${hash}, now(), '{"provider": "email", "providers": ["email"]}', '{}', now(), now(),
+                 '', '', '', '')`;
+      await tx`insert into public.memberships (user_id, company_id, role) values (${row.user_id}, ${companyId}, 'driver')`;
+      await tx`insert into public.drivers (company_id, user_id, name, email)
+               values (${companyId}, ${row.user_id}, ${row.name}, ${row.email})`;
+    }
+  });
+  const ids = new Map(
+    (await sql`select user_id, id from public.drivers where company_id = ${companyId}`).map((r) => [r.user_id, r.id]),
+  );
+
+  const drivers = await pool(rows, CONCURRENCY, async (row) => {
+    const res = await fetch(`${stack.apiUrl}/auth/v1/token?grant_type=password`, {
+      method: "POST",
+      headers: { "content-type": "application/json", apikey: stack.anonKey },
+      body: JSON.stringify({ email: row.email, password: PASSWORD }),
+    });
+    if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+    const token = (await res.json()).access_token as string;
+    const claims = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+    return { id: ids.get(row.user_id)!, token, claims };
+  });
+  return { companyId, drivers };
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; results in input order. */
+async function pool<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index], index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+interface Measurement {
+  accepted: number;
+  refused: number;
+  seconds: number;
+  latenciesMs: number[];
+  roundRates: number[];
+}
+
+type Update = (driver: Driver, round: number) => Promise<boolean>;
+
+interface Phase {
+  label: string;
+  drivers: Driver[];
+  update: Update;
+  result: Measurement;
+}
+
+function phase(label: string, drivers: Driver[], update: Update): Phase {
+  return { label, drivers, update, result: { accepted: 0, refused: 0, seconds: 0, latenciesMs: [], roundRates: [] } };
+}
+
+/**
+ * `rounds` rounds; in each, every phase in turn sends one update per driver of
+ * its group, at most CONCURRENCY at once. Interleaving the phases exposes them
+ * to the same load on the machine, so their ratios hold even when the absolute
+ * figures wander. Before each phase's round (outside the timing) every
+ * driver's last update is moved 10 s back, so each timed update is one the
+ * database should accept.
+ */
+async function run(sql: postgres.Sql, companyId: string, phases: Phase[], rounds: number): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    for (const { drivers, update, result } of phases) {
+      await sql`update public.driver_locations set updated_at = updated_at - interval '10 seconds'
+                where company_id = ${companyId}`;
+      const started = performance.now();
+      let accepted = 0;
+      await pool(drivers, CONCURRENCY, async (driver) => {
+        const t0 = performance.now();
+        const ok = await update(driver, round);
+        result.latenciesMs.push(performance.now() - t0);
+        if (ok) accepted++;
+        else result.refused++;
+      });
+      const seconds = (performance.now() - started) / 1000;
+      result.accepted += accepted;
+      result.seconds += seconds;
+      result.roundRates.push(accepted / seconds);
+    }
+  }
+}
+
+/** A position that moves a little every round. */
+function position(driver: Driver, round: number) {
+  const seed = parseInt(driver.id.slice(0, 6), 16) / 0xffffff;
+  return {
+    lat: -23.5 + seed / 10 + round / 10_000,
+    lng: -46.6 - seed / 10,
+    heading: (round * 7) % 360,
+    speed: 9.5,
+    accuracy: 5,
+  };
+}
+
+function viaHttp(apiUrl: string) {
+  return async (driver: Driver, round: number) => {
+    const res = await fetch(`${apiUrl}/api/v1/locations/me`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${driver.token}`, "content-type": "application/json" },
+      body: JSON.stringify(position(driver, round)),
+    });
+    await res.body?.cancel();
+    return res.status === 200;
+  };
+}
+
+/** What the proxy runs per request (functions/_shared/db.ts asUser), without the proxy. */
+function viaSql(sql: postgres.Sql) {
+  return async (driver: Driver, round: number) => {
+    const p = position(driver, round);
+    try {
+      await sql.begin(async (tx) => {
+        await tx`select set_config('request.jwt.claims', ${JSON.stringify(driver.claims)}, true),
+                        set_config('request.jwt.claim.sub', ${String(driver.claims.sub)}, true),
+                        set_config('request.jwt.claim.role', 'driver', true)`;
+        await tx`set local role driver`;
+        await tx`select public.update_my_location(lat => ${p.lat}, lng => ${p.lng}, heading => ${p.heading},
+                                                  speed => ${p.speed}, accuracy => ${p.accuracy})`;
+      });
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code === "PT429") return false;
+      throw error;
+    }
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function rateOf(m: Measurement): number {
+  return m.accepted / m.seconds;
+}
+
+function report({ label, result: m }: Phase): void {
+  const sorted = [...m.latenciesMs].sort((a, b) => a - b);
+  const rounds = [...m.roundRates].sort((a, b) => a - b);
+  console.log(
+    `  ${label.padEnd(48)} ${String(m.accepted).padStart(5)} in ${m.seconds.toFixed(2).padStart(5)} s = ` +
+      `${rateOf(m).toFixed(0).padStart(5)}/s  (rounds ${rounds[0].toFixed(0)}-${
+        rounds[rounds.length - 1].toFixed(0)
+      }/s; ` +
+      `latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms)` +
+      (m.refused ? `  ${m.refused} REFUSED` : ""),
+  );
+}
+
+/**
+ * Gives each of `drivers` a delivery in progress whose trail is already full
+ * (500 points), so each accepted update also appends a point and drops the
+ * oldest: the trail's steady state. Arranged in SQL: the bench measures
+ * location updates, not the delivery flow.
+ */
+async function arrangeDeliveriesInProgress(sql: postgres.Sql, drivers: Driver[]): Promise<void> {
+  await sql`
+    with started as (
+      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
+        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
+        driver_id, accepted_at, started_at)
+      select d.company_id, 'in_progress', 'invoiced', 'invoice', 'Origin', -23.55, -46.63, 'Destination', -23.56,
+        -46.64, 1500, 300, 12.50, 0.80, d.id, now(), now()
+      from public.drivers d where d.id = any(${drivers.map((d) => d.id)}::uuid[])
+      returning id, company_id
+    )
+    insert into public.delivery_trail_points (delivery_id, seq, company_id, lat, lng, recorded_at)
+    select s.id, n, s.company_id, -23.55, -46.63, now() from started s, generate_series(1, 500) n`;
+}
+
+async function main(): Promise<number> {
+  const began = performance.now();
+  console.log(`Starting the local stack (fresh database, loopback only)...`);
+  const stack = await startStack();
+  const watchdog = setTimeout(async () => {
+    console.error(`bench: over ${DEADLINE_MS / 1000} s, stopping`);
+    await stack.stop();
+    Deno.exit(1);
+  }, DEADLINE_MS);
+  // The same pool size as the proxy's (functions/_shared/db.ts), so both sides get the same connections.
+  const sql = postgres(stack.dbUrl, { max: CONCURRENCY, prepare: false, onnotice: () => {} });
+  try {
+    const { companyId, drivers } = await arrangeDrivers(stack, sql, DRIVERS);
+    const idle = drivers.slice(0, Math.ceil(drivers.length / 2));
+    const busy = drivers.slice(idle.length);
+    await arrangeDeliveriesInProgress(sql, busy);
+    const http = viaHttp(stack.apiUrl);
+    const direct = viaSql(sql);
+    // One untimed round each way: connections open, code paths warm, every driver has a row.
+    await run(sql, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
+
+    const phases = [
+      phase("HTTP PUT /api/v1/locations/me", idle, http),
+      phase("SQL  public.update_my_location, direct", idle, direct),
+      phase("HTTP, with a delivery in progress (trail)", busy, http),
+      phase("SQL,  with a delivery in progress (trail)", busy, direct),
+    ];
+    console.log(
+      `\nAccepted location updates per second: ${idle.length} + ${busy.length} drivers, ${ROUNDS} interleaved ` +
+        `rounds, ${CONCURRENCY} in flight, each driver once per 10 s window\n`,
+    );
+    await run(sql, companyId, phases, ROUNDS);
+    phases.forEach(report);
+
+    const [httpIdle, directIdle, httpBusy, directBusy] = phases.map((p) => rateOf(p.result));
+    const percentOf = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)}%`;
+    console.log(
+      `\n  proxy overhead: direct / HTTP = ${(directIdle / httpIdle).toFixed(2)}x ` +
+        `(the HTTP path reaches ${percentOf(httpIdle, directIdle)} of the database function's rate; ` +
+        `with a trail ${(directBusy / httpBusy).toFixed(2)}x)`,
+    );
+    console.log(
+      `  trail (one point in, one out of a full 500-point trail): HTTP at ${percentOf(httpBusy, httpIdle)}, ` +
+        `direct at ${percentOf(directBusy, directIdle)} of the rate without one`,
+    );
+    const [{ count }] = await sql`select count(*)::int from realtime.messages where event = 'driver_location'`;
+    console.log(`  broadcasts sent: ${count} (one per accepted update, warm-up included)`);
+    console.log(`\nDone in ${((performance.now() - began) / 1000).toFixed(1)} s.`);
+    const refused = phases.reduce((n, p) => n + p.result.refused, 0);
+    if (refused > 0) console.error(`bench: ${refused} timed updates were refused; the figures are not comparable`);
+    return refused > 0 ? 1 : 0;
+  } finally {
+    clearTimeout(watchdog);
+    await sql.end({ timeout: 1 });
+    await stack.stop();
+  }
+}
+
+Deno.exit(await main());

@@ -1,0 +1,136 @@
+// Driver locations: a driver's own position (rate-limited in the database) and
+// the managers' live view of every driver's last position.
+import { z } from "zod";
+import { HttpError } from "../../_shared/errors.ts";
+import { defineRoute, ErrorBody, IdParams, rpc } from "../../_shared/route.ts";
+import { LatLng, Timestamp } from "../../_shared/schemas.ts";
+
+const Position = {
+  lat: z.number(),
+  lng: z.number(),
+  heading: z.number().nullable(),
+  speed: z.number().nullable(),
+  accuracy: z.number().nullable(),
+};
+
+const DriverLocation = z.object({ driver_id: z.uuid(), ...Position, updated_at: Timestamp }).meta({
+  id: "DriverLocation",
+});
+
+const DriverLocationItem = z.object({
+  driver_id: z.uuid(),
+  name: z.string(),
+  lat: Position.lat.nullable(),
+  lng: Position.lng.nullable(),
+  heading: Position.heading,
+  speed: Position.speed,
+  accuracy: Position.accuracy,
+  updated_at: Timestamp.nullable(),
+}).meta({ id: "DriverLocationItem" });
+
+const LocationUpdate = LatLng.extend({
+  heading: z.number().min(0).lt(360).nullish().describe("Degrees clockwise from north, 0 ≤ heading < 360"),
+  speed: z.number().min(0).nullish().describe("Metres per second"),
+  accuracy: z.number().min(0).nullish().describe("Metres"),
+});
+
+/** Seconds to wait when the database gives none we can read: the whole window. */
+const WINDOW_SECONDS = 10;
+
+/**
+ * update_my_location refuses with PT429 and `{"retry_after": n}` in the
+ * error's detail; clients get n as Retry-After beside the usual `{detail}`.
+ */
+function rateLimitError(error: unknown): HttpError | undefined {
+  const pg = error as { code?: string; message?: string; detail?: string } | null;
+  if (pg?.code !== "PT429") return undefined;
+  let seconds = WINDOW_SECONDS;
+  try {
+    const retryAfter = JSON.parse(pg.detail ?? "").retry_after;
+    if (Number.isInteger(retryAfter) && retryAfter > 0) seconds = retryAfter;
+  } catch { /* keep the whole window */ }
+  return new HttpError(429, pg.message ?? "Too Many Requests", { "Retry-After": String(seconds) });
+}
+
+export const updateMyLocation = defineRoute({
+  method: "put",
+  path: "/api/v1/locations/me",
+  tag: "locations",
+  summary: "Update the calling driver's position",
+  description: "At most one accepted update per 10 seconds per driver, counted from the last accepted one and " +
+    "enforced in the database (it holds across every instance of the service). An update inside the window " +
+    "changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and " +
+    "`accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last " +
+    "update. An accepted position is broadcast as `driver_location` on the private Realtime topic " +
+    "`company:{company_id}` with the same object as the response.",
+  auth: "bearer",
+  roles: ["driver"],
+  body: LocationUpdate,
+  responses: {
+    200: { description: "The stored position", schema: DriverLocation },
+    429: {
+      description: "Less than 10 seconds since the driver's last accepted update",
+      schema: ErrorBody,
+      headers: { "Retry-After": "Whole seconds until an update will be accepted (1 to 10)" },
+    },
+  },
+  async handler({ body, asCaller }) {
+    try {
+      return {
+        body: await asCaller((tx) =>
+          rpc(tx, "update_my_location", {
+            lat: body.lat,
+            lng: body.lng,
+            heading: body.heading,
+            speed: body.speed,
+            accuracy: body.accuracy,
+          })
+        ),
+      };
+    } catch (error) {
+      throw rateLimitError(error) ?? error;
+    }
+  },
+});
+
+export const listDriverLocations = defineRoute({
+  method: "get",
+  path: "/api/v1/drivers/locations",
+  tag: "locations",
+  summary: "Every active driver of the company with its last position",
+  description: "All active drivers of the company in one answer, by name (a map needs every one at once, so " +
+    "there are no pages). A driver that has not sent a position yet is listed with null position fields; a " +
+    "deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic " +
+    "`company:{company_id}`.",
+  auth: "bearer",
+  roles: ["company_owner", "company_admin", "admin"],
+  responses: {
+    200: { description: "The drivers and their positions", schema: z.object({ items: z.array(DriverLocationItem) }) },
+  },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "list_driver_locations")) }),
+});
+
+const DeliveryTrail = z.object({
+  delivery_id: z.uuid(),
+  points: z.array(z.object({ lat: z.number(), lng: z.number(), recorded_at: Timestamp })),
+}).meta({ id: "DeliveryTrail" });
+
+export const getDeliveryTrail = defineRoute({
+  method: "get",
+  path: "/api/v1/deliveries/{id}/trail",
+  tag: "locations",
+  summary: "The path the driver took while the delivery was in progress",
+  description: "The driver's accepted positions while this delivery was in progress, oldest first, at most the " +
+    "newest 500 (at one update per 10 seconds, the last 83 minutes or more). Empty for a delivery that was " +
+    "never in progress. The points stay after the delivery completes. Newer points arrive live as " +
+    "`driver_location` broadcasts.",
+  auth: "bearer",
+  roles: ["company_owner", "company_admin", "admin"],
+  params: IdParams,
+  responses: { 200: { description: "The trail", schema: DeliveryTrail } },
+  handler: async ({ params, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "get_delivery_trail", { delivery_id: params.id })),
+  }),
+});
+
+export default [updateMyLocation, listDriverLocations, getDeliveryTrail];

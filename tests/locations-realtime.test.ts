@@ -1,0 +1,84 @@
+// Positions reach the company panel live: driver_location on the private topic
+// company:{company_id}, through the real supabase-js Realtime client.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { api, createCompany, db, type DriverMember, type TestCompany } from "./support/api.ts";
+import { supabaseClient } from "./support/supabase.ts";
+
+type Client = ReturnType<typeof supabaseClient>;
+interface Message {
+  event: string;
+  payload: Record<string, unknown>;
+}
+
+const clients: Client[] = [];
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.removeAllChannels()));
+});
+
+/** Joins `topic` with `token`; resolves with the join's status and the messages it will receive. */
+async function listen(topic: string, token: string) {
+  const supabase = supabaseClient();
+  clients.push(supabase);
+  await supabase.realtime.setAuth(token);
+  const inbox: Message[] = [];
+  const channel = supabase.channel(topic, { config: { private: true } })
+    .on("broadcast", { event: "driver_location" }, (m) => inbox.push({ event: m.event, payload: m.payload }));
+  const status = await new Promise<string>((resolve) => {
+    channel.subscribe((s) => s !== "CLOSED" && resolve(s));
+  });
+  return { status, inbox };
+}
+
+async function until(condition: () => boolean, timeoutMs = 3_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+const put = (driver: DriverMember, body: unknown) => api("/api/v1/locations/me", { method: "PUT", token: driver.token, body });
+
+describe("driver_location broadcasts", () => {
+  let company: TestCompany;
+  beforeAll(async () => {
+    company = await createCompany("Live Map Co");
+  });
+
+  it("each accepted position reaches the company's managers, as the API returned it; a refused one does not", async () => {
+    const owner = await listen(`company:${company.companyId}`, company.owner.token);
+    const legacy = await listen(`company:${company.companyId}`, company.legacyAdmin.token);
+    expect([owner.status, legacy.status]).toEqual(["SUBSCRIBED", "SUBSCRIBED"]);
+
+    const first = await put(company.driver, { lat: -23.55, lng: -46.63, heading: 180, speed: 7, accuracy: 4 });
+    expect(first.status).toBe(200);
+    expect((await put(company.driver, { lat: 0, lng: 0 })).status).toBe(429);
+    const second = await put(company.driver2, { lat: -23.6, lng: -46.7 });
+    expect(second.status).toBe(200);
+
+    await until(() => owner.inbox.length >= 2 && legacy.inbox.length >= 2);
+    for (const { inbox } of [owner, legacy]) {
+      expect(inbox).toEqual([
+        { event: "driver_location", payload: first.body },
+        { event: "driver_location", payload: second.body },
+      ]);
+    }
+  });
+
+  it("a driver may not listen to the company's positions", async () => {
+    const driver = await listen(`company:${company.companyId}`, company.driver.token);
+    expect(driver.status).toBe("CHANNEL_ERROR");
+  });
+
+  it("another company hears nothing", async () => {
+    const other = await createCompany("Other Live Map Co");
+    const outsider = await listen(`company:${company.companyId}`, other.owner.token);
+    expect(outsider.status).toBe("CHANNEL_ERROR");
+    const own = await listen(`company:${other.companyId}`, other.owner.token);
+    expect(own.status).toBe("SUBSCRIBED");
+    await db()`update public.driver_locations set updated_at = now() - interval '10 seconds'
+               where driver_id = ${company.driver.driverId}`;
+    expect((await put(company.driver, { lat: 1, lng: 1 })).status).toBe(200);
+    expect((await put(other.driver, { lat: 2, lng: 2 })).status).toBe(200);
+    await until(() => own.inbox.length >= 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(own.inbox.map((m) => m.payload.driver_id)).toEqual([other.driver.driverId]);
+  });
+});
