@@ -12,9 +12,8 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 /**
  * supabase-js's auth client (`supabase.auth` is this class), configured as
- * createClient() configures it. createClient() itself is not used because it
- * also builds a Realtime client, which needs a global WebSocket (Node 22+).
- * No stored session and no timers, so each call does exactly what the test asks.
+ * createClient() configures it, with no stored session and no timers, so each
+ * call does exactly what the test asks.
  */
 function client(key = stack().anonKey) {
   return new AuthClient({

@@ -2,7 +2,7 @@
 // and the whole local stack (local/start.ts) on free ports with a fresh
 // database, and hands their addresses to the test files through `inject`.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer } from "node:net";
 import { resolve } from "node:path";
@@ -69,6 +69,8 @@ export default async function setup(project: TestProject) {
   const [apiPort, dbPort] = [await freePort(), await freePort()];
   // A data directory of its own, so that runs side by side never share a database.
   const dataDir = mkdtempSync(resolve(tmpdir(), "delivery-platform-test-"));
+  // As root, Postgres runs as its own system user, which must be able to enter it.
+  chmodSync(dataDir, 0o755);
   const logFile = resolve(dataDir, "stack.log");
   const log = createWriteStream(logFile);
   const platformWebhookSecret = "test-platform-webhook-secret";

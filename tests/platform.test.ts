@@ -1,0 +1,151 @@
+// The local stack as a platform (issue 2): functions behind verify_jwt, the
+// tokens the servers refuse, both signing methods accepted, and /health.
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { decodeJwt, SignJWT, generateKeyPair } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, createCompany, stack, type TestCompany } from "./support/api.ts";
+import { supabaseClient } from "./support/supabase.ts";
+
+let company: TestCompany;
+beforeAll(async () => {
+  company = await createCompany("Platform");
+});
+
+const secret = () => new TextEncoder().encode(stack().jwtSecret);
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+/** The owner's real claims, re-issued by the test with an expiry and key of its choosing. */
+function ownerClaims(): Record<string, unknown> {
+  const { exp: _exp, iat: _iat, ...claims } = decodeJwt(company.owner.token);
+  return claims;
+}
+
+describe("functions.invoke against a function deployed with verify_jwt = true", () => {
+  it("runs it for a signed-in user", async () => {
+    const supabase = supabaseClient();
+    await supabase.auth.signInWithPassword({ email: company.owner.email, password: company.owner.password });
+    const { data, error } = await supabase.functions.invoke("whoami", { method: "GET" });
+    expect(error).toBeNull();
+    expect(data).toMatchObject({ role: "company_owner", company_id: company.companyId, token_role: "company_owner" });
+  });
+
+  it("is refused with 401 before the function runs when the token is missing or invalid", async () => {
+    const missing = await api("/functions/v1/whoami");
+    expect(missing.status).toBe(401);
+    const supabase = supabaseClient();
+    const { error } = await supabase.functions.invoke("whoami", {
+      method: "GET",
+      headers: { Authorization: "Bearer not-a-jwt" },
+    });
+    expect(error?.context?.status).toBe(401);
+  });
+});
+
+describe("tokens the server refuses", () => {
+  const protectedPaths = ["/api/v1/companies/me", "/functions/v1/whoami"];
+
+  async function expectRefused(token: string) {
+    for (const path of protectedPaths) {
+      const res = await api(path, { token });
+      expect(res.status, path).toBe(401);
+    }
+  }
+
+  it("an expired access token", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT(ownerClaims())
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setIssuedAt(now - 7200)
+      .setExpirationTime(now - 3600)
+      .sign(secret());
+    await expectRefused(token);
+  });
+
+  it("a token signed with another key, HS256 or ES256", async () => {
+    const otherSecret = await new SignJWT(ownerClaims())
+      .setProtectedHeader({ alg: "HS256" })
+      .setExpirationTime("1h")
+      .sign(new TextEncoder().encode("another-secret-of-at-least-thirty-two-characters"));
+    await expectRefused(otherSecret);
+    const { privateKey } = await generateKeyPair("ES256");
+    const kid = (JSON.parse(Buffer.from(company.owner.token.split(".")[0], "base64url").toString()) as { kid: string }).kid;
+    const otherKey = await new SignJWT(ownerClaims())
+      .setProtectedHeader({ alg: "ES256", kid })
+      .setExpirationTime("1h")
+      .sign(privateKey);
+    await expectRefused(otherKey);
+  });
+
+  it("a token with alg: none", async () => {
+    const claims = { ...ownerClaims(), exp: Math.floor(Date.now() / 1000) + 3600 };
+    await expectRefused(`${base64url({ alg: "none", typ: "JWT" })}.${base64url(claims)}.`);
+  });
+
+  it("an API key, which is not a user session", async () => {
+    const res = await api("/api/v1/companies/me", { token: stack().anonKey });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("both signing methods are accepted", () => {
+  it("ES256 user tokens from the identity provider (JWKS) and HS256 tokens under the legacy secret", async () => {
+    expect(JSON.parse(Buffer.from(company.owner.token.split(".")[0], "base64url").toString()).alg).toBe("ES256");
+    const es256 = await api("/api/v1/companies/me", { token: company.owner.token });
+    expect(es256.status).toBe(200);
+
+    const hs256 = await new SignJWT(ownerClaims()).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(secret());
+    const legacy = await api("/api/v1/companies/me", { token: hs256 });
+    expect(legacy.status).toBe(200);
+    expect(legacy.body).toEqual(es256.body);
+  });
+});
+
+describe("/health", () => {
+  it("is 200 with the database up", async () => {
+    const res = await api("/health");
+    expect(res).toMatchObject({ status: 200, body: { status: "ok", database: "ok" } });
+  });
+
+  it("is 503 with database unreachable when the database is down", () => {
+    // The api function in a process of its own whose database address answers nothing.
+    const root = resolve(import.meta.dirname, "..");
+    const script = `
+      const { default: api } = await import("./functions/api/index.ts");
+      const res = await api.fetch(new Request("http://local/health"));
+      console.log(JSON.stringify({ status: res.status, body: await res.json() }));
+      Deno.exit(0);`;
+    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 30_000,
+      env: {
+        ...process.env,
+        SUPABASE_URL: stack().apiUrl,
+        SUPABASE_DB_URL: "postgresql://postgres:postgres@127.0.0.1:1/postgres",
+        SUPABASE_ANON_KEY: stack().anonKey,
+        SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
+        SUPABASE_JWT_SECRET: stack().jwtSecret,
+        SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+        GATEWAY_SANDBOX_URL: "http://127.0.0.1:1",
+        GATEWAY_PRODUCTION_URL: "http://127.0.0.1:1",
+        ROUTING_URL: "http://127.0.0.1:1",
+      },
+    });
+    const line = result.stdout.trim().split("\n").pop()!;
+    expect(JSON.parse(line), result.stderr).toEqual({ status: 503, body: { status: "degraded", database: "unreachable" } });
+  });
+
+  it("stops start-up with a message naming a missing setting", () => {
+    const root = resolve(import.meta.dirname, "..");
+    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", `await import("./functions/api/index.ts");`], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 30_000,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, SUPABASE_URL: "not a url" },
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain("SUPABASE_URL");
+    expect(result.stderr).toContain("SECRETS_ENCRYPTION_KEY");
+  });
+});
