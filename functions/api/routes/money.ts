@@ -1,0 +1,221 @@
+// The driver's wallet and withdrawals (DESIGN.md §4, §5), and the declarations
+// of the gateway webhooks that settle them (served by the gateway-webhook function).
+import { z } from "zod";
+import { asService } from "../../_shared/db.ts";
+import { HttpError } from "../../_shared/errors.ts";
+import { companyGateway, type GatewayObject } from "../../_shared/gateway.ts";
+import { defineRoute, IdParams, pageOf, PageQuery, rpc, toHttpError } from "../../_shared/route.ts";
+import { PositiveMoney, Timestamp } from "../../_shared/schemas.ts";
+import { webhookRoutes } from "../../_shared/webhooks.ts";
+
+const DRIVER = ["driver"];
+const READERS = ["driver", "company_owner", "company_admin"];
+
+export const PixKeyType = z.enum(["cpf", "cnpj", "email", "phone", "evp"]);
+
+/** The format of each Pix key type; private.valid_pix_key holds the database to the same. */
+export const PIX_KEY_FORMATS: Record<z.infer<typeof PixKeyType>, { pattern: RegExp; description: string }> = {
+  cpf: { pattern: /^[0-9]{11}$/, description: "11 digits" },
+  cnpj: { pattern: /^[0-9]{14}$/, description: "14 digits" },
+  email: {
+    pattern: /^(?=.{1,77}$)[^@\s]+@[^@\s]+\.[^@\s]+$/,
+    description: "an e-mail address of at most 77 characters",
+  },
+  phone: { pattern: /^\+55[0-9]{10,11}$/, description: "+55 followed by 10 or 11 digits" },
+  evp: {
+    pattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+    description: "a random key (UUID)",
+  },
+};
+
+const Wallet = z.object({
+  driver_id: z.uuid(),
+  balance: z.number(),
+  available_balance: z.number(),
+  currency: z.literal("BRL"),
+}).meta({ id: "Wallet" });
+
+const WalletEntry = z.object({
+  id: z.uuid(),
+  kind: z.enum(["delivery_credit", "credit_reversal", "withdrawal_debit"]),
+  amount: z.number().describe("Signed: credits positive, reversals and debits negative."),
+  delivery_id: z.uuid().nullable(),
+  withdrawal_id: z.uuid().nullable(),
+  created_at: Timestamp,
+}).meta({ id: "WalletEntry" });
+
+const Withdrawal = z.object({
+  id: z.uuid(),
+  company_id: z.uuid(),
+  driver_id: z.uuid(),
+  amount: z.number(),
+  pix_key: z.string().describe("Masked: only the last four characters are shown."),
+  pix_key_type: PixKeyType,
+  status: z.enum(["processing", "completed", "failed"]),
+  gateway_transfer_id: z.string().nullable(),
+  error_message: z.string().nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+}).meta({ id: "Withdrawal" });
+type Withdrawal = z.infer<typeof Withdrawal>;
+
+const WithdrawalRequest = z.object({
+  amount: PositiveMoney,
+  pix_key: z.string().trim().min(1).max(140),
+  pix_key_type: PixKeyType,
+}).superRefine((body, ctx) => {
+  const format = PIX_KEY_FORMATS[body.pix_key_type];
+  if (!format.pattern.test(body.pix_key)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["pix_key"],
+      message: `a ${body.pix_key_type} key must be ${format.description}`,
+    });
+  }
+});
+type WithdrawalRequest = z.infer<typeof WithdrawalRequest>;
+
+export const getWallet = defineRoute({
+  method: "get",
+  path: "/api/v1/wallets/me",
+  tag: "wallet",
+  summary: "The driver's wallet",
+  description: "balance is the sum of the driver's ledger; available_balance also holds back the withdrawals " +
+    "still processing, and is what may be withdrawn.",
+  auth: "bearer",
+  roles: DRIVER,
+  responses: { 200: { description: "The wallet", schema: Wallet } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_wallet")) }),
+});
+
+export const listTransactions = defineRoute({
+  method: "get",
+  path: "/api/v1/wallets/me/transactions",
+  tag: "wallet",
+  summary: "The driver's ledger, newest first",
+  description: "Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is " +
+    "refunded, a withdrawal debit when a withdrawal completes.",
+  auth: "bearer",
+  roles: DRIVER,
+  query: PageQuery,
+  responses: { 200: { description: "One page", schema: pageOf(WalletEntry) } },
+  handler: async ({ query, asCaller }) => ({
+    body: await asCaller((tx) =>
+      rpc(tx, "list_wallet_transactions", { page_limit: query.limit, cursor: query.cursor })
+    ),
+  }),
+});
+
+function logFailure(event: string, withdrawal: Withdrawal, error: unknown) {
+  console.error(JSON.stringify({
+    event,
+    withdrawal_id: withdrawal.id,
+    company_id: withdrawal.company_id,
+    error: error instanceof HttpError
+      ? error.detail
+      : error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : String(error),
+  }));
+}
+
+/**
+ * Asks the gateway for the Pix transfer of a withdrawal already recorded (and
+ * its funds held). No transfer: the withdrawal fails and its funds are
+ * released, with the gateway's 422 or 502. A transfer: its id is stored; the
+ * transfer events settle the withdrawal later.
+ */
+async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalRequest): Promise<Withdrawal> {
+  let transfer: GatewayObject;
+  try {
+    const gateway = await companyGateway(withdrawal.company_id);
+    if (!gateway) throw new HttpError(422, "the company has not configured the payment gateway");
+    transfer = await gateway.client.createPixTransfer({
+      value: withdrawal.amount,
+      pixAddressKey: request.pix_key,
+      pixAddressKeyType: request.pix_key_type.toUpperCase() as Uppercase<typeof request.pix_key_type>,
+      description: `Withdrawal ${withdrawal.id}`,
+      externalReference: withdrawal.id,
+    });
+  } catch (error) {
+    const http = toHttpError(error);
+    try {
+      await asService((tx) =>
+        rpc(tx, "fail_withdrawal", { withdrawal_id: withdrawal.id, error_message: String(http.detail) })
+      );
+    } catch (failError) {
+      logFailure("withdrawal_fail_not_recorded", withdrawal, failError);
+    }
+    logFailure("withdrawal_transfer_refused", withdrawal, error);
+    throw http;
+  }
+  try {
+    return await asService((tx) =>
+      rpc<Withdrawal>(tx, "attach_transfer", { withdrawal_id: withdrawal.id, gateway_transfer_id: transfer.id })
+    );
+  } catch (error) {
+    // The transfer exists, so the withdrawal must stay processing: its events
+    // find it by externalReference (our id) and store the transfer id then.
+    logFailure("withdrawal_transfer_not_attached", withdrawal, error);
+    return { ...withdrawal, gateway_transfer_id: transfer.id };
+  }
+}
+
+export const createWithdrawal = defineRoute({
+  method: "post",
+  path: "/api/v1/withdrawals",
+  tag: "withdrawals",
+  summary: "Withdraw from the wallet by Pix",
+  description: "The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, " +
+    "so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is " +
+    "requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the " +
+    "gateway's message) or cannot be reached (502), the withdrawal is `failed` with that message and the amount is " +
+    "released. The transfer events complete or fail it later (POST /api/v1/webhooks/gateway/{company_id}). Pix key " +
+    "formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The " +
+    "key is never shown again in full: responses and broadcasts carry it masked to its last four characters.",
+  auth: "bearer",
+  roles: DRIVER,
+  body: WithdrawalRequest,
+  responses: {
+    201: { description: "Processing, with the gateway's transfer id", schema: Withdrawal },
+    422: { description: "More than the available balance, no gateway configured, or the gateway refused" },
+    502: { description: "The gateway failed or could not be reached; the withdrawal is failed, nothing was held" },
+  },
+  async handler({ body, asCaller }) {
+    const withdrawal = await asCaller((tx) => rpc<Withdrawal>(tx, "request_withdrawal", body));
+    return { status: 201, body: await requestTransfer(withdrawal, body) };
+  },
+});
+
+export const listWithdrawals = defineRoute({
+  method: "get",
+  path: "/api/v1/withdrawals",
+  tag: "withdrawals",
+  summary: "Withdrawals, newest first",
+  description: "A driver lists its own; an owner or admin the company's.",
+  auth: "bearer",
+  roles: READERS,
+  query: PageQuery,
+  responses: { 200: { description: "One page", schema: pageOf(Withdrawal) } },
+  handler: async ({ query, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "list_withdrawals", { page_limit: query.limit, cursor: query.cursor })),
+  }),
+});
+
+export const getWithdrawal = defineRoute({
+  method: "get",
+  path: "/api/v1/withdrawals/{id}",
+  tag: "withdrawals",
+  summary: "One withdrawal",
+  description: "A driver reads its own; an owner or admin the company's. Anyone else's is 404.",
+  auth: "bearer",
+  roles: READERS,
+  params: IdParams,
+  responses: { 200: { description: "The withdrawal", schema: Withdrawal } },
+  handler: async ({ params, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "get_withdrawal", { withdrawal_id: params.id })),
+  }),
+});
+
+export default [getWallet, listTransactions, createWithdrawal, listWithdrawals, getWithdrawal, ...webhookRoutes];

@@ -1,0 +1,20 @@
+// Payment gateway webhooks (SPEC.md §4.3, §4.4, §6), deployed with
+// verify_jwt = false: the gateway signs its requests instead. The public paths
+// /api/v1/webhooks/gateway[/{company_id}] reach this function unchanged;
+// through /functions/v1/gateway-webhook[/{company_id}] it sees its own name first.
+import { Hono } from "hono";
+import { env } from "../_shared/env.ts";
+import { errorResponse, mount } from "../_shared/route.ts";
+import { receiveWebhook, webhookRoutes } from "../_shared/webhooks.ts";
+
+env(); // fail at start-up, naming the setting, rather than on the first event
+
+const app = new Hono();
+app.onError((error, c) => errorResponse(error, c.req.raw));
+app.notFound(() => Response.json({ detail: "Not Found" }, { status: 404 }));
+
+mount(app, webhookRoutes);
+app.post("/gateway-webhook", (c) => receiveWebhook(c.req.raw));
+app.post("/gateway-webhook/:company_id", (c) => receiveWebhook(c.req.raw, c.req.param("company_id")));
+
+export default { fetch: app.fetch };

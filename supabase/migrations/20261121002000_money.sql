@@ -1,0 +1,478 @@
+-- Money (DESIGN.md §4, §5): the driver's wallet read from its ledger, the
+-- withdrawal state machine, and the gateway's transfer events.
+--
+-- A withdrawal is recorded `processing` under a lock on the driver before the
+-- edge asks the gateway for the Pix transfer, so the funds are held from the
+-- first moment; it leaves `processing` exactly once, to `completed` (with
+-- exactly one debit in the ledger) or to `failed` (the funds are released).
+
+-- Helpers -----------------------------------------------------------------------
+
+create function private.try_uuid(value text)
+returns uuid
+language sql
+immutable
+set search_path = ''
+as $$
+  select case when try_uuid.value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+    then try_uuid.value::uuid end
+$$;
+comment on function private.try_uuid(text) is 'The text as a uuid, or null when it is not one (gateway references are untrusted text).';
+
+-- The same rules as the edge's zod schema, so supabase-js callers are held to them too.
+create function private.valid_pix_key(pix_key text, pix_key_type text)
+returns boolean
+language sql
+immutable
+set search_path = ''
+as $$
+  select coalesce(case valid_pix_key.pix_key_type
+    when 'cpf' then valid_pix_key.pix_key ~ '^[0-9]{11}$'
+    when 'cnpj' then valid_pix_key.pix_key ~ '^[0-9]{14}$'
+    when 'email' then length(valid_pix_key.pix_key) <= 77 and valid_pix_key.pix_key ~ '^[^@[:space:]]+@[^@[:space:]]+\.[^@[:space:]]+$'
+    when 'phone' then valid_pix_key.pix_key ~ '^\+55[0-9]{10,11}$'
+    when 'evp' then private.try_uuid(valid_pix_key.pix_key) is not null
+  end, false)
+$$;
+comment on function private.valid_pix_key(text, text) is 'Whether a Pix key has the format of its type: cpf 11 digits, cnpj 14 digits, e-mail, phone +55 and 10-11 digits, evp a uuid.';
+
+alter table public.withdrawals
+  add constraint withdrawals_pix_key_valid check (private.valid_pix_key(pix_key, pix_key_type));
+
+-- Only the last four characters of a Pix key ever leave the database.
+create function private.mask_pix_key(pix_key text)
+returns text
+language sql
+immutable
+set search_path = ''
+as $$ select repeat('*', greatest(length(mask_pix_key.pix_key) - 4, 0)) || right(mask_pix_key.pix_key, 4) $$;
+comment on function private.mask_pix_key(text) is 'A Pix key with all but its last four characters replaced by *.';
+
+create function private.withdrawal_json(w public.withdrawals)
+returns jsonb
+language sql
+stable
+set search_path = ''
+as $$
+  select jsonb_build_object('id', w.id, 'company_id', w.company_id, 'driver_id', w.driver_id, 'amount', w.amount,
+    'pix_key', private.mask_pix_key(w.pix_key), 'pix_key_type', w.pix_key_type, 'status', w.status,
+    'gateway_transfer_id', w.gateway_transfer_id, 'error_message', w.error_message, 'created_at', w.created_at,
+    'updated_at', w.updated_at, 'completed_at', w.completed_at)
+$$;
+comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal as the API and the realtime broadcast show it (Pix key masked).';
+
+grant execute on function private.try_uuid(text), private.valid_pix_key(text, text), private.mask_pix_key(text),
+  private.withdrawal_json(public.withdrawals) to authenticated, service_role;
+
+-- The state machine, as data: the only moves a withdrawal may make.
+create function private.withdrawal_move_allowed(from_status text, to_status text)
+returns boolean
+language sql
+immutable
+set search_path = ''
+as $$
+  select (withdrawal_move_allowed.from_status, withdrawal_move_allowed.to_status)
+    in (('processing', 'completed'), ('processing', 'failed'))
+$$;
+comment on function private.withdrawal_move_allowed(text, text) is 'The withdrawal transitions: processing to completed or failed, nothing else.';
+grant execute on function private.withdrawal_move_allowed(text, text) to authenticated, service_role;
+
+-- Guards every update, whoever makes it (service role included): a refused
+-- move is 422, and what identifies the money never changes.
+create function private.guard_withdrawal_update()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if new.status is distinct from old.status and not private.withdrawal_move_allowed(old.status, new.status) then
+    raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to %s', old.status, new.status);
+  end if;
+  if (new.company_id, new.driver_id, new.amount, new.pix_key, new.pix_key_type, new.created_at)
+     is distinct from (old.company_id, old.driver_id, old.amount, old.pix_key, old.pix_key_type, old.created_at) then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s owner, amount and Pix key cannot change';
+  end if;
+  if old.gateway_transfer_id is not null and new.gateway_transfer_id is distinct from old.gateway_transfer_id then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s gateway transfer cannot change';
+  end if;
+  new.updated_at := now();
+  return new;
+end;
+$$;
+comment on function private.guard_withdrawal_update() is 'Trigger: refuses any withdrawal move outside the state machine and any change of owner, amount or key.';
+create trigger withdrawals_guard before update on public.withdrawals
+  for each row execute function private.guard_withdrawal_update();
+
+-- A debit exists only for a completed withdrawal, for exactly its amount.
+create function private.check_withdrawal_debit()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (
+    select from public.withdrawals w
+    where w.id = new.withdrawal_id and w.status = 'completed'
+      and w.driver_id = new.driver_id and w.company_id = new.company_id and new.amount = -w.amount
+  ) then
+    raise exception using errcode = 'PT422', message = 'a withdrawal debit needs its completed withdrawal and exactly its amount';
+  end if;
+  return new;
+end;
+$$;
+comment on function private.check_withdrawal_debit() is 'Trigger: a withdrawal_debit entry must match a completed withdrawal of the same driver, amount for amount.';
+create trigger wallet_entries_check_withdrawal_debit before insert on public.wallet_entries
+  for each row when (new.kind = 'withdrawal_debit') execute function private.check_withdrawal_debit();
+
+-- And a completed withdrawal has its debit by the end of the transaction.
+create function private.check_completed_withdrawal_debited()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (
+    select from public.wallet_entries e where e.withdrawal_id = new.id and e.kind = 'withdrawal_debit'
+  ) then
+    raise exception using errcode = 'PT422', message = 'a completed withdrawal needs its debit in the ledger';
+  end if;
+  return null;
+end;
+$$;
+comment on function private.check_completed_withdrawal_debited() is 'Deferred trigger: no withdrawal commits as completed without its one ledger debit.';
+create constraint trigger withdrawals_completed_debited after update on public.withdrawals
+  deferrable initially deferred
+  for each row when (new.status = 'completed') execute function private.check_completed_withdrawal_debited();
+
+-- Realtime: the driver and its company's managers see every change.
+create function private.broadcast_withdrawal()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  payload jsonb := private.withdrawal_json(new);
+begin
+  perform private.broadcast('driver:' || new.driver_id, 'withdrawal_updated', payload);
+  perform private.broadcast('company:' || new.company_id, 'withdrawal_updated', payload);
+  return null;
+end;
+$$;
+comment on function private.broadcast_withdrawal() is 'Trigger: broadcasts withdrawal_updated with the withdrawal to driver:{driver_id} and company:{company_id}.';
+create trigger withdrawals_broadcast after insert or update on public.withdrawals
+  for each row execute function private.broadcast_withdrawal();
+
+-- Wallet -----------------------------------------------------------------------
+
+create function public.get_wallet()
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  driver uuid;
+  balances record;
+begin
+  perform private.authorize('driver');
+  driver := private.driver_id();
+  select * into balances from private.wallet_balances(driver);
+  return jsonb_build_object('driver_id', driver, 'balance', balances.balance,
+    'available_balance', balances.available_balance, 'currency', 'BRL');
+end;
+$$;
+comment on function public.get_wallet() is 'The calling driver''s balance (its ledger) and available balance (less processing withdrawals).';
+grant execute on function public.get_wallet() to authenticated;
+
+create function public.list_wallet_transactions(page_limit integer default 20, cursor text default null)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  driver uuid;
+  after_key timestamptz;
+  after_id uuid;
+  rows jsonb;
+begin
+  perform private.authorize('driver');
+  driver := private.driver_id();
+  perform private.check_page_limit(page_limit);
+  -- Scalars, not a record: an unassigned record's fields cannot even be planned with.
+  if cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
+  end if;
+  select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'kind', e.kind, 'amount', e.amount,
+    'delivery_id', e.delivery_id, 'withdrawal_id', e.withdrawal_id, 'created_at', e.created_at)
+    order by e.created_at desc, e.id desc), '[]'::jsonb) into rows
+  from (
+    select * from public.wallet_entries e
+    where e.driver_id = driver
+      and (list_wallet_transactions.cursor is null or (e.created_at, e.id) < (after_key, after_id))
+    order by e.created_at desc, e.id desc
+    limit page_limit + 1
+  ) e;
+  return private.page(rows, page_limit, 'created_at');
+end;
+$$;
+comment on function public.list_wallet_transactions(integer, text) is 'The calling driver''s ledger entries, newest first, one page.';
+grant execute on function public.list_wallet_transactions(integer, text) to authenticated;
+
+-- Withdrawals ----------------------------------------------------------------------
+
+create function public.request_withdrawal(amount numeric, pix_key text, pix_key_type text)
+returns jsonb
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('driver');
+  driver uuid := private.driver_id();
+  available numeric;
+  created public.withdrawals;
+begin
+  if request_withdrawal.amount is null or request_withdrawal.amount <= 0
+     or request_withdrawal.amount <> round(request_withdrawal.amount, 2) then
+    raise exception using errcode = 'PT400', message = 'amount must be greater than 0 with at most 2 decimal places';
+  end if;
+  if not private.valid_pix_key(request_withdrawal.pix_key, request_withdrawal.pix_key_type) then
+    raise exception using errcode = 'PT400', message = format('pix_key is not a valid %s key', coalesce(request_withdrawal.pix_key_type, 'Pix'));
+  end if;
+  if not exists (select from private.gateway_configs g where g.company_id = company) then
+    raise exception using errcode = 'PT422', message = 'the company has not configured the payment gateway';
+  end if;
+
+  -- One withdrawal at a time per driver: the next one reads the balance after this one commits.
+  perform from public.drivers d where d.id = driver for no key update;
+  select b.available_balance into available from private.wallet_balances(driver) b;
+  if request_withdrawal.amount > available then
+    raise exception using errcode = 'PT422',
+      message = format('insufficient balance: available %s, requested %s', available, request_withdrawal.amount::numeric(12, 2));
+  end if;
+
+  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type)
+  values (company, driver, request_withdrawal.amount, request_withdrawal.pix_key, request_withdrawal.pix_key_type)
+  returning * into created;
+  return private.withdrawal_json(created);
+end;
+$$;
+comment on function public.request_withdrawal(numeric, text, text) is 'Records a processing withdrawal for the calling driver, 422 when it exceeds the available balance; the edge then asks the gateway for the transfer.';
+grant execute on function public.request_withdrawal(numeric, text, text) to authenticated;
+
+-- Service role only: a driver who could attach or fail its own withdrawal could
+-- release funds the gateway is paying out.
+create function public.attach_transfer(withdrawal_id uuid, gateway_transfer_id text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals;
+begin
+  select * into w from public.withdrawals x where x.id = attach_transfer.withdrawal_id for update;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  if w.gateway_transfer_id is distinct from attach_transfer.gateway_transfer_id then
+    if w.gateway_transfer_id is not null then
+      raise exception using errcode = 'PT409', message = 'the withdrawal already has another gateway transfer';
+    end if;
+    -- Only the transfer id: a transfer event that overtook us may have settled the status already.
+    update public.withdrawals x set gateway_transfer_id = attach_transfer.gateway_transfer_id
+    where x.id = w.id
+    returning * into w;
+  end if;
+  return private.withdrawal_json(w);
+end;
+$$;
+comment on function public.attach_transfer(uuid, text) is 'Records the gateway''s transfer id on a withdrawal, whatever its status (service role).';
+grant execute on function public.attach_transfer(uuid, text) to service_role;
+
+create function public.fail_withdrawal(withdrawal_id uuid, error_message text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals;
+begin
+  select * into w from public.withdrawals x where x.id = fail_withdrawal.withdrawal_id for update;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  if w.status = 'processing' then
+    update public.withdrawals x set status = 'failed', error_message = fail_withdrawal.error_message
+    where x.id = w.id
+    returning * into w;
+  elsif w.status <> 'failed' then
+    raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to failed', w.status);
+  end if;
+  return private.withdrawal_json(w);
+end;
+$$;
+comment on function public.fail_withdrawal(uuid, text) is 'Marks a processing withdrawal failed (the gateway refused or could not be reached), releasing its funds (service role).';
+grant execute on function public.fail_withdrawal(uuid, text) to service_role;
+
+create function public.list_withdrawals(page_limit integer default 20, cursor text default null)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('driver', 'company_owner', 'company_admin');
+  driver uuid := private.driver_id();
+  after_key timestamptz;
+  after_id uuid;
+  rows jsonb;
+begin
+  perform private.check_page_limit(page_limit);
+  -- Scalars, not a record: an unassigned record's fields cannot even be planned with.
+  if cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
+  end if;
+  select coalesce(jsonb_agg(private.withdrawal_json(w) order by w.created_at desc, w.id desc), '[]'::jsonb) into rows
+  from (
+    select * from public.withdrawals w
+    where w.company_id = company
+      and (driver is null or w.driver_id = driver)
+      and (list_withdrawals.cursor is null or (w.created_at, w.id) < (after_key, after_id))
+    order by w.created_at desc, w.id desc
+    limit page_limit + 1
+  ) w;
+  return private.page(rows, page_limit, 'created_at');
+end;
+$$;
+comment on function public.list_withdrawals(integer, text) is 'Withdrawals, newest first, one page: a driver''s own, or the company''s for owners and admins.';
+grant execute on function public.list_withdrawals(integer, text) to authenticated;
+
+create function public.get_withdrawal(withdrawal_id uuid)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  w public.withdrawals;
+begin
+  perform private.authorize('driver', 'company_owner', 'company_admin');
+  -- Row-level security hides other drivers' and other companies' withdrawals: 404.
+  select * into w from public.withdrawals x where x.id = get_withdrawal.withdrawal_id;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  return private.withdrawal_json(w);
+end;
+$$;
+comment on function public.get_withdrawal(uuid) is 'One withdrawal: the driver''s own, or its company''s for owners and admins.';
+grant execute on function public.get_withdrawal(uuid) to authenticated;
+
+-- Transfer events ------------------------------------------------------------------
+
+-- The withdrawal an event speaks of: by the gateway's transfer id, else by our
+-- id sent as externalReference (an event may overtake attach_transfer), but
+-- never one whose stored transfer id contradicts the event. A null company
+-- (the platform webhook) searches every company.
+create function private.withdrawal_for_event(company_id uuid, transfer_id text, external_reference text)
+returns uuid
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(
+    (select w.id from public.withdrawals w
+     where w.gateway_transfer_id = nullif(withdrawal_for_event.transfer_id, '')
+       and (withdrawal_for_event.company_id is null or w.company_id = withdrawal_for_event.company_id)),
+    (select w.id from public.withdrawals w
+     where w.id = private.try_uuid(withdrawal_for_event.external_reference)
+       and (withdrawal_for_event.company_id is null or w.company_id = withdrawal_for_event.company_id)
+       and (w.gateway_transfer_id is null or nullif(withdrawal_for_event.transfer_id, '') is null
+            or w.gateway_transfer_id = withdrawal_for_event.transfer_id))
+  )
+$$;
+comment on function private.withdrawal_for_event(uuid, text, text) is 'The withdrawal a transfer event refers to, within the company when one is given.';
+grant execute on function private.withdrawal_for_event(uuid, text, text) to service_role;
+
+create function public.apply_transfer_event(company_id uuid, event text, transfer_id text, external_reference text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  target text := case apply_transfer_event.event
+    when 'TRANSFER_DONE' then 'completed'
+    when 'TRANSFER_APPROVED' then 'completed'
+    when 'TRANSFER_FAILED' then 'failed'
+    when 'TRANSFER_CANCELLED' then 'failed'
+  end;
+  found_id uuid;
+  w public.withdrawals;
+begin
+  if target is null then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', null,
+      'detail', format('%s is not a transfer event', coalesce(apply_transfer_event.event, 'null')));
+  end if;
+
+  found_id := private.withdrawal_for_event(apply_transfer_event.company_id, apply_transfer_event.transfer_id,
+    apply_transfer_event.external_reference);
+  -- The row lock serialises copies of one event: each later copy sees the first one's outcome.
+  select * into w from public.withdrawals x where x.id = found_id for update;
+  if not found then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', apply_transfer_event.company_id,
+      'detail', 'no such withdrawal');
+  end if;
+  -- Looked up before the lock: attach_transfer may have stored a different transfer since.
+  if w.gateway_transfer_id <> nullif(apply_transfer_event.transfer_id, '') then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
+      'detail', 'the transfer is not this withdrawal''s');
+  end if;
+  if w.status = target then
+    return jsonb_build_object('result', 'duplicate', 'withdrawal_id', w.id, 'company_id', w.company_id,
+      'detail', format('withdrawal already %s', w.status));
+  end if;
+  if not private.withdrawal_move_allowed(w.status, target) then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
+      'detail', format('withdrawal is already %s', w.status));
+  end if;
+
+  update public.withdrawals x set
+    status = target,
+    completed_at = case when target = 'completed' then now() end,
+    error_message = case when target = 'failed' then apply_transfer_event.event end,
+    gateway_transfer_id = coalesce(x.gateway_transfer_id, nullif(apply_transfer_event.transfer_id, ''))
+  where x.id = w.id
+  returning * into w;
+  if target = 'completed' then
+    insert into public.wallet_entries (company_id, driver_id, kind, amount, withdrawal_id)
+    values (w.company_id, w.driver_id, 'withdrawal_debit', -w.amount, w.id)
+    on conflict (withdrawal_id) where kind = 'withdrawal_debit' do nothing;
+  end if;
+  return jsonb_build_object('result', 'processed', 'withdrawal_id', w.id, 'company_id', w.company_id,
+    'detail', format('withdrawal %s', w.status));
+end;
+$$;
+comment on function public.apply_transfer_event(uuid, text, text, text) is 'Applies a TRANSFER_* event once: completed with one debit, or failed; later copies are duplicate, other events on a settled withdrawal ignored (service role).';
+grant execute on function public.apply_transfer_event(uuid, text, text, text) to service_role;
+
+-- For the unsigned platform webhook, which must fetch the payment back from the
+-- gateway with the owning company's key: the delivery a payment event speaks
+-- of, by the same rules as public.apply_payment_event.
+create function private.delivery_for_payment(payment_id text, external_reference text)
+returns uuid
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(
+    (select d.id from public.deliveries d where d.gateway_payment_id = nullif(delivery_for_payment.payment_id, '')),
+    (select d.id from public.deliveries d
+     where d.id = private.try_uuid(delivery_for_payment.external_reference)
+       and (nullif(delivery_for_payment.payment_id, '') is null or d.gateway_payment_id = delivery_for_payment.payment_id))
+  )
+$$;
+comment on function private.delivery_for_payment(text, text) is 'The delivery a payment event refers to, in any company (for the unsigned platform webhook).';
+grant execute on function private.delivery_for_payment(text, text) to service_role;

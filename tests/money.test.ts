@@ -1,0 +1,464 @@
+// Wallets and withdrawals over HTTP with the gateway fake (issue 5): the
+// withdrawal from request to completion or failure, the balance it holds and
+// releases, the gateway's refusals and outages, concurrent requests against
+// one balance, who sees which withdrawal, and the realtime broadcast.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type DriverMember,
+  type TestCompany,
+  webhook,
+} from "./support/api.ts";
+import { gateway } from "./support/fakes.ts";
+import { supabaseClient } from "./support/supabase.ts";
+
+let a: TestCompany;
+let b: TestCompany;
+let secretA: string;
+let apiKeyA: string;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([createCompany("Money A"), createCompany("Money B")]);
+  ({ webhookSecret: secretA, apiKey: apiKeyA } = await configureGateway(a));
+});
+
+afterEach(async () => {
+  await gateway.reset();
+});
+
+/** Credits a driver as a completed delivery would: a delivery row and its ledger entry. */
+async function credit(company: TestCompany, driver: DriverMember, amount: string) {
+  await db()`
+    with delivery as (
+      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
+        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
+        driver_id, accepted_at, started_at, completed_at)
+      values (${company.companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
+        ${amount}, 1, ${driver.driverId}, now(), now(), now())
+      returning id, company_id, driver_id
+    )
+    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery`;
+}
+
+const wallet = async (driver: DriverMember) => (await api("/api/v1/wallets/me", { token: driver.token })).body;
+
+const withdraw = (driver: DriverMember, amount: number, pixKey = "12345678901", pixKeyType = "cpf") =>
+  api("/api/v1/withdrawals", { token: driver.token, body: { amount, pix_key: pixKey, pix_key_type: pixKeyType } });
+
+function transferEvent(
+  company: TestCompany,
+  secret: string,
+  event: string,
+  transferId: string | null,
+  reference: string,
+) {
+  const status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
+  return webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+    event,
+    transfer: {
+      object: "transfer",
+      id: transferId,
+      value: 10,
+      status,
+      description: `Withdrawal ${reference}`,
+      dateCreated: "2026-11-21",
+      externalReference: reference,
+      ...(status === "DONE" ? { confirmedDate: "2026-11-21" } : { failReason: "Recusada pelo banco" }),
+    },
+  }, secret);
+}
+
+async function debitsOf(withdrawalId: string): Promise<number> {
+  const [row] = await db()`select count(*)::int as n from public.wallet_entries
+                           where withdrawal_id = ${withdrawalId} and kind = 'withdrawal_debit'`;
+  return row.n;
+}
+
+describe("wallet", () => {
+  it("starts empty, in BRL, and shows each credit", async () => {
+    expect(await wallet(b.driver)).toEqual({
+      driver_id: b.driver.driverId,
+      balance: 0,
+      available_balance: 0,
+      currency: "BRL",
+    });
+    await credit(b, b.driver, "12.34");
+    expect(await wallet(b.driver)).toMatchObject({ balance: 12.34, available_balance: 12.34 });
+    const page = await api("/api/v1/wallets/me/transactions", { token: b.driver.token });
+    expect(page.status).toBe(200);
+    expect(page.body.next_cursor).toBeNull();
+    expect(page.body.items).toEqual([
+      expect.objectContaining({
+        kind: "delivery_credit",
+        amount: 12.34,
+        withdrawal_id: null,
+        delivery_id: expect.any(String),
+      }),
+    ]);
+  });
+
+  it("is the driver's alone", async () => {
+    for (const member of [a.owner, a.admin, a.legacyAdmin]) {
+      expect((await api("/api/v1/wallets/me", { token: member.token })).status).toBe(403);
+      expect((await api("/api/v1/wallets/me/transactions", { token: member.token })).status).toBe(403);
+    }
+    expect((await api("/api/v1/wallets/me")).status).toBe(401);
+  });
+
+  it("pages its ledger with a cursor", async () => {
+    await credit(b, b.driver2, "1.00");
+    await credit(b, b.driver2, "2.00");
+    await credit(b, b.driver2, "3.00");
+    const first = await api("/api/v1/wallets/me/transactions?limit=2", { token: b.driver2.token });
+    expect(first.body.items.map((e: { amount: number }) => e.amount)).toEqual([3, 2]);
+    const second = await api(`/api/v1/wallets/me/transactions?limit=2&cursor=${first.body.next_cursor}`, {
+      token: b.driver2.token,
+    });
+    expect(second.body).toEqual({ items: [expect.objectContaining({ amount: 1 })], next_cursor: null });
+    expect((await api("/api/v1/wallets/me/transactions?limit=0", { token: b.driver2.token })).status).toBe(400);
+    expect((await api("/api/v1/wallets/me/transactions?cursor=zz", { token: b.driver2.token })).status).toBe(400);
+  });
+});
+
+describe("a withdrawal", () => {
+  let driver: DriverMember;
+
+  beforeAll(async () => {
+    driver = a.driver;
+    await credit(a, driver, "100.00");
+  });
+
+  it("goes from processing to completed, debiting the wallet once", async () => {
+    const created = await withdraw(driver, 30);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      driver_id: driver.driverId,
+      amount: 30,
+      status: "processing",
+      pix_key: "*******8901",
+      pix_key_type: "cpf",
+      gateway_transfer_id: expect.any(String),
+      error_message: null,
+      completed_at: null,
+    });
+    const id = created.body.id;
+
+    // The transfer was asked for with the company's key and our id as its reference.
+    const { transfers, log } = await gateway.state();
+    expect(transfers).toEqual([
+      expect.objectContaining({
+        id: created.body.gateway_transfer_id,
+        value: 30,
+        pixAddressKey: "12345678901",
+        pixAddressKeyType: "CPF",
+        externalReference: id,
+      }),
+    ]);
+    expect(log.at(-1)).toMatchObject({ method: "POST", path: "/v3/transfers", accessToken: apiKeyA });
+    expect(await wallet(driver)).toMatchObject({ balance: 100, available_balance: 70 });
+
+    const done = await transferEvent(a, secretA, "TRANSFER_DONE", created.body.gateway_transfer_id, id);
+    expect(done).toMatchObject({ status: 200, body: { received: true } });
+    const settled = await api(`/api/v1/withdrawals/${id}`, { token: driver.token });
+    expect(settled.body).toMatchObject({ status: "completed", completed_at: expect.any(String), error_message: null });
+    expect(await wallet(driver)).toMatchObject({ balance: 70, available_balance: 70 });
+
+    // Again, and as TRANSFER_APPROVED: nothing more.
+    expect((await transferEvent(a, secretA, "TRANSFER_DONE", created.body.gateway_transfer_id, id)).status).toBe(200);
+    expect((await transferEvent(a, secretA, "TRANSFER_APPROVED", created.body.gateway_transfer_id, id)).status).toBe(
+      200,
+    );
+    expect(await debitsOf(id)).toBe(1);
+    expect(await wallet(driver)).toMatchObject({ balance: 70, available_balance: 70 });
+    const ledger = await api("/api/v1/wallets/me/transactions", { token: driver.token });
+    expect(ledger.body.items[0]).toMatchObject({
+      kind: "withdrawal_debit",
+      amount: -30,
+      withdrawal_id: id,
+      delivery_id: null,
+    });
+  });
+
+  it.each(["TRANSFER_FAILED", "TRANSFER_CANCELLED"])("fails on %s, leaving the balance whole", async (event) => {
+    const before = await wallet(driver);
+    const created = await withdraw(driver, 10);
+    expect(created.status).toBe(201);
+    expect((await wallet(driver)).available_balance).toBe(before.available_balance - 10);
+
+    expect((await transferEvent(a, secretA, event, created.body.gateway_transfer_id, created.body.id)).status).toBe(
+      200,
+    );
+    const failed = await api(`/api/v1/withdrawals/${created.body.id}`, { token: driver.token });
+    expect(failed.body).toMatchObject({ status: "failed", error_message: event, completed_at: null });
+    expect(await wallet(driver)).toEqual(before);
+
+    // A later success report does not revive it.
+    expect((await transferEvent(a, secretA, "TRANSFER_DONE", created.body.gateway_transfer_id, created.body.id)).status)
+      .toBe(200);
+    expect((await api(`/api/v1/withdrawals/${created.body.id}`, { token: driver.token })).body.status).toBe("failed");
+    expect(await debitsOf(created.body.id)).toBe(0);
+    expect(await wallet(driver)).toEqual(before);
+  });
+
+  it("is settled even when the event overtakes the transfer id (found by externalReference)", async () => {
+    await gateway.slow(300);
+    const pending = withdraw(driver, 5);
+    // Wait until the withdrawal is recorded, then report it done before the gateway has answered us.
+    let id: string | undefined;
+    for (let i = 0; i < 100 && !id; i++) {
+      const [row] =
+        await db()`select id from public.withdrawals where driver_id = ${driver.driverId} and status = 'processing'`;
+      id = row?.id;
+      if (!id) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(id).toBeDefined();
+    expect((await transferEvent(a, secretA, "TRANSFER_DONE", null, id!)).status).toBe(200);
+    const created = await pending;
+    expect(created.status).toBe(201);
+    const settled = await api(`/api/v1/withdrawals/${id}`, { token: driver.token });
+    expect(settled.body).toMatchObject({ status: "completed", gateway_transfer_id: created.body.gateway_transfer_id });
+    expect(await debitsOf(id!)).toBe(1);
+  });
+
+  it("above the available balance is 422 and changes nothing", async () => {
+    const before = await wallet(driver);
+    const [count] = await db()`select count(*)::int as n from public.withdrawals where driver_id = ${driver.driverId}`;
+    const res = await withdraw(driver, before.available_balance + 0.01);
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toBe(
+      `insufficient balance: available ${before.available_balance.toFixed(2)}, requested ${
+        (before.available_balance + 0.01).toFixed(2)
+      }`,
+    );
+    expect(await wallet(driver)).toEqual(before);
+    expect((await db()`select count(*)::int as n from public.withdrawals where driver_id = ${driver.driverId}`)[0].n)
+      .toBe(count.n);
+    expect((await gateway.state()).transfers).toEqual([]);
+  });
+
+  it("refused by the gateway (4xx) is failed with its message, 422, and releases the funds", async () => {
+    const before = await wallet(driver);
+    await gateway.set("reject");
+    const res = await withdraw(driver, 10);
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toContain("Operation rejected by the gateway");
+    const [row] = await db()`select status, error_message from public.withdrawals where driver_id = ${driver.driverId}
+                             order by created_at desc limit 1`;
+    expect(row.status).toBe("failed");
+    expect(row.error_message).toContain("Operation rejected by the gateway");
+    expect(await wallet(driver)).toEqual(before);
+  });
+
+  it.each([
+    ["failing (5xx)", () => gateway.set("fail")],
+    ["down", () => gateway.down()],
+  ])("with the gateway %s is failed, 502, and releases the funds", async (_, breakGateway) => {
+    const before = await wallet(driver);
+    await breakGateway();
+    const res = await withdraw(driver, 10);
+    expect(res.status).toBe(502);
+    const [row] = await db()`select status, error_message from public.withdrawals where driver_id = ${driver.driverId}
+                             order by created_at desc limit 1`;
+    expect(row).toMatchObject({
+      status: "failed",
+      error_message: expect.stringContaining("Payment gateway unavailable"),
+    });
+    expect(await wallet(driver)).toEqual(before);
+  });
+
+  it("with the gateway slower than 10 s is failed, 502", { timeout: 30_000 }, async () => {
+    const before = await wallet(driver);
+    await gateway.slow(11_000);
+    const started = Date.now();
+    const res = await withdraw(driver, 10);
+    expect(res.status).toBe(502);
+    expect(res.body.detail).toBe("Payment gateway unavailable: timed out");
+    expect(Date.now() - started).toBeLessThan(11_000);
+    expect(await wallet(driver)).toEqual(before);
+  });
+
+  it("needs the company's gateway configuration (422)", async () => {
+    await credit(b, b.driver, "50.00");
+    const res = await withdraw(b.driver, 10);
+    expect(res).toMatchObject({ status: 422, body: { detail: "the company has not configured the payment gateway" } });
+  });
+
+  it("is for drivers only", async () => {
+    for (const member of [a.owner, a.admin, a.legacyAdmin]) {
+      expect(
+        (await api("/api/v1/withdrawals", {
+          token: member.token,
+          body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
+        })).status,
+      )
+        .toBe(403);
+    }
+  });
+
+  it.each([
+    [{ amount: 1, pix_key: "1234567890", pix_key_type: "cpf" }, "pix_key"],
+    [{ amount: 1, pix_key: "123.456.789-01", pix_key_type: "cpf" }, "pix_key"],
+    [{ amount: 1, pix_key: "1234567800019", pix_key_type: "cnpj" }, "pix_key"],
+    [{ amount: 1, pix_key: "not-an-email", pix_key_type: "email" }, "pix_key"],
+    [{ amount: 1, pix_key: "11999998888", pix_key_type: "phone" }, "pix_key"],
+    [{ amount: 1, pix_key: "abc", pix_key_type: "evp" }, "pix_key"],
+    [{ amount: 1, pix_key: "12345678901", pix_key_type: "iban" }, "pix_key_type"],
+    [{ amount: 0, pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
+    [{ amount: 1.001, pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
+    [{ amount: "10", pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
+    [{ pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
+  ])("with a malformed body %j is 400 at %s", async (body, field) => {
+    const res = await api("/api/v1/withdrawals", { token: driver.token, body });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc: ["body", field] })]));
+  });
+
+  it("accepts every key type in its format", async () => {
+    await credit(a, a.driver2, "5.00");
+    for (
+      const [key, type] of [
+        ["12345678901", "cpf"],
+        ["12345678000199", "cnpj"],
+        ["driver@example.com", "email"],
+        ["+5511999998888", "phone"],
+        ["123e4567-e89b-12d3-a456-426614174000", "evp"],
+      ]
+    ) {
+      const res = await withdraw(a.driver2, 1, key, type);
+      expect(res.status, type).toBe(201);
+      expect(res.body.pix_key).toBe(`${"*".repeat(key.length - 4)}${key.slice(-4)}`);
+    }
+    expect((await gateway.state()).transfers.map((t) => t.pixAddressKeyType)).toEqual([
+      "CPF",
+      "CNPJ",
+      "EMAIL",
+      "PHONE",
+      "EVP",
+    ]);
+  });
+});
+
+describe("concurrent withdrawals", () => {
+  it("50 at once against a balance that covers 3: exactly 3 are processing", async () => {
+    const company = await createCompany("Money race");
+    await configureGateway(company);
+    await credit(company, company.driver, "30.00");
+    const results = await Promise.all(Array.from({ length: 50 }, () => withdraw(company.driver, 10)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 422)).toHaveLength(47);
+    const rows = await db()`select status, amount from public.withdrawals where driver_id = ${company.driver.driverId}`;
+    expect(rows).toHaveLength(3);
+    expect(rows.every((r) => r.status === "processing")).toBe(true);
+    expect(await wallet(company.driver)).toMatchObject({ balance: 30, available_balance: 0 });
+    expect((await gateway.state()).transfers).toHaveLength(3);
+  });
+});
+
+describe("reading withdrawals", () => {
+  let mine: string;
+
+  beforeAll(async () => {
+    await credit(a, a.driver2, "10.00");
+    mine = (await withdraw(a.driver2, 2)).body.id;
+  });
+
+  it("a driver lists and reads only its own", async () => {
+    const list = await api("/api/v1/withdrawals?limit=100", { token: a.driver2.token });
+    expect(list.status).toBe(200);
+    expect(list.body.items.length).toBeGreaterThan(0);
+    expect(list.body.items.every((w: { driver_id: string }) => w.driver_id === a.driver2.driverId)).toBe(true);
+    expect((await api(`/api/v1/withdrawals/${mine}`, { token: a.driver2.token })).status).toBe(200);
+    expect((await api(`/api/v1/withdrawals/${mine}`, { token: a.driver.token })).status).toBe(404);
+  });
+
+  it("owners and admins see the company's; a legacy admin none; another company 404", async () => {
+    for (const member of [a.owner, a.admin]) {
+      const list = await api("/api/v1/withdrawals?limit=100", { token: member.token });
+      const drivers = new Set(list.body.items.map((w: { driver_id: string }) => w.driver_id));
+      expect(drivers).toEqual(new Set([a.driver.driverId, a.driver2.driverId]));
+      expect((await api(`/api/v1/withdrawals/${mine}`, { token: member.token })).body.id).toBe(mine);
+    }
+    expect((await api("/api/v1/withdrawals", { token: a.legacyAdmin.token })).status).toBe(403);
+    expect((await api(`/api/v1/withdrawals/${mine}`, { token: a.legacyAdmin.token })).status).toBe(403);
+    expect((await api(`/api/v1/withdrawals/${mine}`, { token: b.owner.token })).status).toBe(404);
+    expect((await api("/api/v1/withdrawals", { token: b.owner.token })).body.items).toEqual([]);
+    expect((await api("/api/v1/withdrawals/not-a-uuid", { token: a.owner.token })).status).toBe(400);
+  });
+
+  it("pages with a cursor", async () => {
+    const first = await api("/api/v1/withdrawals?limit=1", { token: a.owner.token });
+    expect(first.body.items).toHaveLength(1);
+    const second = await api(`/api/v1/withdrawals?limit=1&cursor=${first.body.next_cursor}`, { token: a.owner.token });
+    expect(second.body.items).toHaveLength(1);
+    expect(second.body.items[0].id).not.toBe(first.body.items[0].id);
+  });
+});
+
+describe("realtime", () => {
+  const clients: ReturnType<typeof supabaseClient>[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.removeAllChannels()));
+  });
+
+  it("broadcasts withdrawal_updated to the driver and the company", async () => {
+    const company = await createCompany("Money realtime");
+    const { webhookSecret } = await configureGateway(company);
+    await credit(company, company.driver, "20.00");
+
+    const inboxes: Record<string, { event: string; payload: any }[]> = {};
+    for (
+      const [topic, token] of [
+        [`driver:${company.driver.driverId}`, company.driver.token],
+        [`company:${company.companyId}`, company.owner.token],
+      ]
+    ) {
+      const supabase = supabaseClient();
+      clients.push(supabase);
+      await supabase.realtime.setAuth(token);
+      const inbox: { event: string; payload: any }[] = (inboxes[topic] = []);
+      await new Promise<void>((resolve, reject) => {
+        supabase.channel(topic, { config: { private: true } })
+          .on("broadcast", { event: "withdrawal_updated" }, (m) => inbox.push({ event: m.event, payload: m.payload }))
+          .subscribe((status, error) =>
+            status === "SUBSCRIBED" ? resolve() : status !== "CLOSED" && reject(error ?? new Error(status))
+          );
+      });
+    }
+
+    const created = await withdraw(company.driver, 20);
+    expect(created.status).toBe(201);
+    await transferEvent(company, webhookSecret, "TRANSFER_DONE", created.body.gateway_transfer_id, created.body.id);
+    const final = (await api(`/api/v1/withdrawals/${created.body.id}`, { token: company.driver.token })).body;
+
+    for (const inbox of Object.values(inboxes)) {
+      for (let i = 0; i < 200 && !inbox.some((m) => m.payload.status === "completed"); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(inbox.map((m) => m.payload.status)).toEqual(["processing", "processing", "completed"]);
+      expect(inbox.at(-1)!.payload).toEqual(final);
+    }
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("declares the wallet, withdrawal and webhook operations", async () => {
+    const doc = (await api("/api/v1/openapi.json")).body;
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
+      "/api/v1/wallets/me",
+      "/api/v1/wallets/me/transactions",
+      "/api/v1/withdrawals",
+      "/api/v1/withdrawals/{id}",
+      "/api/v1/webhooks/gateway/{company_id}",
+      "/api/v1/webhooks/gateway",
+    ]));
+    expect(Object.keys(doc.paths["/api/v1/withdrawals"].post.responses)).toEqual(
+      expect.arrayContaining(["201", "400", "422", "502"]),
+    );
+    expect(doc.paths["/api/v1/webhooks/gateway/{company_id}"].post.security).toEqual([{ gatewaySignature: [] }]);
+  });
+});
