@@ -1,0 +1,160 @@
+// What the apps see live (issue 6), through the real supabase-js client and
+// private channels: the driver app on driver:{driver_id}, the company panel on
+// company:{company_id}, driven by real API calls and signed webhooks.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { api, configureGateway, createCompany, type DriverMember, type TestCompany, webhook } from "./support/api.ts";
+import { gateway } from "./support/fakes.ts";
+import { supabaseClient } from "./support/supabase.ts";
+
+type Client = ReturnType<typeof supabaseClient>;
+interface Message {
+  event: string;
+  payload: Record<string, any>;
+}
+interface Listener {
+  client: Client;
+  status: string;
+  inbox: Message[];
+}
+
+const clients: Client[] = [];
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.removeAllChannels()));
+});
+afterEach(async () => {
+  await gateway.reset();
+});
+
+async function listen(topic: string, token: string, client = supabaseClient()): Promise<Listener> {
+  clients.push(client);
+  await client.realtime.setAuth(token);
+  const inbox: Message[] = [];
+  const channel = client.channel(topic, { config: { private: true } })
+    .on("broadcast", { event: "*" }, (m) => inbox.push({ event: m.event, payload: m.payload }));
+  const status = await new Promise<string>((resolve) => channel.subscribe((s) => s !== "CLOSED" && resolve(s)));
+  return { client, status, inbox };
+}
+
+async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+const events = (listener: Listener, name: string) => listener.inbox.filter((m) => m.event === name);
+const SE = { lat: -23.5503, lng: -46.6339 };
+const PAULISTA = { lat: -23.5614, lng: -46.6559 };
+
+let company: TestCompany;
+let outsider: TestCompany;
+let secret: string;
+
+beforeAll(async () => {
+  [company, outsider] = await Promise.all([createCompany("Live Co"), createCompany("Outsider Co")]);
+  ({ webhookSecret: secret } = await configureGateway(company));
+});
+
+/** An invoice delivery given to `driver` at once, carried to completion; returns every API answer. */
+async function deliverWith(driver: DriverMember) {
+  const created = await api("/api/v1/deliveries", {
+    token: company.admin.token,
+    body: {
+      origin_address: "Praça da Sé",
+      origin: SE,
+      destination_address: "Av. Paulista, 1000",
+      destination: PAULISTA,
+      payment_method: "invoice",
+      driver_id: driver.driverId,
+    },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  const started = await api(`/api/v1/deliveries/${created.body.id}/start`, { method: "POST", token: driver.token });
+  const completed = await api(`/api/v1/deliveries/${created.body.id}/complete`, { method: "POST", token: driver.token });
+  expect([started.status, completed.status]).toEqual([200, 200]);
+  return { created: created.body, started: started.body, completed: completed.body };
+}
+
+describe("the driver app on driver:{driver_id}", () => {
+  it("receives delivery_updated as its delivery moves, and withdrawal_updated when TRANSFER_DONE lands", async () => {
+    const driverApp = await listen(`driver:${company.driver.driverId}`, company.driver.token);
+    expect(driverApp.status).toBe("SUBSCRIBED");
+
+    const { created, started, completed } = await deliverWith(company.driver);
+    await until(() => events(driverApp, "delivery_updated").some((m) => m.payload.status === "completed"));
+    const moves = events(driverApp, "delivery_updated").map((m) => m.payload);
+    expect(moves).toEqual([created, started, completed]);
+
+    const withdrawal = await api("/api/v1/withdrawals", {
+      token: company.driver.token,
+      body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
+    });
+    expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
+    const done = await webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+      event: "TRANSFER_DONE",
+      transfer: {
+        id: withdrawal.body.gateway_transfer_id,
+        status: "DONE",
+        value: 1,
+        externalReference: withdrawal.body.id,
+        confirmedDate: "2026-11-21",
+      },
+    }, secret);
+    expect(done.status).toBe(200);
+    await until(() => events(driverApp, "withdrawal_updated").some((m) => m.payload.status === "completed"));
+    const completedWithdrawal = events(driverApp, "withdrawal_updated").find((m) => m.payload.status === "completed");
+    expect(completedWithdrawal?.payload).toMatchObject({ id: withdrawal.body.id, completed_at: expect.any(String) });
+  });
+
+  it("keeps receiving after a token refresh on the socket", async () => {
+    const client = supabaseClient();
+    const { data } = await client.auth.signInWithPassword({ email: company.driver.email, password: company.driver.password });
+    const driverApp = await listen(`driver:${company.driver.driverId}`, data.session!.access_token, client);
+    expect(driverApp.status).toBe("SUBSCRIBED");
+
+    await new Promise((r) => setTimeout(r, 1_100)); // a new token differs from the old one only by its iat
+    const refreshed = await client.auth.refreshSession({ refresh_token: data.session!.refresh_token });
+    expect(refreshed.error).toBeNull();
+    expect(refreshed.data.session!.access_token).not.toBe(data.session!.access_token);
+    await client.realtime.setAuth(refreshed.data.session!.access_token);
+
+    const { completed } = await deliverWith(company.driver);
+    await until(() => events(driverApp, "delivery_updated").some((m) => m.payload.id === completed.id && m.payload.status === "completed"));
+    expect(events(driverApp, "delivery_updated").map((m) => m.payload)).toContainEqual(completed);
+  });
+
+  it("refuses another driver and another company's user, who receive nothing", async () => {
+    const otherDriver = await listen(`driver:${company.driver.driverId}`, company.driver2.token);
+    const foreignOwner = await listen(`driver:${company.driver.driverId}`, outsider.owner.token);
+    expect([otherDriver.status, foreignOwner.status]).toEqual(["CHANNEL_ERROR", "CHANNEL_ERROR"]);
+    const witness = await listen(`driver:${company.driver.driverId}`, company.driver.token);
+
+    await deliverWith(company.driver);
+    await until(() => events(witness, "delivery_updated").length >= 3);
+    expect(events(witness, "delivery_updated").map((m) => m.payload.status)).toEqual(["accepted", "in_progress", "completed"]);
+    expect(otherDriver.inbox).toEqual([]);
+    expect(foreignOwner.inbox).toEqual([]);
+  });
+});
+
+describe("the company panel on company:{company_id}", () => {
+  it("receives delivery_updated and driver_location; another company's admin is refused and receives nothing", async () => {
+    const panel = await listen(`company:${company.companyId}`, company.admin.token);
+    const foreignAdmin = await listen(`company:${company.companyId}`, outsider.admin.token);
+    expect([panel.status, foreignAdmin.status]).toEqual(["SUBSCRIBED", "CHANNEL_ERROR"]);
+
+    const { created, completed } = await deliverWith(company.driver2);
+    const position = await api("/api/v1/locations/me", {
+      method: "PUT",
+      token: company.driver2.token,
+      body: { lat: -23.56, lng: -46.65 },
+    });
+    expect(position.status).toBe(200);
+
+    await until(() =>
+      events(panel, "driver_location").length >= 1 &&
+      events(panel, "delivery_updated").some((m) => m.payload.id === created.id && m.payload.status === "completed")
+    );
+    expect(events(panel, "delivery_updated").map((m) => m.payload)).toContainEqual(completed);
+    expect(events(panel, "driver_location").map((m) => m.payload)).toContainEqual(position.body);
+    expect(foreignAdmin.inbox).toEqual([]);
+  });
+});
