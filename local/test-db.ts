@@ -113,7 +113,8 @@ try {
       console.log(`FAIL ${r.name}: planned ${r.planned}, passed ${r.passed}, failed ${r.failed}${r.error ? `, error: ${r.error}` : ""}`);
     }
   }
-  console.log(`pgTAP: ${files.length} files, ${passed} passed, ${failed} failed`);
+  console.log(`${files.length} pgTAP files`);
+  console.log(`pgTAP: ${passed} passed, ${failed} failed`);
 
 } finally {
   await database.stop();
