@@ -1,10 +1,13 @@
 // No path loses or creates money (issue 5): a randomized run of withdrawal
-// requests (some concurrent, some refused or failed by the gateway), transfer
+// requests (some concurrent, some refused or failed by the gateway, some failed
+// although the gateway made the transfer and later reports it done), transfer
 // events (duplicated, concurrent, misaddressed, unsigned, in both payload
 // forms), credits and reversals, checked against a model and then summed: the
 // ledger against the deliveries and the withdrawals, and the withdrawals
 // against the transfers the gateway holds. The seed is printed; RUN_SEED=<n>
-// replays a run.
+// replays a run. And a refund's reversal waits for the wallet lock that a
+// withdrawal request holds.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   api,
@@ -47,8 +50,13 @@ interface ModelWithdrawal {
   id: string;
   driver: DriverMember;
   cents: number;
+  /** The transfer the gateway holds for it, if any (also for one we failed because its answer was lost). */
   transferId: string | null;
   status: Status;
+  /** Failed by us because the gateway did not answer: a trusted TRANSFER_DONE still completes it. */
+  givenUp: boolean;
+  /** Completed after it was given up on: its debit may take the balance below zero. */
+  late: boolean;
 }
 
 let company: TestCompany;
@@ -113,7 +121,7 @@ function modelBalances(driver: DriverMember) {
   return { balance, available: balance - held };
 }
 
-const MODES = ["ok", "ok", "ok", "ok", "reject", "fail", "down"] as const;
+const MODES = ["ok", "ok", "ok", "ok", "reject", "fail", "down", "fail-after-create"] as const;
 
 async function withdrawBatch() {
   const mode = random.pick(MODES);
@@ -143,6 +151,8 @@ async function withdrawBatch() {
         cents: amount,
         transferId: res.body.gateway_transfer_id,
         status: "processing",
+        givenUp: false,
+        late: false,
       });
     } else if (res.status === 422 && String(res.body.detail).startsWith("insufficient balance")) {
       // Refused before anything was recorded.
@@ -151,15 +161,27 @@ async function withdrawBatch() {
       failures++;
     }
   });
-  // A withdrawal the gateway did not take is recorded failed; its id is only in the database.
+  // A withdrawal the gateway did not take is recorded failed; its id is only in the database. With
+  // "fail-after-create" the gateway holds its transfer all the same.
   if (failures > 0) {
     const known = withdrawals.map((w) => w.id);
     const failed = await db()`select id, driver_id, amount from public.withdrawals
                               where company_id = ${company.companyId} and status = 'failed' and not (id = any(${known}::uuid[]))`;
     expect(failed.length, `seed ${SEED}`).toBe(failures);
+    const transfers = mode === "fail-after-create" ? (await gateway.state()).transfers : [];
     for (const row of failed) {
       const driver = row.driver_id === company.driver.driverId ? company.driver : company.driver2;
-      withdrawals.push({ id: row.id, driver, cents: cents(row.amount), transferId: null, status: "failed" });
+      const transfer = transfers.find((t) => t.externalReference === row.id);
+      expect(Boolean(transfer), `seed ${SEED}`).toBe(mode === "fail-after-create");
+      withdrawals.push({
+        id: row.id,
+        driver,
+        cents: cents(row.amount),
+        transferId: transfer?.id ?? null,
+        status: "failed",
+        givenUp: mode !== "reject",
+        late: false,
+      });
     }
   }
 }
@@ -206,11 +228,16 @@ async function eventBatch() {
     }`,
   );
   expect(responses.map((r) => r.status), `seed ${SEED}`).toEqual(Array(copies).fill(200));
-  // Only a trusted event for the right company moves a processing withdrawal. (An unsigned one
-  // is checked with the gateway, which still reports every transfer PENDING.)
+  // Only a trusted event for the right company moves a processing withdrawal, or completes one we
+  // gave up on because the gateway did not answer. (An unsigned one is checked with the gateway,
+  // which still reports every transfer PENDING.)
   const applies = route !== "other company" && route !== "unsigned";
+  const success = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED";
   if (applies && target.status === "processing") {
-    target.status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "completed" : "failed";
+    target.status = success ? "completed" : "failed";
+  } else if (applies && target.status === "failed" && target.givenUp && success) {
+    target.status = "completed";
+    target.late = true;
   }
 }
 
@@ -250,7 +277,9 @@ describe("a randomized run of requests and events", () => {
       const wallet = (await api("/api/v1/wallets/me", { token: driver.token })).body;
       const model = modelBalances(driver);
       expect({ balance: cents(wallet.balance), available: cents(wallet.available_balance) }, context).toEqual(model);
-      expect(model.available, context).toBeGreaterThanOrEqual(0);
+      // Only a late completion (the money left after we had released it) may take it below zero.
+      const late = withdrawals.filter((w) => w.driver === driver && w.late).reduce((n, w) => n + w.cents, 0);
+      expect(model.available + late, context).toBeGreaterThanOrEqual(0);
     }
 
     // The ledger is the deliveries' credits and reversals less the completed withdrawals, entry for entry.
@@ -287,5 +316,63 @@ describe("a randomized run of requests and events", () => {
       const transfer = transfers.find((t) => t.externalReference === w.id)!;
       expect([transfer.id, cents(transfer.value!)], context).toEqual([w.transferId, w.cents]);
     }
+  });
+});
+
+describe("a refund's credit reversal", () => {
+  it("waits for the driver's wallet lock, which a withdrawal request holds while it checks the balance", async () => {
+    const shop = await createCompany("Ledger lock");
+    const { webhookSecret } = await configureGateway(shop);
+    const paymentId = `pay_${randomUUID().slice(0, 8)}`;
+    const [delivery] = await db()`
+      with delivery as (
+        insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
+          origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
+          driver_id, gateway_payment_id, accepted_at, started_at, completed_at)
+        values (${shop.companyId}, 'completed', 'received', 'pix', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
+          20.00, 1, ${shop.driver.driverId}, ${paymentId}, now(), now(), now())
+        returning id, company_id, driver_id
+      )
+      insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+      select company_id, driver_id, 'delivery_credit', 20.00, id from delivery
+      returning delivery_id as id`;
+    const reversals = async () =>
+      (await db()`select count(*)::int as n from public.wallet_entries
+                  where delivery_id = ${delivery.id} and kind = 'credit_reversal'`)[0].n;
+
+    // Another transaction holds the lock exactly as public.request_withdrawal takes it.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const holder = db().begin(async (tx) => {
+      await tx`select from public.drivers where id = ${shop.driver.driverId} for no key update`;
+      locked();
+      await released;
+    });
+    await isLocked;
+    const refund = webhook(`/api/v1/webhooks/gateway/${shop.companyId}`, {
+      event: "PAYMENT_REFUNDED",
+      payment: { object: "payment", id: paymentId, status: "REFUNDED", value: 20, externalReference: delivery.id },
+    }, webhookSecret);
+
+    // The refund's transaction queues behind the lock instead of writing the reversal beside it.
+    let waiting = false;
+    for (let i = 0; i < 100 && !waiting; i++) {
+      const [row] = await db()`select count(*)::int as n from pg_stat_activity
+                               where wait_event_type = 'Lock' and query like '%apply_payment_event%'`;
+      waiting = row.n > 0;
+      if (!waiting) await new Promise((r) => setTimeout(r, 20));
+    }
+    release();
+    await holder;
+    expect(waiting).toBe(true);
+
+    expect(await refund).toMatchObject({ status: 200, body: { received: true } });
+    expect(await reversals()).toBe(1);
+    expect((await api("/api/v1/wallets/me", { token: shop.driver.token })).body).toMatchObject({
+      balance: 0,
+      available_balance: 0,
+    });
   });
 });

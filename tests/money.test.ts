@@ -342,6 +342,112 @@ describe("a withdrawal", () => {
   });
 });
 
+describe("a withdrawal whose transfer the gateway made but did not confirm", () => {
+  let company: TestCompany;
+  let secret: string;
+
+  beforeAll(async () => {
+    company = await createCompany("Money lost answer");
+    ({ webhookSecret: secret } = await configureGateway(company));
+  });
+
+  /** A withdrawal failed with 502 although the gateway recorded its transfer: the id the gateway holds. */
+  async function lostAnswer(driver: DriverMember, amount: number) {
+    await gateway.set("fail-after-create");
+    const res = await withdraw(driver, amount);
+    await gateway.set("ok");
+    expect(res.status).toBe(502);
+    expect(res.body.detail).toBe("Payment gateway unavailable: HTTP 500");
+    const [row] = await db()`select id, status, error_message, gateway_transfer_id from public.withdrawals
+                             where driver_id = ${driver.driverId} order by created_at desc limit 1`;
+    expect(row).toMatchObject({ status: "failed", gateway_transfer_id: null });
+    const transfer = (await gateway.state()).transfers.find((t) => t.externalReference === row.id);
+    expect(transfer).toMatchObject({ value: amount, status: "PENDING" });
+    return { id: row.id as string, transferId: transfer!.id };
+  }
+
+  it("is failed with 502 and its funds released, then completed with one debit by the late TRANSFER_DONE", async () => {
+    await credit(company, company.driver, "50.00");
+    const { id, transferId } = await lostAnswer(company.driver, 20);
+    expect(await wallet(company.driver)).toMatchObject({ balance: 50, available_balance: 50 });
+
+    const done = await transferEvent(company, secret, "TRANSFER_DONE", transferId, id);
+    expect(done).toMatchObject({ status: 200, body: { received: true } });
+    const settled = await api(`/api/v1/withdrawals/${id}`, { token: company.driver.token });
+    expect(settled.body).toMatchObject({
+      status: "completed",
+      gateway_transfer_id: transferId,
+      completed_at: expect.any(String),
+      error_message: null,
+    });
+    expect(await debitsOf(id)).toBe(1);
+    expect(await wallet(company.driver)).toMatchObject({ balance: 30, available_balance: 30 });
+    const [logged] = await db()`select result, detail from public.webhook_events
+                                where company_id = ${company.companyId} order by received_at desc, id desc limit 1`;
+    expect(logged).toEqual({
+      result: "processed",
+      detail: "withdrawal completed after the gateway was given up as unavailable: debited now",
+    });
+
+    // A copy is a duplicate; a contradicting TRANSFER_FAILED is ignored.
+    expect((await transferEvent(company, secret, "TRANSFER_DONE", transferId, id)).status).toBe(200);
+    expect((await transferEvent(company, secret, "TRANSFER_FAILED", transferId, id)).status).toBe(200);
+    const results = await db()`select result from public.webhook_events where object_id = ${transferId}
+                               order by received_at, id`;
+    expect(results.map((r) => r.result)).toEqual(["processed", "duplicate", "ignored"]);
+    expect(await debitsOf(id)).toBe(1);
+    expect((await api(`/api/v1/withdrawals/${id}`, { token: company.driver.token })).body.status).toBe("completed");
+    expect(await wallet(company.driver)).toMatchObject({ balance: 30, available_balance: 30 });
+  });
+
+  it("is a duplicate when a TRANSFER_FAILED follows our own give-up", async () => {
+    await credit(company, company.driver2, "10.00");
+    const { id, transferId } = await lostAnswer(company.driver2, 10);
+    expect((await transferEvent(company, secret, "TRANSFER_FAILED", transferId, id)).status).toBe(200);
+    const [logged] = await db()`select result from public.webhook_events where object_id = ${transferId}`;
+    expect(logged.result).toBe("duplicate");
+    expect(await db()`select status, gateway_transfer_id from public.withdrawals where id = ${id}`).toEqual([
+      { status: "failed", gateway_transfer_id: null },
+    ]);
+    expect(await wallet(company.driver2)).toMatchObject({ balance: 10, available_balance: 10 });
+  });
+
+  it("debits even below zero when the released funds were withdrawn meanwhile: the money did leave", async () => {
+    const other = await createCompany("Money below zero");
+    const { webhookSecret } = await configureGateway(other);
+    await credit(other, other.driver, "10.00");
+    const lost = await lostAnswer(other.driver, 10);
+    const again = await withdraw(other.driver, 10);
+    expect(again.status).toBe(201);
+    await transferEvent(other, webhookSecret, "TRANSFER_DONE", again.body.gateway_transfer_id, again.body.id);
+    expect(await wallet(other.driver)).toMatchObject({ balance: 0, available_balance: 0 });
+
+    expect((await transferEvent(other, webhookSecret, "TRANSFER_DONE", lost.transferId, lost.id)).status).toBe(200);
+    expect(await debitsOf(lost.id)).toBe(1);
+    expect(await wallet(other.driver)).toMatchObject({ balance: -10, available_balance: -10 });
+    const refused = await withdraw(other.driver, 0.01);
+    expect(refused).toMatchObject({
+      status: 422,
+      body: { detail: "insufficient balance: available -10.00, requested 0.01" },
+    });
+  });
+
+  it("refused by the gateway (4xx) stays failed: a TRANSFER_DONE naming it changes nothing", async () => {
+    await credit(company, company.driver, "5.00");
+    const before = await wallet(company.driver);
+    await gateway.set("reject");
+    expect((await withdraw(company.driver, 5)).status).toBe(422);
+    const [row] = await db()`select id from public.withdrawals where driver_id = ${company.driver.driverId}
+                             order by created_at desc limit 1`;
+    const claimed = `tra_claimed_${row.id}`;
+    expect((await transferEvent(company, secret, "TRANSFER_DONE", claimed, row.id)).status).toBe(200);
+    const [logged] = await db()`select result, detail from public.webhook_events where object_id = ${claimed}`;
+    expect(logged).toEqual({ result: "ignored", detail: "withdrawal is already failed" });
+    expect(await debitsOf(row.id)).toBe(0);
+    expect(await wallet(company.driver)).toEqual(before);
+  });
+});
+
 describe("concurrent withdrawals", () => {
   it("50 at once against a balance that covers 3: exactly 3 are processing", async () => {
     const company = await createCompany("Money race");

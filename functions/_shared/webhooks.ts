@@ -364,7 +364,10 @@ const EVENT_DESCRIPTION =
   "TRANSFER_APPROVED complete the withdrawal found by `transfer.id` (or `payment.id`), falling back to " +
   "`externalReference` (our withdrawal id), and debit the wallet once; TRANSFER_FAILED / TRANSFER_CANCELLED fail it " +
   "with the event name as error_message. PAYMENT_* events move the delivery. A settled withdrawal ignores later " +
-  "events; copies of an event change nothing more than the first; any other event is acknowledged and ignored. " +
+  "events, but for one that we failed because the gateway did not answer our transfer request (timeout, 5xx): a " +
+  "TRANSFER_DONE / TRANSFER_APPROVED for it is proof that the money left, so it completes and is debited once " +
+  "(possibly below a zero balance); copies of an event change nothing more than the first; any other event is " +
+  "acknowledged and ignored. " +
   "Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s: 503 when " +
   "the event could not be applied in time (the gateway delivers it again), never 200 for an event not applied.";
 const RESPONSES = {

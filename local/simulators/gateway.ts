@@ -12,19 +12,26 @@ export interface GatewayObject {
 
 export interface GatewaySimulator {
   fetch(req: Request): Promise<Response>;
-  /** "ok"; "fail" answers 500; "reject" answers 400 with a gateway error body. */
-  mode: "ok" | "fail" | "reject";
+  /**
+   * "ok"; "fail" answers 500; "reject" answers 400 with a gateway error body;
+   * "fail-after-create" does the work (creates the object) and then answers 500,
+   * as a gateway whose answer is lost after it made the transfer.
+   */
+  mode: "ok" | "fail" | "reject" | "fail-after-create";
   delayMs: number;
   customers: Map<string, GatewayObject>;
   payments: Map<string, GatewayObject>;
   transfers: Map<string, GatewayObject>;
   /** Every request seen: method, path, access_token header and JSON body. */
   log: { method: string; path: string; accessToken: string | null; body: unknown }[];
+  /** Moves a stored payment or transfer to `status`, as the gateway's own processing would; false if unknown. */
+  setStatus(id: string, status: string): boolean;
 }
 
 const json = (body: unknown, status = 200) => Response.json(body, { status });
 const gatewayError = (status: number, code: string, description: string) =>
   json({ errors: [{ code, description }] }, status);
+const internalError = () => gatewayError(500, "internal_error", "Internal error");
 
 function today(offsetDays = 0): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
@@ -41,66 +48,77 @@ export function createGatewaySimulator(): GatewaySimulator {
     payments: new Map(),
     transfers: new Map(),
     log: [],
+    setStatus(id: string, status: string): boolean {
+      const object = sim.payments.get(id) ?? sim.transfers.get(id);
+      if (!object) return false;
+      object.status = status;
+      return true;
+    },
     async fetch(req: Request): Promise<Response> {
       const url = new URL(req.url);
       const path = url.pathname.replace(/^.*?(\/v3\/)/, "$1");
       const body = req.method === "GET" ? undefined : await req.json().catch(() => undefined);
       sim.log.push({ method: req.method, path, accessToken: req.headers.get("access_token"), body });
       if (sim.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
-      if (sim.mode === "fail") return json({ errors: [{ code: "internal_error", description: "Internal error" }] }, 500);
+      if (sim.mode === "fail") return internalError();
       if (sim.mode === "reject") return gatewayError(400, "invalid_action", "Operation rejected by the gateway");
-      if (!req.headers.get("access_token")) return gatewayError(401, "invalid_access_token", "Missing access token");
-      const input = (body ?? {}) as Record<string, unknown>;
-
-      let match: RegExpExecArray | null;
-      if (req.method === "POST" && path === "/v3/customers") {
-        if (!input.name || !input.cpfCnpj) return gatewayError(400, "invalid_object", "name and cpfCnpj are required");
-        const customer = { object: "customer", id: nextId("cus"), status: "ACTIVE", ...input };
-        sim.customers.set(customer.id, customer);
-        return json(customer);
-      }
-      if (req.method === "POST" && path === "/v3/payments") {
-        if (!sim.customers.has(String(input.customer))) return gatewayError(400, "invalid_customer", "Customer not found");
-        if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
-        const payment: GatewayObject = {
-          object: "payment",
-          id: nextId("pay"),
-          status: "PENDING",
-          dateCreated: today(),
-          ...input,
-          value: input.value as number,
-        };
-        sim.payments.set(payment.id, payment);
-        return json(payment);
-      }
-      if (req.method === "GET" && (match = /^\/v3\/payments\/([^/]+)\/pixQrCode$/.exec(path))) {
-        if (!sim.payments.has(match[1])) return gatewayError(404, "not_found", "Payment not found");
-        return json({
-          encodedImage: btoa(`qr:${match[1]}`),
-          payload: `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${match[1]}5204000053039865802BR6304ABCD`,
-          expirationDate: `${today(1)} 23:59:59`,
-        });
-      }
-      if (req.method === "POST" && path === "/v3/transfers") {
-        if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
-        if (!input.pixAddressKey) return gatewayError(400, "invalid_pix_key", "Pix key is required");
-        const transfer: GatewayObject = {
-          object: "transfer",
-          id: nextId("tra"),
-          status: "PENDING",
-          dateCreated: today(),
-          ...input,
-          value: input.value as number,
-        };
-        sim.transfers.set(transfer.id, transfer);
-        return json(transfer);
-      }
-      if (req.method === "GET" && (match = /^\/v3\/(payments|transfers)\/([^/]+)$/.exec(path))) {
-        const object = (match[1] === "payments" ? sim.payments : sim.transfers).get(match[2]);
-        return object ? json(object) : gatewayError(404, "not_found", "Object not found");
-      }
-      return gatewayError(404, "not_found", `No route ${req.method} ${path}`);
+      const answer = handle(req.method, path, req.headers.get("access_token"), body);
+      return sim.mode === "fail-after-create" ? internalError() : answer;
     },
   };
+
+  function handle(method: string, path: string, accessToken: string | null, body: unknown): Response {
+    if (!accessToken) return gatewayError(401, "invalid_access_token", "Missing access token");
+    const input = (body ?? {}) as Record<string, unknown>;
+
+    let match: RegExpExecArray | null;
+    if (method === "POST" && path === "/v3/customers") {
+      if (!input.name || !input.cpfCnpj) return gatewayError(400, "invalid_object", "name and cpfCnpj are required");
+      const customer = { object: "customer", id: nextId("cus"), status: "ACTIVE", ...input };
+      sim.customers.set(customer.id, customer);
+      return json(customer);
+    }
+    if (method === "POST" && path === "/v3/payments") {
+      if (!sim.customers.has(String(input.customer))) return gatewayError(400, "invalid_customer", "Customer not found");
+      if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+      const payment: GatewayObject = {
+        object: "payment",
+        id: nextId("pay"),
+        status: "PENDING",
+        dateCreated: today(),
+        ...input,
+        value: input.value as number,
+      };
+      sim.payments.set(payment.id, payment);
+      return json(payment);
+    }
+    if (method === "GET" && (match = /^\/v3\/payments\/([^/]+)\/pixQrCode$/.exec(path))) {
+      if (!sim.payments.has(match[1])) return gatewayError(404, "not_found", "Payment not found");
+      return json({
+        encodedImage: btoa(`qr:${match[1]}`),
+        payload: `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${match[1]}5204000053039865802BR6304ABCD`,
+        expirationDate: `${today(1)} 23:59:59`,
+      });
+    }
+    if (method === "POST" && path === "/v3/transfers") {
+      if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+      if (!input.pixAddressKey) return gatewayError(400, "invalid_pix_key", "Pix key is required");
+      const transfer: GatewayObject = {
+        object: "transfer",
+        id: nextId("tra"),
+        status: "PENDING",
+        dateCreated: today(),
+        ...input,
+        value: input.value as number,
+      };
+      sim.transfers.set(transfer.id, transfer);
+      return json(transfer);
+    }
+    if (method === "GET" && (match = /^\/v3\/(payments|transfers)\/([^/]+)$/.exec(path))) {
+      const object = (match[1] === "payments" ? sim.payments : sim.transfers).get(match[2]);
+      return object ? json(object) : gatewayError(404, "not_found", "Object not found");
+    }
+    return gatewayError(404, "not_found", `No route ${method} ${path}`);
+  }
   return sim;
 }

@@ -9,6 +9,8 @@ export interface Controllable {
   fetch(req: Request): Promise<Response>;
   mode: string;
   delayMs: number;
+  /** Moves a stored object to a status (the gateway's payments and transfers); false when unknown. */
+  setStatus?(id: string, status: string): boolean;
 }
 
 export interface FakeHandle {
@@ -83,7 +85,16 @@ export async function startFake(
 
   const control = createServer(async (req, res) => {
     const request = await toRequest(req, "http://control");
-    const action = actions[`${req.method} ${new URL(request.url).pathname}`];
+    const path = new URL(request.url).pathname;
+    // POST /objects/{id} {"status"}: what the external service does to its own objects over time.
+    const object = /^\/objects\/([^/]+)$/.exec(path);
+    if (req.method === "POST" && object) {
+      const { status } = await request.json().catch(() => ({})) as { status?: unknown };
+      if (typeof status !== "string") return send(res, Response.json({ detail: "status is required" }, { status: 400 }));
+      const found = fake.setStatus?.(decodeURIComponent(object[1]), status) ?? false;
+      return send(res, Response.json({ id: decodeURIComponent(object[1]), status }, { status: found ? 200 : 404 }));
+    }
+    const action = actions[`${req.method} ${path}`];
     if (!action) return send(res, new Response(null, { status: 404 }));
     await action(req.method === "POST" ? await request.json().catch(() => ({})) : {});
     await send(res, Response.json({ name, up, mode: fake.mode, delayMs: fake.delayMs, state: snapshot(fake) }));

@@ -22,7 +22,10 @@ export interface GatewayState {
 function fake<State>(which: "gateway" | "routing") {
   const base = () => inject("stack").fakes[which].controlUrl;
   return {
-    /** "ok" | "fail" (500) | "reject" (gateway 400) for the gateway; "ok" | "error" for routing. */
+    /**
+     * "ok" | "fail" (500) | "reject" (gateway 400) | "fail-after-create" (does the work, then 500) for the
+     * gateway; "ok" | "error" for routing.
+     */
     set: (mode: string, delayMs = 0) => control(base(), "/mode", { mode, delayMs }),
     slow: (delayMs: number) => control(base(), "/mode", { delayMs }),
     down: () => control(base(), "/down", {}),
@@ -32,5 +35,10 @@ function fake<State>(which: "gateway" | "routing") {
   };
 }
 
-export const gateway = fake<GatewayState>("gateway");
+export const gateway = {
+  ...fake<GatewayState>("gateway"),
+  /** Moves a stored payment or transfer to `status` (e.g. "DONE", "RECEIVED"), as the gateway would over time. */
+  setStatus: (id: string, status: string) =>
+    control(inject("stack").fakes.gateway.controlUrl, `/objects/${encodeURIComponent(id)}`, { status }),
+};
 export const routing = fake<{ requests: number }>("routing");

@@ -140,9 +140,17 @@ async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalReques
     });
   } catch (error) {
     const http = toHttpError(error);
+    // Only a refusal proves there is no transfer. After a timeout, a 5xx or anything
+    // else the gateway may still have made it: its TRANSFER_DONE then completes the
+    // withdrawal, debiting it after all.
+    const failureKind = http.status === 422 ? "gateway_rejected" : "gateway_unavailable";
     try {
       await asService((tx) =>
-        rpc(tx, "fail_withdrawal", { withdrawal_id: withdrawal.id, error_message: String(http.detail) })
+        rpc(tx, "fail_withdrawal", {
+          withdrawal_id: withdrawal.id,
+          error_message: String(http.detail),
+          failure_kind: failureKind,
+        })
       );
     } catch (failError) {
       logFailure("withdrawal_fail_not_recorded", withdrawal, failError);
@@ -171,7 +179,11 @@ export const createWithdrawal = defineRoute({
     "so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is " +
     "requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the " +
     "gateway's message) or cannot be reached (502), the withdrawal is `failed` with that message and the amount is " +
-    "released. The transfer events complete or fail it later (POST /api/v1/webhooks/gateway/{company_id}). Pix key " +
+    "released. The transfer events complete or fail it later (POST /api/v1/webhooks/gateway/{company_id}). After a " +
+    "502 the gateway may have made the transfer all the same: its TRANSFER_DONE then still completes the failed " +
+    "withdrawal and debits it, even below a zero balance, because the money did leave; after a refusal (422) it " +
+    "stays failed. A withdrawal left processing without a transfer by a request that died is failed the same way " +
+    "by a scheduled job (public.expire_stale_withdrawals). Pix key " +
     "formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The " +
     "key is never shown again in full: responses and broadcasts carry it masked to its last four characters.",
   auth: "bearer",
@@ -180,7 +192,10 @@ export const createWithdrawal = defineRoute({
   responses: {
     201: { description: "Processing, with the gateway's transfer id", schema: Withdrawal },
     422: { description: "More than the available balance, no gateway configured, or the gateway refused" },
-    502: { description: "The gateway failed or could not be reached; the withdrawal is failed, nothing was held" },
+    502: {
+      description: "The gateway failed or could not be reached; the withdrawal is failed and nothing is held, " +
+        "unless a later TRANSFER_DONE shows that the transfer was made",
+    },
   },
   async handler({ body, asCaller }) {
     const withdrawal = await asCaller((tx) => rpc<Withdrawal>(tx, "request_withdrawal", body));

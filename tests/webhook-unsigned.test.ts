@@ -1,0 +1,322 @@
+// The unsigned platform webhook (SPEC.md §4.4, DESIGN.md §5): a hint, not a
+// fact. The service fetches the named transfer or payment back from the gateway
+// and applies the status the gateway reports, whatever the claim said: nothing
+// while the gateway still reports it pending, the gateway's outcome once it has
+// one. And GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true, which refuses unsigned
+// requests with 401, in a function process of its own.
+import { spawnSync } from "node:child_process";
+import { randomInt } from "node:crypto";
+import { resolve } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type DriverMember,
+  sign,
+  stack,
+  type TestCompany,
+  webhook,
+} from "./support/api.ts";
+import { gateway, routing } from "./support/fakes.ts";
+
+const PLATFORM = "/api/v1/webhooks/gateway";
+
+let a: TestCompany;
+
+beforeAll(async () => {
+  a = await createCompany("Unsigned A");
+  await configureGateway(a);
+  await credit(a.driver, "100.00");
+});
+
+afterEach(async () => {
+  await gateway.reset();
+  await routing.reset();
+});
+
+async function credit(driver: DriverMember, amount: string) {
+  await db()`
+    with delivery as (
+      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
+        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
+        driver_id, accepted_at, started_at, completed_at)
+      values (${a.companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
+        ${amount}, 1, ${driver.driverId}, now(), now(), now())
+      returning id, company_id, driver_id
+    )
+    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery`;
+}
+
+const withdraw = (amount: number) =>
+  api("/api/v1/withdrawals", {
+    token: a.driver.token,
+    body: { amount, pix_key: "12345678901", pix_key_type: "cpf" },
+  });
+
+/** A processing withdrawal of company A's driver, with its transfer at the gateway (PENDING there). */
+async function withdrawal(amount = 10): Promise<{ id: string; transferId: string }> {
+  const res = await withdraw(amount);
+  expect(res.status).toBe(201);
+  return { id: res.body.id, transferId: res.body.gateway_transfer_id };
+}
+
+/** What an unsigned request claims: the event, with the status the claim asserts. */
+function claim(event: string, transferId: string | null, reference: string) {
+  return {
+    event,
+    transfer: {
+      object: "transfer",
+      id: transferId,
+      value: 10,
+      status: event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", ""),
+      externalReference: reference,
+      dateCreated: "2026-11-21",
+    },
+  };
+}
+
+async function withdrawalRow(id: string) {
+  const [row] = await db()`select status, error_message, gateway_transfer_id, completed_at
+                           from public.withdrawals where id = ${id}`;
+  return row;
+}
+
+async function debits(id: string): Promise<number> {
+  const [row] = await db()`select count(*)::int as n from public.wallet_entries
+                           where withdrawal_id = ${id} and kind = 'withdrawal_debit'`;
+  return row.n;
+}
+
+async function lastLog() {
+  const [row] = await db()`select company_id, event, object_id, result, detail from public.webhook_events
+                           order by received_at desc, id desc limit 1`;
+  return row;
+}
+
+const wallet = async () => (await api("/api/v1/wallets/me", { token: a.driver.token })).body;
+
+describe("an unsigned transfer event", () => {
+  it("changes nothing while the gateway reports the transfer PENDING, and completes it once the gateway reports DONE", async () => {
+    const before = await wallet();
+    const { id, transferId } = await withdrawal();
+
+    const pending = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    expect(pending).toMatchObject({ status: 200, body: { received: true } });
+    expect((await withdrawalRow(id)).status).toBe("processing");
+    expect(await debits(id)).toBe(0);
+    expect(await lastLog()).toMatchObject({
+      company_id: a.companyId,
+      result: "ignored",
+      detail: "unsigned: the gateway reports transfer status PENDING",
+    });
+
+    await gateway.setStatus(transferId, "DONE");
+    const done = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    expect(done).toMatchObject({ status: 200, body: { received: true } });
+    expect(await withdrawalRow(id)).toMatchObject({
+      status: "completed",
+      error_message: null,
+      gateway_transfer_id: transferId,
+      completed_at: expect.any(Date),
+    });
+    expect(await debits(id)).toBe(1);
+    expect(await lastLog()).toEqual({
+      company_id: a.companyId,
+      event: "TRANSFER_DONE",
+      object_id: transferId,
+      result: "processed",
+      detail: "unsigned, verified with the gateway (DONE = TRANSFER_DONE): withdrawal completed",
+    });
+    expect(await wallet()).toMatchObject({
+      balance: before.balance - 10,
+      available_balance: before.available_balance - 10,
+    });
+
+    // The same hint again: a duplicate, still one debit.
+    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null)).status).toBe(200);
+    expect(await lastLog()).toMatchObject({ result: "duplicate" });
+    expect(await debits(id)).toBe(1);
+  });
+
+  it.each([
+    ["FAILED", "TRANSFER_FAILED"],
+    ["CANCELLED", "TRANSFER_CANCELLED"],
+  ])("fails it when the gateway reports %s, even when the claim says done", async (status, event) => {
+    const before = await wallet();
+    const { id, transferId } = await withdrawal();
+    await gateway.setStatus(transferId, status);
+    const res = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    expect(res.status).toBe(200);
+    expect(await withdrawalRow(id)).toMatchObject({ status: "failed", error_message: event, completed_at: null });
+    expect(await debits(id)).toBe(0);
+    expect(await lastLog()).toMatchObject({
+      result: "processed",
+      detail: `unsigned, verified with the gateway (${status} = ${event}): withdrawal failed`,
+    });
+    expect(await wallet()).toEqual(before);
+  });
+
+  it("does not complete a withdrawal when the claim says done and the gateway reports it failed, nor the reverse", async () => {
+    const { id, transferId } = await withdrawal();
+    await gateway.setStatus(transferId, "DONE");
+    expect((await webhook(PLATFORM, claim("TRANSFER_FAILED", transferId, id), null)).status).toBe(200);
+    // The claim said failed; the gateway says done: done it is.
+    expect((await withdrawalRow(id)).status).toBe("completed");
+    expect(await debits(id)).toBe(1);
+  });
+
+  it("completes, with one debit, a withdrawal we failed because the gateway's answer was lost", async () => {
+    const before = await wallet();
+    await gateway.set("fail-after-create");
+    const res = await withdraw(10);
+    await gateway.set("ok");
+    expect(res.status).toBe(502);
+    const [row] = await db()`select id from public.withdrawals where driver_id = ${a.driver.driverId}
+                             order by created_at desc limit 1`;
+    expect((await withdrawalRow(row.id)).status).toBe("failed");
+    const transfer = (await gateway.state()).transfers.find((t) => t.externalReference === row.id)!;
+    expect(transfer).toBeDefined();
+    expect(await wallet()).toEqual(before);
+
+    // Still pending at the gateway: nothing.
+    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
+    expect((await withdrawalRow(row.id)).status).toBe("failed");
+
+    await gateway.setStatus(transfer.id, "DONE");
+    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
+    expect(await withdrawalRow(row.id)).toMatchObject({
+      status: "completed",
+      gateway_transfer_id: transfer.id,
+      error_message: null,
+    });
+    expect(await debits(row.id)).toBe(1);
+    expect(await lastLog()).toMatchObject({
+      result: "processed",
+      detail: "unsigned, verified with the gateway (DONE = TRANSFER_DONE): " +
+        "withdrawal completed after the gateway was given up as unavailable: debited now",
+    });
+    expect(await wallet()).toMatchObject({
+      balance: before.balance - 10,
+      available_balance: before.available_balance - 10,
+    });
+  });
+
+  it("the fake refuses to set the status of an object it does not hold", async () => {
+    await expect(gateway.setStatus("tra_nobody", "DONE")).rejects.toThrow(/404/);
+  });
+});
+
+describe("an unsigned payment event", () => {
+  it("makes a Pix delivery pending only once the gateway reports the payment RECEIVED", async () => {
+    const created = await api("/api/v1/deliveries", {
+      token: a.owner.token,
+      body: {
+        origin_address: "Praça da Sé, São Paulo",
+        origin: { lat: -23.5505, lng: -46.6333 },
+        destination_address: "Av. Paulista, 1000",
+        destination: { lat: -23.5614, lng: -46.6559 },
+        customer: { name: "Cliente Teste", document: String(randomInt(10 ** 10, 10 ** 11)) },
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.status).toBe("awaiting_payment");
+    const delivery = created.body.id as string;
+    const paymentId = created.body.payment.gateway_payment_id as string;
+    const body = {
+      event: "PAYMENT_RECEIVED",
+      payment: {
+        object: "payment",
+        id: paymentId,
+        status: "RECEIVED",
+        value: created.body.price,
+        externalReference: delivery,
+      },
+    };
+    const read = async () => (await api(`/api/v1/deliveries/${delivery}`, { token: a.owner.token })).body;
+
+    expect((await webhook(PLATFORM, body, null)).status).toBe(200);
+    expect(await read()).toMatchObject({ status: "awaiting_payment", payment_status: "pending" });
+    expect(await lastLog()).toMatchObject({
+      company_id: a.companyId,
+      result: "ignored",
+      detail: "unsigned: the gateway reports payment status PENDING",
+    });
+
+    await gateway.setStatus(paymentId, "RECEIVED");
+    expect((await webhook(PLATFORM, body, null)).status).toBe(200);
+    expect(await read()).toMatchObject({ status: "pending", payment_status: "received" });
+    expect(await lastLog()).toMatchObject({
+      company_id: a.companyId,
+      event: "PAYMENT_RECEIVED",
+      object_id: paymentId,
+      result: "processed",
+      detail: expect.stringMatching(/^unsigned, verified with the gateway \(RECEIVED = PAYMENT_RECEIVED\): /),
+    });
+  });
+});
+
+describe("with GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true", () => {
+  it("an unsigned request is 401 and logged rejected; a signed one is still applied", { timeout: 60_000 }, async () => {
+    const { id, transferId } = await withdrawal();
+    await gateway.setStatus(transferId, "DONE");
+    const unsigned = JSON.stringify(claim("TRANSFER_DONE", transferId, id));
+    const signed = JSON.stringify(claim("TRANSFER_FAILED", transferId, id));
+    const rejected = async () =>
+      (await db()`select count(*)::int as n from public.webhook_events
+                  where result = 'rejected' and detail = 'missing gateway-signature' and company_id is null`)[0].n;
+    const rejectedBefore = await rejected();
+
+    // The gateway-webhook function in a process of its own, on the same database, with the setting on.
+    const root = resolve(import.meta.dirname, "..");
+    const script = `
+      const { default: fn } = await import("./functions/gateway-webhook/index.ts");
+      const post = (body, headers) => fn.fetch(new Request("http://local/api/v1/webhooks/gateway", {
+        method: "POST", headers: { "content-type": "application/json", ...headers }, body }));
+      const results = [];
+      for (const [body, headers] of [
+        [${JSON.stringify(unsigned)}, {}],
+        [${JSON.stringify(signed)}, { "gateway-signature": ${
+      JSON.stringify(sign(stack().platformWebhookSecret, signed))
+    } }],
+      ]) {
+        const res = await post(body, headers);
+        results.push({ status: res.status, body: await res.json() });
+      }
+      console.log(JSON.stringify(results));
+      Deno.exit(0);`;
+    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 45_000,
+      env: {
+        ...process.env,
+        SUPABASE_URL: stack().apiUrl,
+        SUPABASE_DB_URL: stack().dbUrl,
+        SUPABASE_ANON_KEY: stack().anonKey,
+        SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
+        SUPABASE_JWT_SECRET: stack().jwtSecret,
+        // Nothing here decrypts a company's key: an unsigned request is refused before that.
+        SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+        GATEWAY_SANDBOX_URL: stack().fakes.gateway.url,
+        GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
+        GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
+        GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: "true",
+        ROUTING_URL: stack().fakes.routing.url,
+      },
+    });
+    const line = result.stdout.trim().split("\n").pop()!;
+    expect(JSON.parse(line), result.stderr).toEqual([
+      { status: 401, body: { detail: "missing gateway-signature" } },
+      { status: 200, body: { received: true } },
+    ]);
+
+    // The unsigned claim was not even checked with the gateway (which says DONE): the signed event decided.
+    expect(await withdrawalRow(id)).toMatchObject({ status: "failed", error_message: "TRANSFER_FAILED" });
+    expect(await debits(id)).toBe(0);
+    expect(await rejected()).toBe(rejectedBefore + 1);
+    expect((await gateway.state()).log.filter((entry) => entry.method === "GET")).toEqual([]);
+  });
+});
