@@ -4,8 +4,18 @@
 // driver's scope, lists and pages, failures of the routing service and of the
 // gateway that leave nothing behind, and the realtime offer to drivers.
 import { randomInt } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type Member, type TestCompany, webhook } from "./support/api.ts";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type Member,
+  stack,
+  type TestCompany,
+  webhook,
+} from "./support/api.ts";
 import { gateway, routing } from "./support/fakes.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
@@ -471,6 +481,37 @@ describe("cancel", () => {
     const res = await move(a.legacyAdmin, delivery.id, "cancel");
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "cancelled", cancel_reason: null });
+  });
+
+  it("removes the unpaid Pix charge at the gateway, so the client can no longer pay for it", async () => {
+    const delivery = (await createPix(a)).body;
+    const res = await move(a.owner, delivery.id, "cancel");
+    expect(res.body).toMatchObject({ status: "cancelled", payment_status: "pending" });
+    const charge = (await gateway.state()).payments.find((p) => p.id === delivery.payment.gateway_payment_id);
+    expect(charge).toMatchObject({ status: "DELETED", deleted: true });
+    expect((await gateway.state()).log.filter((r) => r.method === "DELETE")).toEqual([
+      expect.objectContaining({ path: `/v3/payments/${delivery.payment.gateway_payment_id}`, accessToken: apiKeyA }),
+    ]);
+  });
+
+  it("stays cancelled when the gateway cannot remove the charge, and says so in the log", async () => {
+    const delivery = (await createPix(a)).body;
+    await gateway.down();
+    const res = await move(a.owner, delivery.id, "cancel");
+    expect(res).toMatchObject({ status: 200, body: { status: "cancelled" } });
+    await gateway.up();
+    const log = readFileSync(stack().logFile, "utf8");
+    expect(log).toContain(`"event":"pix_charge_not_removed"`);
+    expect(log).toContain(delivery.payment.gateway_payment_id);
+  });
+
+  it("does not ask the gateway about a paid or an invoice delivery", async () => {
+    const invoice = await createInvoice(a);
+    expect((await move(a.owner, invoice.id, "cancel")).status).toBe(200);
+    const paid = (await createPix(a)).body;
+    await applyPaymentEvent(a.companyId, "PAYMENT_RECEIVED", paid.payment.gateway_payment_id, paid.id);
+    expect((await move(a.owner, paid.id, "cancel")).body).toMatchObject({ status: "cancelled", payment_status: "received" });
+    expect((await gateway.state()).log.filter((r) => r.method === "DELETE")).toEqual([]);
   });
 
   it("is for managers of the company only", async () => {

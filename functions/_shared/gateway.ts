@@ -88,6 +88,11 @@ export class GatewayClient {
     return this.request("POST", "/v3/transfers", input);
   }
 
+  /** Removes an unpaid charge, so that it can no longer be paid. */
+  deletePayment(id: string): Promise<{ deleted: boolean; id: string }> {
+    return this.request("DELETE", `/v3/payments/${encodeURIComponent(id)}`);
+  }
+
   getPayment(id: string): Promise<GatewayObject> {
     return this.request("GET", `/v3/payments/${encodeURIComponent(id)}`);
   }

@@ -114,6 +114,16 @@ export function createGatewaySimulator(): GatewaySimulator {
       sim.transfers.set(transfer.id, transfer);
       return json(transfer);
     }
+    if (method === "DELETE" && (match = /^\/v3\/payments\/([^/]+)$/.exec(path))) {
+      const payment = sim.payments.get(match[1]);
+      if (!payment) return gatewayError(404, "not_found", "Payment not found");
+      if (payment.status !== "PENDING" && payment.status !== "OVERDUE") {
+        return gatewayError(400, "invalid_action", `A payment with status ${payment.status} cannot be removed`);
+      }
+      payment.deleted = true;
+      payment.status = "DELETED";
+      return json({ deleted: true, id: payment.id });
+    }
     if (method === "GET" && (match = /^\/v3\/(payments|transfers)\/([^/]+)$/.exec(path))) {
       const object = (match[1] === "payments" ? sim.payments : sim.transfers).get(match[2]);
       return object ? json(object) : gatewayError(404, "not_found", "Object not found");

@@ -244,17 +244,43 @@ export const cancelDelivery = defineRoute({
   tag: "deliveries",
   summary: "Cancel a delivery",
   description: "From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be " +
-    "cancelled (422). The body is optional. Cancelling does not refund a Pix payment already received: refund it " +
-    "at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.",
+    "cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the " +
+    "client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays " +
+    "cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not " +
+    "refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the " +
+    "payment refunded.",
   auth: "bearer",
   roles: MANAGERS,
   params: IdParams,
   body: z.object({ reason: Text(500).optional() }).optional(),
   responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },
-  handler: async ({ params, body, asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "cancel_delivery", { delivery_id: params.id, reason: body?.reason })),
-  }),
+  async handler({ params, body, asCaller }) {
+    const cancelled = await asCaller((tx) =>
+      rpc<z.infer<typeof Delivery>>(tx, "cancel_delivery", { delivery_id: params.id, reason: body?.reason })
+    );
+    if (cancelled.payment_method === "pix" && cancelled.payment_status === "pending" && cancelled.payment) {
+      await removeUnpaidCharge(cancelled.company_id, cancelled.id, cancelled.payment.gateway_payment_id);
+    }
+    return { body: cancelled };
+  },
 });
+
+/** Best effort: the cancellation stands whatever the gateway answers. */
+async function removeUnpaidCharge(companyId: string, deliveryId: string, paymentId: string): Promise<void> {
+  try {
+    const gateway = await companyGateway(companyId);
+    if (!gateway) throw new Error("the gateway is no longer configured");
+    await gateway.client.deletePayment(paymentId);
+  } catch (error) {
+    console.error(JSON.stringify({
+      event: "pix_charge_not_removed",
+      company_id: companyId,
+      delivery_id: deliveryId,
+      gateway_payment_id: paymentId,
+      error: error instanceof Error ? error.message : String(error),
+    }));
+  }
+}
 
 export const assignDelivery = defineRoute({
   method: "post",
