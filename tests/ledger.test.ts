@@ -19,6 +19,7 @@ import {
   type TestCompany,
   webhook,
 } from "./support/api.ts";
+import { creditDriver } from "./support/money.ts";
 import { gateway } from "./support/fakes.ts";
 
 /** mulberry32: small, seedable, good enough to pick actions. */
@@ -82,19 +83,8 @@ afterAll(async () => {
 
 async function credit(driver: DriverMember, amountCents: number) {
   const amount = (amountCents / 100).toFixed(2);
-  const [row] = await db()`
-    with delivery as (
-      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
-        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
-        driver_id, accepted_at, started_at, completed_at)
-      values (${company.companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-        ${amount}, 1, ${driver.driverId}, now(), now(), now())
-      returning id, company_id, driver_id
-    )
-    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery
-    returning delivery_id`;
-  credits.set(row.delivery_id, { driver, cents: amountCents, reversed: false });
+  const deliveryId = await creditDriver(company.companyId, driver, amount);
+  credits.set(deliveryId, { driver, cents: amountCents, reversed: false });
   history.push(`credit ${driver.driverId.slice(0, 4)} ${amount}`);
 }
 

@@ -10,9 +10,9 @@ import {
   db,
   type DriverMember,
   type TestCompany,
-  webhook,
 } from "./support/api.ts";
 import { gateway } from "./support/fakes.ts";
+import { creditDriver, requestWithdrawal, transferEvent, walletOf } from "./support/money.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
 let a: TestCompany;
@@ -29,48 +29,12 @@ afterEach(async () => {
   await gateway.reset();
 });
 
-/** Credits a driver as a completed delivery would: a delivery row and its ledger entry. */
-async function credit(company: TestCompany, driver: DriverMember, amount: string) {
-  await db()`
-    with delivery as (
-      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
-        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
-        driver_id, accepted_at, started_at, completed_at)
-      values (${company.companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-        ${amount}, 1, ${driver.driverId}, now(), now(), now())
-      returning id, company_id, driver_id
-    )
-    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery`;
-}
 
-const wallet = async (driver: DriverMember) => (await api("/api/v1/wallets/me", { token: driver.token })).body;
+const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
+  creditDriver(company.companyId, driver, amount);
+const wallet = walletOf;
+const withdraw = requestWithdrawal;
 
-const withdraw = (driver: DriverMember, amount: number, pixKey = "12345678901", pixKeyType = "cpf") =>
-  api("/api/v1/withdrawals", { token: driver.token, body: { amount, pix_key: pixKey, pix_key_type: pixKeyType } });
-
-function transferEvent(
-  company: TestCompany,
-  secret: string,
-  event: string,
-  transferId: string | null,
-  reference: string,
-) {
-  const status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
-  return webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
-    event,
-    transfer: {
-      object: "transfer",
-      id: transferId,
-      value: 10,
-      status,
-      description: `Withdrawal ${reference}`,
-      dateCreated: "2026-11-21",
-      externalReference: reference,
-      ...(status === "DONE" ? { confirmedDate: "2026-11-21" } : { failReason: "Recusada pelo banco" }),
-    },
-  }, secret);
-}
 
 async function debitsOf(withdrawalId: string): Promise<number> {
   const [row] = await db()`select count(*)::int as n from public.wallet_entries

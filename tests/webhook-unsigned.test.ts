@@ -19,6 +19,7 @@ import {
   type TestCompany,
   webhook,
 } from "./support/api.ts";
+import { creditDriver } from "./support/money.ts";
 import { gateway, routing } from "./support/fakes.ts";
 
 const PLATFORM = "/api/v1/webhooks/gateway";
@@ -36,19 +37,7 @@ afterEach(async () => {
   await routing.reset();
 });
 
-async function credit(driver: DriverMember, amount: string) {
-  await db()`
-    with delivery as (
-      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
-        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
-        driver_id, accepted_at, started_at, completed_at)
-      values (${a.companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-        ${amount}, 1, ${driver.driverId}, now(), now(), now())
-      returning id, company_id, driver_id
-    )
-    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery`;
-}
+const credit = (driver: DriverMember, amount: string) => creditDriver(a.companyId, driver, amount);
 
 const withdraw = (amount: number) =>
   api("/api/v1/withdrawals", {

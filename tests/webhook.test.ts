@@ -16,6 +16,7 @@ import {
   type TestCompany,
   webhook,
 } from "./support/api.ts";
+import { creditDriver } from "./support/money.ts";
 import { gateway } from "./support/fakes.ts";
 
 let a: TestCompany;
@@ -41,19 +42,8 @@ afterEach(async () => {
   await gateway.reset();
 });
 
-async function credit(company: TestCompany, driver: DriverMember, amount: string) {
-  await db()`
-    with delivery as (
-      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
-        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
-        driver_id, accepted_at, started_at, completed_at)
-      values (${company.companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-        ${amount}, 1, ${driver.driverId}, now(), now(), now())
-      returning id, company_id, driver_id
-    )
-    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery`;
-}
+const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
+  creditDriver(company.companyId, driver, amount);
 
 /** A processing withdrawal of 10.00 by company A's driver, with its transfer at the gateway. */
 async function withdrawal(): Promise<{ id: string; transferId: string }> {

@@ -2,13 +2,9 @@
 // and Pix transfers in memory, answering as the gateway does. Runtime-neutral
 // (a fetch handler), so the local stack serves it and the test suite wraps it
 // in its loopback fake, where tests make it slow or failing.
-export interface GatewayObject {
-  id: string;
-  status: string;
-  value?: number;
-  externalReference?: string | null;
-  [key: string]: unknown;
-}
+import type { GatewayObject } from "../../functions/_shared/gateway.ts";
+
+export type { GatewayObject };
 
 export interface GatewaySimulator {
   fetch(req: Request): Promise<Response>;

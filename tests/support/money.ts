@@ -1,0 +1,48 @@
+// Money helpers shared by the wallet, withdrawal and webhook tests.
+import { api, db, type DriverMember, type TestCompany, webhook } from "./api.ts";
+
+/** Credits a driver as a completed delivery would: a delivery row and its ledger entry. Returns the delivery id. */
+export async function creditDriver(companyId: string, driver: DriverMember, amount: string): Promise<string> {
+  const [row] = await db()`
+    with delivery as (
+      insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
+        origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
+        driver_id, accepted_at, started_at, completed_at)
+      values (${companyId}, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
+        ${amount}, 1, ${driver.driverId}, now(), now(), now())
+      returning id, company_id, driver_id
+    )
+    insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+    select company_id, driver_id, 'delivery_credit', ${amount}, id from delivery
+    returning delivery_id`;
+  return row.delivery_id;
+}
+
+export const walletOf = async (driver: DriverMember) => (await api("/api/v1/wallets/me", { token: driver.token })).body;
+
+export const requestWithdrawal = (driver: DriverMember, amount: number, pixKey = "12345678901", pixKeyType = "cpf") =>
+  api("/api/v1/withdrawals", { token: driver.token, body: { amount, pix_key: pixKey, pix_key_type: pixKeyType } });
+
+/** A signed TRANSFER_* event for one of the company's transfers, in the gateway's payload form. */
+export function transferEvent(
+  company: TestCompany,
+  secret: string,
+  event: string,
+  transferId: string | null,
+  reference: string,
+) {
+  const status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
+  return webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+    event,
+    transfer: {
+      object: "transfer",
+      id: transferId,
+      value: 10,
+      status,
+      description: `Withdrawal ${reference}`,
+      dateCreated: "2026-11-21",
+      externalReference: reference,
+      ...(status === "DONE" ? { confirmedDate: "2026-11-21" } : { failReason: "Recusada pelo banco" }),
+    },
+  }, secret);
+}
