@@ -2,9 +2,15 @@
 // and Pix transfers in memory, answering as the gateway does. Runtime-neutral
 // (a fetch handler), so the local stack serves it and the test suite wraps it
 // in its loopback fake, where tests make it slow or failing.
-import type { GatewayObject } from "../../functions/_shared/gateway.ts";
-
-export type { GatewayObject };
+// The object shape of functions/_shared/gateway.ts, restated: that module reads
+// the Edge Functions' configuration, which the Node test harness cannot load.
+export interface GatewayObject {
+  id: string;
+  status: string;
+  value?: number;
+  externalReference?: string | null;
+  [key: string]: unknown;
+}
 
 export interface GatewaySimulator {
   fetch(req: Request): Promise<Response>;
