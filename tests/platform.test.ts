@@ -101,6 +101,22 @@ describe("both signing methods are accepted", () => {
   });
 });
 
+describe("the database bootstrap", () => {
+  it("applied twice changes nothing: no migration or seed runs again, and sql/local is idempotent", () => {
+    const root = resolve(import.meta.dirname, "..");
+    const script = `
+      import { migrate } from "./local/database.ts";
+      console.log(JSON.stringify(await migrate(${JSON.stringify(stack().dbUrl)}, { seed: true })));`;
+    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout.trim().split("\n").pop()!)).toEqual({ applied: [], seeded: false });
+  });
+});
+
 describe("/health", () => {
   it("is 200 with the database up", async () => {
     const res = await api("/health");
