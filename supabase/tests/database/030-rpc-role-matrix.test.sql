@@ -1,0 +1,142 @@
+-- Every RPC callable by users, as every role of the own company: the roles
+-- DESIGN.md §3 allows get past authorization (whatever the call then says
+-- about the arguments), every other role gets 403. Then a foreign company's
+-- users naming this company's objects get 404. Each call runs in a
+-- subtransaction that is rolled back, so the calls do not disturb each other.
+begin;
+select plan(121);
+
+create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
+grant select on t to public;
+
+-- Objects of company a to name in the calls: a pending delivery, an accepted one, a withdrawal.
+create temp table o as
+with a as (select (a ->> 'company_id')::uuid as company, (a ->> 'driver_id')::uuid as driver from t),
+pending as (
+  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
+    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share)
+  select company, 'pending', 'invoiced', 'invoice', 'O', 0, 0, 'D', 0, 0, 1000, 100, 10, 0.8 from a
+  returning id
+),
+withdrawal as (
+  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, failure_kind, error_message)
+  select company, driver, 1, '12345678901', 'cpf', 'failed', 'gateway_rejected', 'x' from a
+  returning id
+)
+select (select id from pending) as delivery, (select id from withdrawal) as withdrawal;
+grant select on o to public;
+
+-- The SQLSTATE a call raises as the current role, or 'ok'; always rolled back.
+create function pg_temp.outcome(call text) returns text
+language plpgsql
+as $$
+begin
+  begin
+    execute call;
+    raise exception using errcode = 'TSTOK';
+  exception
+    when sqlstate 'TSTOK' then return 'ok';
+    when others then return sqlstate;
+  end;
+end;
+$$;
+grant execute on function pg_temp.outcome(text) to public;
+
+create temp table matrix (call text, allowed text[]);
+insert into matrix
+select m.call, m.allowed
+from t, o, lateral (values
+  (format('select public.create_driver(%L, %L, %L)', gen_random_uuid(), 'X', 'x@tests.example'), array['owner', 'admin']),
+  ('select public.list_drivers()', array['owner', 'admin', 'legacy_admin']),
+  (format('select public.get_driver(%L)', t.a ->> 'driver_id'), array['owner', 'admin', 'legacy_admin']),
+  (format('select public.update_driver(%L, name => %L)', t.a ->> 'driver2_id', 'Y'), array['owner', 'admin']),
+  ('select public.get_prices()', array['owner', 'admin', 'legacy_admin', 'driver']),
+  ('select public.set_prices(1, 1, 1, 0.5)', array['owner', 'admin', 'legacy_admin']),
+  ('select public.get_subscription()', array['owner']),
+  ('select public.set_subscription(''pro'')', array['owner']),
+  ('select public.save_gateway_config(''v1.a.b'', ''v1.c.d'', ''sandbox'')', array['owner']),
+  ('select public.get_my_company()', array['owner', 'admin', 'legacy_admin', 'driver']),
+  ('select public.list_webhook_events()', array['owner', 'admin']),
+  ('select public.quote_route(1000, 100)', array['owner', 'admin', 'legacy_admin']),
+  ('select public.authorize_new_delivery(null)', array['owner', 'admin', 'legacy_admin']),
+  ('select public.list_deliveries()', array['owner', 'admin', 'legacy_admin', 'driver']),
+  (format('select public.get_delivery(%L)', o.delivery), array['owner', 'admin', 'legacy_admin', 'driver']),
+  (format('select public.cancel_delivery(%L)', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  (format('select public.assign_delivery(%L, %L)', o.delivery, t.a ->> 'driver_id'), array['owner', 'admin']),
+  (format('select public.accept_delivery(%L)', o.delivery), array['driver']),
+  (format('select public.start_delivery(%L)', o.delivery), array['driver']),
+  (format('select public.complete_delivery(%L)', o.delivery), array['driver']),
+  ('select public.get_wallet()', array['driver']),
+  ('select public.list_wallet_transactions()', array['driver']),
+  ('select public.request_withdrawal(1, ''12345678901'', ''cpf'')', array['driver']),
+  ('select public.list_withdrawals()', array['owner', 'admin', 'driver']),
+  (format('select public.get_withdrawal(%L)', o.withdrawal), array['owner', 'admin', 'driver']),
+  ('select public.update_my_location(1, 1)', array['driver']),
+  ('select public.list_driver_locations()', array['owner', 'admin', 'legacy_admin']),
+  (format('select public.get_delivery_trail(%L)', o.delivery), array['owner', 'admin', 'legacy_admin'])
+) as m (call, allowed);
+grant select on matrix to public;
+
+select is(
+  (select count(*)::int from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+   where n.nspname = 'public' and has_function_privilege('authenticated', p.oid, 'execute')),
+  (select count(*)::int from matrix),
+  'the matrix names every public function users may execute'
+);
+
+-- 28 calls x 4 roles = 112 assertions, then 8 foreign ones
+create function pg_temp.role_matrix() returns setof text
+language plpgsql
+as $$
+declare
+  entry record;
+  role_name text;
+  result text;
+begin
+  for entry in select * from matrix order by call loop
+    foreach role_name in array array['owner', 'admin', 'legacy_admin', 'driver'] loop
+      perform tests.act_as_user((select (a ->> role_name)::uuid from t));
+      result := pg_temp.outcome(entry.call);
+      perform tests.reset_role();
+      if role_name = any (entry.allowed) then
+        return next isnt(result, 'PT403', format('%s as %s: allowed', entry.call, role_name));
+      else
+        return next is(result, 'PT403', format('%s as %s: 403', entry.call, role_name));
+      end if;
+    end loop;
+  end loop;
+end;
+$$;
+select * from pg_temp.role_matrix();
+
+-- A foreign company's users naming company a's objects: 404, and nothing changes.
+create function pg_temp.foreign_calls() returns setof text
+language plpgsql
+as $$
+declare
+  entry record;
+  result text;
+begin
+  for entry in
+    select * from (values
+      ('owner', format('select public.get_driver(%L)', (select a ->> 'driver_id' from t))),
+      ('owner', format('select public.update_driver(%L, name => %L)', (select a ->> 'driver_id' from t), 'Z')),
+      ('owner', format('select public.get_delivery(%L)', (select delivery from o))),
+      ('legacy_admin', format('select public.cancel_delivery(%L)', (select delivery from o))),
+      ('admin', format('select public.assign_delivery(%L, %L)', (select delivery from o), (select b ->> 'driver_id' from t))),
+      ('driver', format('select public.accept_delivery(%L)', (select delivery from o))),
+      ('admin', format('select public.get_withdrawal(%L)', (select withdrawal from o))),
+      ('owner', format('select public.get_delivery_trail(%L)', (select delivery from o)))
+    ) as f (role_name, call)
+  loop
+    perform tests.act_as_user((select (b ->> entry.role_name)::uuid from t));
+    result := pg_temp.outcome(entry.call);
+    perform tests.reset_role();
+    return next is(result, 'PT404', format('%s as a foreign %s: 404', entry.call, entry.role_name));
+  end loop;
+end;
+$$;
+select * from pg_temp.foreign_calls();
+
+select * from finish();
+rollback;
