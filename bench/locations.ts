@@ -251,8 +251,8 @@ function viaSql(sql: postgres.Sql) {
       await sql.begin(async (tx) => {
         await tx`select set_config('request.jwt.claims', ${JSON.stringify(driver.claims)}, true),
                         set_config('request.jwt.claim.sub', ${String(driver.claims.sub)}, true),
-                        set_config('request.jwt.claim.role', 'driver', true)`;
-        await tx`set local role driver`;
+                        set_config('request.jwt.claim.role', 'driver', true),
+                        set_config('role', 'driver', true)`;
         await tx`select public.update_my_location(lat => ${p.lat}, lng => ${p.lng}, heading => ${p.heading},
                                                   speed => ${p.speed}, accuracy => ${p.accuracy})`;
       });

@@ -30,10 +30,11 @@ export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): P
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
   return await db().begin(async (tx) => {
+    // One round trip, as PostgREST does it: set_config('role', ..., true) is `set local role`.
     await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
                     set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
-                    set_config('request.jwt.claim.role', ${role}, true)`;
-    await tx.unsafe(`set local role ${role}`);
+                    set_config('request.jwt.claim.role', ${role}, true),
+                    set_config('role', ${role}, true)`;
     return await work(tx);
   }) as T;
 }
