@@ -83,8 +83,23 @@ describe("tokens the server refuses", () => {
   });
 
   it("an API key, which is not a user session", async () => {
-    const res = await api("/api/v1/companies/me", { token: stack().anonKey });
-    expect(res.status).toBe(401);
+    for (const key of [stack().anonKey, stack().serviceRoleKey]) {
+      const res = await api("/api/v1/companies/me", { token: key });
+      expect(res.status).toBe(401);
+    }
+  });
+
+  it("a validly signed token without an expiry, for another audience, or naming a database role", async () => {
+    const sign = (claims: Record<string, unknown>, expires = true) => {
+      const jwt = new SignJWT(claims).setProtectedHeader({ alg: "HS256" });
+      return (expires ? jwt.setExpirationTime("1h") : jwt).sign(secret());
+    };
+    const { exp: _exp, ...claims } = { ...ownerClaims(), exp: 0 };
+    await expectRefused(await sign(claims, false));
+    await expectRefused(await sign({ ...claims, aud: "something-else" }));
+    for (const role of ["service_role", "anon", "postgres", "supabase_admin"]) {
+      await expectRefused(await sign({ ...claims, role }));
+    }
   });
 });
 

@@ -4,6 +4,9 @@ import { env } from "./env.ts";
 import { HttpError } from "./errors.ts";
 import { bearerToken, type Claims, createVerifier, TokenError } from "./jwt.ts";
 
+/** The role claims of user sessions: Supabase's own and the app roles of the access token hook. */
+const USER_ROLES = new Set(["authenticated", "company_owner", "company_admin", "driver"]);
+
 let verifier: ((token: string) => Promise<Claims>) | undefined;
 
 function verify(token: string): Promise<Claims> {
@@ -22,8 +25,14 @@ export async function authenticate(req: Request): Promise<Claims> {
   if (!token) throw new HttpError(401, "Not authenticated", { "WWW-Authenticate": "Bearer" });
   try {
     const claims = await verify(token);
-    // API keys (anon, service_role) are not user sessions.
+    // Only a user's session token: the anon and service_role API keys, and any
+    // token without a subject, an expiry, the authenticated audience or a user
+    // role, are refused (the role becomes the database role of the request).
     if (!claims.sub) throw new TokenError("token has no subject");
+    if (typeof claims.exp !== "number") throw new TokenError("token has no expiry");
+    const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    if (!audiences.includes("authenticated")) throw new TokenError("token is not for authenticated users");
+    if (!USER_ROLES.has(claims.role ?? "")) throw new TokenError("token role is not a user role");
     return claims;
   } catch (error) {
     const detail = error instanceof TokenError ? error.message : "invalid JWT";
