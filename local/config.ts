@@ -14,7 +14,13 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default(".local"),
   DATABASE_URL: url.optional(),
   SUPABASE_JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEFAULT_JWT_SECRET),
-  SECRETS_ENCRYPTION_KEY: z.string().optional(),
+  SECRETS_ENCRYPTION_KEY: z.string().refine((key) => {
+    try {
+      return atob(key).length === 32;
+    } catch {
+      return false;
+    }
+  }, "must be 32 random bytes, base64-encoded").optional(),
   GATEWAY_SANDBOX_URL: url.optional(),
   GATEWAY_PRODUCTION_URL: url.optional(),
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),

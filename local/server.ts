@@ -24,11 +24,20 @@ export interface Server {
   close(): Promise<void>;
 }
 
+/** Supabase's API gateway answers browsers' CORS for Auth; the local stack does the same. */
+function withCors(res: Response): Response {
+  const headers = new Headers(res.headers);
+  headers.set("access-control-allow-origin", "*");
+  headers.set("access-control-allow-headers", "authorization, apikey, content-type, x-client-info, x-supabase-api-version");
+  headers.set("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
+  return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+}
+
 /** Public paths served by a function, in order (DESIGN.md §5); the path reaches the function unchanged. */
 const PUBLIC_ROUTES: { pattern: RegExp; fn: string }[] = [
   { pattern: /^\/api\/v1\/webhooks\/gateway(\/|$)/, fn: "gateway-webhook" },
   { pattern: /^\/api\/v1(\/|$)/, fn: "api" },
-  { pattern: /^\/health$/, fn: "api" },
+  { pattern: /^\/health\/?$/, fn: "api" },
 ];
 
 async function loadFunctions(functions: FunctionConfig[]): Promise<Map<string, FunctionConfig & { fetch: Handler }>> {
@@ -71,7 +80,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   async function route(req: Request): Promise<Response> {
     const url = new URL(req.url);
     const path = url.pathname;
-    if (path.startsWith("/auth/v1/")) return await auth(req);
+    if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
     if (path === "/realtime/v1/websocket") return realtime.handle(req);
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);

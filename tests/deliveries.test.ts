@@ -359,6 +359,11 @@ describe("POST /api/v1/deliveries with invoice", () => {
     expect((await gateway.state()).log).toEqual([]);
   });
 
+  it("takes null for the optional fields, as the API returns them", async () => {
+    const delivery = await createInvoice(a, { recipient_name: null, recipient_phone: null, notes: null, driver_id: null });
+    expect(delivery).toMatchObject({ status: "pending", recipient_name: null, recipient_phone: null, notes: null });
+  });
+
   it("with driver_id is that driver's at once", async () => {
     const delivery = await createInvoice(a, { driver_id: a.driver2.driverId });
     expect(delivery).toMatchObject({

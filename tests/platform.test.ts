@@ -25,7 +25,8 @@ describe("functions.invoke against a function deployed with verify_jwt = true", 
   it("runs it for a signed-in user", async () => {
     const supabase = supabaseClient();
     await supabase.auth.signInWithPassword({ email: company.owner.email, password: company.owner.password });
-    const { data, error } = await supabase.functions.invoke("whoami", { method: "GET" });
+    // invoke() posts by default.
+    const { data, error } = await supabase.functions.invoke("whoami");
     expect(error).toBeNull();
     expect(data).toMatchObject({ role: "company_owner", company_id: company.companyId, token_role: "company_owner" });
   });
@@ -116,6 +117,68 @@ describe("both signing methods are accepted", () => {
   });
 });
 
+describe("what browsers and sloppy clients send", () => {
+  it("answers CORS preflights and says which origins may call", async () => {
+    const preflight = await fetch(`${stack().apiUrl}/api/v1/deliveries`, {
+      method: "OPTIONS",
+      headers: { origin: "https://panel.example", "access-control-request-method": "POST" },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("authorization");
+    const auth = await fetch(`${stack().apiUrl}/auth/v1/token?grant_type=password`, {
+      method: "OPTIONS",
+      headers: { origin: "https://panel.example", "access-control-request-method": "POST" },
+    });
+    expect(auth.status).toBeLessThan(300);
+    const res = await api("/api/v1/prices", { token: company.owner.token, headers: { origin: "https://panel.example" } });
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  it("ignores a trailing slash", async () => {
+    expect((await api("/api/v1/prices/", { token: company.owner.token })).status).toBe(200);
+    expect((await api("/health/")).status).toBe(200);
+  });
+
+  it("refuses JSON nested too deeply, bodies over 1 MiB and bytes that are not UTF-8, never with a 500", async () => {
+    const deep = "[".repeat(10_000) + "]".repeat(10_000);
+    const nested = await api("/api/v1/companies/register", {
+      rawBody: deep,
+      headers: { "content-type": "application/json" },
+    });
+    expect(nested.status).toBe(400);
+    const huge = await api("/api/v1/companies/register", {
+      body: { company_name: "x".repeat(1_100_000), owner_name: "o", email: "a@b.example", password: "long-enough" },
+    });
+    expect(huge.status).toBe(413);
+    const latin1 = await api("/api/v1/prices", {
+      method: "PUT",
+      token: company.owner.token,
+      rawBody: new Uint8Array([0x7b, 0x22, 0xe3, 0x22, 0x3a, 0x31, 0x7d]),
+      headers: { "content-type": "application/json" },
+    });
+    expect(latin1.status).toBe(400);
+  });
+
+  it("takes money with floating point noise as the cents it means", async () => {
+    const res = await api("/api/v1/prices", {
+      method: "PUT",
+      token: company.owner.token,
+      body: { base_fee: 0.30000000000000004, per_km: 1.1500000000000001, minimum_fee: 8, driver_share: 0.8 },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ base_fee: 0.3, per_km: 1.15 });
+  });
+
+  it("refuses a password over bcrypt's 72 bytes with a 400", async () => {
+    const res = await api("/api/v1/companies/register", {
+      body: { company_name: "Emoji", owner_name: "E", email: "emoji@test.example", password: "🚚".repeat(72) },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.detail[0].loc).toEqual(["body", "password"]);
+  });
+});
+
 describe("the database bootstrap", () => {
   it("applied twice changes nothing: no migration or seed runs again, and sql/local is idempotent", () => {
     const root = resolve(import.meta.dirname, "..");
@@ -138,13 +201,15 @@ describe("/health", () => {
     expect(res).toMatchObject({ status: 200, body: { status: "ok", database: "ok" } });
   });
 
-  it("is 503 with database unreachable when the database is down", () => {
+  it("is 503 with database unreachable when the database is down", async () => {
+    const jwks = await (await fetch(`${stack().apiUrl}/auth/v1/.well-known/jwks.json`)).json();
     // The api function in a process of its own whose database address answers nothing.
     const root = resolve(import.meta.dirname, "..");
     const script = `
       const { default: api } = await import("./functions/api/index.ts");
       const res = await api.fetch(new Request("http://local/health"));
-      console.log(JSON.stringify({ status: res.status, body: await res.json() }));
+      const call = await api.fetch(new Request("http://local/api/v1/prices", { headers: { authorization: "Bearer " + Deno.env.get("TOKEN") } }));
+      console.log(JSON.stringify({ status: res.status, body: await res.json(), api: { status: call.status, body: await call.json() } }));
       Deno.exit(0);`;
     const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
       cwd: root,
@@ -161,10 +226,17 @@ describe("/health", () => {
         GATEWAY_SANDBOX_URL: "http://127.0.0.1:1",
         GATEWAY_PRODUCTION_URL: "http://127.0.0.1:1",
         ROUTING_URL: "http://127.0.0.1:1",
+        TOKEN: company.owner.token,
+        SUPABASE_JWKS: JSON.stringify(jwks),
       },
     });
     const line = result.stdout.trim().split("\n").pop()!;
-    expect(JSON.parse(line), result.stderr).toEqual({ status: 503, body: { status: "degraded", database: "unreachable" } });
+    expect(JSON.parse(line), result.stderr).toEqual({
+      status: 503,
+      body: { status: "degraded", database: "unreachable" },
+      // An API call with the database down is 503 too, never a 500.
+      api: { status: 503, body: { detail: "The database is unavailable; try again" } },
+    });
   });
 
   it("stops start-up with a message naming a missing setting", () => {

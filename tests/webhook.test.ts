@@ -161,6 +161,12 @@ describe("requests that are not events", () => {
     expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "rejected" });
   });
 
+  it("a NUL character, which can never be stored, is 400 (not retried), correctly signed or not", async () => {
+    const res = await webhook(companyPath(a), { event: "TRANSFER_DONE", transfer: { id: "tra_\u0000x" } }, secretA);
+    expect(res.status).toBe(400);
+    expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "rejected" });
+  });
+
   it("JSON without an event name is 400", async () => {
     expect((await webhook(companyPath(a), { transfer: { id: "tra_x" } }, secretA)).status).toBe(400);
     expect((await webhook(companyPath(a), [1, 2], secretA)).status).toBe(400);

@@ -3,17 +3,34 @@
 import { z } from "zod";
 import { type AnyRoute, ErrorBody, ValidationErrorBody } from "./route.ts";
 
-function schemaOf(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
-  delete json.$schema;
-  return json;
+/** Named schemas (`.meta({id})`), shared by every operation that uses them. */
+type Components = Record<string, Record<string, unknown>>;
+
+/** Rewrites `#/$defs/X` (zod's local definitions) to `#/components/schemas/X`, the document-wide ones. */
+function pointAtComponents(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(pointAtComponents);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) =>
+    key === "$ref" && typeof item === "string"
+      ? [key, item.replace(/^#\/\$defs\//, "#/components/schemas/")]
+      : [key, pointAtComponents(item)]
+  ));
 }
 
-function parameters(route: AnyRoute): unknown[] {
+function schemaOf(schema: z.ZodType, io: "input" | "output", components: Components): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
+  delete json.$schema;
+  const defs = (json.$defs ?? {}) as Components;
+  delete json.$defs;
+  for (const [name, def] of Object.entries(defs)) components[name] ??= pointAtComponents(def) as Record<string, unknown>;
+  return pointAtComponents(json) as Record<string, unknown>;
+}
+
+function parameters(route: AnyRoute, components: Components): unknown[] {
   const out: unknown[] = [];
   for (const [where, schema] of [["path", route.params], ["query", route.query]] as const) {
     if (!schema) continue;
-    const json = schemaOf(schema, "input") as { properties?: Record<string, unknown>; required?: string[] };
+    const json = schemaOf(schema, "input", components) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(json.properties ?? {})) {
       out.push({ name, in: where, required: where === "path" || (json.required ?? []).includes(name), schema: property });
     }
@@ -30,25 +47,30 @@ const STANDARD_ERRORS: Record<number, string> = {
 
 export function openApiDocument(routes: AnyRoute[], info: { title: string; version: string; description: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const components: Components = {};
+  const json = (schema: z.ZodType) => ({ "application/json": { schema: schemaOf(schema, "output", components) } });
+  // A 400 is a validation error, or an ordinary error for a bad value found later (say, a cursor).
+  const badRequest = z.union([ValidationErrorBody, ErrorBody]);
   for (const route of routes) {
     const responses: Record<string, unknown> = {};
     for (const [status, response] of Object.entries(route.responses)) {
+      const errorSchema = Number(status) === 400 ? badRequest : ErrorBody;
       responses[status] = {
         description: response.description,
         ...(response.headers
           ? { headers: Object.fromEntries(Object.entries(response.headers).map(([h, d]) => [h, { description: d, schema: { type: "string" } }])) }
           : {}),
-        ...(response.schema ? { content: { "application/json": { schema: schemaOf(response.schema, "output") } } } : {}),
+        ...(response.schema
+          ? { content: json(response.schema) }
+          : Number(status) >= 400
+          ? { content: json(errorSchema) }
+          : {}),
       };
     }
     const errors = route.auth === "bearer" ? [400, 401, 403, 404] : [400];
     for (const status of errors) {
       if (responses[status]) continue;
-      const schema = status === 400 ? ValidationErrorBody : ErrorBody;
-      responses[status] = {
-        description: STANDARD_ERRORS[status],
-        content: { "application/json": { schema: schemaOf(schema, "output") } },
-      };
+      responses[status] = { description: STANDARD_ERRORS[status], content: json(status === 400 ? badRequest : ErrorBody) };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method] = {
@@ -56,10 +78,16 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
       description: [route.description, route.roles ? `Roles: ${route.roles.join(", ")}.` : undefined]
         .filter(Boolean).join("\n\n") || undefined,
       tags: [route.tag],
-      security: route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : [],
-      parameters: parameters(route),
-      ...(route.body
-        ? { requestBody: { required: !route.body.safeParse(undefined).success, content: { "application/json": { schema: schemaOf(route.body, "input") } } } }
+      security: route.security ??
+        (route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : []),
+      parameters: parameters(route, components),
+      ...(route.body ?? route.rawBody
+        ? {
+          requestBody: {
+            required: !(route.body ?? route.rawBody).safeParse(undefined).success,
+            content: { "application/json": { schema: schemaOf(route.body ?? route.rawBody, "input", components) } },
+          },
+        }
         : {}),
       responses,
     };
@@ -70,6 +98,7 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
     servers: [{ url: "/" }],
     paths,
     components: {
+      schemas: components,
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT" },
         gatewaySignature: {

@@ -45,6 +45,10 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   auth: "bearer" | "none" | "signature";
   /** Who may call it, for the document; the database enforces it. */
   roles?: string[];
+  /** A request body the handler reads itself (a webhook's raw bytes): documented, not parsed. */
+  rawBody?: z.ZodType;
+  /** The document's security requirement, when it is not the one `auth` implies. */
+  security?: Record<string, string[]>[];
   params?: P;
   query?: Q;
   body?: B;
@@ -70,19 +74,46 @@ function parse<S extends z.ZodType>(schema: S | undefined, input: unknown, locat
   return result.data;
 }
 
-async function readJson(req: Request): Promise<unknown> {
-  const text = await req.text();
-  if (text.trim() === "") return undefined;
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new HttpError(400, [{
-      type: "json_invalid",
-      loc: ["body"],
-      msg: `JSON decode error: ${(error as Error).message}`,
-      input: null,
-    }]);
+/** Request bodies larger than this are refused (413) before they are parsed. */
+export const MAX_BODY_BYTES = 1_048_576;
+/** Deeper JSON than this is refused (400): no request of ours nests more than a few levels. */
+const MAX_JSON_DEPTH = 32;
+
+function jsonError(msg: string): HttpError {
+  return new HttpError(400, [{ type: "json_invalid", loc: ["body"], msg, input: null }]);
+}
+
+function tooDeep(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== "object") continue;
+    if (depth > MAX_JSON_DEPTH) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
   }
+  return false;
+}
+
+async function readJson(req: Request): Promise<unknown> {
+  const declared = Number(req.headers.get("content-length") ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
+  const bytes = new Uint8Array(await req.arrayBuffer());
+  if (bytes.length > MAX_BODY_BYTES) throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw jsonError("JSON decode error: the body is not valid UTF-8");
+  }
+  if (text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw jsonError(`JSON decode error: ${(error as Error).message}`);
+  }
+  if (tooDeep(value)) throw jsonError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
 }
 
 const GENERIC_DETAIL: Record<number, string> = {
@@ -93,9 +124,24 @@ const GENERIC_DETAIL: Record<number, string> = {
   503: "The service is busy; try again",
 };
 
+/** postgres.js's codes for a database it cannot reach or lost. */
+const CONNECTION_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+]);
+
 /** Database errors become HTTP errors here and only here. */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === "string" && CONNECTION_ERRORS.has(code)) {
+    return new HttpError(503, "The database is unavailable; try again", { "Retry-After": "1" });
+  }
   const pg = error as { code?: string; message?: string; severity?: string };
   if (pg && typeof pg.code === "string" && pg.severity) {
     const status = statusForSqlState(pg.code);

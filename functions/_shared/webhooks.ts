@@ -73,6 +73,10 @@ export function parseEvent(body: Uint8Array): GatewayEvent {
       ] satisfies ValidationItem[],
     );
   }
+  // Postgres text cannot hold NUL: such a body can never be applied, so it is refused (400), not retried.
+  if (/\\u0000/i.test(new TextDecoder().decode(body))) {
+    throw new Rejected(400, [{ type: "value_error", loc: ["body"], msg: "NUL characters are not allowed", input: null }]);
+  }
   const record = payload !== null && typeof payload === "object" && !Array.isArray(payload)
     ? payload as Record<string, unknown>
     : null;
@@ -358,6 +362,22 @@ export async function receiveWebhook(req: Request, companyParam?: string): Promi
 // Route declarations: the same handler behind both paths, and the OpenAPI document.
 
 const Acknowledgement = z.object({ received: z.literal(true) }).meta({ id: "WebhookAcknowledgement" });
+const GatewayObjectBody = z.object({
+  id: z.string(),
+  status: z.string().optional().describe("For example DONE, FAILED, RECEIVED"),
+  value: z.number().optional(),
+  description: z.string().optional(),
+  externalReference: z.string().optional().describe("Our withdrawal or delivery id"),
+  dateCreated: z.string().optional(),
+  confirmedDate: z.string().optional(),
+  failReason: z.string().optional(),
+}).passthrough();
+const WebhookEventBody = z.object({
+  event: z.string().describe("PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, " +
+    "TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored"),
+  transfer: GatewayObjectBody.optional(),
+  payment: GatewayObjectBody.optional(),
+}).passthrough().meta({ id: "WebhookEvent" });
 const EVENT_DESCRIPTION =
   "Body: `{event, transfer | payment: {id, status, value, externalReference, ...}}` (SPEC.md §6), " +
   "verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. TRANSFER_DONE / " +
@@ -386,6 +406,7 @@ export const companyWebhookRoute = defineRoute({
     "that has none (no gateway configuration) falls back to the platform secret. Only this company's withdrawals " +
     "and deliveries are touched. An unknown company (or one that is not a UUID) is 404.",
   auth: "signature",
+  rawBody: WebhookEventBody,
   params: z.object({ company_id: z.string() }),
   responses: { ...RESPONSES, 404: { description: "Unknown company" } },
   handler: ({ params, req }) => receiveWebhook(req, params.company_id),
@@ -402,6 +423,9 @@ export const platformWebhookRoute = defineRoute({
     "never the claim; if it cannot be fetched the answer is 502 or 503. With GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true " +
     "an unsigned request is 401.",
   auth: "signature",
+  rawBody: WebhookEventBody,
+  // Signed, or unsigned (then verified with the gateway).
+  security: [{ gatewaySignature: [] }, {}],
   responses: { ...RESPONSES, 502: { description: "Unsigned, and the gateway could not confirm it" } },
   handler: ({ req }) => receiveWebhook(req),
 });

@@ -2,16 +2,14 @@
 // verify_jwt = false: the gateway signs its requests instead. The public paths
 // /api/v1/webhooks/gateway[/{company_id}] reach this function unchanged;
 // through /functions/v1/gateway-webhook[/{company_id}] it sees its own name first.
-import { Hono } from "hono";
+import { createApp } from "../_shared/app.ts";
 import { env } from "../_shared/env.ts";
-import { errorResponse, mount } from "../_shared/route.ts";
+import { mount } from "../_shared/route.ts";
 import { receiveWebhook, webhookRoutes } from "../_shared/webhooks.ts";
 
 env(); // fail at start-up, naming the setting, rather than on the first event
 
-const app = new Hono();
-app.onError((error, c) => errorResponse(error, c.req.raw));
-app.notFound(() => Response.json({ detail: "Not Found" }, { status: 404 }));
+const app = createApp();
 
 mount(app, webhookRoutes);
 app.post("/gateway-webhook", (c) => receiveWebhook(c.req.raw));

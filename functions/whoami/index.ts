@@ -2,15 +2,14 @@
 // claim beside the effective role and company the membership grants. Deployed
 // with verify_jwt = true, so the runtime has already refused a missing or
 // invalid token; the claims are verified again here before use.
-import { Hono } from "hono";
+import { createApp } from "../_shared/app.ts";
 import { authenticate } from "../_shared/auth.ts";
 import { asUser } from "../_shared/db.ts";
-import { errorResponse } from "../_shared/route.ts";
 
-const app = new Hono();
-app.onError((error, c) => errorResponse(error, c.req.raw));
+const app = createApp();
 
-app.get("*", async (c) => {
+// Any method: supabase-js functions.invoke() posts by default.
+app.all("*", async (c) => {
   const claims = await authenticate(c.req.raw);
   const [member] = await asUser(claims, (tx) => tx`select company_id, role from private.membership()`);
   return c.json({

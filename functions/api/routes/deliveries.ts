@@ -72,12 +72,13 @@ const CreateDelivery = Route.extend({
   origin_address: Text(500),
   destination_address: Text(500),
   payment_method: z.enum(["pix", "invoice"]).default("pix"),
-  customer: z.object({ name: Text(200), document: Document, email: Email.optional() }).optional()
+  // Optional fields may also be null, as the API returns them.
+  customer: z.object({ name: Text(200), document: Document, email: Email.nullish() }).nullish()
     .describe("The client who pays the Pix charge; required for payment_method pix."),
-  recipient_name: Text(200).optional(),
-  recipient_phone: Phone.optional(),
-  notes: Text(2000).optional(),
-  driver_id: z.uuid().optional(),
+  recipient_name: Text(200).nullish(),
+  recipient_phone: Phone.nullish(),
+  notes: Text(2000).nullish(),
+  driver_id: z.uuid().nullish(),
 }).superRefine((body, ctx) => {
   if (body.payment_method === "pix" && !body.customer) {
     ctx.addIssue({ code: "invalid_type", expected: "object", path: ["customer"], message: "Field required" });
@@ -160,7 +161,10 @@ export const createDelivery = defineRoute({
     let charged: { price: number; payment: PixPayment } | undefined;
     if (gateway) {
       const { price } = await asCaller((tx) => rpc<z.infer<typeof Quote>>(tx, "quote_route", route));
-      charged = { price, payment: await createPixCharge(gateway, companyId, id, price, body.customer!) };
+      charged = { price, payment: await createPixCharge(gateway, companyId, id, price, {
+        ...body.customer!,
+        email: body.customer!.email ?? undefined,
+      }) };
     }
     try {
       const delivery = await asService((tx) =>
@@ -252,7 +256,7 @@ export const cancelDelivery = defineRoute({
   auth: "bearer",
   roles: MANAGERS,
   params: IdParams,
-  body: z.object({ reason: Text(500).optional() }).optional(),
+  body: z.object({ reason: Text(500).nullish() }).nullish(),
   responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },
   async handler({ params, body, asCaller }) {
     const cancelled = await asCaller((tx) =>

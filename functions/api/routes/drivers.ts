@@ -26,7 +26,7 @@ export const createDriver = defineRoute({
     "created, the login is removed again.",
   auth: "bearer",
   roles: MANAGERS,
-  body: z.object({ name: Name, email: Email, password: Password, phone: Phone.optional() }),
+  body: z.object({ name: Name, email: Email, password: Password, phone: Phone.nullish() }),
   responses: {
     201: { description: "Created", schema: Driver },
     409: { description: "The e-mail address is taken" },
