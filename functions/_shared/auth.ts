@@ -3,11 +3,10 @@
 import { env } from "./env.ts";
 import { HttpError } from "./errors.ts";
 import { bearerToken, type Claims, createVerifier, TokenError } from "./jwt.ts";
+import { UUID_PATTERN } from "./schemas.ts";
 
 /** The role claims of user sessions: Supabase's own and the app roles of the access token hook. */
 const USER_ROLES = new Set(["authenticated", "company_owner", "company_admin", "driver"]);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 let verifier: ((token: string) => Promise<Claims>) | undefined;
 
@@ -30,7 +29,7 @@ export async function authenticate(req: Request): Promise<Claims> {
     // Only a user's session token: the anon and service_role API keys, and any
     // token without a subject, an expiry, the authenticated audience or a user
     // role, are refused (the role becomes the database role of the request).
-    if (!claims.sub || !UUID.test(claims.sub)) throw new TokenError("token has no user subject");
+    if (!claims.sub || !UUID_PATTERN.test(claims.sub)) throw new TokenError("token has no user subject");
     if (typeof claims.exp !== "number") throw new TokenError("token has no expiry");
     const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
     if (!audiences.includes("authenticated")) throw new TokenError("token is not for authenticated users");

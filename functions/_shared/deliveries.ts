@@ -8,7 +8,7 @@ export interface PixCustomer {
   name: string;
   /** CPF or CNPJ, digits only. */
   document: string;
-  email?: string;
+  email?: string | null;
 }
 
 export interface PixPayment {

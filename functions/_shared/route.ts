@@ -203,7 +203,6 @@ export function errorResponse(error: unknown, req: Request): Response {
 }
 
 /** Shared schemas. */
-export const Uuid = z.uuid();
 export const IdParams = z.object({ id: z.uuid() });
 export const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),

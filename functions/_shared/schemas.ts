@@ -1,6 +1,9 @@
 // zod schemas shared by several routes.
 import { z } from "zod";
 
+/** A UUID in text form, for ids checked outside a zod schema (path segments, token subjects, Pix keys). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const MONEY_RULE = "BRL as a JSON number with at most 2 decimal places";
 const hasCents = (value: number) => Math.abs(Math.round(value * 100) - value * 100) < 1e-6;
 /** Binary floating point noise (0.30000000000000004) becomes the exact cents it stands for. */

@@ -10,11 +10,12 @@
 // safely ignored); otherwise the gateway delivers it again.
 import { z } from "zod";
 import { verifySignature } from "./crypto.ts";
-import { asService } from "./db.ts";
+import { asService, type Tx } from "./db.ts";
 import { env } from "./env.ts";
 import { HttpError, type ValidationItem } from "./errors.ts";
 import { companyGateway, type GatewayObject, GatewayUnavailable } from "./gateway.ts";
 import { defineRoute, rpc, toHttpError } from "./route.ts";
+import { UUID_PATTERN } from "./schemas.ts";
 
 const TRANSFER_EVENTS = new Set(["TRANSFER_DONE", "TRANSFER_APPROVED", "TRANSFER_FAILED", "TRANSFER_CANCELLED"]);
 const PAYMENT_EVENTS = new Set(["PAYMENT_RECEIVED", "PAYMENT_CONFIRMED", "PAYMENT_REFUNDED", "PAYMENT_OVERDUE"]);
@@ -47,8 +48,6 @@ export interface GatewayEvent {
   objectId: string | null;
   externalReference: string | null;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function text(value: unknown): string | null {
   return typeof value === "string" && value !== "" ? value : null;
@@ -124,11 +123,14 @@ function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T>
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-async function writeAudit(audit: Audit, result: Result, detail: string): Promise<void> {
-  await asService((tx) =>
-    tx`insert into public.webhook_events (company_id, event, object_id, result, detail)
-       values (${audit.companyId}, ${audit.event}, ${audit.objectId}, ${result}, ${detail})`
-  );
+/** The request's audit row, in the transaction given: the one that applied the event, or one of its own. */
+async function insertAudit(tx: Tx, audit: Audit, result: Result, detail: string): Promise<void> {
+  await tx`insert into public.webhook_events (company_id, event, object_id, result, detail)
+           values (${audit.companyId}, ${audit.event}, ${audit.objectId}, ${result}, ${detail})`;
+}
+
+function writeAudit(audit: Audit, result: Result, detail: string): Promise<void> {
+  return asService((tx) => insertAudit(tx, audit, result, detail));
 }
 
 interface Applied {
@@ -175,8 +177,7 @@ async function applyEvent(
           ?.company_id ?? null
         : null);
     const detail = detailPrefix + applied.detail;
-    await tx`insert into public.webhook_events (company_id, event, object_id, result, detail)
-             values (${audit.companyId}, ${audit.event}, ${audit.objectId}, ${applied.result}, ${detail})`;
+    await insertAudit(tx, audit, applied.result, detail);
     return { result: applied.result, detail, logged: true };
   });
 }
@@ -201,7 +202,7 @@ async function companyWebhook(
   signature: string | null,
 ) {
   const unknown = () => new Rejected(404, "unknown company");
-  if (!UUID.test(companyParam)) throw unknown();
+  if (!UUID_PATTERN.test(companyParam)) throw unknown();
   const [company] = await asService((tx) => tx`select id from public.companies where id = ${companyParam}`);
   if (!company) throw unknown();
   audit.companyId = companyParam;

@@ -198,14 +198,8 @@ export async function createUser(sql: postgres.Sql, params: CreateUserParams): P
   });
 }
 
-export interface UpdateUserParams {
-  password?: string | null;
-  email_confirm?: boolean;
-  role?: string;
-  user_metadata?: Json | null;
-  app_metadata?: Json | null;
-  ban_duration?: string;
-}
+/** What an admin update may change: everything creation takes but the id and the e-mail. */
+export type UpdateUserParams = Omit<CreateUserParams, "id" | "email">;
 
 /**
  * PUT /admin/users/{id}. Metadata is merged key by key (a null value removes

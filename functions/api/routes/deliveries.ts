@@ -161,10 +161,7 @@ export const createDelivery = defineRoute({
     let charged: { price: number; payment: PixPayment } | undefined;
     if (gateway) {
       const { price } = await asCaller((tx) => rpc<z.infer<typeof Quote>>(tx, "quote_route", route));
-      charged = { price, payment: await createPixCharge(gateway, companyId, id, price, {
-        ...body.customer!,
-        email: body.customer!.email ?? undefined,
-      }) };
+      charged = { price, payment: await createPixCharge(gateway, companyId, id, price, body.customer!) };
     }
     try {
       const delivery = await asService((tx) =>

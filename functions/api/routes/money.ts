@@ -5,7 +5,7 @@ import { asService } from "../../_shared/db.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway, type GatewayObject } from "../../_shared/gateway.ts";
 import { defineRoute, IdParams, pageOf, PageQuery, rpc, toHttpError } from "../../_shared/route.ts";
-import { PositiveMoney, Timestamp } from "../../_shared/schemas.ts";
+import { PositiveMoney, Timestamp, UUID_PATTERN } from "../../_shared/schemas.ts";
 import { webhookRoutes } from "../../_shared/webhooks.ts";
 
 const DRIVER = ["driver"];
@@ -23,7 +23,7 @@ export const PIX_KEY_FORMATS: Record<z.infer<typeof PixKeyType>, { pattern: RegE
   },
   phone: { pattern: /^\+55[0-9]{10,11}$/, description: "+55 followed by 10 or 11 digits" },
   evp: {
-    pattern: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+    pattern: UUID_PATTERN,
     description: "a random key (UUID)",
   },
 };
