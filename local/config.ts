@@ -3,6 +3,7 @@
 // with a message that names the setting.
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
+import { EncryptionKey } from "../functions/_shared/env.ts";
 import { DEFAULT_JWT_SECRET } from "./keys.ts";
 
 const port = z.coerce.number().int().min(1).max(65535);
@@ -14,13 +15,7 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default(".local"),
   DATABASE_URL: url.optional(),
   SUPABASE_JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEFAULT_JWT_SECRET),
-  SECRETS_ENCRYPTION_KEY: z.string().refine((key) => {
-    try {
-      return atob(key).length === 32;
-    } catch {
-      return false;
-    }
-  }, "must be 32 random bytes, base64-encoded").optional(),
+  SECRETS_ENCRYPTION_KEY: EncryptionKey.optional(),
   GATEWAY_SANDBOX_URL: url.optional(),
   GATEWAY_PRODUCTION_URL: url.optional(),
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),

@@ -3,6 +3,15 @@
 import { z } from "zod";
 
 const url = z.string().url();
+
+/** The AES-256 key for secrets at rest; the local stack checks it with this too, before it starts anything. */
+export const EncryptionKey = z.string().refine((key) => {
+  try {
+    return atob(key).length === 32;
+  } catch {
+    return false;
+  }
+}, "must be 32 random bytes, base64-encoded");
 const Schema = z.object({
   SUPABASE_URL: url,
   SUPABASE_DB_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL"),
@@ -23,13 +32,7 @@ const Schema = z.object({
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).optional(),
   GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
   ROUTING_URL: url,
-  SECRETS_ENCRYPTION_KEY: z.string().refine((key) => {
-    try {
-      return atob(key).length === 32;
-    } catch {
-      return false;
-    }
-  }, "must be 32 random bytes, base64-encoded"),
+  SECRETS_ENCRYPTION_KEY: EncryptionKey,
 });
 
 export type Env = z.infer<typeof Schema>;
