@@ -1,6 +1,8 @@
--- The driver wallet as an append-only ledger (DESIGN.md §4): the balance is the
--- sum of the entries; available_balance also holds back processing withdrawals.
--- Uniqueness makes every credit, reversal and debit happen at most once.
+-- The driver wallet as an append-only ledger (docs/state-machines.md, Wallet):
+-- the balance is the sum of the entries; available_balance also holds back
+-- processing withdrawals. Uniqueness makes every credit, reversal and debit
+-- happen at most once, and the wallet lock serialises every write that can lower
+-- the available balance.
 
 create table public.withdrawals (
   id uuid primary key default gen_random_uuid(),
@@ -15,9 +17,19 @@ create table public.withdrawals (
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   completed_at timestamptz,
-  check ((status = 'completed') = (completed_at is not null))
+  -- Why a failed withdrawal failed (20261121002000_money.sql explains the kinds).
+  failure_kind text constraint withdrawals_failure_kind_known
+    check (failure_kind in ('gateway_unavailable', 'gateway_rejected', 'transfer_failed')),
+  check ((status = 'completed') = (completed_at is not null)),
+  constraint withdrawals_failure_kind_status check (case status
+    when 'processing' then failure_kind is null
+    when 'failed' then failure_kind is not null
+    else failure_kind is null or failure_kind = 'gateway_unavailable'
+  end)
 );
 comment on table public.withdrawals is 'Driver withdrawals, each a Pix transfer at the gateway.';
+comment on column public.withdrawals.failure_kind is
+  'Why a failed withdrawal failed: gateway_unavailable (we gave up: timeout, 5xx, unreachable; a later TRANSFER_DONE still completes it), gateway_rejected (4xx), transfer_failed (TRANSFER_FAILED / TRANSFER_CANCELLED). Kept on a withdrawal completed after gateway_unavailable.';
 create index withdrawals_driver_id_created_at_idx on public.withdrawals (driver_id, created_at desc, id desc);
 create index withdrawals_company_id_created_at_idx on public.withdrawals (company_id, created_at desc, id desc);
 create index withdrawals_processing_idx on public.withdrawals (driver_id) where status = 'processing';
@@ -30,7 +42,11 @@ create policy withdrawals_select_visible on public.withdrawals
     or (company_id = (select private.company_id())
       and (select private.app_role()) in ('company_owner', 'company_admin'))
   );
-grant select on public.withdrawals to authenticated;
+-- A driver's full Pix key never leaves the database: users read withdrawals
+-- through the functions (which mask it) or the table without that column.
+grant select (id, company_id, driver_id, amount, pix_key_type, status, gateway_transfer_id, error_message,
+              created_at, updated_at, completed_at, failure_kind)
+  on public.withdrawals to authenticated;
 grant all on public.withdrawals to service_role;
 
 create table public.wallet_entries (
@@ -60,7 +76,10 @@ alter table public.wallet_entries enable row level security;
 create policy wallet_entries_select_own on public.wallet_entries
   for select to authenticated
   using (driver_id = (select private.driver_id()));
+-- Append-only for everyone, the service role included (Supabase's default
+-- privileges would give it everything, TRUNCATE too).
 grant select on public.wallet_entries to authenticated;
+revoke all on public.wallet_entries from service_role;
 grant select, insert on public.wallet_entries to service_role;
 
 create function private.refuse_ledger_change()
@@ -69,12 +88,17 @@ language plpgsql
 set search_path = ''
 as $$
 begin
-  raise exception using errcode = 'PT422', message = 'wallet entries are append-only';
+  raise exception using errcode = 'PT422', message = case tg_table_name
+    when 'wallet_entries' then 'wallet entries are append-only'
+    else 'delivery history is append-only'
+  end;
 end;
 $$;
-comment on function private.refuse_ledger_change() is 'Keeps wallet_entries append-only: a correction is a new entry.';
+comment on function private.refuse_ledger_change() is 'Keeps the ledger and the delivery history append-only: a correction is a new row.';
 create trigger wallet_entries_append_only before update or delete on public.wallet_entries
   for each row execute function private.refuse_ledger_change();
+create trigger wallet_entries_no_truncate before truncate on public.wallet_entries
+  for each statement execute function private.refuse_ledger_change();
 
 -- balance and available balance of one driver
 create function private.wallet_balances(driver_id uuid, out balance numeric, out available_balance numeric)
@@ -91,3 +115,17 @@ as $$
 $$;
 comment on function private.wallet_balances(uuid) is 'A driver''s balance (sum of the ledger) and available balance (less processing withdrawals).';
 grant execute on function private.wallet_balances(uuid) to service_role;
+
+-- The wallet lock. `for no key update`: it does not conflict with the key-share locks that the
+-- foreign keys of new withdrawals and ledger entries take on the driver row.
+create function private.lock_wallet(driver_id uuid)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform from public.drivers d where d.id = lock_wallet.driver_id for no key update;
+end;
+$$;
+comment on function private.lock_wallet(uuid) is 'Takes the driver''s wallet lock (its drivers row, for no key update) until the end of the transaction: every write that can lower the available balance takes it first.';
+grant execute on function private.lock_wallet(uuid) to service_role;

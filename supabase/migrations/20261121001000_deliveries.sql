@@ -103,8 +103,14 @@ create policy delivery_history_select_managers on public.delivery_history
     company_id = (select private.company_id())
     and (select private.app_role()) in ('company_owner', 'company_admin', 'admin')
   );
+-- Append-only for everyone, the service role included.
 grant select on public.delivery_history to authenticated;
+revoke all on public.delivery_history from service_role;
 grant select, insert on public.delivery_history to service_role;
+create trigger delivery_history_append_only before update or delete on public.delivery_history
+  for each row execute function private.refuse_ledger_change();
+create trigger delivery_history_no_truncate before truncate on public.delivery_history
+  for each statement execute function private.refuse_ledger_change();
 
 -- The state machine ---------------------------------------------------------------
 
@@ -621,18 +627,27 @@ grant execute on function public.complete_delivery(uuid) to authenticated;
 
 -- Gateway events -----------------------------------------------------------------
 
--- A refund takes back what the driver was credited, as a new ledger entry.
+-- A refund takes back what the driver was credited, as a new ledger entry, under
+-- the wallet lock of the driver credited.
 create function private.reverse_delivery_credit(delivery public.deliveries)
 returns void
-language sql
+language plpgsql
 set search_path = ''
 as $$
+declare
+  credit public.wallet_entries;
+begin
+  select * into credit from public.wallet_entries e
+  where e.delivery_id = (reverse_delivery_credit.delivery).id and e.kind = 'delivery_credit';
+  if not found then
+    return;
+  end if;
+  perform private.lock_wallet(credit.driver_id);
   insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-  select e.company_id, e.driver_id, 'credit_reversal', -e.amount, e.delivery_id
-  from public.wallet_entries e
-  where e.delivery_id = (reverse_delivery_credit.delivery).id and e.kind = 'delivery_credit'
+  values (credit.company_id, credit.driver_id, 'credit_reversal', -credit.amount, credit.delivery_id);
+end;
 $$;
-comment on function private.reverse_delivery_credit(public.deliveries) is 'Adds a credit_reversal entry for a delivery''s credit, if it had one.';
+comment on function private.reverse_delivery_credit(public.deliveries) is 'Adds a credit_reversal entry for a delivery''s credit, if it had one, under the driver''s wallet lock.';
 
 -- The effect of one event on a locked delivery that has not seen it yet:
 -- the moved delivery, or null when the event does not apply to its state.

@@ -1,10 +1,22 @@
--- Money (DESIGN.md §4, §5): the driver's wallet read from its ledger, the
--- withdrawal state machine, and the gateway's transfer events.
+-- Money (docs/state-machines.md, Withdrawals; docs/contract.md, Webhooks): the
+-- driver's wallet read from its ledger, the withdrawal state machine, and the
+-- gateway's transfer events.
 --
--- A withdrawal is recorded `processing` under a lock on the driver before the
--- edge asks the gateway for the Pix transfer, so the funds are held from the
--- first moment; it leaves `processing` exactly once, to `completed` (with
--- exactly one debit in the ledger) or to `failed` (the funds are released).
+-- A withdrawal is recorded `processing` under the driver's wallet lock
+-- (private.lock_wallet) before the edge asks the gateway for the Pix transfer,
+-- so the funds are held from the first moment. It leaves `processing` once, to
+-- `completed` (with exactly one debit in the ledger) or to `failed` (the funds
+-- are released), and `failure_kind` records why it failed:
+-- - gateway_rejected: the gateway refused the request (4xx); final.
+-- - transfer_failed: TRANSFER_FAILED / TRANSFER_CANCELLED; final.
+-- - gateway_unavailable: our request timed out or got a 5xx, so the gateway may
+--   have made the transfer anyway. A later TRANSFER_DONE / TRANSFER_APPROVED is
+--   then the truth that the money left: it moves failed -> completed with its one
+--   debit, even below a zero balance (the ledger records what happened; a negative
+--   balance blocks further withdrawals until credits cover it).
+-- Every write that can lower a driver's available balance takes the wallet lock
+-- first (request_withdrawal, the refund reversal, the late debit), so a
+-- withdrawal is always judged against every such write committed before it.
 
 -- Helpers -----------------------------------------------------------------------
 
@@ -64,18 +76,27 @@ comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal
 grant execute on function private.try_uuid(text), private.valid_pix_key(text, text), private.mask_pix_key(text),
   private.withdrawal_json(public.withdrawals) to authenticated, service_role;
 
--- The state machine, as data: the only moves a withdrawal may make.
-create function private.withdrawal_move_allowed(from_status text, to_status text)
+-- The state machine, as data: the only moves a withdrawal may make, one of which
+-- depends on why it failed.
+create function private.withdrawal_move_allowed(from_status text, to_status text, failure_kind text)
 returns boolean
 language sql
 immutable
 set search_path = ''
 as $$
-  select (withdrawal_move_allowed.from_status, withdrawal_move_allowed.to_status)
-    in (('processing', 'completed'), ('processing', 'failed'))
+  select exists (
+    select from (values
+      ('processing', 'completed', null),
+      ('processing', 'failed', null),
+      -- We gave up on the gateway, but it made the transfer: the money left.
+      ('failed', 'completed', 'gateway_unavailable')
+    ) m (from_status, to_status, failure_kind)
+    where m.from_status = withdrawal_move_allowed.from_status and m.to_status = withdrawal_move_allowed.to_status
+      and (m.failure_kind is null or m.failure_kind = withdrawal_move_allowed.failure_kind)
+  )
 $$;
-comment on function private.withdrawal_move_allowed(text, text) is 'The withdrawal transitions: processing to completed or failed, nothing else.';
-grant execute on function private.withdrawal_move_allowed(text, text) to authenticated, service_role;
+comment on function private.withdrawal_move_allowed(text, text, text) is 'The withdrawal transitions: processing to completed or failed, and failed to completed only after we gave up on an unavailable gateway.';
+grant execute on function private.withdrawal_move_allowed(text, text, text) to authenticated, service_role;
 
 -- Guards every update, whoever makes it (service role included): a refused
 -- move is 422, and what identifies the money never changes.
@@ -85,7 +106,8 @@ language plpgsql
 set search_path = ''
 as $$
 begin
-  if new.status is distinct from old.status and not private.withdrawal_move_allowed(old.status, new.status) then
+  if new.status is distinct from old.status
+     and not private.withdrawal_move_allowed(old.status, new.status, old.failure_kind) then
     raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to %s', old.status, new.status);
   end if;
   if (new.company_id, new.driver_id, new.amount, new.pix_key, new.pix_key_type, new.created_at)
@@ -95,11 +117,15 @@ begin
   if old.gateway_transfer_id is not null and new.gateway_transfer_id is distinct from old.gateway_transfer_id then
     raise exception using errcode = 'PT422', message = 'a withdrawal''s gateway transfer cannot change';
   end if;
+  -- Why it failed is written once, with the failure: it decides whether a late success may still complete it.
+  if new.failure_kind is distinct from old.failure_kind and not (old.status = 'processing' and new.status = 'failed') then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s failure kind is set only when it fails';
+  end if;
   new.updated_at := now();
   return new;
 end;
 $$;
-comment on function private.guard_withdrawal_update() is 'Trigger: refuses any withdrawal move outside the state machine and any change of owner, amount or key.';
+comment on function private.guard_withdrawal_update() is 'Trigger: refuses any withdrawal move outside the state machine, any change of owner, amount, key or transfer, and any later change of why it failed.';
 create trigger withdrawals_guard before update on public.withdrawals
   for each row execute function private.guard_withdrawal_update();
 
@@ -246,8 +272,9 @@ begin
     raise exception using errcode = 'PT422', message = 'the company has not configured the payment gateway';
   end if;
 
-  -- One withdrawal at a time per driver: the next one reads the balance after this one commits.
-  perform from public.drivers d where d.id = driver for no key update;
+  -- One withdrawal at a time per driver: the next one reads the balance after this one commits,
+  -- and so does it after any reversal or late debit that holds the same lock.
+  perform private.lock_wallet(driver);
   select b.available_balance into available from private.wallet_balances(driver) b;
   if request_withdrawal.amount > available then
     raise exception using errcode = 'PT422',
@@ -292,7 +319,7 @@ $$;
 comment on function public.attach_transfer(uuid, text) is 'Records the gateway''s transfer id on a withdrawal, whatever its status (service role).';
 grant execute on function public.attach_transfer(uuid, text) to service_role;
 
-create function public.fail_withdrawal(withdrawal_id uuid, error_message text)
+create function public.fail_withdrawal(withdrawal_id uuid, error_message text, failure_kind text)
 returns jsonb
 language plpgsql
 set search_path = ''
@@ -300,12 +327,16 @@ as $$
 declare
   w public.withdrawals;
 begin
+  if fail_withdrawal.failure_kind is null or fail_withdrawal.failure_kind not in ('gateway_unavailable', 'gateway_rejected') then
+    raise exception using errcode = 'PT400', message = 'failure_kind must be gateway_unavailable or gateway_rejected';
+  end if;
   select * into w from public.withdrawals x where x.id = fail_withdrawal.withdrawal_id for update;
   if not found then
     raise exception using errcode = 'PT404', message = 'withdrawal not found';
   end if;
   if w.status = 'processing' then
-    update public.withdrawals x set status = 'failed', error_message = fail_withdrawal.error_message
+    update public.withdrawals x
+    set status = 'failed', error_message = fail_withdrawal.error_message, failure_kind = fail_withdrawal.failure_kind
     where x.id = w.id
     returning * into w;
   elsif w.status <> 'failed' then
@@ -314,13 +345,25 @@ begin
   return private.withdrawal_json(w);
 end;
 $$;
-comment on function public.fail_withdrawal(uuid, text) is 'Marks a processing withdrawal failed (the gateway refused or could not be reached), releasing its funds (service role).';
+comment on function public.fail_withdrawal(uuid, text, text) is 'Marks a processing withdrawal failed, releasing its funds: gateway_rejected (4xx) is final; gateway_unavailable (timeout, 5xx, unreachable) still completes on a later TRANSFER_DONE (service role).';
+grant execute on function public.fail_withdrawal(uuid, text, text) to service_role;
+
+-- The two-argument form is a final failure.
+create function public.fail_withdrawal(withdrawal_id uuid, error_message text)
+returns jsonb
+language sql
+set search_path = ''
+as $$
+  select public.fail_withdrawal(fail_withdrawal.withdrawal_id, fail_withdrawal.error_message, 'gateway_rejected')
+$$;
+comment on function public.fail_withdrawal(uuid, text) is 'Marks a processing withdrawal failed for good (gateway_rejected), releasing its funds; the edge uses the three-argument form (service role).';
 grant execute on function public.fail_withdrawal(uuid, text) to service_role;
 
 create function public.list_withdrawals(page_limit integer default 20, cursor text default null)
 returns jsonb
 language plpgsql
 stable
+security definer
 set search_path = ''
 as $$
 declare
@@ -331,10 +374,10 @@ declare
   rows jsonb;
 begin
   perform private.check_page_limit(page_limit);
-  -- Scalars, not a record: an unassigned record's fields cannot even be planned with.
   if cursor is not null then
     select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
   end if;
+  -- The same scope as the select policy: a driver its own, managers their company's.
   select coalesce(jsonb_agg(private.withdrawal_json(w) order by w.created_at desc, w.id desc), '[]'::jsonb) into rows
   from (
     select * from public.withdrawals w
@@ -354,14 +397,18 @@ create function public.get_withdrawal(withdrawal_id uuid)
 returns jsonb
 language plpgsql
 stable
+security definer
 set search_path = ''
 as $$
 declare
+  company uuid := private.authorize('driver', 'company_owner', 'company_admin');
+  driver uuid := private.driver_id();
   w public.withdrawals;
 begin
-  perform private.authorize('driver', 'company_owner', 'company_admin');
-  -- Row-level security hides other drivers' and other companies' withdrawals: 404.
-  select * into w from public.withdrawals x where x.id = get_withdrawal.withdrawal_id;
+  select * into w from public.withdrawals x
+  where x.id = get_withdrawal.withdrawal_id
+    and x.company_id = company
+    and (driver is null or x.driver_id = driver);
   if not found then
     raise exception using errcode = 'PT404', message = 'withdrawal not found';
   end if;
@@ -411,6 +458,7 @@ declare
   end;
   found_id uuid;
   w public.withdrawals;
+  given_up boolean;
 begin
   if target is null then
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', null,
@@ -430,19 +478,28 @@ begin
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
       'detail', 'the transfer is not this withdrawal''s');
   end if;
+  -- A withdrawal we gave up on is already failed with its funds released: a
+  -- TRANSFER_FAILED for it is a duplicate, and only a success still moves it.
   if w.status = target then
     return jsonb_build_object('result', 'duplicate', 'withdrawal_id', w.id, 'company_id', w.company_id,
       'detail', format('withdrawal already %s', w.status));
   end if;
-  if not private.withdrawal_move_allowed(w.status, target) then
+  if not private.withdrawal_move_allowed(w.status, target, w.failure_kind) then
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
       'detail', format('withdrawal is already %s', w.status));
   end if;
 
+  given_up := w.status = 'failed';
+  if target = 'completed' then
+    -- The debit lowers the available balance when the funds were released: take the wallet lock first.
+    perform private.lock_wallet(w.driver_id);
+  end if;
   update public.withdrawals x set
     status = target,
     completed_at = case when target = 'completed' then now() end,
+    -- A completed withdrawal carries no error, also one completed after we gave up on it (failure_kind says so).
     error_message = case when target = 'failed' then apply_transfer_event.event end,
+    failure_kind = case when target = 'failed' then 'transfer_failed' else x.failure_kind end,
     gateway_transfer_id = coalesce(x.gateway_transfer_id, nullif(apply_transfer_event.transfer_id, ''))
   where x.id = w.id
   returning * into w;
@@ -452,10 +509,12 @@ begin
     on conflict (withdrawal_id) where kind = 'withdrawal_debit' do nothing;
   end if;
   return jsonb_build_object('result', 'processed', 'withdrawal_id', w.id, 'company_id', w.company_id,
-    'detail', format('withdrawal %s', w.status));
+    'detail', case when given_up
+      then 'withdrawal completed after the gateway was given up as unavailable: debited now'
+      else format('withdrawal %s', w.status) end);
 end;
 $$;
-comment on function public.apply_transfer_event(uuid, text, text, text) is 'Applies a TRANSFER_* event once: completed with one debit, or failed; later copies are duplicate, other events on a settled withdrawal ignored (service role).';
+comment on function public.apply_transfer_event(uuid, text, text, text) is 'Applies a TRANSFER_* event once: completed with one debit (also a withdrawal failed as gateway_unavailable), or failed; later copies are duplicate, other events on a settled withdrawal ignored (service role).';
 grant execute on function public.apply_transfer_event(uuid, text, text, text) to service_role;
 
 -- For the unsigned platform webhook, which must fetch the payment back from the
@@ -476,3 +535,48 @@ as $$
 $$;
 comment on function private.delivery_for_payment(text, text) is 'The delivery a payment event refers to, in any company (for the unsigned platform webhook).';
 grant execute on function private.delivery_for_payment(text, text) to service_role;
+
+-- Stale withdrawals --------------------------------------------------------------------
+
+-- A withdrawal stays processing without a transfer id only while the edge waits
+-- for the gateway (at most its 10 s timeout) or when the request died mid-flight
+-- (a crash, a lost connection). The latter are failed as gateway_unavailable:
+-- their funds are released, and if the gateway did make the transfer, its
+-- TRANSFER_DONE still completes them with their debit. Withdrawals with a
+-- transfer id are left to the transfer's own events. Rows locked right now
+-- (an edge request settling them) are skipped, not waited for.
+--
+-- Call it on a schedule. On Supabase, with pg_cron (not in the local stack,
+-- so not created here):
+--   select cron.schedule('expire-stale-withdrawals', '*/10 * * * *',
+--     $$select public.expire_stale_withdrawals()$$);
+create function public.expire_stale_withdrawals(older_than interval default interval '1 hour')
+returns integer
+language plpgsql
+set search_path = ''
+as $$
+declare
+  expired integer;
+begin
+  -- Well above the gateway timeout, so a request still waiting for its answer is never expired.
+  if expire_stale_withdrawals.older_than is null or expire_stale_withdrawals.older_than < interval '1 minute' then
+    raise exception using errcode = 'PT400', message = 'older_than must be at least 1 minute';
+  end if;
+  with stale as (
+    select w.id from public.withdrawals w
+    where w.status = 'processing' and w.gateway_transfer_id is null
+      and w.created_at < now() - expire_stale_withdrawals.older_than
+    for update skip locked
+  )
+  update public.withdrawals x set
+    status = 'failed',
+    failure_kind = 'gateway_unavailable',
+    error_message = format('Payment gateway unavailable: no transfer recorded within %s', expire_stale_withdrawals.older_than)
+  from stale
+  where x.id = stale.id;
+  get diagnostics expired = row_count;
+  return expired;
+end;
+$$;
+comment on function public.expire_stale_withdrawals(interval) is 'Fails (gateway_unavailable, funds released) processing withdrawals older than the interval that never got a transfer id; for a scheduled job (service role).';
+grant execute on function public.expire_stale_withdrawals(interval) to service_role;
