@@ -89,7 +89,44 @@ set search_path = ''
 as $$ select m.role from private.membership() m $$;
 comment on function private.app_role() is 'The caller''s effective role: company_owner, company_admin, driver, admin (older form), or null.';
 
-grant execute on function private.membership(), private.company_id(), private.app_role() to authenticated, service_role;
+-- The role sets, each named once (docs/architecture.md, Roles); every policy and
+-- function that means one of them calls it.
+create function private.delivery_managers()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$ select array['company_owner', 'company_admin', 'admin'] $$;
+comment on function private.delivery_managers() is 'Roles that manage deliveries and prices and see drivers and their positions: owner, company admin, legacy admin.';
+
+create function private.company_managers()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$ select array['company_owner', 'company_admin'] $$;
+comment on function private.company_managers() is 'Roles that also manage drivers, assign deliveries and read the webhook log and the company''s withdrawals: owner, company admin.';
+
+create function private.members()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$ select private.delivery_managers() || array['driver'] $$;
+comment on function private.members() is 'Every role a member of a company can have.';
+
+-- "Is one of these roles in this company": policies compare a row's company with
+-- `(select private.company_of(<role set>))`, which Postgres evaluates once per statement.
+create function private.company_of(roles text[])
+returns uuid
+language sql
+stable
+set search_path = ''
+as $$ select m.company_id from private.membership() m where m.role = any (company_of.roles) $$;
+comment on function private.company_of(text[]) is 'The caller''s company when its effective role is one of `roles`, else null.';
+
+grant execute on function private.membership(), private.company_id(), private.app_role(), private.delivery_managers(),
+  private.company_managers(), private.members(), private.company_of(text[]) to authenticated, service_role;
 
 create policy companies_select_member on public.companies
   for select to authenticated
@@ -100,8 +137,7 @@ create policy memberships_select_visible on public.memberships
   for select to authenticated
   using (
     user_id = (select auth.uid())
-    or (company_id = (select private.company_id())
-      and (select private.app_role()) in ('company_owner', 'company_admin'))
+    or company_id = (select private.company_of(private.company_managers()))
   );
 
 grant select on public.companies, public.memberships to authenticated;

@@ -128,8 +128,7 @@ grant execute on function private.driver_id() to authenticated, service_role;
 create policy drivers_select_visible on public.drivers
   for select to authenticated
   using (
-    (company_id = (select private.company_id())
-      and (select private.app_role()) in ('company_owner', 'company_admin', 'admin'))
+    company_id = (select private.company_of(private.delivery_managers()))
     or id = (select private.driver_id())
   );
 grant select on public.drivers to authenticated;
@@ -154,7 +153,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin');
+  company uuid := private.authorize(variadic private.company_managers());
   driver public.drivers;
 begin
   insert into public.memberships (user_id, company_id, role)
@@ -175,7 +174,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  company uuid := private.authorize(variadic private.delivery_managers());
   after_key timestamptz;
   after_id uuid;
   rows jsonb;
@@ -207,7 +206,7 @@ as $$
 declare
   driver public.drivers;
 begin
-  perform private.authorize('company_owner', 'company_admin', 'admin');
+  perform private.authorize(variadic private.delivery_managers());
   select * into driver from public.drivers d where d.id = get_driver.driver_id;
   if not found then
     raise exception using errcode = 'PT404', message = 'driver not found';
@@ -225,7 +224,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin');
+  company uuid := private.authorize(variadic private.company_managers());
   driver public.drivers;
 begin
   update public.drivers d set
@@ -280,7 +279,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin', 'driver');
+  company uuid := private.authorize(variadic private.members());
 begin
   return (select private.prices_json(p) from public.prices p where p.company_id = company);
 end;
@@ -295,7 +294,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  company uuid := private.authorize(variadic private.delivery_managers());
   saved public.prices;
 begin
   insert into public.prices (company_id, base_fee, per_km, minimum_fee, driver_share)
@@ -323,7 +322,7 @@ comment on table public.subscriptions is 'A company''s plan with the platform; o
 alter table public.subscriptions enable row level security;
 create policy subscriptions_select_owner on public.subscriptions
   for select to authenticated
-  using (company_id = (select private.company_id()) and (select private.app_role()) = 'company_owner');
+  using (company_id = (select private.company_of(array['company_owner'])));
 grant select on public.subscriptions to authenticated;
 grant all on public.subscriptions to service_role;
 
@@ -420,7 +419,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin', 'driver');
+  company uuid := private.authorize(variadic private.members());
 begin
   return (
     select jsonb_build_object(
@@ -477,8 +476,7 @@ alter table public.webhook_events enable row level security;
 create policy webhook_events_select_managers on public.webhook_events
   for select to authenticated
   using (
-    company_id = (select private.company_id())
-    and (select private.app_role()) in ('company_owner', 'company_admin')
+    company_id = (select private.company_of(private.company_managers()))
   );
 grant select on public.webhook_events to authenticated;
 grant all on public.webhook_events to service_role;
@@ -490,7 +488,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin');
+  company uuid := private.authorize(variadic private.company_managers());
   after_key timestamptz;
   after_id uuid;
   rows jsonb;

@@ -21,8 +21,7 @@ create policy realtime_messages_select_own_topics on realtime.messages
   using (
     extension = 'broadcast'
     and (
-      ((select realtime.topic()) = 'company:' || (select private.company_id())::text
-        and (select private.app_role()) in ('company_owner', 'company_admin', 'admin'))
+      (select realtime.topic()) = 'company:' || (select private.company_of(private.delivery_managers()))::text
       or (select realtime.topic()) = 'driver:' || (select private.driver_id())::text
     )
   );

@@ -39,8 +39,7 @@ create policy withdrawals_select_visible on public.withdrawals
   for select to authenticated
   using (
     driver_id = (select private.driver_id())
-    or (company_id = (select private.company_id())
-      and (select private.app_role()) in ('company_owner', 'company_admin'))
+    or company_id = (select private.company_of(private.company_managers()))
   );
 -- A driver's full Pix key never leaves the database: users read withdrawals
 -- through the functions (which mask it) or the table without that column.

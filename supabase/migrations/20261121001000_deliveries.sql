@@ -60,8 +60,7 @@ alter table public.deliveries enable row level security;
 create policy deliveries_select_visible on public.deliveries
   for select to authenticated
   using (
-    (company_id = (select private.company_id())
-      and (select private.app_role()) in ('company_owner', 'company_admin', 'admin'))
+    company_id = (select private.company_of(private.delivery_managers()))
     or (status = 'pending' and driver_id is null
       and company_id = (select private.company_id()) and (select private.driver_id()) is not null)
     or (driver_id = (select private.driver_id()) and accepted_at is not null)
@@ -100,8 +99,7 @@ alter table public.delivery_history enable row level security;
 create policy delivery_history_select_managers on public.delivery_history
   for select to authenticated
   using (
-    company_id = (select private.company_id())
-    and (select private.app_role()) in ('company_owner', 'company_admin', 'admin')
+    company_id = (select private.company_of(private.delivery_managers()))
   );
 -- Append-only for everyone, the service role included.
 grant select on public.delivery_history to authenticated;
@@ -323,7 +321,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  company uuid := private.authorize(variadic private.delivery_managers());
   metres integer := round(quote_route.distance_m);
 begin
   return jsonb_build_object(
@@ -344,7 +342,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  company uuid := private.authorize(variadic private.delivery_managers());
 begin
   if authorize_new_delivery.driver_id is not null then
     perform private.check_assignable_driver(company, authorize_new_delivery.driver_id);
@@ -467,7 +465,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin', 'driver');
+  company uuid := private.authorize(variadic private.members());
   -- Scalars, not a record: a record left unassigned cannot be read even where
   -- `cursor is null` makes the comparison moot.
   after_key timestamptz;
@@ -504,7 +502,7 @@ as $$
 declare
   delivery public.deliveries;
 begin
-  perform private.authorize('company_owner', 'company_admin', 'admin', 'driver');
+  perform private.authorize(variadic private.members());
   select * into delivery from public.deliveries d where d.id = get_delivery.delivery_id;
   if not found then
     raise exception using errcode = 'PT404', message = 'delivery not found';
@@ -524,7 +522,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  company uuid := private.authorize(variadic private.delivery_managers());
   delivery public.deliveries := private.lock_delivery(cancel_delivery.delivery_id, company);
 begin
   delivery := private.move_delivery(delivery, 'cancel', (select auth.uid()), cancel_reason => cancel_delivery.reason);
@@ -541,7 +539,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin');
+  company uuid := private.authorize(variadic private.company_managers());
   delivery public.deliveries := private.lock_delivery(assign_delivery.delivery_id, company);
 begin
   perform private.check_assignable_driver(company, assign_delivery.driver_id);

@@ -76,6 +76,16 @@ comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal
 grant execute on function private.try_uuid(text), private.valid_pix_key(text, text), private.mask_pix_key(text),
   private.withdrawal_json(public.withdrawals) to authenticated, service_role;
 
+-- The withdrawal lock: every write to a withdrawal takes it first, so copies of
+-- one event and the edge's own writes serialise, each seeing the one before.
+create function private.lock_withdrawal(withdrawal_id uuid)
+returns public.withdrawals
+language sql
+set search_path = ''
+as $$ select * from public.withdrawals w where w.id = lock_withdrawal.withdrawal_id for update $$;
+comment on function private.lock_withdrawal(uuid) is 'Locks one withdrawal until the end of the transaction and returns it (all nulls when there is none).';
+grant execute on function private.lock_withdrawal(uuid) to service_role;
+
 -- The state machine, as data: the only moves a withdrawal may make, one of which
 -- depends on why it failed.
 create function private.withdrawal_move_allowed(from_status text, to_status text, failure_kind text)
@@ -300,8 +310,8 @@ as $$
 declare
   w public.withdrawals;
 begin
-  select * into w from public.withdrawals x where x.id = attach_transfer.withdrawal_id for update;
-  if not found then
+  w := private.lock_withdrawal(attach_transfer.withdrawal_id);
+  if w.id is null then
     raise exception using errcode = 'PT404', message = 'withdrawal not found';
   end if;
   if w.gateway_transfer_id is distinct from attach_transfer.gateway_transfer_id then
@@ -330,8 +340,8 @@ begin
   if fail_withdrawal.failure_kind is null or fail_withdrawal.failure_kind not in ('gateway_unavailable', 'gateway_rejected') then
     raise exception using errcode = 'PT400', message = 'failure_kind must be gateway_unavailable or gateway_rejected';
   end if;
-  select * into w from public.withdrawals x where x.id = fail_withdrawal.withdrawal_id for update;
-  if not found then
+  w := private.lock_withdrawal(fail_withdrawal.withdrawal_id);
+  if w.id is null then
     raise exception using errcode = 'PT404', message = 'withdrawal not found';
   end if;
   if w.status = 'processing' then
@@ -367,7 +377,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('driver', 'company_owner', 'company_admin');
+  company uuid := private.authorize(variadic array['driver'] || private.company_managers());
   driver uuid := private.driver_id();
   after_key timestamptz;
   after_id uuid;
@@ -401,7 +411,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('driver', 'company_owner', 'company_admin');
+  company uuid := private.authorize(variadic array['driver'] || private.company_managers());
   driver uuid := private.driver_id();
   w public.withdrawals;
 begin
@@ -468,8 +478,8 @@ begin
   found_id := private.withdrawal_for_event(apply_transfer_event.company_id, apply_transfer_event.transfer_id,
     apply_transfer_event.external_reference);
   -- The row lock serialises copies of one event: each later copy sees the first one's outcome.
-  select * into w from public.withdrawals x where x.id = found_id for update;
-  if not found then
+  w := private.lock_withdrawal(found_id);
+  if w.id is null then
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', apply_transfer_event.company_id,
       'detail', 'no such withdrawal');
   end if;

@@ -28,8 +28,7 @@ alter table public.driver_locations enable row level security;
 create policy driver_locations_select_visible on public.driver_locations
   for select to authenticated
   using (
-    (company_id = (select private.company_id())
-      and (select private.app_role()) in ('company_owner', 'company_admin', 'admin'))
+    company_id = (select private.company_of(private.delivery_managers()))
     or driver_id = (select private.driver_id())
   );
 grant select on public.driver_locations to authenticated;
@@ -120,7 +119,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner', 'company_admin', 'admin');
+  company uuid := private.authorize(variadic private.delivery_managers());
 begin
   return jsonb_build_object('items', coalesce((
     select jsonb_agg(jsonb_build_object('driver_id', d.id, 'name', d.name, 'lat', l.lat, 'lng', l.lng,
@@ -168,8 +167,7 @@ alter table public.delivery_trail_points enable row level security;
 create policy delivery_trail_points_select_managers on public.delivery_trail_points
   for select to authenticated
   using (
-    company_id = (select private.company_id())
-    and (select private.app_role()) in ('company_owner', 'company_admin', 'admin')
+    company_id = (select private.company_of(private.delivery_managers()))
   );
 grant select on public.delivery_trail_points to authenticated;
 grant all on public.delivery_trail_points to service_role;
@@ -216,7 +214,7 @@ stable
 set search_path = ''
 as $$
 begin
-  perform private.authorize('company_owner', 'company_admin', 'admin');
+  perform private.authorize(variadic private.delivery_managers());
   -- The deliveries policy hides another company's delivery: 404.
   if not exists (select from public.deliveries d where d.id = get_delivery_trail.delivery_id) then
     raise exception using errcode = 'PT404', message = 'delivery not found';
