@@ -100,29 +100,50 @@ export class GatewayClient {
   getTransfer(id: string): Promise<GatewayObject> {
     return this.request("GET", `/v3/transfers/${encodeURIComponent(id)}`);
   }
+
+  /** One page of the account's transfers created on or after a day (YYYY-MM-DD), oldest first. */
+  listTransfers(createdFrom: string, offset: number, limit = 100): Promise<GatewayList> {
+    const query = new URLSearchParams({ "dateCreated[ge]": createdFrom, offset: String(offset), limit: String(limit) });
+    return this.request("GET", `/v3/transfers?${query}`);
+  }
+}
+
+export interface GatewayList {
+  data: GatewayObject[];
+  hasMore: boolean;
 }
 
 export interface CompanyGateway {
   client: GatewayClient;
   environment: "sandbox" | "production";
-  /** The company's webhook secret, decrypted. */
-  webhookSecret: string;
 }
 
-/** The company's gateway, or null when it has not configured one. */
-export async function companyGateway(companyId: string): Promise<CompanyGateway | null> {
+interface StoredConfig {
+  api_key_ciphertext: string;
+  webhook_secret_ciphertext: string;
+  environment: "sandbox" | "production";
+}
+
+async function storedConfig(companyId: string): Promise<StoredConfig | null> {
   const [row] = await asService((tx) =>
-    tx<{ api_key_ciphertext: string; webhook_secret_ciphertext: string; environment: "sandbox" | "production" }[]>`
-      select api_key_ciphertext, webhook_secret_ciphertext, environment
-      from private.gateway_configs where company_id = ${companyId}`
+    tx<StoredConfig[]>`select api_key_ciphertext, webhook_secret_ciphertext, environment
+                       from private.gateway_configs where company_id = ${companyId}`
   );
+  return row ?? null;
+}
+
+/** The company's gateway (its API key decrypted), or null when it has not configured one. */
+export async function companyGateway(companyId: string): Promise<CompanyGateway | null> {
+  const row = await storedConfig(companyId);
   if (!row) return null;
   const config = env();
   const apiKey = await decryptSecret(row.api_key_ciphertext, config.SECRETS_ENCRYPTION_KEY);
   const baseUrl = row.environment === "sandbox" ? config.GATEWAY_SANDBOX_URL : config.GATEWAY_PRODUCTION_URL;
-  return {
-    client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey),
-    environment: row.environment,
-    webhookSecret: await decryptSecret(row.webhook_secret_ciphertext, config.SECRETS_ENCRYPTION_KEY),
-  };
+  return { client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey), environment: row.environment };
+}
+
+/** The company's webhook secret, decrypted, or null when it has not configured the gateway. */
+export async function companyWebhookSecret(companyId: string): Promise<string | null> {
+  const row = await storedConfig(companyId);
+  return row ? await decryptSecret(row.webhook_secret_ciphertext, env().SECRETS_ENCRYPTION_KEY) : null;
 }

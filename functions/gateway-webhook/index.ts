@@ -1,17 +1,33 @@
-// Payment gateway webhooks (SPEC.md §4.3, §4.4, §6), deployed with
-// verify_jwt = false: the gateway signs its requests instead. The public paths
-// /api/v1/webhooks/gateway[/{company_id}] reach this function unchanged;
-// through /functions/v1/gateway-webhook[/{company_id}] it sees its own name first.
+// The gateway-webhook function, deployed with verify_jwt = false: the gateway
+// signs its requests instead. It settles with the payment gateway: its webhooks
+// (/api/v1/webhooks/gateway[/{company_id}] on the public host, and its own
+// /functions/v1/gateway-webhook[/{company_id}]) and the reconciliation job
+// (POST /functions/v1/gateway-webhook/reconcile, service role only).
 import { createApp } from "../_shared/app.ts";
+import { timingSafeEqual } from "../_shared/crypto.ts";
 import { env } from "../_shared/env.ts";
+import { HttpError } from "../_shared/errors.ts";
+import { bearerToken } from "../_shared/jwt.ts";
 import { mount } from "../_shared/route.ts";
-import { receiveWebhook, webhookRoutes } from "../_shared/webhooks.ts";
+import { companyWebhookRoute, platformWebhookRoute } from "../_shared/webhook-contract.ts";
+import { reconcileWithdrawals } from "./reconcile.ts";
+import { receiveWebhook } from "./webhook.ts";
 
 env(); // fail at start-up, naming the setting, rather than on the first event
 
 const app = createApp();
 
-mount(app, webhookRoutes);
+mount(app, [
+  { ...companyWebhookRoute, handler: ({ params, req }) => receiveWebhook(req, params.company_id) },
+  { ...platformWebhookRoute, handler: ({ req }) => receiveWebhook(req) },
+]);
+app.post("/gateway-webhook/reconcile", async (c) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
+    throw new HttpError(401, "the service role key is required", { "WWW-Authenticate": "Bearer" });
+  }
+  return c.json(await reconcileWithdrawals());
+});
 app.post("/gateway-webhook", (c) => receiveWebhook(c.req.raw));
 app.post("/gateway-webhook/:company_id", (c) => receiveWebhook(c.req.raw, c.req.param("company_id")));
 

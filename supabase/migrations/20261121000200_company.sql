@@ -512,3 +512,37 @@ end;
 $$;
 comment on function public.list_webhook_events(integer, text) is 'The company''s webhook audit log, newest first, one page (owner, admin).';
 grant execute on function public.list_webhook_events(integer, text) to authenticated;
+
+-- Gateway look-ups of unsigned webhooks: an unsigned request may make us ask the
+-- gateway about one object at most once a minute (docs/contract.md, Webhooks).
+create table private.gateway_lookups (
+  object_key text primary key,
+  looked_up_at timestamptz not null
+);
+comment on table private.gateway_lookups is 'When the gateway was last asked about an object on behalf of an unsigned webhook.';
+alter table private.gateway_lookups enable row level security;
+create policy gateway_lookups_service on private.gateway_lookups
+  for all to service_role
+  using (true)
+  with check (true);
+grant select, insert, update, delete on private.gateway_lookups to service_role;
+
+create function private.admit_gateway_lookup(object_key text)
+returns boolean
+language plpgsql
+set search_path = ''
+as $$
+begin
+  -- Forget what can no longer refuse anything, now and then, so the table stays small.
+  if random() < 0.01 then
+    delete from private.gateway_lookups l where l.looked_up_at < now() - interval '1 minute';
+  end if;
+  insert into private.gateway_lookups as l (object_key, looked_up_at)
+  values (admit_gateway_lookup.object_key, now())
+  on conflict on constraint gateway_lookups_pkey do update set looked_up_at = excluded.looked_up_at
+  where l.looked_up_at <= excluded.looked_up_at - interval '1 minute';
+  return found;
+end;
+$$;
+comment on function private.admit_gateway_lookup(text) is 'True (and remembered) when the gateway was not asked about this object in the last minute (service role).';
+grant execute on function private.admit_gateway_lookup(text) to service_role;

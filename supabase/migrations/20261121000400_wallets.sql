@@ -17,22 +17,31 @@ create table public.withdrawals (
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   completed_at timestamptz,
+  -- True while the gateway may or may not have made the transfer (our request for it
+  -- failed with a timeout or a 5xx): the funds stay held until reconciliation asks the gateway.
+  in_doubt boolean not null default false,
   -- Why a failed withdrawal failed (20261121002000_money.sql explains the kinds).
   failure_kind text constraint withdrawals_failure_kind_known
-    check (failure_kind in ('gateway_unavailable', 'gateway_rejected', 'transfer_failed')),
+    check (failure_kind in ('gateway_rejected', 'transfer_failed', 'no_transfer')),
   check ((status = 'completed') = (completed_at is not null)),
+  constraint withdrawals_in_doubt_processing check (not in_doubt or status = 'processing'),
+  -- A completed withdrawal keeps the kind of an earlier failure that the gateway later contradicted.
   constraint withdrawals_failure_kind_status check (case status
     when 'processing' then failure_kind is null
     when 'failed' then failure_kind is not null
-    else failure_kind is null or failure_kind = 'gateway_unavailable'
+    else true
   end)
 );
 comment on table public.withdrawals is 'Driver withdrawals, each a Pix transfer at the gateway.';
+comment on column public.withdrawals.in_doubt is
+  'True while a processing withdrawal''s transfer request failed in a way that may have made the transfer (timeout, 5xx): its funds stay held until the gateway says.';
 comment on column public.withdrawals.failure_kind is
-  'Why a failed withdrawal failed: gateway_unavailable (we gave up: timeout, 5xx, unreachable; a later TRANSFER_DONE still completes it), gateway_rejected (4xx), transfer_failed (TRANSFER_FAILED / TRANSFER_CANCELLED). Kept on a withdrawal completed after gateway_unavailable.';
+  'Why a failed withdrawal failed: gateway_rejected (the gateway refused the request, 4xx), transfer_failed (the gateway reports the transfer FAILED or CANCELLED), no_transfer (reconciliation found no transfer at the gateway).';
 create index withdrawals_driver_id_created_at_idx on public.withdrawals (driver_id, created_at desc, id desc);
 create index withdrawals_company_id_created_at_idx on public.withdrawals (company_id, created_at desc, id desc);
 create index withdrawals_processing_idx on public.withdrawals (driver_id) where status = 'processing';
+-- What reconciliation asks the gateway about: processing withdrawals, oldest first.
+create index withdrawals_processing_created_idx on public.withdrawals (created_at) where status = 'processing';
 alter table public.withdrawals enable row level security;
 
 create policy withdrawals_select_visible on public.withdrawals
@@ -44,7 +53,7 @@ create policy withdrawals_select_visible on public.withdrawals
 -- A driver's full Pix key never leaves the database: users read withdrawals
 -- through the functions (which mask it) or the table without that column.
 grant select (id, company_id, driver_id, amount, pix_key_type, status, gateway_transfer_id, error_message,
-              created_at, updated_at, completed_at, failure_kind)
+              created_at, updated_at, completed_at, in_doubt, failure_kind)
   on public.withdrawals to authenticated;
 grant all on public.withdrawals to service_role;
 

@@ -162,6 +162,7 @@ as $$
       'pix_qr_code_image', d.pix_qr_code_image,
       'due_date', d.payment_due_date) end,
     'cancel_reason', d.cancel_reason,
+    'refund_due', d.status = 'cancelled' and d.payment_status in ('received', 'confirmed'),
     'created_at', d.created_at,
     'updated_at', d.updated_at,
     'accepted_at', d.accepted_at,
@@ -657,6 +658,12 @@ as $$
 begin
   case apply_payment_effect.trigger
     when 'payment_received' then
+      -- Paid after it was cancelled (overdue, or cancelled while the charge was
+      -- being paid): the payment is recorded, and the delivery shows refund_due
+      -- until the company refunds it at the gateway (PAYMENT_REFUNDED).
+      if delivery.status = 'cancelled' and delivery.payment_status in ('pending', 'overdue') then
+        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'received');
+      end if;
       if delivery.status <> 'awaiting_payment' then
         return null;
       end if;

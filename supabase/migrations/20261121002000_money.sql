@@ -4,18 +4,23 @@
 --
 -- A withdrawal is recorded `processing` under the driver's wallet lock
 -- (private.lock_wallet) before the edge asks the gateway for the Pix transfer,
--- so the funds are held from the first moment. It leaves `processing` once, to
--- `completed` (with exactly one debit in the ledger) or to `failed` (the funds
--- are released), and `failure_kind` records why it failed:
--- - gateway_rejected: the gateway refused the request (4xx); final.
--- - transfer_failed: TRANSFER_FAILED / TRANSFER_CANCELLED; final.
--- - gateway_unavailable: our request timed out or got a 5xx, so the gateway may
---   have made the transfer anyway. A later TRANSFER_DONE / TRANSFER_APPROVED is
---   then the truth that the money left: it moves failed -> completed with its one
---   debit, even below a zero balance (the ledger records what happened; a negative
---   balance blocks further withdrawals until credits cover it).
+-- so the funds are held from the first moment. The funds are released only when
+-- we know the gateway made no transfer:
+-- - the gateway refused our request (4xx): failed, gateway_rejected;
+-- - the gateway reports the transfer FAILED or CANCELLED: failed, transfer_failed;
+-- - reconciliation asked the gateway and it has no transfer for the withdrawal
+--   well after our request: failed, no_transfer.
+-- A request that timed out or got a 5xx may have made the transfer: the
+-- withdrawal stays processing with in_doubt = true, holding its funds, until
+-- an event or the reconciliation job (gateway-webhook's /reconcile, scheduled
+-- below) learns from the gateway what happened. Every transfer event is checked
+-- against the gateway's own record by the edge before it reaches
+-- public.apply_transfer_event, so the state applied is the gateway's: a DONE
+-- completes the withdrawal with its one debit even after a failure we recorded
+-- (possibly below a zero balance: the ledger records what happened, and a
+-- negative balance blocks further withdrawals until credits cover it).
 -- Every write that can lower a driver's available balance takes the wallet lock
--- first (request_withdrawal, the refund reversal, the late debit), so a
+-- first (request_withdrawal, the refund reversal, a debit after a failure), so a
 -- withdrawal is always judged against every such write committed before it.
 
 -- Helpers -----------------------------------------------------------------------
@@ -68,8 +73,9 @@ set search_path = ''
 as $$
   select jsonb_build_object('id', w.id, 'company_id', w.company_id, 'driver_id', w.driver_id, 'amount', w.amount,
     'pix_key', private.mask_pix_key(w.pix_key), 'pix_key_type', w.pix_key_type, 'status', w.status,
-    'gateway_transfer_id', w.gateway_transfer_id, 'error_message', w.error_message, 'created_at', w.created_at,
-    'updated_at', w.updated_at, 'completed_at', w.completed_at)
+    'in_doubt', w.in_doubt, 'gateway_transfer_id', w.gateway_transfer_id, 'error_message', w.error_message,
+    'failure_kind', w.failure_kind, 'created_at', w.created_at, 'updated_at', w.updated_at,
+    'completed_at', w.completed_at)
 $$;
 comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal as the API and the realtime broadcast show it (Pix key masked).';
 
@@ -86,27 +92,20 @@ as $$ select * from public.withdrawals w where w.id = lock_withdrawal.withdrawal
 comment on function private.lock_withdrawal(uuid) is 'Locks one withdrawal until the end of the transaction and returns it (all nulls when there is none).';
 grant execute on function private.lock_withdrawal(uuid) to service_role;
 
--- The state machine, as data: the only moves a withdrawal may make, one of which
--- depends on why it failed.
-create function private.withdrawal_move_allowed(from_status text, to_status text, failure_kind text)
+-- The state machine, as data: the only moves a withdrawal may make. failed ->
+-- completed is the gateway contradicting a failure we recorded: the edge applies
+-- only what the gateway's own record says, so the money did leave.
+create function private.withdrawal_move_allowed(from_status text, to_status text)
 returns boolean
 language sql
 immutable
 set search_path = ''
 as $$
-  select exists (
-    select from (values
-      ('processing', 'completed', null),
-      ('processing', 'failed', null),
-      -- We gave up on the gateway, but it made the transfer: the money left.
-      ('failed', 'completed', 'gateway_unavailable')
-    ) m (from_status, to_status, failure_kind)
-    where m.from_status = withdrawal_move_allowed.from_status and m.to_status = withdrawal_move_allowed.to_status
-      and (m.failure_kind is null or m.failure_kind = withdrawal_move_allowed.failure_kind)
-  )
+  select (withdrawal_move_allowed.from_status, withdrawal_move_allowed.to_status)
+    in (('processing', 'completed'), ('processing', 'failed'), ('failed', 'completed'))
 $$;
-comment on function private.withdrawal_move_allowed(text, text, text) is 'The withdrawal transitions: processing to completed or failed, and failed to completed only after we gave up on an unavailable gateway.';
-grant execute on function private.withdrawal_move_allowed(text, text, text) to authenticated, service_role;
+comment on function private.withdrawal_move_allowed(text, text) is 'The withdrawal transitions: processing to completed or failed, and failed to completed when the gateway reports the transfer done.';
+grant execute on function private.withdrawal_move_allowed(text, text) to authenticated, service_role;
 
 -- Guards every update, whoever makes it (service role included): a refused
 -- move is 422, and what identifies the money never changes.
@@ -117,7 +116,7 @@ set search_path = ''
 as $$
 begin
   if new.status is distinct from old.status
-     and not private.withdrawal_move_allowed(old.status, new.status, old.failure_kind) then
+     and not private.withdrawal_move_allowed(old.status, new.status) then
     raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to %s', old.status, new.status);
   end if;
   if (new.company_id, new.driver_id, new.amount, new.pix_key, new.pix_key_type, new.created_at)
@@ -127,7 +126,7 @@ begin
   if old.gateway_transfer_id is not null and new.gateway_transfer_id is distinct from old.gateway_transfer_id then
     raise exception using errcode = 'PT422', message = 'a withdrawal''s gateway transfer cannot change';
   end if;
-  -- Why it failed is written once, with the failure: it decides whether a late success may still complete it.
+  -- Why it failed is written once, with the failure, and kept after.
   if new.failure_kind is distinct from old.failure_kind and not (old.status = 'processing' and new.status = 'failed') then
     raise exception using errcode = 'PT422', message = 'a withdrawal''s failure kind is set only when it fails';
   end if;
@@ -319,15 +318,40 @@ begin
       raise exception using errcode = 'PT409', message = 'the withdrawal already has another gateway transfer';
     end if;
     -- Only the transfer id: a transfer event that overtook us may have settled the status already.
-    update public.withdrawals x set gateway_transfer_id = attach_transfer.gateway_transfer_id
+    update public.withdrawals x set gateway_transfer_id = attach_transfer.gateway_transfer_id, in_doubt = false
     where x.id = w.id
     returning * into w;
   end if;
   return private.withdrawal_json(w);
 end;
 $$;
-comment on function public.attach_transfer(uuid, text) is 'Records the gateway''s transfer id on a withdrawal, whatever its status (service role).';
+comment on function public.attach_transfer(uuid, text) is 'Records the gateway''s transfer id on a withdrawal, whatever its status; the withdrawal is no longer in doubt (service role).';
 grant execute on function public.attach_transfer(uuid, text) to service_role;
+
+-- Our request for the transfer timed out or got a 5xx: the gateway may have made
+-- it. The funds stay held; reconciliation or the transfer's events settle it.
+create function public.mark_transfer_in_doubt(withdrawal_id uuid, error_message text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals := private.lock_withdrawal(mark_transfer_in_doubt.withdrawal_id);
+begin
+  if w.id is null then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  -- An event that overtook us may have settled it, or stored its transfer: then it is not in doubt.
+  if w.status = 'processing' and w.gateway_transfer_id is null then
+    update public.withdrawals x set in_doubt = true, error_message = mark_transfer_in_doubt.error_message
+    where x.id = w.id
+    returning * into w;
+  end if;
+  return private.withdrawal_json(w);
+end;
+$$;
+comment on function public.mark_transfer_in_doubt(uuid, text) is 'Flags a processing withdrawal whose transfer request may or may not have reached the gateway; its funds stay held (service role).';
+grant execute on function public.mark_transfer_in_doubt(uuid, text) to service_role;
 
 create function public.fail_withdrawal(withdrawal_id uuid, error_message text, failure_kind text)
 returns jsonb
@@ -337,8 +361,8 @@ as $$
 declare
   w public.withdrawals;
 begin
-  if fail_withdrawal.failure_kind is null or fail_withdrawal.failure_kind not in ('gateway_unavailable', 'gateway_rejected') then
-    raise exception using errcode = 'PT400', message = 'failure_kind must be gateway_unavailable or gateway_rejected';
+  if fail_withdrawal.failure_kind is null or fail_withdrawal.failure_kind not in ('gateway_rejected', 'no_transfer') then
+    raise exception using errcode = 'PT400', message = 'failure_kind must be gateway_rejected or no_transfer';
   end if;
   w := private.lock_withdrawal(fail_withdrawal.withdrawal_id);
   if w.id is null then
@@ -346,7 +370,8 @@ begin
   end if;
   if w.status = 'processing' then
     update public.withdrawals x
-    set status = 'failed', error_message = fail_withdrawal.error_message, failure_kind = fail_withdrawal.failure_kind
+    set status = 'failed', error_message = fail_withdrawal.error_message, failure_kind = fail_withdrawal.failure_kind,
+      in_doubt = false
     where x.id = w.id
     returning * into w;
   elsif w.status <> 'failed' then
@@ -355,7 +380,7 @@ begin
   return private.withdrawal_json(w);
 end;
 $$;
-comment on function public.fail_withdrawal(uuid, text, text) is 'Marks a processing withdrawal failed, releasing its funds: gateway_rejected (4xx) is final; gateway_unavailable (timeout, 5xx, unreachable) still completes on a later TRANSFER_DONE (service role).';
+comment on function public.fail_withdrawal(uuid, text, text) is 'Marks a processing withdrawal failed, releasing its funds, once we know the gateway made no transfer: gateway_rejected (it refused the request) or no_transfer (reconciliation found none) (service role).';
 grant execute on function public.fail_withdrawal(uuid, text, text) to service_role;
 
 -- The two-argument form is a final failure.
@@ -366,7 +391,7 @@ set search_path = ''
 as $$
   select public.fail_withdrawal(fail_withdrawal.withdrawal_id, fail_withdrawal.error_message, 'gateway_rejected')
 $$;
-comment on function public.fail_withdrawal(uuid, text) is 'Marks a processing withdrawal failed for good (gateway_rejected), releasing its funds; the edge uses the three-argument form (service role).';
+comment on function public.fail_withdrawal(uuid, text) is 'Marks a processing withdrawal failed as gateway_rejected, releasing its funds (service role).';
 grant execute on function public.fail_withdrawal(uuid, text) to service_role;
 
 create function public.list_withdrawals(page_limit integer default 20, cursor text default null)
@@ -454,6 +479,8 @@ $$;
 comment on function private.withdrawal_for_event(uuid, text, text) is 'The withdrawal a transfer event refers to, within the company when one is given.';
 grant execute on function private.withdrawal_for_event(uuid, text, text) to service_role;
 
+-- Called by the edge with the state the gateway's own record shows (never an
+-- event's claim alone), as the event the status stands for.
 create function public.apply_transfer_event(company_id uuid, event text, transfer_id text, external_reference text)
 returns jsonb
 language plpgsql
@@ -466,19 +493,17 @@ declare
     when 'TRANSFER_FAILED' then 'failed'
     when 'TRANSFER_CANCELLED' then 'failed'
   end;
-  found_id uuid;
   w public.withdrawals;
-  given_up boolean;
+  earlier_failure text;
 begin
   if target is null then
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', null,
       'detail', format('%s is not a transfer event', coalesce(apply_transfer_event.event, 'null')));
   end if;
 
-  found_id := private.withdrawal_for_event(apply_transfer_event.company_id, apply_transfer_event.transfer_id,
-    apply_transfer_event.external_reference);
   -- The row lock serialises copies of one event: each later copy sees the first one's outcome.
-  w := private.lock_withdrawal(found_id);
+  w := private.lock_withdrawal(private.withdrawal_for_event(apply_transfer_event.company_id,
+    apply_transfer_event.transfer_id, apply_transfer_event.external_reference));
   if w.id is null then
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', apply_transfer_event.company_id,
       'detail', 'no such withdrawal');
@@ -488,26 +513,25 @@ begin
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
       'detail', 'the transfer is not this withdrawal''s');
   end if;
-  -- A withdrawal we gave up on is already failed with its funds released: a
-  -- TRANSFER_FAILED for it is a duplicate, and only a success still moves it.
   if w.status = target then
     return jsonb_build_object('result', 'duplicate', 'withdrawal_id', w.id, 'company_id', w.company_id,
       'detail', format('withdrawal already %s', w.status));
   end if;
-  if not private.withdrawal_move_allowed(w.status, target, w.failure_kind) then
+  if not private.withdrawal_move_allowed(w.status, target) then
     return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
-      'detail', format('withdrawal is already %s', w.status));
+      'detail', format('withdrawal is already %s; the gateway now reports %s: left as it is for review',
+        w.status, apply_transfer_event.event));
   end if;
 
-  given_up := w.status = 'failed';
+  earlier_failure := case when w.status = 'failed' then w.failure_kind end;
   if target = 'completed' then
-    -- The debit lowers the available balance when the funds were released: take the wallet lock first.
+    -- After a failure the funds were released, so the debit lowers the available balance: wallet lock first.
     perform private.lock_wallet(w.driver_id);
   end if;
   update public.withdrawals x set
     status = target,
+    in_doubt = false,
     completed_at = case when target = 'completed' then now() end,
-    -- A completed withdrawal carries no error, also one completed after we gave up on it (failure_kind says so).
     error_message = case when target = 'failed' then apply_transfer_event.event end,
     failure_kind = case when target = 'failed' then 'transfer_failed' else x.failure_kind end,
     gateway_transfer_id = coalesce(x.gateway_transfer_id, nullif(apply_transfer_event.transfer_id, ''))
@@ -519,12 +543,13 @@ begin
     on conflict (withdrawal_id) where kind = 'withdrawal_debit' do nothing;
   end if;
   return jsonb_build_object('result', 'processed', 'withdrawal_id', w.id, 'company_id', w.company_id,
-    'detail', case when given_up
-      then 'withdrawal completed after the gateway was given up as unavailable: debited now'
+    'detail', case when earlier_failure is not null
+      then format('withdrawal completed after it was recorded failed (%s): the gateway made the transfer, debited now',
+        earlier_failure)
       else format('withdrawal %s', w.status) end);
 end;
 $$;
-comment on function public.apply_transfer_event(uuid, text, text, text) is 'Applies a TRANSFER_* event once: completed with one debit (also a withdrawal failed as gateway_unavailable), or failed; later copies are duplicate, other events on a settled withdrawal ignored (service role).';
+comment on function public.apply_transfer_event(uuid, text, text, text) is 'Applies the gateway''s state of a transfer once: completed with one debit (also after a recorded failure), or failed; copies are duplicate, a failure of a completed withdrawal is ignored (service role).';
 grant execute on function public.apply_transfer_event(uuid, text, text, text) to service_role;
 
 -- For the unsigned platform webhook, which must fetch the payment back from the
@@ -546,47 +571,27 @@ $$;
 comment on function private.delivery_for_payment(text, text) is 'The delivery a payment event refers to, in any company (for the unsigned platform webhook).';
 grant execute on function private.delivery_for_payment(text, text) to service_role;
 
--- Stale withdrawals --------------------------------------------------------------------
+-- Reconciliation ----------------------------------------------------------------------
 
--- A withdrawal stays processing without a transfer id only while the edge waits
--- for the gateway (at most its 10 s timeout) or when the request died mid-flight
--- (a crash, a lost connection). The latter are failed as gateway_unavailable:
--- their funds are released, and if the gateway did make the transfer, its
--- TRANSFER_DONE still completes them with their debit. Withdrawals with a
--- transfer id are left to the transfer's own events. Rows locked right now
--- (an edge request settling them) are skipped, not waited for.
---
--- Call it on a schedule. On Supabase, with pg_cron (not in the local stack,
--- so not created here):
---   select cron.schedule('expire-stale-withdrawals', '*/10 * * * *',
---     $$select public.expire_stale_withdrawals()$$);
-create function public.expire_stale_withdrawals(older_than interval default interval '1 hour')
-returns integer
-language plpgsql
+-- What the reconciliation job (gateway-webhook's /reconcile) asks the gateway
+-- about: every processing withdrawal in doubt, or without a transfer id once its
+-- request should long have finished (the edge died between our insert and the
+-- gateway's answer), or whose transfer has been pending for an hour (its events
+-- may be lost). Oldest first, at most `max_rows`.
+create function public.withdrawals_to_reconcile(max_rows integer default 100)
+returns table (id uuid, company_id uuid, gateway_transfer_id text, in_doubt boolean, created_at timestamptz)
+language sql
+stable
 set search_path = ''
 as $$
-declare
-  expired integer;
-begin
-  -- Well above the gateway timeout, so a request still waiting for its answer is never expired.
-  if expire_stale_withdrawals.older_than is null or expire_stale_withdrawals.older_than < interval '1 minute' then
-    raise exception using errcode = 'PT400', message = 'older_than must be at least 1 minute';
-  end if;
-  with stale as (
-    select w.id from public.withdrawals w
-    where w.status = 'processing' and w.gateway_transfer_id is null
-      and w.created_at < now() - expire_stale_withdrawals.older_than
-    for update skip locked
-  )
-  update public.withdrawals x set
-    status = 'failed',
-    failure_kind = 'gateway_unavailable',
-    error_message = format('Payment gateway unavailable: no transfer recorded within %s', expire_stale_withdrawals.older_than)
-  from stale
-  where x.id = stale.id;
-  get diagnostics expired = row_count;
-  return expired;
-end;
+  select w.id, w.company_id, w.gateway_transfer_id, w.in_doubt, w.created_at
+  from public.withdrawals w
+  where w.status = 'processing'
+    and (w.in_doubt
+      or (w.gateway_transfer_id is null and w.created_at < now() - interval '2 minutes')
+      or (w.gateway_transfer_id is not null and w.updated_at < now() - interval '1 hour'))
+  order by w.created_at
+  limit greatest(least(withdrawals_to_reconcile.max_rows, 1000), 1)
 $$;
-comment on function public.expire_stale_withdrawals(interval) is 'Fails (gateway_unavailable, funds released) processing withdrawals older than the interval that never got a transfer id; for a scheduled job (service role).';
-grant execute on function public.expire_stale_withdrawals(interval) to service_role;
+comment on function public.withdrawals_to_reconcile(integer) is 'Processing withdrawals whose state only the gateway can tell: in doubt, without a transfer id after 2 minutes, or pending for an hour (service role).';
+grant execute on function public.withdrawals_to_reconcile(integer) to service_role;

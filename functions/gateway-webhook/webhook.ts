@@ -1,0 +1,126 @@
+// One webhook request, start to finish (docs/spec.md §4.3, §4.4, §6): read the
+// body (at most 1 MiB), check the signature, parse, settle with the gateway,
+// and answer within 5 s. Always exactly one audit row. The answer is 200 only
+// for an event applied (or safely ignored); anything else makes the gateway
+// deliver it again.
+import { verifySignature } from "../_shared/crypto.ts";
+import { asService } from "../_shared/db.ts";
+import { env } from "../_shared/env.ts";
+import { HttpError, toHttpError } from "../_shared/errors.ts";
+import { companyWebhookSecret } from "../_shared/gateway.ts";
+import { UUID_PATTERN } from "../_shared/schemas.ts";
+import { type GatewayEvent, parseEvent, readBody, Rejected } from "./events.ts";
+import { type Audit, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
+
+/** The gateway waits 5 s for an answer; the whole request (pool waits included) must end before. */
+const RESPONSE_BUDGET_MS = 4_500;
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new HttpError(503, "the event could not be processed in time; deliver it again", { "Retry-After": "5" })),
+      ms,
+    );
+  });
+  work.catch(() => {}); // settled after the deadline: its outcome no longer matters here
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+function noteEvent(audit: Audit, event: GatewayEvent) {
+  audit.event = event.event.slice(0, 100);
+  audit.objectId = event.objectId?.slice(0, 200) ?? null;
+}
+
+async function verifyOrReject(secret: string | null | undefined, body: Uint8Array<ArrayBuffer>, signature: string | null) {
+  if (!secret) throw new Rejected(401, "no webhook secret is configured for this endpoint");
+  if (signature === null) throw new Rejected(401, "missing gateway-signature");
+  if (!(await verifySignature(secret, body, signature))) throw new Rejected(401, "invalid signature");
+}
+
+async function dispatch(audit: Audit, scope: string | null, event: GatewayEvent, unsigned: boolean): Promise<Outcome> {
+  noteEvent(audit, event);
+  if (!event.kind) return { result: "ignored", detail: `event ${event.event} is not handled`, logged: false };
+  return await settle(audit, scope, { ...event, kind: event.kind }, {
+    unsigned,
+    detailPrefix: unsigned ? "unsigned, " : "",
+  });
+}
+
+async function companyWebhook(audit: Audit, companyParam: string, body: Uint8Array<ArrayBuffer>, signature: string | null) {
+  const unknown = () => new Rejected(404, "unknown company");
+  if (!UUID_PATTERN.test(companyParam)) throw unknown();
+  const [company] = await asService((tx) => tx`select id from public.companies where id = ${companyParam}`);
+  if (!company) throw unknown();
+  audit.companyId = companyParam;
+  // The platform secret stands in only for a company that has none of its own.
+  const secret = await companyWebhookSecret(companyParam) ?? env().GATEWAY_PLATFORM_WEBHOOK_SECRET;
+  await verifyOrReject(secret, body, signature);
+  return await dispatch(audit, companyParam, parseEvent(body), false);
+}
+
+async function platformWebhook(audit: Audit, body: Uint8Array<ArrayBuffer>, signature: string | null) {
+  const config = env();
+  const unsigned = signature === null && !config.GATEWAY_WEBHOOK_REQUIRE_SIGNATURE;
+  if (!unsigned) await verifyOrReject(config.GATEWAY_PLATFORM_WEBHOOK_SECRET, body, signature);
+  return await dispatch(audit, null, parseEvent(body), unsigned);
+}
+
+function logLine(endpoint: string, audit: Audit, result: Result, status: number, detail: string) {
+  console.log(JSON.stringify({
+    event: "gateway_webhook",
+    endpoint,
+    company_id: audit.companyId,
+    gateway_event: audit.event,
+    object_id: audit.objectId,
+    result,
+    status,
+    detail,
+  }));
+}
+
+async function writeAudit(audit: Audit, result: Result, detail: string): Promise<void> {
+  try {
+    await withDeadline(asService((tx) => insertAudit(tx, audit, result, detail)), 1_000);
+  } catch (error) {
+    console.error(JSON.stringify({ event: "gateway_webhook_audit_failed", error: String(error) }));
+  }
+}
+
+/** One webhook request: `companyParam` for the company endpoint, undefined for the platform one. */
+export async function receiveWebhook(req: Request, companyParam?: string): Promise<Response> {
+  const startedAt = Date.now();
+  const endpoint = companyParam === undefined ? "platform" : "company";
+  const audit: Audit = { companyId: null, event: null, objectId: null };
+  const signature = req.headers.get("gateway-signature");
+  try {
+    const outcome = await withDeadline(
+      (async () => {
+        const body = await readBody(req);
+        return companyParam === undefined
+          ? await platformWebhook(audit, body, signature)
+          : await companyWebhook(audit, companyParam, body, signature);
+      })(),
+      RESPONSE_BUDGET_MS,
+    );
+    if (!outcome.logged) await writeAudit(audit, outcome.result, outcome.detail);
+    logLine(endpoint, audit, outcome.result, 200, outcome.detail);
+    return Response.json({ received: true });
+  } catch (error) {
+    const http = toHttpError(error);
+    const result: Result = error instanceof Rejected ? "rejected" : "error";
+    const detail = typeof http.detail === "string" ? http.detail : http.detail.map((item) => item.msg).join("; ");
+    // The gateway retries anything but 200; a failure of ours must not look like its mistake.
+    const status = result === "error" && http.status < 500 && http.status !== 429 ? 503 : http.status;
+    // What is left of the 5 s goes to the audit row, never past it.
+    if (Date.now() - startedAt < RESPONSE_BUDGET_MS) await writeAudit(audit, result, detail);
+    if (result === "error" && http.status >= 500) {
+      console.error(JSON.stringify({
+        event: "gateway_webhook_failed",
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      }));
+    }
+    logLine(endpoint, audit, result, status, detail);
+    return Response.json({ detail: http.detail }, { status, headers: http.headers });
+  }
+}
