@@ -79,6 +79,24 @@ returns void
 language sql
 as $$ select tests.act_as(tests.token_claims(act_as_user.user_id)) $$;
 
+-- A driver of a company: its user (confirmed, member with role driver) and
+-- its drivers row. Returns {user, driver_id}.
+create or replace function tests.add_driver(company_id uuid, name text, email text, active boolean default true)
+returns jsonb
+language plpgsql
+as $$
+declare
+  user_id uuid := tests.create_user(add_driver.email);
+  driver_id uuid;
+begin
+  insert into public.memberships (user_id, company_id, role) values (user_id, add_driver.company_id, 'driver');
+  insert into public.drivers (company_id, user_id, name, email, active)
+  values (add_driver.company_id, user_id, add_driver.name, add_driver.email, add_driver.active)
+  returning id into driver_id;
+  return jsonb_build_object('user', user_id, 'driver_id', driver_id);
+end;
+$$;
+
 -- A company with one user of every role: returns their ids.
 -- {company_id, owner, admin, legacy_admin, driver, driver2, driver_id, driver2_id}
 create or replace function tests.create_tenant(label text)
@@ -89,21 +107,16 @@ declare
   owner uuid := tests.create_user(label || '-owner@tests.example');
   admin uuid := tests.create_user(label || '-admin@tests.example');
   legacy uuid := tests.create_user(label || '-legacy@tests.example', '{"role": "admin"}');
-  driver uuid := tests.create_user(label || '-driver@tests.example');
-  driver2 uuid := tests.create_user(label || '-driver2@tests.example');
   company uuid;
-  driver_id uuid;
-  driver2_id uuid;
+  driver jsonb;
+  driver2 jsonb;
 begin
   company := (public.register_company(owner, label || ' company', label || ' owner') ->> 'company_id')::uuid;
-  insert into public.memberships (user_id, company_id, role) values
-    (admin, company, 'company_admin'), (legacy, company, 'admin'), (driver, company, 'driver'), (driver2, company, 'driver');
-  insert into public.drivers (company_id, user_id, name, email) values (company, driver, label || ' driver', label || '-driver@tests.example')
-    returning id into driver_id;
-  insert into public.drivers (company_id, user_id, name, email) values (company, driver2, label || ' driver2', label || '-driver2@tests.example')
-    returning id into driver2_id;
+  insert into public.memberships (user_id, company_id, role) values (admin, company, 'company_admin'), (legacy, company, 'admin');
+  driver := tests.add_driver(company, label || ' driver', label || '-driver@tests.example');
+  driver2 := tests.add_driver(company, label || ' driver2', label || '-driver2@tests.example');
   return jsonb_build_object('company_id', company, 'owner', owner, 'admin', admin, 'legacy_admin', legacy,
-    'driver', driver, 'driver2', driver2, 'driver_id', driver_id, 'driver2_id', driver2_id);
+    'driver', driver -> 'user', 'driver2', driver2 -> 'user', 'driver_id', driver -> 'driver_id', 'driver2_id', driver2 -> 'driver_id');
 end;
 $$;
 
