@@ -31,7 +31,6 @@ select is(tests.balances((select a from t)), array[100, 65]::numeric[], 'three p
 -- Who may call it.
 select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.expire_stale_withdrawals() $$, '42501', null, 'not a driver');
-select tests.reset_role();
 select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.expire_stale_withdrawals() $$, '42501', null, 'not an owner');
 select tests.reset_role();

@@ -63,13 +63,10 @@ select throws_ok($$ insert into public.withdrawals (company_id, driver_id, amoun
 select tests.act_as_member(b, 'driver') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT422',
   'the company has not configured the payment gateway', 'request_withdrawal: 422 without a gateway configuration');
-select tests.reset_role();
 select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT403', null, 'request_withdrawal: an owner is refused');
-select tests.reset_role();
 select tests.act_as_member(a, 'admin') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT403', null, 'request_withdrawal: an admin is refused');
-select tests.reset_role();
 select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT403', null, 'request_withdrawal: a legacy admin is refused');
 select tests.reset_role();
@@ -140,14 +137,11 @@ select tests.reset_role();
 select tests.act_as_member(a, 'owner') from t;
 select is(jsonb_array_length(public.list_withdrawals() -> 'items'), 7, 'list_withdrawals: an owner lists the company''s');
 select is(public.get_withdrawal((select id from ids where name = 'first')) ->> 'id', (select id::text from ids where name = 'first'), 'get_withdrawal: an owner reads a driver''s');
-select tests.reset_role();
 select tests.act_as_member(a, 'admin') from t;
 select is(jsonb_array_length(public.list_withdrawals() -> 'items'), 7, 'list_withdrawals: an admin lists the company''s');
-select tests.reset_role();
 select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok($$ select public.list_withdrawals() $$, 'PT403', null, 'list_withdrawals: a legacy admin is refused');
 select throws_ok($$ select public.get_withdrawal((select id from ids where name = 'first')) $$, 'PT403', null, 'get_withdrawal: a legacy admin is refused');
-select tests.reset_role();
 select tests.act_as_member(b, 'owner') from t;
 select is(public.list_withdrawals() -> 'items', '[]'::jsonb, 'list_withdrawals: a foreign owner sees none');
 select throws_ok($$ select public.get_withdrawal((select id from ids where name = 'first')) $$, 'PT404', 'withdrawal not found', 'get_withdrawal: a foreign owner gets 404');

@@ -17,7 +17,6 @@ select tests.reset_role();
 
 select tests.act_as_member(a, 'driver') from t;
 select is(public.get_withdrawal((select id from public.withdrawals limit 1)) ->> 'pix_key', '*******8901', 'get_withdrawal: the driver sees its own, masked');
-select tests.reset_role();
 select tests.act_as_member(a, 'driver2') from t;
 select throws_ok(format('select public.get_withdrawal(%L)', (select id from public.withdrawals limit 1)), 'PT404', null, 'get_withdrawal: another driver gets 404');
 select tests.reset_role();

@@ -1,8 +1,9 @@
 -- Every RPC callable by users, as every role of the own company: the roles
--- DESIGN.md §3 allows get past authorization (whatever the call then says
--- about the arguments), every other role gets 403. Then a foreign company's
--- users naming this company's objects get 404. Each call runs in a
--- subtransaction that is rolled back, so the calls do not disturb each other.
+-- each function allows (the role sets of docs/architecture.md) get past
+-- authorization (whatever the call then says about the arguments), every
+-- other role gets 403. Then a foreign company's users naming this company's
+-- objects get 404. Each call runs in a subtransaction that is rolled back, so
+-- the calls do not disturb each other.
 begin;
 select plan(121);
 
