@@ -1,6 +1,9 @@
 -- Helpers for every pgTAP file, kept (not rolled back) in the `tests` schema:
 -- act as a user with exactly the claims our access-token hook puts in a token,
--- as the service role, or as anon.
+-- as the service role, as anon or as a named member of a tenant; a company
+-- with a user of every role; a delivery in a given state; a driver credited
+-- with an amount; a gateway configuration; a withdrawal requested or in a
+-- given state; a driver's balances and a withdrawal's debits.
 select plan(1);
 
 create schema if not exists tests;
@@ -76,6 +79,24 @@ returns void
 language sql
 as $$ select tests.act_as(tests.token_claims(act_as_user.user_id)) $$;
 
+-- A driver of a company: its user (confirmed, member with role driver) and
+-- its drivers row. Returns {user, driver_id}.
+create or replace function tests.add_driver(company_id uuid, name text, email text, active boolean default true)
+returns jsonb
+language plpgsql
+as $$
+declare
+  user_id uuid := tests.create_user(add_driver.email);
+  driver_id uuid;
+begin
+  insert into public.memberships (user_id, company_id, role) values (user_id, add_driver.company_id, 'driver');
+  insert into public.drivers (company_id, user_id, name, email, active)
+  values (add_driver.company_id, user_id, add_driver.name, add_driver.email, add_driver.active)
+  returning id into driver_id;
+  return jsonb_build_object('user', user_id, 'driver_id', driver_id);
+end;
+$$;
+
 -- A company with one user of every role: returns their ids.
 -- {company_id, owner, admin, legacy_admin, driver, driver2, driver_id, driver2_id}
 create or replace function tests.create_tenant(label text)
@@ -86,21 +107,175 @@ declare
   owner uuid := tests.create_user(label || '-owner@tests.example');
   admin uuid := tests.create_user(label || '-admin@tests.example');
   legacy uuid := tests.create_user(label || '-legacy@tests.example', '{"role": "admin"}');
-  driver uuid := tests.create_user(label || '-driver@tests.example');
-  driver2 uuid := tests.create_user(label || '-driver2@tests.example');
   company uuid;
-  driver_id uuid;
-  driver2_id uuid;
+  driver jsonb;
+  driver2 jsonb;
 begin
   company := (public.register_company(owner, label || ' company', label || ' owner') ->> 'company_id')::uuid;
-  insert into public.memberships (user_id, company_id, role) values
-    (admin, company, 'company_admin'), (legacy, company, 'admin'), (driver, company, 'driver'), (driver2, company, 'driver');
-  insert into public.drivers (company_id, user_id, name, email) values (company, driver, label || ' driver', label || '-driver@tests.example')
-    returning id into driver_id;
-  insert into public.drivers (company_id, user_id, name, email) values (company, driver2, label || ' driver2', label || '-driver2@tests.example')
-    returning id into driver2_id;
+  insert into public.memberships (user_id, company_id, role) values (admin, company, 'company_admin'), (legacy, company, 'admin');
+  driver := tests.add_driver(company, label || ' driver', label || '-driver@tests.example');
+  driver2 := tests.add_driver(company, label || ' driver2', label || '-driver2@tests.example');
   return jsonb_build_object('company_id', company, 'owner', owner, 'admin', admin, 'legacy_admin', legacy,
-    'driver', driver, 'driver2', driver2, 'driver_id', driver_id, 'driver2_id', driver2_id);
+    'driver', driver -> 'user', 'driver2', driver2 -> 'user', 'driver_id', driver -> 'driver_id', 'driver2_id', driver2 -> 'driver_id');
+end;
+$$;
+
+-- Acts as one member of a tenant from tests.create_tenant (owner, admin,
+-- legacy_admin, driver or driver2), from the superuser or from any member.
+create or replace function tests.act_as_member(tenant jsonb, member text) returns void
+language plpgsql
+as $$
+begin
+  if tenant ->> member is null then
+    raise exception 'tests.act_as_member: the tenant has no member %', member;
+  end if;
+  perform tests.reset_role();
+  perform tests.act_as_user((tenant ->> member)::uuid);
+end;
+$$;
+
+-- A delivery of the tenant's company in `status`, inserted as the state
+-- machine would have left it: a driver (the member `driver` or `driver2`) and
+-- accepted_at where the state needs one (driver 1 unless named), the
+-- timestamps of the state, and for Pix a payment id and the payment status
+-- that goes with the state (invoice ones are `invoiced`).
+create or replace function tests.delivery_in(
+  tenant jsonb,
+  status text,
+  method text default 'pix',
+  driver text default null,
+  payment_status text default null,
+  price numeric default 12.50,
+  driver_share numeric default 0.80,
+  gateway_payment_id text default null,
+  origin_address text default 'Origin',
+  created_at timestamptz default now()
+) returns public.deliveries
+language sql
+as $$
+  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
+    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
+    gateway_payment_id, accepted_at, started_at, completed_at, cancelled_at, created_at)
+  select (delivery_in.tenant ->> 'company_id')::uuid, delivery_in.status,
+    coalesce(delivery_in.payment_status, case when delivery_in.method = 'invoice' then 'invoiced'
+      when delivery_in.status = 'awaiting_payment' then 'pending' else 'received' end),
+    delivery_in.method, delivery_in.origin_address, -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300,
+    delivery_in.price, delivery_in.driver_share, linked.id,
+    case when delivery_in.method = 'pix' then coalesce(delivery_in.gateway_payment_id, 'pay_' || gen_random_uuid()) end,
+    case when linked.id is not null then now() end,
+    case when delivery_in.status in ('in_progress', 'completed') then now() end,
+    case when delivery_in.status = 'completed' then now() end,
+    case when delivery_in.status = 'cancelled' then now() end,
+    delivery_in.created_at
+  from (select (delivery_in.tenant ->> (coalesce(delivery_in.driver,
+          case when delivery_in.status in ('accepted', 'in_progress', 'completed') then 'driver' end) || '_id'))::uuid as id) linked
+  returning *
+$$;
+
+-- A driver of the tenant credited with `amount`: one completed delivery of
+-- that driver (invoice unless `method` says pix) and its ledger entry, a
+-- delivery_credit unless `kind` says otherwise. Returns the delivery's id.
+create or replace function tests.credit_driver(
+  tenant jsonb,
+  amount numeric,
+  driver text default 'driver',
+  kind text default 'delivery_credit',
+  method text default 'invoice',
+  gateway_payment_id text default null
+) returns uuid
+language sql
+as $$
+  with delivery as (
+    select d.* from tests.delivery_in(credit_driver.tenant, 'completed', credit_driver.method, credit_driver.driver,
+      price => abs(credit_driver.amount), driver_share => 1, gateway_payment_id => credit_driver.gateway_payment_id) d
+  )
+  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+  select d.company_id, d.driver_id, credit_driver.kind, credit_driver.amount, d.id from delivery d
+  returning delivery_id
+$$;
+
+-- The tenant's company has configured the payment gateway (ciphertexts only).
+create or replace function tests.configure_gateway(tenant jsonb) returns void
+language sql
+as $$
+  insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
+  values ((configure_gateway.tenant ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox')
+$$;
+
+-- A withdrawal requested through public.request_withdrawal as the tenant's
+-- `driver`: its id. Back to the superuser afterwards.
+create or replace function tests.request_withdrawal(
+  tenant jsonb,
+  amount numeric,
+  driver text default 'driver',
+  pix_key text default '12345678901',
+  pix_key_type text default 'cpf'
+) returns uuid
+language plpgsql
+as $$
+declare
+  withdrawal_id uuid;
+begin
+  perform tests.act_as_member(tenant, driver);
+  withdrawal_id := (public.request_withdrawal(amount, pix_key, pix_key_type) ->> 'id')::uuid;
+  perform tests.reset_role();
+  return withdrawal_id;
+end;
+$$;
+
+-- A withdrawal of the tenant's `driver` in `status`, inserted directly as an
+-- earlier request would have left it (no balance check, no wallet lock). A
+-- failed one is a gateway refusal unless `failure_kind` says otherwise.
+create or replace function tests.withdrawal_in(
+  tenant jsonb,
+  status text,
+  amount numeric default 1.00,
+  driver text default 'driver',
+  gateway_transfer_id text default null,
+  failure_kind text default null,
+  error_message text default null,
+  created_at timestamptz default now()
+) returns public.withdrawals
+language sql
+as $$
+  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, gateway_transfer_id,
+    failure_kind, error_message, completed_at, created_at)
+  values ((withdrawal_in.tenant ->> 'company_id')::uuid, (withdrawal_in.tenant ->> (withdrawal_in.driver || '_id'))::uuid,
+    withdrawal_in.amount, '12345678901', 'cpf', withdrawal_in.status, withdrawal_in.gateway_transfer_id,
+    coalesce(withdrawal_in.failure_kind, case when withdrawal_in.status = 'failed' then 'gateway_rejected' end),
+    coalesce(withdrawal_in.error_message, case when withdrawal_in.status = 'failed' then 'Payment gateway refused the request' end),
+    case when withdrawal_in.status = 'completed' then now() end, withdrawal_in.created_at)
+  returning *
+$$;
+
+-- A driver's {balance, available_balance}, from private.wallet_balances.
+create or replace function tests.balances(tenant jsonb, driver text default 'driver') returns numeric[]
+language sql
+as $$
+  select array[b.balance, b.available_balance]
+  from private.wallet_balances((balances.tenant ->> (balances.driver || '_id'))::uuid) b
+$$;
+
+-- How many debits the ledger holds for a withdrawal.
+create or replace function tests.debits(withdrawal_id uuid) returns integer
+language sql
+as $$
+  select count(*)::integer from public.wallet_entries e
+  where e.kind = 'withdrawal_debit' and e.withdrawal_id = debits.withdrawal_id
+$$;
+
+-- The SQLSTATE a statement raises as the current role, or 'ok'; always rolled back.
+create or replace function tests.outcome(call text) returns text
+language plpgsql
+as $$
+begin
+  begin
+    execute call;
+    raise exception using errcode = 'TSTOK';
+  exception
+    when sqlstate 'TSTOK' then return 'ok';
+    when others then return sqlstate;
+  end;
 end;
 $$;
 

@@ -7,54 +7,28 @@ select plan(38);
 create temp table t as select tests.create_tenant('ledger-a') as a, tests.create_tenant('ledger-b') as b;
 create temp table ids (name text primary key, id uuid);
 grant all on t, ids to public;
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-select (a ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox' from t;
+select tests.configure_gateway(a) from t;
 
-create function pg_temp.balances() returns numeric[]
-language sql as $$
-  select array[b.balance, b.available_balance] from t, private.wallet_balances((t.a ->> 'driver_id')::uuid) b
-$$;
--- A completed delivery of driver 1 to hang a credit or reversal on.
-create function pg_temp.delivery() returns uuid
-language sql as $$
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    125.00, 0.80, (a ->> 'driver_id')::uuid, now(), now(), now()
-  from t
-  returning id
-$$;
-create function pg_temp.credit(kind text, amount numeric) returns void
-language sql as $$
-  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-  select (a ->> 'company_id')::uuid, (a ->> 'driver_id')::uuid, credit.kind, credit.amount, pg_temp.delivery() from t
-$$;
+select is(tests.balances((select a from t)), array[0, 0]::numeric[], 'a new wallet is empty');
 
-select is(pg_temp.balances(), array[0, 0]::numeric[], 'a new wallet is empty');
+select from t, tests.credit_driver(a, 100.00);
+select is(tests.balances((select a from t)), array[100, 100]::numeric[], 'delivery credit: balance and available go up');
 
-select pg_temp.credit('delivery_credit', 100.00);
-select is(pg_temp.balances(), array[100, 100]::numeric[], 'delivery credit: balance and available go up');
+select from t, tests.credit_driver(a, -30.00, kind => 'credit_reversal');
+select is(tests.balances((select a from t)), array[70, 70]::numeric[], 'credit reversal: both go down');
 
-select pg_temp.credit('credit_reversal', -30.00);
-select is(pg_temp.balances(), array[70, 70]::numeric[], 'credit reversal: both go down');
-
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select 'done', (public.request_withdrawal(20.00, '12345678901', 'cpf') ->> 'id')::uuid;
-select tests.reset_role();
-select is(pg_temp.balances(), array[70, 50]::numeric[], 'processing withdrawal: balance unchanged, available held back');
+insert into ids select 'done', tests.request_withdrawal(a, 20.00) from t;
+select is(tests.balances((select a from t)), array[70, 50]::numeric[], 'processing withdrawal: balance unchanged, available held back');
 
 select tests.act_as_service_role();
 select is(public.apply_transfer_event(null, 'TRANSFER_DONE', 'tra_ledger_1', (select id::text from ids where name = 'done')) ->> 'result',
   'processed', 'the withdrawal completes');
 select tests.reset_role();
-select is(pg_temp.balances(), array[50, 50]::numeric[], 'completed withdrawal: the debit lowers the balance, available unchanged');
+select is(tests.balances((select a from t)), array[50, 50]::numeric[], 'completed withdrawal: the debit lowers the balance, available unchanged');
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select 'gave-up', (public.request_withdrawal(10.00, '12345678901', 'cpf') ->> 'id')::uuid;
-insert into ids select 'failed', (public.request_withdrawal(15.00, '12345678901', 'cpf') ->> 'id')::uuid;
-select tests.reset_role();
-select is(pg_temp.balances(), array[50, 25]::numeric[], 'two processing withdrawals hold both amounts');
+insert into ids select 'gave-up', tests.request_withdrawal(a, 10.00) from t;
+insert into ids select 'failed', tests.request_withdrawal(a, 15.00) from t;
+select is(tests.balances((select a from t)), array[50, 25]::numeric[], 'two processing withdrawals hold both amounts');
 
 select tests.act_as_service_role();
 select is(public.fail_withdrawal((select id from ids where name = 'gave-up'), 'Payment gateway unavailable: timed out') ->> 'status',
@@ -62,7 +36,7 @@ select is(public.fail_withdrawal((select id from ids where name = 'gave-up'), 'P
 select is(public.apply_transfer_event(null, 'TRANSFER_FAILED', null, (select id::text from ids where name = 'failed')) ->> 'result',
   'processed', 'TRANSFER_FAILED fails the other');
 select tests.reset_role();
-select is(pg_temp.balances(), array[50, 50]::numeric[], 'failed withdrawals (gateway refusal, TRANSFER_FAILED) release their funds');
+select is(tests.balances((select a from t)), array[50, 50]::numeric[], 'failed withdrawals (gateway refusal, TRANSFER_FAILED) release their funds');
 
 select is((select array_agg(kind || ' ' || amount order by created_at) from public.wallet_entries
            where driver_id = (select (a ->> 'driver_id')::uuid from t)),
@@ -72,7 +46,7 @@ select is((select sum(amount) from public.wallet_entries where driver_id = (sele
   (select (private.wallet_balances((a ->> 'driver_id')::uuid)).balance from t), 'the balance is the sum of the ledger');
 
 -- The driver's view.
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select is(public.get_wallet(), jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'balance', 50.00,
   'available_balance', 50.00, 'currency', 'BRL'), 'get_wallet: the driver''s balances in BRL');
 select is(jsonb_array_length(public.list_wallet_transactions() -> 'items'), 3, 'list_wallet_transactions: all 3 entries');
@@ -92,19 +66,19 @@ select throws_ok($$ insert into public.wallet_entries (company_id, driver_id, ki
   '42501', null, 'a driver cannot credit itself');
 select tests.reset_role();
 
-select tests.act_as_user((select (a ->> 'driver2')::uuid from t));
+select tests.act_as_member(a, 'driver2') from t;
 select is(public.get_wallet() ->> 'balance', '0.00', 'get_wallet: another driver has its own (empty) wallet');
 select is_empty($$ select 1 from public.wallet_entries $$, 'RLS: another driver sees none of the entries');
 select is(public.list_wallet_transactions() -> 'items', '[]'::jsonb, 'list_wallet_transactions: another driver lists none');
 select tests.reset_role();
 
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.get_wallet() $$, 'PT403', null, 'get_wallet: an owner has no wallet');
 select throws_ok($$ select public.list_wallet_transactions() $$, 'PT403', null, 'list_wallet_transactions: an owner refused');
 select is_empty($$ select 1 from public.wallet_entries $$, 'RLS: the owner does not read drivers'' ledgers directly');
 select tests.reset_role();
 
-select tests.act_as_user((select (b ->> 'driver')::uuid from t));
+select tests.act_as_member(b, 'driver') from t;
 select is_empty($$ select 1 from public.wallet_entries $$, 'RLS: a foreign driver sees nothing');
 select tests.reset_role();
 
@@ -128,14 +102,12 @@ select throws_ok($$ insert into public.wallet_entries (company_id, driver_id, ki
   '23505', null, 'a second debit for a withdrawal is refused');
 
 -- And no withdrawal completes without its debit.
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select 'undebited', (public.request_withdrawal(5.00, '12345678901', 'cpf') ->> 'id')::uuid;
-select tests.reset_role();
+insert into ids select 'undebited', tests.request_withdrawal(a, 5.00) from t;
 set constraints public.withdrawals_completed_debited immediate;
 select throws_ok($$ update public.withdrawals set status = 'completed', completed_at = now() where id = (select id from ids where name = 'undebited') $$,
   'PT422', 'a completed withdrawal needs its debit in the ledger', 'a completion without a debit does not commit');
 set constraints public.withdrawals_completed_debited deferred;
-select is(pg_temp.balances(), array[50, 45]::numeric[], 'the refused completion left the balances as they were');
+select is(tests.balances((select a from t)), array[50, 45]::numeric[], 'the refused completion left the balances as they were');
 
 select * from finish();
 rollback;

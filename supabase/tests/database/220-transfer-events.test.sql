@@ -9,56 +9,33 @@ create temp table ids (name text primary key, id uuid);
 create temp table results (name text primary key, value jsonb);
 create temp table snapshots (name text primary key, balances numeric[]);
 grant all on t, ids, results, snapshots to public;
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-select (x ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox' from t, lateral (values (a), (b)) v(x);
+select tests.configure_gateway(a), tests.configure_gateway(b) from t;
 
 -- 100.00 for driver 1 of company A, from one completed delivery.
-with delivery as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    100.00, 1, (a ->> 'driver_id')::uuid, now(), now(), now()
-  from t
-  returning id, company_id, driver_id
-)
-insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-select company_id, driver_id, 'delivery_credit', 100.00, id from delivery;
-
-create function pg_temp.balances() returns numeric[]
-language sql as $$
-  select array[b.balance, b.available_balance] from t, private.wallet_balances((t.a ->> 'driver_id')::uuid) b
-$$;
-create function pg_temp.debits(name text) returns integer
-language sql as $$
-  select count(*)::int from public.wallet_entries e
-  where e.kind = 'withdrawal_debit' and e.withdrawal_id = (select id from ids where ids.name = debits.name)
-$$;
+select from t, tests.credit_driver(a, 100.00);
 
 -- One 10.00 withdrawal per event, each with its transfer at the gateway.
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select e, (public.request_withdrawal(10.00, '12345678901', 'cpf') ->> 'id')::uuid
-from unnest(array['TRANSFER_DONE', 'TRANSFER_APPROVED', 'TRANSFER_FAILED', 'TRANSFER_CANCELLED']) e;
-select tests.reset_role();
+insert into ids select e, tests.request_withdrawal(a, 10.00)
+from t, unnest(array['TRANSFER_DONE', 'TRANSFER_APPROVED', 'TRANSFER_FAILED', 'TRANSFER_CANCELLED']) e;
 select tests.act_as_service_role();
 select is((select count(*)::int from ids, lateral public.attach_transfer(ids.id, 'tra_' || lower(ids.name)) r), 4,
   'four processing withdrawals with their transfer ids');
 select tests.reset_role();
-select is(pg_temp.balances(), array[100, 60]::numeric[], '40.00 held');
+select is(tests.balances((select a from t)), array[100, 60]::numeric[], '40.00 held');
 
 -- Applies `event` to its withdrawal twice, as the company webhook would, with balances around each.
 create function pg_temp.twice(event text) returns void
 language plpgsql as $$
 begin
-  insert into snapshots values (event || ' before', pg_temp.balances());
+  insert into snapshots values (event || ' before', tests.balances((select a from t)));
   perform tests.act_as_service_role();
   insert into results select event || ' 1', public.apply_transfer_event((a ->> 'company_id')::uuid, event, 'tra_' || lower(event), null) from t;
   perform tests.reset_role();
-  insert into snapshots values (event || ' once', pg_temp.balances());
+  insert into snapshots values (event || ' once', tests.balances((select a from t)));
   perform tests.act_as_service_role();
   insert into results select event || ' 2', public.apply_transfer_event((a ->> 'company_id')::uuid, event, 'tra_' || lower(event), null) from t;
   perform tests.reset_role();
-  insert into snapshots values (event || ' twice', pg_temp.balances());
+  insert into snapshots values (event || ' twice', tests.balances((select a from t)));
 end;
 $$;
 
@@ -68,7 +45,7 @@ select is((select value ->> 'withdrawal_id' from results where name = 'TRANSFER_
 select is((select value ->> 'result' from results where name = 'TRANSFER_DONE 2'), 'duplicate', 'TRANSFER_DONE again: duplicate');
 select is((select status from public.withdrawals where id = (select id from ids where name = 'TRANSFER_DONE')), 'completed', 'TRANSFER_DONE: completed');
 select isnt((select completed_at from public.withdrawals where id = (select id from ids where name = 'TRANSFER_DONE')), null, 'TRANSFER_DONE: completed_at set');
-select is(pg_temp.debits('TRANSFER_DONE'), 1, 'TRANSFER_DONE twice: exactly one debit');
+select is(tests.debits((select id from ids where name = 'TRANSFER_DONE')), 1, 'TRANSFER_DONE twice: exactly one debit');
 select is((select balances from snapshots where name = 'TRANSFER_DONE once'), array[90, 60]::numeric[], 'TRANSFER_DONE: balance down 10.00, available unchanged');
 select is((select balances from snapshots where name = 'TRANSFER_DONE twice'), (select balances from snapshots where name = 'TRANSFER_DONE once'), 'TRANSFER_DONE twice equals once');
 
@@ -76,7 +53,7 @@ select pg_temp.twice('TRANSFER_APPROVED');
 select is((select value ->> 'result' from results where name = 'TRANSFER_APPROVED 1'), 'processed', 'TRANSFER_APPROVED: processed');
 select is((select value ->> 'result' from results where name = 'TRANSFER_APPROVED 2'), 'duplicate', 'TRANSFER_APPROVED again: duplicate');
 select is((select status from public.withdrawals where id = (select id from ids where name = 'TRANSFER_APPROVED')), 'completed', 'TRANSFER_APPROVED: completed, as TRANSFER_DONE');
-select is(pg_temp.debits('TRANSFER_APPROVED'), 1, 'TRANSFER_APPROVED twice: exactly one debit');
+select is(tests.debits((select id from ids where name = 'TRANSFER_APPROVED')), 1, 'TRANSFER_APPROVED twice: exactly one debit');
 select is((select balances from snapshots where name = 'TRANSFER_APPROVED once'), array[80, 60]::numeric[], 'TRANSFER_APPROVED: balance down 10.00');
 select is((select balances from snapshots where name = 'TRANSFER_APPROVED twice'), (select balances from snapshots where name = 'TRANSFER_APPROVED once'), 'TRANSFER_APPROVED twice equals once');
 
@@ -85,7 +62,7 @@ select is((select value ->> 'result' from results where name = 'TRANSFER_FAILED 
 select is((select value ->> 'result' from results where name = 'TRANSFER_FAILED 2'), 'duplicate', 'TRANSFER_FAILED again: duplicate');
 select is((select status || ' ' || error_message from public.withdrawals where id = (select id from ids where name = 'TRANSFER_FAILED')),
   'failed TRANSFER_FAILED', 'TRANSFER_FAILED: failed, error_message is the event name');
-select is(pg_temp.debits('TRANSFER_FAILED'), 0, 'TRANSFER_FAILED: no debit');
+select is(tests.debits((select id from ids where name = 'TRANSFER_FAILED')), 0, 'TRANSFER_FAILED: no debit');
 select is((select balances from snapshots where name = 'TRANSFER_FAILED once'), array[80, 70]::numeric[], 'TRANSFER_FAILED: balance unchanged, the hold released');
 select is((select balances from snapshots where name = 'TRANSFER_FAILED twice'), (select balances from snapshots where name = 'TRANSFER_FAILED once'), 'TRANSFER_FAILED twice equals once');
 
@@ -94,7 +71,7 @@ select is((select value ->> 'result' from results where name = 'TRANSFER_CANCELL
 select is((select value ->> 'result' from results where name = 'TRANSFER_CANCELLED 2'), 'duplicate', 'TRANSFER_CANCELLED again: duplicate');
 select is((select status || ' ' || error_message from public.withdrawals where id = (select id from ids where name = 'TRANSFER_CANCELLED')),
   'failed TRANSFER_CANCELLED', 'TRANSFER_CANCELLED: failed as TRANSFER_FAILED, error_message is the event name');
-select is(pg_temp.debits('TRANSFER_CANCELLED'), 0, 'TRANSFER_CANCELLED: no debit');
+select is(tests.debits((select id from ids where name = 'TRANSFER_CANCELLED')), 0, 'TRANSFER_CANCELLED: no debit');
 select is((select balances from snapshots where name = 'TRANSFER_CANCELLED once'), array[80, 80]::numeric[], 'TRANSFER_CANCELLED: balance unchanged, the hold released');
 select is((select balances from snapshots where name = 'TRANSFER_CANCELLED twice'), (select balances from snapshots where name = 'TRANSFER_CANCELLED once'), 'TRANSFER_CANCELLED twice equals once');
 
@@ -108,16 +85,14 @@ select is((select value ->> 'result' from results where name = 'failed after don
 select is((select value ->> 'detail' from results where name = 'failed after done'), 'withdrawal is already completed', '... saying why');
 select is((select status from public.withdrawals where id = (select id from ids where name = 'TRANSFER_DONE')), 'completed', '... it stays completed');
 select is((select value ->> 'result' from results where name = 'done after failed'), 'ignored', 'TRANSFER_DONE on a failed withdrawal: ignored');
-select is(pg_temp.debits('TRANSFER_FAILED'), 0, '... and debits nothing');
+select is(tests.debits((select id from ids where name = 'TRANSFER_FAILED')), 0, '... and debits nothing');
 select is((select value ->> 'result' from results where name = 'approved after done'), 'duplicate', 'TRANSFER_APPROVED after TRANSFER_DONE: a duplicate of the same outcome');
-select is(pg_temp.balances(), array[80, 80]::numeric[], 'the balances did not move');
+select is(tests.balances((select a from t)), array[80, 80]::numeric[], 'the balances did not move');
 
 -- Finding the withdrawal ------------------------------------------------------------
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select 'overtaken', (public.request_withdrawal(5.00, '12345678901', 'cpf') ->> 'id')::uuid;
-insert into ids select 'scoped', (public.request_withdrawal(5.00, '12345678901', 'cpf') ->> 'id')::uuid;
-select tests.reset_role();
+insert into ids select 'overtaken', tests.request_withdrawal(a, 5.00) from t;
+insert into ids select 'scoped', tests.request_withdrawal(a, 5.00) from t;
 
 -- The event overtakes attach_transfer: found by externalReference, and the late attach undoes nothing.
 select tests.act_as_service_role();
@@ -128,7 +103,7 @@ select tests.reset_role();
 select is((select value ->> 'result' from results where name = 'overtaking'), 'processed', 'an event before attach_transfer is found by externalReference');
 select is((select gateway_transfer_id from public.withdrawals where id = (select id from ids where name = 'overtaken')), 'tra_late', '... and records the transfer id');
 select is((select value ->> 'status' from results where name = 'late attach'), 'completed', 'the late attach_transfer leaves it completed');
-select is(pg_temp.debits('overtaken'), 1, '... with its one debit');
+select is(tests.debits((select id from ids where name = 'overtaken')), 1, '... with its one debit');
 
 -- Another company's webhook cannot touch it, by transfer id or by reference.
 select tests.act_as_service_role();
@@ -148,7 +123,7 @@ select is((select value ->> 'result' from results where name = 'wrong transfer')
 select is((select status from public.withdrawals where id = (select id from ids where name = 'scoped')), 'processing', '... the withdrawal is untouched');
 select is((select value ->> 'result' from results where name = 'unknown transfer'), 'ignored', 'an unknown transfer (and a reference that is no uuid): ignored');
 select is((select value ->> 'result' from results where name = 'unknown event'), 'ignored', 'an event that is not a transfer outcome: ignored');
-select is(pg_temp.balances(), array[75, 70]::numeric[], 'nothing but the overtaken withdrawal moved the balances');
+select is(tests.balances((select a from t)), array[75, 70]::numeric[], 'nothing but the overtaken withdrawal moved the balances');
 
 -- What left the wallet is exactly what the completed withdrawals took.
 select is((select sum(amount) from public.wallet_entries where kind = 'withdrawal_debit'),

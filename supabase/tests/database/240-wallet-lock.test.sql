@@ -11,8 +11,7 @@ create extension if not exists pgrowlocks with schema extensions;
 create temp table t as select tests.create_tenant('lock-a') as a, tests.create_tenant('lock-b') as b;
 create temp table ids (name text primary key, id uuid);
 grant all on t, ids to public;
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-select (x ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox' from t, lateral (values (a), (b)) v(x);
+select tests.configure_gateway(a), tests.configure_gateway(b) from t;
 
 -- The strongest lock this transaction holds on a driver's row, as pgrowlocks reports it.
 create function pg_temp.lock_on(driver_id uuid) returns text
@@ -24,17 +23,7 @@ language sql as $$
 $$;
 
 -- Driver 1 of A: a completed Pix delivery paid and credited 20.00.
-with delivery as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    gateway_payment_id, accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, 'completed', 'received', 'pix', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    20.00, 1, (a ->> 'driver_id')::uuid, 'pay_lock_a', now(), now(), now()
-  from t
-  returning id, company_id, driver_id
-)
-insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-select company_id, driver_id, 'delivery_credit', 20.00, id from delivery;
+select from t, tests.credit_driver(a, 20.00, method => 'pix', gateway_payment_id => 'pay_lock_a');
 
 select is(pg_temp.lock_on((select (a ->> 'driver_id')::uuid from t)), 'For Key Share',
   'before the refund: only the foreign keys'' key-share lock on the driver');
@@ -48,23 +37,8 @@ select is(pg_temp.lock_on((select (a ->> 'driver_id')::uuid from t)), 'For No Ke
   'the reversal took the driver''s wallet lock');
 
 -- Driver 2 of A: a withdrawal we gave up on (inserted and failed without the lock), then its late success.
-with delivery as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    50.00, 1, (a ->> 'driver2_id')::uuid, now(), now(), now()
-  from t
-  returning id, company_id, driver_id
-)
-insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-select company_id, driver_id, 'delivery_credit', 50.00, id from delivery;
-with w as (
-  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type)
-  select (a ->> 'company_id')::uuid, (a ->> 'driver2_id')::uuid, 15.00, '12345678901', 'cpf' from t
-  returning id
-)
-insert into ids select 'given up', id from w;
+select from t, tests.credit_driver(a, 50.00, 'driver2');
+insert into ids select 'given up', (tests.withdrawal_in(a, 'processing', 15.00, 'driver2')).id from t;
 select tests.act_as_service_role();
 select is(public.fail_withdrawal((select id from ids where name = 'given up'), 'Payment gateway unavailable: HTTP 502', 'gateway_unavailable') ->> 'status',
   'failed', 'a withdrawal given up on');
@@ -78,18 +52,8 @@ select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For No K
   'the late debit took the driver''s wallet lock');
 
 -- And request_withdrawal takes the same lock (through the same helper).
-with delivery as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (b ->> 'company_id')::uuid, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    10.00, 1, (b ->> 'driver_id')::uuid, now(), now(), now()
-  from t
-  returning id, company_id, driver_id
-)
-insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-select company_id, driver_id, 'delivery_credit', 10.00, id from delivery;
-select tests.act_as_user((select (b ->> 'driver')::uuid from t));
+select from t, tests.credit_driver(b, 10.00);
+select tests.act_as_member(b, 'driver') from t;
 select is(public.request_withdrawal(5.00, '12345678901', 'cpf') ->> 'status', 'processing', 'a withdrawal of company B''s driver');
 select tests.reset_role();
 select is(pg_temp.lock_on((select (b ->> 'driver_id')::uuid from t)), 'For No Key Update', 'request_withdrawal takes the wallet lock');

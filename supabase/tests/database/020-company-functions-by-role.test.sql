@@ -10,21 +10,18 @@ create temp table u as select tests.create_user('new-driver@tests.example') as n
 grant select on u to public;
 
 -- list_drivers: owner, admin, legacy admin; not a driver
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(jsonb_array_length(public.list_drivers() -> 'items'), 2, 'list_drivers: owner');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select is(jsonb_array_length(public.list_drivers() -> 'items'), 2, 'list_drivers: admin');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select is(jsonb_array_length(public.list_drivers() -> 'items'), 2, 'list_drivers: legacy admin');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.list_drivers() $$, 'PT403', null, 'list_drivers: a driver is refused');
 select tests.reset_role();
 
 -- pagination
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(jsonb_array_length(public.list_drivers(1) -> 'items'), 1, 'list_drivers: a page of 1');
 select isnt(public.list_drivers(1) ->> 'next_cursor', null, 'list_drivers: a next cursor when more remain');
 select is(
@@ -38,80 +35,71 @@ select throws_ok($$ select public.list_drivers(101) $$, 'PT400', null, 'list_dri
 select tests.reset_role();
 
 -- get_driver: foreign ids are 404
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select is(public.get_driver((select (a ->> 'driver_id')::uuid from t)) ->> 'id', (select a ->> 'driver_id' from t), 'get_driver: admin reads its driver');
 select throws_ok(format('select public.get_driver(%L)', (select b ->> 'driver_id' from t)), 'PT404', 'driver not found', 'get_driver: a foreign driver is 404');
 select tests.reset_role();
 
 -- update_driver: owner and admin; legacy admin and driver refused; foreign 404
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(public.update_driver((select (a ->> 'driver2_id')::uuid from t), name => 'Renamed') ->> 'name', 'Renamed', 'update_driver: owner renames');
 select throws_ok(format('select public.update_driver(%L, name => %L)', (select b ->> 'driver_id' from t), 'x'), 'PT404', null, 'update_driver: a foreign driver is 404');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok(format('select public.update_driver(%L, name => %L)', (select a ->> 'driver_id' from t), 'x'), 'PT403', null, 'update_driver: legacy admin refused');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok(format('select public.update_driver(%L, active => true)', (select a ->> 'driver_id' from t)), 'PT403', null, 'update_driver: a driver refused');
 select tests.reset_role();
 
 -- create_driver: owner and admin only
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select is(public.create_driver((select new_driver from u), 'New', 'NEW-driver@tests.example') ->> 'email',
   'new-driver@tests.example', 'create_driver: admin creates a driver (e-mail lower-cased)');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok(format('select public.create_driver(%L, %L, %L)', (select x1 from u), 'x', 'x1@tests.example'), 'PT403', null, 'create_driver: legacy admin refused');
 select tests.reset_role();
 
 -- prices: all read; owner, admin, legacy admin write; driver refused; bad values 23514
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select is((public.get_prices() ->> 'base_fee')::numeric, 5.00, 'get_prices: a driver reads');
 select throws_ok($$ select public.set_prices(1, 1, 1, 0.5) $$, 'PT403', null, 'set_prices: a driver refused');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select is((public.set_prices(2.5, 1.25, 7, 0.75) ->> 'per_km')::numeric, 1.25, 'set_prices: legacy admin writes');
 select throws_ok($$ select public.set_prices(-1, 1, 1, 0.5) $$, '23514', null, 'set_prices: a negative fee is refused');
 select throws_ok($$ select public.set_prices(1, 1, 1, 1.5) $$, '23514', null, 'set_prices: a share above 1 is refused');
-select tests.reset_role();
-select tests.act_as_user((select (b ->> 'owner')::uuid from t));
+select tests.act_as_member(b, 'owner') from t;
 select is((public.get_prices() ->> 'per_km')::numeric, 1.50, 'get_prices: another company keeps its own prices');
 select tests.reset_role();
 
 -- subscription: owner only
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(public.get_subscription() ->> 'plan', 'free', 'get_subscription: owner, free at first');
 select is(public.set_subscription('pro') ->> 'plan', 'pro', 'set_subscription: owner upgrades');
 select isnt(public.get_subscription() ->> 'current_period_end', null, 'set_subscription: a paid plan has a period end');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select throws_ok($$ select public.get_subscription() $$, 'PT403', null, 'get_subscription: admin refused');
 select throws_ok($$ select public.set_subscription('free') $$, 'PT403', null, 'set_subscription: admin refused');
 select tests.reset_role();
 
 -- gateway configuration: owner only; the profile never shows a secret
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select throws_ok($$ select public.save_gateway_config('c1', 'c2', 'sandbox') $$, 'PT403', null, 'save_gateway_config: admin refused');
 select is(public.get_my_company() -> 'gateway' ->> 'configured', 'false', 'get_my_company: not configured yet');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(public.save_gateway_config('v1.iv.key', 'v1.iv.secret', 'sandbox') ->> 'environment', 'sandbox', 'save_gateway_config: owner stores');
 select is(public.get_my_company() -> 'gateway', '{"configured": true, "environment": "sandbox"}'::jsonb, 'get_my_company: configured, no secret');
-select tests.reset_role();
-select tests.act_as_user((select (b ->> 'driver')::uuid from t));
+select tests.act_as_member(b, 'driver') from t;
 select is(public.get_my_company() ->> 'id', (select b ->> 'company_id' from t), 'get_my_company: a driver sees its own company');
 select tests.reset_role();
 
 -- webhook log: owner and admin
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(public.list_webhook_events() -> 'items', '[]'::jsonb, 'list_webhook_events: owner');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok($$ select public.list_webhook_events() $$, 'PT403', null, 'list_webhook_events: legacy admin refused');
 select tests.reset_role();
 
 -- registration is the service role's
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok(format('select public.register_company(%L, %L, %L)', (select r from u), 'x', 'y'), '42501', null, 'register_company: not for users');
 select tests.reset_role();
 
@@ -122,7 +110,7 @@ select tests.reset_role();
 
 -- a deactivated driver is refused everywhere
 update public.drivers set active = false where id = (select (a ->> 'driver_id')::uuid from t);
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.get_prices() $$, 'PT403', 'this driver is deactivated', 'a deactivated driver is refused');
 select tests.reset_role();
 

@@ -8,51 +8,30 @@ select plan(21);
 create temp table t as select tests.create_tenant('stale-a') as a;
 create temp table ids (name text primary key, id uuid);
 grant all on t, ids to public;
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-select (a ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox' from t;
+select tests.configure_gateway(a) from t;
 
-with delivery as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    100.00, 1, (a ->> 'driver_id')::uuid, now(), now(), now()
-  from t
-  returning id, company_id, driver_id
-)
-insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-select company_id, driver_id, 'delivery_credit', 100.00, id from delivery;
+select from t, tests.credit_driver(a, 100.00);
 
 -- Withdrawals of various ages, as requests long gone would have left them.
-with w as (
-  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, gateway_transfer_id,
-    failure_kind, error_message, created_at)
-  select (a ->> 'company_id')::uuid, (a ->> 'driver_id')::uuid, v.amount, '12345678901', 'cpf', v.status, v.transfer,
-    v.kind, v.message, now() - v.age
-  from t, (values
-    ('stale', 10.00, 'processing', null, null, null, interval '2 hours'),
-    ('stale with transfer', 20.00, 'processing', 'tra_stale', null, null, interval '2 hours'),
-    ('recent', 5.00, 'processing', null, null, null, interval '10 minutes'),
-    ('old failure', 7.00, 'failed', null, 'gateway_rejected', 'Payment gateway refused the request: no', interval '3 hours')
-  ) v(name, amount, status, transfer, kind, message, age)
-  returning id, amount
-)
-insert into ids select case amount when 10 then 'stale' when 20 then 'stale with transfer' when 5 then 'recent' else 'old failure' end, id from w;
+insert into ids
+select v.name, (tests.withdrawal_in(a, v.status, v.amount, gateway_transfer_id => v.transfer, failure_kind => v.kind,
+  error_message => v.message, created_at => now() - v.age)).id
+from t, (values
+  ('stale', 10.00, 'processing', null, null, null, interval '2 hours'),
+  ('stale with transfer', 20.00, 'processing', 'tra_stale', null, null, interval '2 hours'),
+  ('recent', 5.00, 'processing', null, null, null, interval '10 minutes'),
+  ('old failure', 7.00, 'failed', null, 'gateway_rejected', 'Payment gateway refused the request: no', interval '3 hours')
+) v(name, amount, status, transfer, kind, message, age);
 
-create function pg_temp.balances() returns numeric[]
-language sql as $$
-  select array[b.balance, b.available_balance] from t, private.wallet_balances((t.a ->> 'driver_id')::uuid) b
-$$;
 create function pg_temp.w(name text) returns public.withdrawals
 language sql as $$ select * from public.withdrawals where id = (select id from ids where ids.name = w.name) $$;
 
-select is(pg_temp.balances(), array[100, 65]::numeric[], 'three processing withdrawals hold 35.00');
+select is(tests.balances((select a from t)), array[100, 65]::numeric[], 'three processing withdrawals hold 35.00');
 
 -- Who may call it.
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.expire_stale_withdrawals() $$, '42501', null, 'not a driver');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.expire_stale_withdrawals() $$, '42501', null, 'not an owner');
 select tests.reset_role();
 select tests.act_as_anon();
@@ -73,7 +52,7 @@ select is((pg_temp.w('stale with transfer')).status, 'processing', 'one with a t
 select is((pg_temp.w('recent')).status, 'processing', 'a recent one is left alone');
 select is((pg_temp.w('old failure')).failure_kind || ' ' || (pg_temp.w('old failure')).status, 'gateway_rejected failed',
   'a settled one is left alone');
-select is(pg_temp.balances(), array[100, 75]::numeric[], 'the stale withdrawal''s funds are released');
+select is(tests.balances((select a from t)), array[100, 75]::numeric[], 'the stale withdrawal''s funds are released');
 select ok(exists (select from realtime.messages m
            where m.topic = 'driver:' || (select a ->> 'driver_id' from t) and m.event = 'withdrawal_updated'
              and m.payload ->> 'id' = (select id::text from ids where name = 'stale') and m.payload ->> 'status' = 'failed'),
@@ -91,7 +70,7 @@ select is(public.apply_transfer_event(null, 'TRANSFER_DONE', 'tra_found', (selec
   'processed', 'a late TRANSFER_DONE for an expired withdrawal completes it');
 select tests.reset_role();
 select is((pg_temp.w('stale')).status || ' ' || (pg_temp.w('stale')).gateway_transfer_id, 'completed tra_found', '... with its transfer');
-select is(pg_temp.balances(), array[90, 70]::numeric[], '... and its debit');
+select is(tests.balances((select a from t)), array[90, 70]::numeric[], '... and its debit');
 
 select * from finish();
 rollback;

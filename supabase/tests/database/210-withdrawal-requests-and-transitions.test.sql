@@ -9,32 +9,13 @@ create temp table ids (name text primary key, id uuid);
 create temp table results (name text primary key, value jsonb);
 grant all on t, ids, results to public;
 -- Company A has configured the gateway; company B has not.
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-select (a ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox' from t;
-
-create function pg_temp.credit(tenant text, driver text, amount numeric) returns void
-language plpgsql as $$
-declare
-  company uuid := (select (case tenant when 'a' then a else b end ->> 'company_id')::uuid from t);
-  driver_id uuid := (select (case tenant when 'a' then a else b end ->> (driver || '_id'))::uuid from t);
-  delivery uuid;
-begin
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  values (company, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100, amount, 1, driver_id,
-    now(), now(), now())
-  returning id into delivery;
-  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-  values (company, driver_id, 'delivery_credit', amount, delivery);
-end;
-$$;
-select pg_temp.credit('a', 'driver', 100.00);
-select pg_temp.credit('b', 'driver', 100.00);
+select tests.configure_gateway(a) from t;
+select from t, tests.credit_driver(a, 100.00);
+select from t, tests.credit_driver(b, 100.00);
 
 -- Requesting ---------------------------------------------------------------------
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 insert into results select 'first', public.request_withdrawal(30.00, '12345678901', 'cpf');
 insert into ids select 'first', (value ->> 'id')::uuid from results where name = 'first';
 select is((select value ->> 'status' from results where name = 'first'), 'processing', 'request_withdrawal: recorded processing');
@@ -65,8 +46,8 @@ select throws_ok($$ select public.request_withdrawal(1, '12345678901', 'iban') $
 select tests.reset_role();
 
 -- Every key type in its valid form.
-select pg_temp.credit('a', 'driver2', 50.00);
-select tests.act_as_user((select (a ->> 'driver2')::uuid from t));
+select from t, tests.credit_driver(a, 50.00, 'driver2');
+select tests.act_as_member(a, 'driver2') from t;
 select lives_ok($$ select public.request_withdrawal(1, '12345678901', 'cpf') $$, 'pix key: cpf of 11 digits');
 select lives_ok($$ select public.request_withdrawal(1, '12345678000199', 'cnpj') $$, 'pix key: cnpj of 14 digits');
 select lives_ok($$ select public.request_withdrawal(1, 'Driver@Example.com', 'email') $$, 'pix key: e-mail');
@@ -79,17 +60,14 @@ select throws_ok($$ insert into public.withdrawals (company_id, driver_id, amoun
   '23514', null, 'the table itself refuses a malformed key');
 
 -- Who may request.
-select tests.act_as_user((select (b ->> 'driver')::uuid from t));
+select tests.act_as_member(b, 'driver') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT422',
   'the company has not configured the payment gateway', 'request_withdrawal: 422 without a gateway configuration');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT403', null, 'request_withdrawal: an owner is refused');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT403', null, 'request_withdrawal: an admin is refused');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $$, 'PT403', null, 'request_withdrawal: a legacy admin is refused');
 select tests.reset_role();
 select tests.act_as_anon();
@@ -97,7 +75,7 @@ select throws_ok($$ select public.request_withdrawal(10, '12345678901', 'cpf') $
 select tests.reset_role();
 
 -- Only the service role attaches a transfer or fails a withdrawal.
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.attach_transfer((select id from ids where name = 'first'), 'tra_x') $$, '42501', null, 'attach_transfer: not for a driver');
 select throws_ok($$ select public.fail_withdrawal((select id from ids where name = 'first'), 'no') $$, '42501', null, 'fail_withdrawal: not for a driver');
 select throws_ok($$ select public.apply_transfer_event(null, 'TRANSFER_FAILED', 'tra_x', null) $$, '42501', null, 'apply_transfer_event: not for a driver');
@@ -143,7 +121,7 @@ select throws_ok($$ update public.withdrawals set gateway_transfer_id = 'tra_mov
 
 -- Reading ----------------------------------------------------------------------------
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select is(jsonb_array_length(public.list_withdrawals() -> 'items'), 2, 'list_withdrawals: a driver lists its own');
 select is((select array_agg(i ->> 'id') from jsonb_array_elements(public.list_withdrawals() -> 'items') i),
   (select array_agg(w.id::text order by w.created_at desc, w.id desc) from public.withdrawals w), 'list_withdrawals: newest first');
@@ -151,23 +129,20 @@ select is(jsonb_array_length(public.list_withdrawals(1, public.list_withdrawals(
 select is(public.get_withdrawal((select id from ids where name = 'first')) ->> 'status', 'completed', 'get_withdrawal: its own');
 select tests.reset_role();
 
-select tests.act_as_user((select (a ->> 'driver2')::uuid from t));
+select tests.act_as_member(a, 'driver2') from t;
 select is(jsonb_array_length(public.list_withdrawals() -> 'items'), 5, 'list_withdrawals: another driver lists only its own');
 select throws_ok($$ select public.get_withdrawal((select id from ids where name = 'first')) $$, 'PT404', 'withdrawal not found', 'get_withdrawal: another driver''s is 404');
 select tests.reset_role();
 
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select is(jsonb_array_length(public.list_withdrawals() -> 'items'), 7, 'list_withdrawals: an owner lists the company''s');
 select is(public.get_withdrawal((select id from ids where name = 'first')) ->> 'id', (select id::text from ids where name = 'first'), 'get_withdrawal: an owner reads a driver''s');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'admin')::uuid from t));
+select tests.act_as_member(a, 'admin') from t;
 select is(jsonb_array_length(public.list_withdrawals() -> 'items'), 7, 'list_withdrawals: an admin lists the company''s');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'legacy_admin')::uuid from t));
+select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok($$ select public.list_withdrawals() $$, 'PT403', null, 'list_withdrawals: a legacy admin is refused');
 select throws_ok($$ select public.get_withdrawal((select id from ids where name = 'first')) $$, 'PT403', null, 'get_withdrawal: a legacy admin is refused');
-select tests.reset_role();
-select tests.act_as_user((select (b ->> 'owner')::uuid from t));
+select tests.act_as_member(b, 'owner') from t;
 select is(public.list_withdrawals() -> 'items', '[]'::jsonb, 'list_withdrawals: a foreign owner sees none');
 select throws_ok($$ select public.get_withdrawal((select id from ids where name = 'first')) $$, 'PT404', 'withdrawal not found', 'get_withdrawal: a foreign owner gets 404');
 select tests.reset_role();

@@ -11,7 +11,7 @@ select fk_ok('public', 'wallet_entries', 'delivery_id', 'public', 'deliveries', 
 select policies_are('public', 'deliveries', array['deliveries_select_visible'], 'deliveries: one select policy, nothing else');
 select policies_are('public', 'delivery_history', array['delivery_history_select_managers'], 'delivery_history: one select policy');
 
--- The one list of moves is DESIGN.md §4.
+-- The one list of moves (docs/state-machines.md, deliveries).
 select results_eq(
   $$ select trigger, from_statuses, to_status from private.delivery_moves() order by trigger $$,
   $$ values
@@ -23,7 +23,7 @@ select results_eq(
     ('payment_received', array['awaiting_payment'], 'pending'),
     ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed'], 'cancelled'),
     ('start', array['accepted'], 'in_progress') $$,
-  'the allowed moves are those of DESIGN.md §4');
+  'the allowed moves are those of docs/state-machines.md');
 
 -- Who may call what.
 select ok(not has_function_privilege('anon', 'public.list_deliveries(text, uuid, integer, text)', 'execute'), 'anon may not list deliveries');

@@ -8,15 +8,6 @@ grant select on t to public;
 create temp table ids (name text primary key, id uuid);
 grant select on ids to public;
 
-create function pg_temp.act_as(tenant text, member text) returns void
-language plpgsql as $$
-begin
-  perform tests.reset_role();
-  perform tests.act_as_user((select (case act_as.tenant when 'a' then a else b end ->> act_as.member)::uuid from t));
-end;
-$$;
-grant execute on function pg_temp.act_as(text, text) to public;
-
 -- Topics by a readable name: company:a, driver:a1 (driver 1 of company a), ...
 create temp view topic_names as
   select 'company:' || (a ->> 'company_id') as topic, 'company:a' as name from t
@@ -72,19 +63,19 @@ select is(pg_temp.sent(), array['delivery_available driver:a1 pending/received',
   'paid: the company hears of it, every active driver of the company is offered it');
 update public.drivers set active = true where id = (select (a ->> 'driver2_id')::uuid from t);
 
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select public.accept_delivery((select id from ids where name = 'pix'));
 select tests.reset_role();
 select is(pg_temp.sent(), array['delivery_updated company:a accepted/received', 'delivery_updated driver:a1 accepted/received'],
   'accepted: the company and the driver who took it');
 
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select public.start_delivery((select id from ids where name = 'pix'));
 select tests.reset_role();
 select is(pg_temp.sent(), array['delivery_updated company:a in_progress/received', 'delivery_updated driver:a1 in_progress/received'],
   'started: the company and its driver');
 
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select public.complete_delivery((select id from ids where name = 'pix'));
 select tests.reset_role();
 select is(pg_temp.sent(), array['delivery_updated company:a completed/received', 'delivery_updated driver:a1 completed/received'],
@@ -108,7 +99,7 @@ insert into ids values ('given', pg_temp.new_delivery('invoice', (select (a ->> 
 select is(pg_temp.sent(), array['delivery_updated company:a accepted/invoiced', 'delivery_updated company:a pending/invoiced',
   'delivery_updated driver:a2 accepted/invoiced'], 'for a given driver: no offer to the others, the driver hears it is theirs');
 
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select public.assign_delivery((select id from ids where name = 'invoice'), (select (a ->> 'driver2_id')::uuid from t));
 select public.cancel_delivery((select id from ids where name = 'invoice'), 'client gave up');
 select tests.reset_role();
@@ -117,7 +108,7 @@ select is(pg_temp.sent(), array['delivery_updated company:a accepted/invoiced', 
   'assigned then cancelled: the company and the assigned driver, each time');
 
 -- The payload is the delivery as the API returns it.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select public.cancel_delivery((select id from ids where name = 'given'));
 select tests.reset_role();
 select is((select payload from realtime.messages where topic like 'company:%'),
@@ -130,7 +121,7 @@ select is((select count(*)::integer from realtime.messages where private), 2, 'e
 -- Leave one message on each topic of company a.
 select pg_temp.sent();
 insert into ids values ('last', pg_temp.new_delivery('invoice'));
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select public.accept_delivery((select id from ids where name = 'last'));
 select tests.reset_role();
 
@@ -140,7 +131,7 @@ declare
   wanted text := (select n.topic from topic_names n where n.name = reads.topic_name);
   seen boolean;
 begin
-  perform pg_temp.act_as(reads.tenant, reads.member);
+  perform tests.act_as_member(case reads.tenant when 'a' then a else b end, reads.member) from t;
   perform set_config('realtime.topic', wanted, true);
   seen := exists (select from realtime.messages m where m.topic = wanted);
   perform tests.reset_role();

@@ -7,34 +7,6 @@ select plan(59);
 create temp table t as select tests.create_tenant('events-a') as a, tests.create_tenant('events-b') as b;
 grant select on t to public;
 
-create function pg_temp.act_as(tenant text, member text) returns void
-language plpgsql as $$
-begin
-  perform tests.reset_role();
-  perform tests.act_as_user((select (case act_as.tenant when 'a' then a else b end ->> act_as.member)::uuid from t));
-end;
-$$;
-grant execute on function pg_temp.act_as(text, text) to public;
-
--- A Pix delivery of company A in `status` (driver 1 linked where the state needs one).
-create function pg_temp.delivery_in(status text, payment_status text default null) returns public.deliveries
-language sql as $$
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    gateway_payment_id, accepted_at, started_at, completed_at, cancelled_at)
-  select (a ->> 'company_id')::uuid, delivery_in.status,
-    coalesce(delivery_in.payment_status, case when delivery_in.status = 'awaiting_payment' then 'pending' else 'received' end),
-    'pix', 'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300, 12.50, 0.80,
-    case when delivery_in.status in ('accepted', 'in_progress', 'completed') then (a ->> 'driver_id')::uuid end,
-    'pay_' || gen_random_uuid(),
-    case when delivery_in.status in ('accepted', 'in_progress', 'completed') then now() end,
-    case when delivery_in.status in ('in_progress', 'completed') then now() end,
-    case when delivery_in.status = 'completed' then now() end,
-    case when delivery_in.status = 'cancelled' then now() end
-  from t
-  returning *
-$$;
-
 -- Applies `event` to delivery `id` as the service role (the webhook's caller),
 -- by its payment id and reference.
 create function pg_temp.apply(id uuid, event text) returns jsonb
@@ -54,7 +26,7 @@ $$;
 create function pg_temp.try_event(event text, status text, payment_status text default null) returns text
 language plpgsql as $$
 declare
-  d public.deliveries := pg_temp.delivery_in(try_event.status, try_event.payment_status);
+  d public.deliveries := tests.delivery_in((select a from t), try_event.status, payment_status => try_event.payment_status);
   result jsonb := pg_temp.apply(d.id, try_event.event);
 begin
   select * into d from public.deliveries where id = d.id;
@@ -96,7 +68,7 @@ select is(pg_temp.try_event('PAYMENT_OVERDUE', 'cancelled', 'pending'), 'ignored
 
 -- Twice is once -------------------------------------------------------------------
 
-create temp table d as select * from pg_temp.delivery_in('awaiting_payment');
+create temp table d as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on d to public;
 create temp table snapshot (event text, status text, payment_status text, history integer, messages integer);
 grant select on snapshot to public;
@@ -139,7 +111,7 @@ select results_eq($$ select status, payment_status, history, messages from snaps
   $$ select status, payment_status, history, messages from snapshot where event = 'refunded once' $$,
   'REFUNDED twice leaves what once left');
 
-create temp table overdue as select * from pg_temp.delivery_in('awaiting_payment');
+create temp table overdue as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on overdue to public;
 select is(pg_temp.apply((select id from overdue), 'PAYMENT_OVERDUE') ->> 'result', 'processed', 'OVERDUE once: processed');
 select is(pg_temp.apply((select id from overdue), 'PAYMENT_OVERDUE') ->> 'result', 'duplicate', 'OVERDUE twice: duplicate');
@@ -152,7 +124,7 @@ select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'resul
 
 -- What the answer says -------------------------------------------------------------
 
-create temp table e as select * from pg_temp.delivery_in('awaiting_payment');
+create temp table e as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on e to public;
 select is(pg_temp.apply((select id from e), 'PAYMENT_RECEIVED') - 'detail',
   jsonb_build_object('result', 'processed', 'delivery_id', (select id from e), 'company_id', (select company_id from e)),
@@ -170,7 +142,7 @@ select is(public.apply_payment_event(null, 'PAYMENT_RECEIVED', (select gateway_p
 select tests.reset_role();
 
 -- Found by external reference when the payment id is not (yet) known.
-create temp table r as select * from pg_temp.delivery_in('awaiting_payment');
+create temp table r as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on r to public;
 select tests.act_as_service_role();
 select is(public.apply_payment_event((select company_id from r), 'PAYMENT_RECEIVED', null, (select id::text from r)) ->> 'result',
@@ -180,7 +152,7 @@ select is(public.apply_payment_event((select company_id from r), 'PAYMENT_OVERDU
 select tests.reset_role();
 
 -- A company webhook touches that company's deliveries only.
-create temp table f as select * from pg_temp.delivery_in('awaiting_payment');
+create temp table f as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on f to public;
 select tests.act_as_service_role();
 select is(public.apply_payment_event((select (b ->> 'company_id')::uuid from t), 'PAYMENT_REFUNDED', (select gateway_payment_id from f),
@@ -201,7 +173,7 @@ select is((select status || '/' || payment_status from public.deliveries where i
   'the invoice delivery is untouched');
 
 -- Only the service role applies events.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.apply_payment_event(null, 'PAYMENT_REFUNDED', 'x', null) $$, '42501', null,
   'an owner may not apply a payment event');
 select tests.reset_role();

@@ -9,29 +9,13 @@ grant select on t to public;
 create temp table ids (name text primary key, id uuid);
 grant select on ids to public;
 
-create function pg_temp.act_as(tenant text, member text) returns void
-language plpgsql as $$
-begin
-  perform tests.reset_role();
-  perform tests.act_as_user((select (case act_as.tenant when 'a' then a else b end ->> act_as.member)::uuid from t));
-end;
-$$;
-grant execute on function pg_temp.act_as(text, text) to public;
-
--- A delivery named `name` of `tenant` in `status`, taken by `driver` (driver_id or driver2_id), created `age` ago.
-create function pg_temp.add(name text, tenant text, status text, driver text, age interval) returns void
+-- A delivery named `name` of `tenant` in `status`, taken by `driver` (driver or driver2), created `age` ago.
+create function pg_temp.add(name text, tenant text, status text, driver text, age interval, method text default 'invoice') returns void
 language sql as $$
-  with created as (
-    insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-      destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-      accepted_at, cancelled_at, created_at)
-    select (x ->> 'company_id')::uuid, add.status, 'invoiced', 'invoice', add.name, 0, 0, 'Destination', 0, 0, 1000, 100, 8.00, 0.8,
-      (x ->> add.driver)::uuid, case when add.driver is not null then now() end,
-      case when add.status = 'cancelled' then now() end, now() - add.age
-    from (select case add.tenant when 'a' then a else b end as x from t) tenant
-    returning id
-  )
-  insert into ids select add.name, id from created
+  insert into ids
+  select add.name, d.id
+  from t, tests.delivery_in(case add.tenant when 'a' then t.a else t.b end, add.status, add.method, add.driver,
+    price => 8.00, origin_address => add.name, created_at => now() - add.age) d
 $$;
 -- The names of what the caller lists, newest first.
 create function pg_temp.listed(status text default null, driver uuid default null) returns text[]
@@ -43,34 +27,31 @@ $$;
 grant execute on function pg_temp.listed(text, uuid) to public;
 
 select pg_temp.add('open', 'a', 'pending', null, '1 minute');
-select pg_temp.add('unpaid', 'a', 'awaiting_payment', null, '2 minutes');
-select pg_temp.add('mine', 'a', 'accepted', 'driver_id', '3 minutes');
-select pg_temp.add('theirs', 'a', 'in_progress', 'driver2_id', '4 minutes');
-select pg_temp.add('theirs-cancelled', 'a', 'cancelled', 'driver2_id', '5 minutes');
+select pg_temp.add('unpaid', 'a', 'awaiting_payment', null, '2 minutes', 'pix');
+select pg_temp.add('mine', 'a', 'accepted', 'driver', '3 minutes');
+select pg_temp.add('theirs', 'a', 'in_progress', 'driver2', '4 minutes');
+select pg_temp.add('theirs-cancelled', 'a', 'cancelled', 'driver2', '5 minutes');
 select pg_temp.add('never-taken', 'a', 'cancelled', null, '6 minutes');
 select pg_temp.add('foreign', 'b', 'pending', null, '7 minutes');
--- The payment states make the rows Pix ones where they need to be.
-update public.deliveries set payment_method = 'pix', payment_status = 'pending', gateway_payment_id = 'pay_unpaid'
-where id = (select id from ids where name = 'unpaid');
 
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is(pg_temp.listed(), array['open', 'unpaid', 'mine', 'theirs', 'theirs-cancelled', 'never-taken'],
   'an owner lists every delivery of its company, newest first');
-select pg_temp.act_as('a', 'admin');
+select tests.act_as_member(a, 'admin') from t;
 select is(pg_temp.listed(), array['open', 'unpaid', 'mine', 'theirs', 'theirs-cancelled', 'never-taken'], 'so does an admin');
-select pg_temp.act_as('a', 'legacy_admin');
+select tests.act_as_member(a, 'legacy_admin') from t;
 select is(pg_temp.listed(), array['open', 'unpaid', 'mine', 'theirs', 'theirs-cancelled', 'never-taken'], 'and a legacy admin');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is(pg_temp.listed(), array['open', 'mine'], 'a driver lists the pending ones and its own');
-select pg_temp.act_as('a', 'driver2');
+select tests.act_as_member(a, 'driver2') from t;
 select is(pg_temp.listed(), array['open', 'theirs', 'theirs-cancelled'], 'the other driver lists the pending ones and its own, cancelled too');
-select pg_temp.act_as('b', 'owner');
+select tests.act_as_member(b, 'owner') from t;
 select is(pg_temp.listed(), array['foreign'], 'another company lists only its own');
-select pg_temp.act_as('b', 'driver');
+select tests.act_as_member(b, 'driver') from t;
 select is(pg_temp.listed(), array['foreign'], 'another company''s driver sees only its company''s pending ones');
 
 -- One delivery.
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is(public.get_delivery((select id from ids where name = 'mine')) ->> 'origin_address', 'mine', 'a driver reads its delivery');
 select is(public.get_delivery((select id from ids where name = 'open')) ->> 'status', 'pending', 'and a pending one');
 select throws_ok($$ select public.get_delivery((select id from ids where name = 'theirs')) $$, 'PT404', 'delivery not found',
@@ -81,10 +62,10 @@ select throws_ok($$ select public.get_delivery((select id from ids where name = 
   'and another company''s');
 select is_empty($$ select 1 from public.deliveries where id in (select id from ids where name in ('theirs', 'unpaid', 'foreign')) $$,
   'the table itself hides them from the driver');
-select pg_temp.act_as('b', 'owner');
+select tests.act_as_member(b, 'owner') from t;
 select throws_ok($$ select public.get_delivery((select id from ids where name = 'open')) $$, 'PT404', 'delivery not found',
   'another company''s owner gets 404');
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is(public.get_delivery((select id from ids where name = 'theirs')) ->> 'status', 'in_progress', 'an owner reads any of its company''s');
 select tests.reset_role();
 select tests.act_as_anon();
@@ -93,25 +74,25 @@ select tests.reset_role();
 
 -- A deactivated driver sees nothing.
 update public.drivers set active = false where id = (select (a ->> 'driver_id')::uuid from t);
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.list_deliveries() $$, 'PT403', 'this driver is deactivated', 'a deactivated driver may not list');
 select is_empty($$ select 1 from public.deliveries $$, 'nor read the table');
 select tests.reset_role();
 update public.drivers set active = true where id = (select (a ->> 'driver_id')::uuid from t);
 
 -- Filters.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is(pg_temp.listed('cancelled'), array['theirs-cancelled', 'never-taken'], 'by status');
 select is(pg_temp.listed(driver => (select (a ->> 'driver2_id')::uuid from t)), array['theirs', 'theirs-cancelled'], 'by driver');
 select is(pg_temp.listed('in_progress', (select (a ->> 'driver2_id')::uuid from t)), array['theirs'], 'by both');
 select is(pg_temp.listed('completed'), null, 'nothing matches: an empty page');
 select is(public.list_deliveries('completed'), '{"items": [], "next_cursor": null}'::jsonb, 'which is {items: [], next_cursor: null}');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is(pg_temp.listed('accepted'), array['mine'], 'a driver''s filter stays within its scope');
 select is(pg_temp.listed(driver => (select (a ->> 'driver2_id')::uuid from t)), null, 'it cannot list another driver''s');
 
 -- Pages: keyset on (created_at, id), stable when deliveries arrive meanwhile.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 create temp table pages (n integer, page jsonb);
 grant all on pages to public;
 insert into pages select 1, public.list_deliveries(page_limit => 2);
@@ -119,7 +100,7 @@ select is((select jsonb_array_length(page -> 'items') from pages where n = 1), 2
 select isnt((select page ->> 'next_cursor' from pages where n = 1), null, 'with a cursor to the next');
 select tests.reset_role();
 select pg_temp.add('newer', 'a', 'pending', null, '0 seconds');
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 insert into pages select 2, public.list_deliveries(page_limit => 2, cursor => (select page ->> 'next_cursor' from pages where n = 1));
 insert into pages select 3, public.list_deliveries(page_limit => 2, cursor => (select page ->> 'next_cursor' from pages where n = 2));
 select is(

@@ -8,50 +8,16 @@ select plan(53);
 create temp table t as select tests.create_tenant('moves-a') as a, tests.create_tenant('moves-b') as b;
 grant select on t to public;
 
--- Acts as one member of tenant a or b (from the superuser or any member).
-create function pg_temp.act_as(tenant text, member text) returns void
-language plpgsql as $$
-begin
-  perform tests.reset_role();
-  perform tests.act_as_user((select (case act_as.tenant when 'a' then a else b end ->> act_as.member)::uuid from t));
-end;
-$$;
-grant execute on function pg_temp.act_as(text, text) to public;
-
--- A Pix delivery of company A in `status`; the linked driver is driver 1 where
--- the state needs one.
-create function pg_temp.delivery_in(status text, payment_status text default null) returns uuid
-language sql as $$
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    gateway_payment_id, accepted_at, started_at, completed_at, cancelled_at)
-  select (a ->> 'company_id')::uuid, delivery_in.status,
-    coalesce(delivery_in.payment_status, case when delivery_in.status = 'awaiting_payment' then 'pending' else 'received' end),
-    'pix', 'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300, 12.50, 0.80,
-    case when delivery_in.status in ('accepted', 'in_progress', 'completed') then (a ->> 'driver_id')::uuid end,
-    'pay_' || gen_random_uuid(),
-    case when delivery_in.status in ('accepted', 'in_progress', 'completed') then now() end,
-    case when delivery_in.status in ('in_progress', 'completed') then now() end,
-    case when delivery_in.status = 'completed' then now() end,
-    case when delivery_in.status = 'cancelled' then now() end
-  from t
-  returning id
-$$;
-
 -- Tries `trigger` on a fresh delivery in `status` as the role that may ask for
 -- it: the new status, or the error as `SQLSTATE: message`.
 create function pg_temp.try_move(trigger text, status text) returns text
 language plpgsql as $$
 declare
   tenant jsonb := (select a from t);
-  delivery uuid := pg_temp.delivery_in(try_move.status);
+  delivery uuid := (tests.delivery_in(tenant, try_move.status)).id;
   moved jsonb;
 begin
-  if try_move.trigger in ('accept', 'start', 'complete') then
-    perform tests.act_as_user((tenant ->> 'driver')::uuid);
-  else
-    perform tests.act_as_user((tenant ->> 'owner')::uuid);
-  end if;
+  perform tests.act_as_member(tenant, case when try_move.trigger in ('accept', 'start', 'complete') then 'driver' else 'owner' end);
   moved := case try_move.trigger
     when 'accept' then public.accept_delivery(delivery)
     when 'assign' then public.assign_delivery(delivery, (tenant ->> 'driver2_id')::uuid)
@@ -111,35 +77,36 @@ select is(pg_temp.try_move('cancel', 'cancelled'), 'PT422: delivery cannot move 
 
 create temp table ids (name text primary key, id uuid);
 grant select on ids to public;
-insert into ids values ('pending', pg_temp.delivery_in('pending')), ('accepted', pg_temp.delivery_in('accepted'));
+insert into ids select 'pending', (tests.delivery_in(a, 'pending')).id from t;
+insert into ids select 'accepted', (tests.delivery_in(a, 'accepted')).id from t;
 
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
   'PT403', 'role company_owner may not do this', 'an owner may not accept');
-select pg_temp.act_as('a', 'legacy_admin');
+select tests.act_as_member(a, 'legacy_admin') from t;
 select throws_ok($$ select public.assign_delivery((select id from ids where name = 'pending'), (select (a ->> 'driver_id')::uuid from t)) $$,
   'PT403', 'role admin may not do this', 'a legacy admin may not assign');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.cancel_delivery((select id from ids where name = 'pending')) $$,
   'PT403', 'role driver may not do this', 'a driver may not cancel');
-select pg_temp.act_as('b', 'owner');
+select tests.act_as_member(b, 'owner') from t;
 select throws_ok($$ select public.cancel_delivery((select id from ids where name = 'pending')) $$,
   'PT404', 'delivery not found', 'another company''s owner gets 404, not 403');
-select pg_temp.act_as('b', 'driver');
+select tests.act_as_member(b, 'driver') from t;
 select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
   'PT404', 'delivery not found', 'another company''s driver gets 404');
-select pg_temp.act_as('a', 'driver2');
+select tests.act_as_member(a, 'driver2') from t;
 select throws_ok($$ select public.start_delivery((select id from ids where name = 'accepted')) $$,
   'PT404', 'delivery not found', 'another driver''s accepted delivery is 404 to a driver');
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.assign_delivery((select id from ids where name = 'pending'), (select (b ->> 'driver_id')::uuid from t)) $$,
   'PT404', 'driver not found', 'assigning to another company''s driver is 404');
 select tests.reset_role();
 update public.drivers set active = false where id = (select (a ->> 'driver2_id')::uuid from t);
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select public.assign_delivery((select id from ids where name = 'pending'), (select (a ->> 'driver2_id')::uuid from t)) $$,
   'PT422', 'driver is deactivated', 'assigning to a deactivated driver is 422');
-select pg_temp.act_as('a', 'driver2');
+select tests.act_as_member(a, 'driver2') from t;
 select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
   'PT403', 'this driver is deactivated', 'a deactivated driver may not accept');
 select tests.reset_role();
@@ -147,10 +114,10 @@ update public.drivers set active = true where id = (select (a ->> 'driver2_id'):
 
 -- Two drivers, one pending delivery: the first wins, the second gets 422 ----------
 
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is(public.accept_delivery((select id from ids where name = 'pending')) ->> 'driver_id',
   (select a ->> 'driver_id' from t), 'the first driver to accept gets the delivery');
-select pg_temp.act_as('a', 'driver2');
+select tests.act_as_member(a, 'driver2') from t;
 select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
   'PT422', 'delivery cannot move from accepted to accepted', 'the second driver to accept gets 422');
 select tests.reset_role();
@@ -165,7 +132,7 @@ select results_eq(
   $$ select 'accept', 'pending', 'accepted', 'received', 'received', (a ->> 'driver')::uuid from t $$,
   'the history records who moved it, from where to where');
 
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is(public.start_delivery((select id from ids where name = 'pending')) ->> 'status', 'in_progress', 'the winner starts it');
 select is(public.complete_delivery((select id from ids where name = 'pending')) ->> 'status', 'completed', 'and completes it');
 select tests.reset_role();
@@ -176,7 +143,7 @@ select isnt((select completed_at from public.deliveries where id = (select id fr
 select is((select array_agg(to_status order by id) from public.delivery_history where delivery_id = (select id from ids where name = 'pending')),
   array['accepted', 'in_progress', 'completed'], 'each move adds one history row');
 
-select pg_temp.act_as('a', 'admin');
+select tests.act_as_member(a, 'admin') from t;
 select is(public.cancel_delivery((select id from ids where name = 'accepted'), 'client gave up') ->> 'cancel_reason',
   'client gave up', 'cancelling keeps the reason');
 select tests.reset_role();
@@ -186,9 +153,9 @@ select is((select actor_id from public.delivery_history where delivery_id = (sel
   (select (a ->> 'admin')::uuid from t), 'the history names the admin who cancelled');
 
 -- The history is the company managers' to read.
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is_empty($$ select 1 from public.delivery_history $$, 'a driver does not read the history');
-select pg_temp.act_as('b', 'owner');
+select tests.act_as_member(b, 'owner') from t;
 select is_empty($$ select 1 from public.delivery_history $$, 'another company does not read the history');
 select tests.reset_role();
 

@@ -9,31 +9,11 @@ create temp table t as select tests.create_tenant('rec-a') as a;
 create temp table ids (name text primary key, id uuid);
 create temp table results (name text primary key, value jsonb);
 grant all on t, ids, results to public;
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-select (a ->> 'company_id')::uuid, 'v1.key', 'v1.secret', 'sandbox' from t;
+select tests.configure_gateway(a) from t;
 
 -- 100.00 for the driver, from one completed delivery.
-with delivery as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, 'completed', 'invoiced', 'invoice', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
-    100.00, 1, (a ->> 'driver_id')::uuid, now(), now(), now()
-  from t
-  returning id, company_id, driver_id
-)
-insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-select company_id, driver_id, 'delivery_credit', 100.00, id from delivery;
+select from t, tests.credit_driver(a, 100.00);
 
-create function pg_temp.balances() returns numeric[]
-language sql as $$
-  select array[b.balance, b.available_balance] from t, private.wallet_balances((t.a ->> 'driver_id')::uuid) b
-$$;
-create function pg_temp.debits(name text) returns integer
-language sql as $$
-  select count(*)::int from public.wallet_entries e
-  where e.kind = 'withdrawal_debit' and e.withdrawal_id = (select id from ids where ids.name = debits.name)
-$$;
 create function pg_temp.w(name text) returns public.withdrawals
 language sql as $$ select * from public.withdrawals where id = (select id from ids where ids.name = w.name) $$;
 create function pg_temp.event(name text, event text, transfer_id text, by_reference boolean default true) returns jsonb
@@ -49,11 +29,9 @@ begin
 end;
 $$;
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select n, (public.request_withdrawal(amount, '12345678901', 'cpf') ->> 'id')::uuid
-from (values ('gave-up', 30.00), ('gave-up-2', 10.00), ('rejected', 20.00), ('legacy-fail', 5.00), ('transfer-failed', 10.00)) v(n, amount);
-select tests.reset_role();
-select is(pg_temp.balances(), array[100, 25]::numeric[], 'five processing withdrawals hold 75.00');
+insert into ids select n, tests.request_withdrawal(a, amount)
+from t, (values ('gave-up', 30.00), ('gave-up-2', 10.00), ('rejected', 20.00), ('legacy-fail', 5.00), ('transfer-failed', 10.00)) v(n, amount);
+select is(tests.balances((select a from t)), array[100, 25]::numeric[], 'five processing withdrawals hold 75.00');
 
 -- Failing, with the reason ---------------------------------------------------------------
 
@@ -76,14 +54,12 @@ select is((pg_temp.w('rejected')).failure_kind, 'gateway_rejected', 'gateway_rej
 select is((pg_temp.w('legacy-fail')).failure_kind, 'gateway_rejected', 'the two-argument fail_withdrawal: a final failure, as before');
 select is(pg_temp.event('transfer-failed', 'TRANSFER_FAILED', null) ->> 'result', 'processed', 'TRANSFER_FAILED fails the last one');
 select is((pg_temp.w('transfer-failed')).failure_kind, 'transfer_failed', '... as transfer_failed');
-select is(pg_temp.balances(), array[100, 100]::numeric[], 'every failure released its funds');
+select is(tests.balances((select a from t)), array[100, 100]::numeric[], 'every failure released its funds');
 
 -- The driver withdraws the released funds, and that withdrawal completes.
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
-insert into ids select 'spent', (public.request_withdrawal(100.00, '12345678901', 'cpf') ->> 'id')::uuid;
-select tests.reset_role();
+insert into ids select 'spent', tests.request_withdrawal(a, 100.00) from t;
 select is(pg_temp.event('spent', 'TRANSFER_DONE', 'tra_spent') ->> 'result', 'processed', 'the released funds are withdrawn');
-select is(pg_temp.balances(), array[0, 0]::numeric[], 'the wallet is empty');
+select is(tests.balances((select a from t)), array[0, 0]::numeric[], 'the wallet is empty');
 
 -- The late success -------------------------------------------------------------------------
 
@@ -97,8 +73,8 @@ select isnt((pg_temp.w('gave-up')).completed_at, null, '... with completed_at');
 select is((pg_temp.w('gave-up')).gateway_transfer_id, 'tra_late', '... with the transfer id from the event');
 select is((pg_temp.w('gave-up')).error_message, null, '... without an error message');
 select is((pg_temp.w('gave-up')).failure_kind, 'gateway_unavailable', '... keeping why it had failed');
-select is(pg_temp.debits('gave-up'), 1, '... with its one debit');
-select is(pg_temp.balances(), array[-30, -30]::numeric[], 'the debit takes the balance below zero: the money did leave');
+select is(tests.debits((select id from ids where name = 'gave-up')), 1, '... with its one debit');
+select is(tests.balances((select a from t)), array[-30, -30]::numeric[], 'the debit takes the balance below zero: the money did leave');
 select is((select sum(amount) from public.wallet_entries where driver_id = (select (a ->> 'driver_id')::uuid from t)), -30.00,
   'the ledger says so too');
 
@@ -106,8 +82,8 @@ select is(pg_temp.event('gave-up', 'TRANSFER_DONE', 'tra_late') ->> 'result', 'd
 select is(pg_temp.event('gave-up', 'TRANSFER_APPROVED', 'tra_late', false) ->> 'result', 'duplicate', 'TRANSFER_APPROVED by transfer id: duplicate');
 select is(pg_temp.event('gave-up', 'TRANSFER_FAILED', 'tra_late') ->> 'result', 'ignored', 'TRANSFER_FAILED after the late completion: ignored');
 select is((pg_temp.w('gave-up')).status, 'completed', '... it stays completed');
-select is(pg_temp.debits('gave-up'), 1, 'still exactly one debit');
-select is(pg_temp.balances(), array[-30, -30]::numeric[], 'the balances did not move');
+select is(tests.debits((select id from ids where name = 'gave-up')), 1, 'still exactly one debit');
+select is(tests.balances((select a from t)), array[-30, -30]::numeric[], 'the balances did not move');
 
 -- A TRANSFER_FAILED for a withdrawal we gave up on changes nothing; a success still completes it.
 select is(pg_temp.event('gave-up-2', 'TRANSFER_FAILED', 'tra_late_2') ->> 'result', 'duplicate',
@@ -117,15 +93,15 @@ select is((pg_temp.w('gave-up-2')).failure_kind || ' ' || (pg_temp.w('gave-up-2'
 select is((pg_temp.w('gave-up-2')).gateway_transfer_id, null, '... without taking the transfer id');
 select is(pg_temp.event('gave-up-2', 'TRANSFER_APPROVED', null) ->> 'result', 'processed',
   'TRANSFER_APPROVED by reference only completes it as TRANSFER_DONE');
-select is(pg_temp.debits('gave-up-2'), 1, '... with its debit');
-select is(pg_temp.balances(), array[-40, -40]::numeric[], '... lowering the balance again');
+select is(tests.debits((select id from ids where name = 'gave-up-2')), 1, '... with its debit');
+select is(tests.balances((select a from t)), array[-40, -40]::numeric[], '... lowering the balance again');
 
 -- Final failures stay final.
 select is(pg_temp.event('rejected', 'TRANSFER_DONE', 'tra_rejected') ->> 'result', 'ignored', 'TRANSFER_DONE after a refusal: ignored');
 select is(pg_temp.event('legacy-fail', 'TRANSFER_DONE', 'tra_legacy') ->> 'result', 'ignored', 'TRANSFER_DONE after a two-argument failure: ignored');
 select is(pg_temp.event('transfer-failed', 'TRANSFER_DONE', null) ->> 'detail', 'withdrawal is already failed',
   'TRANSFER_DONE after TRANSFER_FAILED: ignored, saying why');
-select is(pg_temp.debits('rejected') + pg_temp.debits('legacy-fail') + pg_temp.debits('transfer-failed'), 0, '... no debit for any of them');
+select is(tests.debits((select id from ids where name = 'rejected')) + tests.debits((select id from ids where name = 'legacy-fail')) + tests.debits((select id from ids where name = 'transfer-failed')), 0, '... no debit for any of them');
 
 -- The table's own rules, whoever writes -------------------------------------------------
 
@@ -138,7 +114,7 @@ select throws_ok($$ update public.withdrawals set failure_kind = 'gateway_unavai
 select throws_ok($$ update public.withdrawals set failure_kind = null where id = (select id from ids where name = 'gave-up') $$,
   'PT422', 'a withdrawal''s failure kind is set only when it fails', 'refused: erasing why a completed withdrawal had failed');
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.request_withdrawal(0.01, '12345678901', 'cpf') $$, 'PT422',
   'insufficient balance: available -40.00, requested 0.01', 'below zero, nothing more can be withdrawn');
 select tests.reset_role();

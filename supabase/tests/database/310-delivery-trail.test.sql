@@ -6,28 +6,6 @@ select plan(20);
 create temp table t as select tests.create_tenant('trail-a') as a, tests.create_tenant('trail-b') as b;
 grant select on t to public;
 
--- Acts as one member of tenant a or b (from the superuser or any member).
-create function pg_temp.act_as(tenant text, member text) returns void
-language plpgsql as $$
-begin
-  perform tests.reset_role();
-  perform tests.act_as_user((select (case act_as.tenant when 'a' then a else b end ->> act_as.member)::uuid from t));
-end;
-$$;
-
--- A delivery of tenant a for its driver 1, in `status`.
-create function pg_temp.delivery(status text) returns uuid
-language sql as $$
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    accepted_at, started_at, completed_at)
-  select (a ->> 'company_id')::uuid, delivery.status, 'invoiced', 'invoice', 'Origin', -23.55, -46.63,
-    'Destination', -23.56, -46.64, 1500, 300, 12.50, 0.80, (a ->> 'driver_id')::uuid,
-    now(), now(), case when delivery.status = 'completed' then now() end
-  from t
-  returning id
-$$;
-
 -- Driver 1 of tenant a sends a position after moving its last one 10 s back.
 create function pg_temp.driver_a_moves(lat double precision, lng double precision) returns void
 language plpgsql as $$
@@ -35,7 +13,7 @@ begin
   perform tests.reset_role();
   update public.driver_locations set updated_at = updated_at - interval '10 seconds'
   where driver_id = (select (a ->> 'driver_id')::uuid from t);
-  perform pg_temp.act_as('a', 'driver');
+  perform tests.act_as_member(a, 'driver') from t;
   perform public.update_my_location(lat => lat, lng => lng);
   perform tests.reset_role();
 end;
@@ -45,14 +23,14 @@ grant execute on all functions in schema pg_temp to public;
 create function pg_temp.trail(delivery uuid) returns table (seq integer, lat double precision, lng double precision)
 language sql as $$ select t.seq, t.lat, t.lng from public.delivery_trail_points t where t.delivery_id = delivery order by t.seq $$;
 
-create temp table ids as select pg_temp.delivery('completed') as done, null::uuid as running;
+create temp table ids as select (tests.delivery_in(a, 'completed', 'invoice')).id as done, null::uuid as running from t;
 grant select on ids to public;
 
 select pg_temp.driver_a_moves(1, 1);
 select is((select count(*)::integer from public.delivery_trail_points), 0,
   'with no delivery in progress, a position adds no trail point');
 
-update ids set running = pg_temp.delivery('in_progress');
+update ids set running = (select (tests.delivery_in(a, 'in_progress', 'invoice')).id from t);
 select pg_temp.driver_a_moves(2, 2);
 select results_eq($$ select * from pg_temp.trail((select running from ids)) $$, $$ values (1, 2::float8, 2::float8) $$,
   'an accepted position becomes point 1 of the delivery in progress');
@@ -63,7 +41,7 @@ select is(
   (select updated_at from public.driver_locations where driver_id = (select (a ->> 'driver_id')::uuid from t)),
   'the point carries the time the position was accepted');
 
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.update_my_location(lat => 3, lng => 3) $$, 'PT429', null, 'a refused position');
 select tests.reset_role();
 select is((select count(*)::integer from public.delivery_trail_points), 1, 'adds no point');
@@ -84,13 +62,13 @@ select results_eq($$ select * from pg_temp.trail((select running from ids)) orde
   $$ values (501, 6::float8, 6::float8) $$, 'for the newest');
 
 -- A driver of another company moving touches nothing of tenant a.
-select pg_temp.act_as('b', 'driver');
+select tests.act_as_member(b, 'driver') from t;
 select lives_ok($$ select public.update_my_location(lat => 7, lng => 7) $$, 'a driver of company B sends a position');
 select tests.reset_role();
 select is((select count(*)::integer from public.delivery_trail_points), 500, 'and no trail changes');
 
 -- Reading ------------------------------------------------------------------------
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is(
   (select jsonb_build_object('n', jsonb_array_length(r -> 'points'), 'first', (r -> 'points' -> 0) - 'recorded_at',
      'last', (r -> 'points' -> -1) - 'recorded_at', 'id', r ->> 'delivery_id')
@@ -100,14 +78,14 @@ select is(
   'an owner reads the trail, oldest point first');
 select is(jsonb_array_length(public.get_delivery_trail((select done from ids)) -> 'points'), 0,
   'a delivery without a trail has no points');
-select pg_temp.act_as('a', 'admin');
+select tests.act_as_member(a, 'admin') from t;
 select is(jsonb_array_length(public.get_delivery_trail((select running from ids)) -> 'points'), 500, 'an admin reads it');
-select pg_temp.act_as('a', 'legacy_admin');
+select tests.act_as_member(a, 'legacy_admin') from t;
 select is(jsonb_array_length(public.get_delivery_trail((select running from ids)) -> 'points'), 500, 'a legacy admin reads it');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.get_delivery_trail((select running from ids)) $$, 'PT403', null, 'a driver may not');
 select is((select count(*)::integer from public.delivery_trail_points), 0, 'nor select the table');
-select pg_temp.act_as('b', 'owner');
+select tests.act_as_member(b, 'owner') from t;
 select throws_ok($$ select public.get_delivery_trail((select running from ids)) $$, 'PT404', 'delivery not found',
   'another company''s owner gets 404');
 select is((select count(*)::integer from public.delivery_trail_points), 0, 'and selects none of its points');

@@ -1,28 +1,23 @@
--- What the hardening migration guarantees: no full Pix key to users, and a
--- ledger and delivery history that nobody can rewrite or empty.
+-- No full Pix key reaches a user, and the ledger and the delivery history are
+-- append-only: nobody can rewrite or empty them.
 begin;
 select plan(10);
 
 create temp table t as select tests.create_tenant('a') as a;
 grant select on t to public;
-insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, failure_kind, error_message)
-select (a ->> 'company_id')::uuid, (a ->> 'driver_id')::uuid, 1, '12345678901', 'cpf', 'failed', 'gateway_rejected', 'x' from t;
-insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-  destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share)
-select (a ->> 'company_id')::uuid, 'pending', 'invoiced', 'invoice', 'O', 0, 0, 'D', 0, 0, 1000, 100, 10, 0.8 from t;
+select from t, tests.withdrawal_in(a, 'failed');
 insert into public.delivery_history (delivery_id, company_id, trigger, to_status, to_payment_status)
-select d.id, d.company_id, 'create', 'pending', 'invoiced' from public.deliveries d join t on d.company_id = (t.a ->> 'company_id')::uuid;
+select d.id, d.company_id, 'create', 'pending', 'invoiced' from t, tests.delivery_in(a, 'pending', 'invoice') d;
 
-select tests.act_as_user((select (a ->> 'owner')::uuid from t));
+select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select pix_key from public.withdrawals $$, '42501', null, 'an owner cannot read a full Pix key from the table');
 select is((select count(*)::int from public.withdrawals), 1, 'the other columns stay readable under RLS');
 select is(public.list_withdrawals() -> 'items' -> 0 ->> 'pix_key', '*******8901', 'list_withdrawals shows the key masked');
 select tests.reset_role();
 
-select tests.act_as_user((select (a ->> 'driver')::uuid from t));
+select tests.act_as_member(a, 'driver') from t;
 select is(public.get_withdrawal((select id from public.withdrawals limit 1)) ->> 'pix_key', '*******8901', 'get_withdrawal: the driver sees its own, masked');
-select tests.reset_role();
-select tests.act_as_user((select (a ->> 'driver2')::uuid from t));
+select tests.act_as_member(a, 'driver2') from t;
 select throws_ok(format('select public.get_withdrawal(%L)', (select id from public.withdrawals limit 1)), 'PT404', null, 'get_withdrawal: another driver gets 404');
 select tests.reset_role();
 

@@ -9,15 +9,6 @@ grant select on t to public;
 create temp table ids (name text primary key, id uuid);
 grant select on ids to public;
 
-create function pg_temp.act_as(tenant text, member text) returns void
-language plpgsql as $$
-begin
-  perform tests.reset_role();
-  perform tests.act_as_user((select (case act_as.tenant when 'a' then a else b end ->> act_as.member)::uuid from t));
-end;
-$$;
-grant execute on function pg_temp.act_as(text, text) to public;
-
 create function pg_temp.company(tenant text default 'a') returns uuid
 language sql as $$ select (case company.tenant when 'a' then a else b end ->> 'company_id')::uuid from t $$;
 grant execute on function pg_temp.company(text) to public;
@@ -43,28 +34,28 @@ select is(private.price_for(pg_temp.company(), 3007), 9.51, '3.007 km: 9.5105 ro
 select is(private.price_for(pg_temp.company(), 0), 8.00, 'no distance: the minimum fee');
 
 -- The quote.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is(public.quote_route(10234.5, 1227.4), '{"distance_m": 10235, "duration_s": 1227, "price": 20.35}'::jsonb,
   'quote: metres and seconds rounded to whole units, and their price');
-select pg_temp.act_as('a', 'admin');
+select tests.act_as_member(a, 'admin') from t;
 select is(public.quote_route(10000, 1200) ->> 'price', '20.00', 'an admin may quote');
-select pg_temp.act_as('a', 'legacy_admin');
+select tests.act_as_member(a, 'legacy_admin') from t;
 select is(public.quote_route(10000, 1200) ->> 'price', '20.00', 'a legacy admin may quote');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.quote_route(10000, 1200) $$, 'PT403', 'role driver may not do this', 'a driver may not quote');
-select pg_temp.act_as('b', 'owner');
+select tests.act_as_member(b, 'owner') from t;
 select set_prices(2.00, 1.00, 3.00, 0.5);
 select is(public.quote_route(10000, 1200) ->> 'price', '12.00', 'each company quotes with its own prices');
 select tests.reset_role();
 
 -- Who may create.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is(public.authorize_new_delivery(), pg_temp.company(), 'an owner may create deliveries for its company');
 select throws_ok($$ select public.authorize_new_delivery((select (b ->> 'driver_id')::uuid from t)) $$, 'PT404', 'driver not found',
   'not for another company''s driver');
-select pg_temp.act_as('a', 'legacy_admin');
+select tests.act_as_member(a, 'legacy_admin') from t;
 select is(public.authorize_new_delivery((select (a ->> 'driver_id')::uuid from t)), pg_temp.company(), 'a legacy admin may create');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.authorize_new_delivery() $$, 'PT403', 'role driver may not do this', 'a driver may not create');
 select throws_ok($$ select public.create_delivery(gen_random_uuid(), pg_temp.company(), null, 'invoice', 'a', 0, 0, 'b', 0, 0, 1, 1) $$,
   '42501', null, 'nor insert one through the service function');
@@ -83,7 +74,7 @@ select is(
       'pix_copy_paste', '000201...', 'pix_qr_code_image', 'iVBORw0KGgo=', 'due_date', '2030-01-02'),
     'cancel_reason', null, 'accepted_at', null, 'started_at', null, 'completed_at', null, 'cancelled_at', null),
   'a Pix delivery awaits its payment and carries the charge');
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select is((select price from public.deliveries where id = (select id from ids where name = 'pix')),
   (public.quote_route(10234.5, 0) ->> 'price')::numeric, 'its price is the quote''s, to the cent');
 select tests.reset_role();
@@ -110,15 +101,13 @@ select throws_ok($$ select public.create_delivery(gen_random_uuid(), pg_temp.com
   '23514', null, 'an empty address is refused by the table');
 
 -- The gateway customer cache.
-insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-values (pg_temp.company(), 'v1.key', 'v1.secret', 'sandbox');
+select tests.configure_gateway(a) from t;
 select tests.act_as_service_role();
 select is(private.gateway_customer_id(pg_temp.company(), '12345678909'), null, 'no customer yet for this document');
 select private.remember_gateway_customer(pg_temp.company(), '12345678909', 'cus_1');
 select is(private.gateway_customer_id(pg_temp.company(), '12345678909'), 'cus_1', 'the customer made for it is remembered');
 select is(private.gateway_customer_id(pg_temp.company('b'), '12345678909'), null, 'per company');
-select tests.reset_role();
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select save_gateway_config('v2.key', 'v2.secret', 'sandbox');
 select tests.act_as_service_role();
 select is(private.gateway_customer_id(pg_temp.company(), '12345678909'), null, 'a new gateway key forgets the customers of the old one');
@@ -128,15 +117,15 @@ select tests.reset_role();
 
 insert into ids select 'credit', (pg_temp.new_delivery('invoice', 4560) ->> 'id')::uuid;   -- 5.00 + 6.84 = 11.84
 -- The share is the one in force when the delivery was created.
-select pg_temp.act_as('a', 'owner');
+select tests.act_as_member(a, 'owner') from t;
 select set_prices(5.00, 1.50, 8.00, 0.5);
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select public.accept_delivery((select id from ids where name = 'credit'));
 select public.start_delivery((select id from ids where name = 'credit'));
 select is_empty($$ select 1 from public.wallet_entries $$, 'nothing is credited before completion');
 select tests.reset_role();
 select is((select count(*)::integer from public.wallet_entries), 0, 'no entry at all before completion');
-select pg_temp.act_as('a', 'driver');
+select tests.act_as_member(a, 'driver') from t;
 select is(public.complete_delivery((select id from ids where name = 'credit')) ->> 'status', 'completed', 'the driver completes it');
 select results_eq($$ select kind, amount, driver_id from public.wallet_entries where delivery_id = (select id from ids where name = 'credit') $$,
   $$ select 'delivery_credit', 9.47, (a ->> 'driver_id')::uuid from t $$,
@@ -152,7 +141,7 @@ select tests.reset_role();
 insert into ids select 'paid', (pg_temp.new_delivery('pix', 4560, charged => 11.84) ->> 'id')::uuid;
 select tests.act_as_service_role();
 select public.apply_payment_event(null, 'PAYMENT_RECEIVED', null, (select id::text from ids where name = 'paid'));
-select pg_temp.act_as('a', 'driver2');
+select tests.act_as_member(a, 'driver2') from t;
 select public.accept_delivery((select id from ids where name = 'paid'));
 select public.start_delivery((select id from ids where name = 'paid'));
 select public.complete_delivery((select id from ids where name = 'paid'));

@@ -1,46 +1,19 @@
 -- Every RPC callable by users, as every role of the own company: the roles
--- DESIGN.md §3 allows get past authorization (whatever the call then says
--- about the arguments), every other role gets 403. Then a foreign company's
--- users naming this company's objects get 404. Each call runs in a
--- subtransaction that is rolled back, so the calls do not disturb each other.
+-- each function allows (the role sets of docs/architecture.md) get past
+-- authorization (whatever the call then says about the arguments), every
+-- other role gets 403. Then a foreign company's users naming this company's
+-- objects get 404. Each call runs in a subtransaction that is rolled back, so
+-- the calls do not disturb each other.
 begin;
 select plan(121);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
 
--- Objects of company a to name in the calls: a pending delivery, an accepted one, a withdrawal.
+-- Objects of company a to name in the calls: a pending delivery, a withdrawal.
 create temp table o as
-with a as (select (a ->> 'company_id')::uuid as company, (a ->> 'driver_id')::uuid as driver from t),
-pending as (
-  insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
-    destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share)
-  select company, 'pending', 'invoiced', 'invoice', 'O', 0, 0, 'D', 0, 0, 1000, 100, 10, 0.8 from a
-  returning id
-),
-withdrawal as (
-  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, failure_kind, error_message)
-  select company, driver, 1, '12345678901', 'cpf', 'failed', 'gateway_rejected', 'x' from a
-  returning id
-)
-select (select id from pending) as delivery, (select id from withdrawal) as withdrawal;
+select (tests.delivery_in(a, 'pending', 'invoice')).id as delivery, (tests.withdrawal_in(a, 'failed')).id as withdrawal from t;
 grant select on o to public;
-
--- The SQLSTATE a call raises as the current role, or 'ok'; always rolled back.
-create function pg_temp.outcome(call text) returns text
-language plpgsql
-as $$
-begin
-  begin
-    execute call;
-    raise exception using errcode = 'TSTOK';
-  exception
-    when sqlstate 'TSTOK' then return 'ok';
-    when others then return sqlstate;
-  end;
-end;
-$$;
-grant execute on function pg_temp.outcome(text) to public;
 
 create temp table matrix (call text, allowed text[]);
 insert into matrix
@@ -95,8 +68,8 @@ declare
 begin
   for entry in select * from matrix order by call loop
     foreach role_name in array array['owner', 'admin', 'legacy_admin', 'driver'] loop
-      perform tests.act_as_user((select (a ->> role_name)::uuid from t));
-      result := pg_temp.outcome(entry.call);
+      perform tests.act_as_member(a, role_name) from t;
+      result := tests.outcome(entry.call);
       perform tests.reset_role();
       if role_name = any (entry.allowed) then
         return next isnt(result, 'PT403', format('%s as %s: allowed', entry.call, role_name));
@@ -129,8 +102,8 @@ begin
       ('owner', format('select public.get_delivery_trail(%L)', (select delivery from o)))
     ) as f (role_name, call)
   loop
-    perform tests.act_as_user((select (b ->> entry.role_name)::uuid from t));
-    result := pg_temp.outcome(entry.call);
+    perform tests.act_as_member(b, entry.role_name) from t;
+    result := tests.outcome(entry.call);
     perform tests.reset_role();
     return next is(result, 'PT404', format('%s as a foreign %s: 404', entry.call, entry.role_name));
   end loop;
