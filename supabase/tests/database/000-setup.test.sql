@@ -225,7 +225,10 @@ $$;
 
 -- A withdrawal of the tenant's `driver` in `status`, inserted directly as an
 -- earlier request would have left it (no balance check, no wallet lock). A
--- failed one is a gateway refusal unless `failure_kind` says otherwise.
+-- failed one is a gateway refusal unless `failure_kind` says otherwise; a
+-- processing one may be `in_doubt`. Last updated when it was created unless
+-- `updated_at` says otherwise.
+drop function if exists tests.withdrawal_in(jsonb, text, numeric, text, text, text, text, timestamptz);
 create or replace function tests.withdrawal_in(
   tenant jsonb,
   status text,
@@ -234,17 +237,20 @@ create or replace function tests.withdrawal_in(
   gateway_transfer_id text default null,
   failure_kind text default null,
   error_message text default null,
-  created_at timestamptz default now()
+  created_at timestamptz default now(),
+  in_doubt boolean default false,
+  updated_at timestamptz default null
 ) returns public.withdrawals
 language sql
 as $$
   insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, gateway_transfer_id,
-    failure_kind, error_message, completed_at, created_at)
+    failure_kind, error_message, completed_at, created_at, in_doubt, updated_at)
   values ((withdrawal_in.tenant ->> 'company_id')::uuid, (withdrawal_in.tenant ->> (withdrawal_in.driver || '_id'))::uuid,
     withdrawal_in.amount, '12345678901', 'cpf', withdrawal_in.status, withdrawal_in.gateway_transfer_id,
     coalesce(withdrawal_in.failure_kind, case when withdrawal_in.status = 'failed' then 'gateway_rejected' end),
     coalesce(withdrawal_in.error_message, case when withdrawal_in.status = 'failed' then 'Payment gateway refused the request' end),
-    case when withdrawal_in.status = 'completed' then now() end, withdrawal_in.created_at)
+    case when withdrawal_in.status = 'completed' then now() end, withdrawal_in.created_at, withdrawal_in.in_doubt,
+    coalesce(withdrawal_in.updated_at, withdrawal_in.created_at))
   returning *
 $$;
 

@@ -2,7 +2,7 @@
 -- each event in each state, idempotency (twice is once, the second a
 -- duplicate), how the delivery is found, and the company boundary.
 begin;
-select plan(59);
+select plan(70);
 
 create temp table t as select tests.create_tenant('events-a') as a, tests.create_tenant('events-b') as b;
 grant select on t to public;
@@ -34,13 +34,21 @@ begin
 end;
 $$;
 
--- PAYMENT_RECEIVED: awaiting_payment -> pending; any other state ignores it.
+-- PAYMENT_RECEIVED: awaiting_payment -> pending; a cancelled delivery whose
+-- payment was still pending or overdue records it (refund_due); any other state ignores it.
 select is(pg_temp.try_event('PAYMENT_RECEIVED', 'awaiting_payment'), 'processed pending/received', 'RECEIVED: awaiting_payment -> pending, received');
 select is(pg_temp.try_event('PAYMENT_RECEIVED', 'pending'), 'ignored pending/received', 'RECEIVED: pending ignored');
 select is(pg_temp.try_event('PAYMENT_RECEIVED', 'accepted'), 'ignored accepted/received', 'RECEIVED: accepted ignored');
 select is(pg_temp.try_event('PAYMENT_RECEIVED', 'in_progress'), 'ignored in_progress/received', 'RECEIVED: in_progress ignored');
 select is(pg_temp.try_event('PAYMENT_RECEIVED', 'completed'), 'ignored completed/received', 'RECEIVED: completed ignored');
-select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'pending'), 'ignored cancelled/pending', 'RECEIVED: cancelled ignored');
+select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'pending'), 'processed cancelled/received',
+  'RECEIVED: cancelled with the payment pending: recorded, the delivery stays cancelled');
+select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'overdue'), 'processed cancelled/received',
+  'RECEIVED: cancelled as overdue: recorded, the delivery stays cancelled');
+select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'received'), 'ignored cancelled/received',
+  'RECEIVED: cancelled with the payment already received: ignored');
+select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'refunded'), 'ignored cancelled/refunded',
+  'RECEIVED: cancelled and refunded: ignored');
 
 -- PAYMENT_CONFIRMED: payment_status confirmed, status untouched; not on a cancelled delivery.
 select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'awaiting_payment'), 'processed awaiting_payment/confirmed', 'CONFIRMED: awaiting_payment keeps its status');
@@ -119,8 +127,34 @@ select is((select count(*)::integer from public.delivery_history where delivery_
   'OVERDUE twice: one history row');
 select is((select cancel_reason from public.deliveries where id = (select id from overdue)), 'payment overdue',
   'an overdue cancellation says why');
-select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'ignored',
-  'RECEIVED after OVERDUE is ignored (the delivery is cancelled)');
+select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'processed',
+  'RECEIVED after OVERDUE is recorded (the delivery is cancelled)');
+select is((select status || '/' || payment_status from public.deliveries where id = (select id from overdue)), 'cancelled/received',
+  '... the delivery stays cancelled, its payment received');
+select tests.act_as_member(a, 'owner') from t;
+select is(public.get_delivery((select id from overdue)) -> 'refund_due', 'true'::jsonb,
+  '... and the company sees refund_due: true');
+select tests.reset_role();
+select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate',
+  'RECEIVED after OVERDUE again: duplicate');
+select is((select count(*)::integer from public.delivery_history where delivery_id = (select id from overdue)
+           and trigger = 'payment_received'), 1, '... one payment_received history row');
+select is(pg_temp.apply((select id from overdue), 'PAYMENT_REFUNDED') ->> 'result', 'processed',
+  'the company refunds it: REFUNDED processed');
+select is((select status || '/' || payment_status from public.deliveries where id = (select id from overdue)), 'cancelled/refunded',
+  '... the payment is refunded, the delivery still cancelled');
+select is((select private.delivery_json(d) -> 'refund_due' from public.deliveries d where d.id = (select id from overdue)), 'false'::jsonb,
+  '... and refund_due is cleared');
+
+-- refund_due: a cancelled delivery whose payment was received or confirmed, and no other.
+select is(
+  (select array_agg(format('%s/%s %s', x.status, x.payment_status, private.delivery_json(x) ->> 'refund_due') order by x.status, x.payment_status)
+   from t, lateral (values ('cancelled', 'received'), ('cancelled', 'confirmed'), ('cancelled', 'pending'),
+     ('cancelled', 'overdue'), ('cancelled', 'refunded'), ('pending', 'received'), ('completed', 'confirmed')) v(status, payment_status),
+   lateral tests.delivery_in(a, v.status, payment_status => v.payment_status) x),
+  array['cancelled/confirmed true', 'cancelled/overdue false', 'cancelled/pending false', 'cancelled/received true',
+    'cancelled/refunded false', 'completed/confirmed false', 'pending/received false'],
+  'refund_due: true only for a cancelled delivery with its payment received or confirmed');
 
 -- What the answer says -------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 -- balance, every transition allowed and refused, who sees which withdrawal,
 -- and the realtime broadcast of every change.
 begin;
-select plan(69);
+select plan(75);
 
 create temp table t as select tests.create_tenant('wd-a') as a, tests.create_tenant('wd-b') as b;
 create temp table ids (name text primary key, id uuid);
@@ -24,6 +24,8 @@ select is((select value ->> 'driver_id' from results where name = 'first'), (sel
 select is((select value ->> 'pix_key' from results where name = 'first'), '*******8901', 'request_withdrawal: the Pix key is masked');
 select is((select value -> 'gateway_transfer_id' from results where name = 'first'), 'null'::jsonb, 'request_withdrawal: no transfer yet');
 select is((select value -> 'completed_at' from results where name = 'first'), 'null'::jsonb, 'request_withdrawal: not completed');
+select is((select value -> 'in_doubt' from results where name = 'first'), 'false'::jsonb, 'request_withdrawal: not in doubt');
+select is((select value -> 'failure_kind' from results where name = 'first'), 'null'::jsonb, 'request_withdrawal: no failure kind');
 select is(public.get_wallet() ->> 'available_balance', '70.00', 'request_withdrawal: the amount is held');
 
 select throws_ok($$ select public.request_withdrawal(70.01, '12345678901', 'cpf') $$, 'PT422',
@@ -78,6 +80,10 @@ select tests.reset_role();
 select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.attach_transfer((select id from ids where name = 'first'), 'tra_x') $$, '42501', null, 'attach_transfer: not for a driver');
 select throws_ok($$ select public.fail_withdrawal((select id from ids where name = 'first'), 'no') $$, '42501', null, 'fail_withdrawal: not for a driver');
+select throws_ok($$ select public.fail_withdrawal((select id from ids where name = 'first'), 'no', 'no_transfer') $$, '42501', null,
+  'fail_withdrawal with a kind: not for a driver');
+select throws_ok($$ select public.mark_transfer_in_doubt((select id from ids where name = 'first'), 'timed out') $$, '42501', null,
+  'mark_transfer_in_doubt: not for a driver');
 select throws_ok($$ select public.apply_transfer_event(null, 'TRANSFER_FAILED', 'tra_x', null) $$, '42501', null, 'apply_transfer_event: not for a driver');
 select throws_ok($$ update public.withdrawals set status = 'failed' $$, '42501', null, 'a driver cannot update its withdrawals directly');
 select tests.reset_role();
@@ -110,8 +116,14 @@ select throws_ok($$ update public.withdrawals set status = 'failed', completed_a
   'PT422', 'withdrawal cannot move from completed to failed', 'refused: completed -> failed');
 select throws_ok($$ update public.withdrawals set status = 'processing', completed_at = null where id = (select id from ids where name = 'first') $$,
   'PT422', 'withdrawal cannot move from completed to processing', 'refused: completed -> processing');
+-- failed -> completed is a move (the gateway reports the transfer done after a failure we
+-- recorded), but never without its one debit: the ledger check refuses it at commit.
+select is(tests.outcome($$ update public.withdrawals set status = 'completed', completed_at = now() where id = (select id from ids where name = 'second') $$),
+  'ok', 'allowed by the state machine: failed -> completed');
+set constraints public.withdrawals_completed_debited immediate;
 select throws_ok($$ update public.withdrawals set status = 'completed', completed_at = now() where id = (select id from ids where name = 'second') $$,
-  'PT422', 'withdrawal cannot move from failed to completed', 'refused: failed -> completed');
+  'PT422', 'a completed withdrawal needs its debit in the ledger', 'refused: failed -> completed without its debit');
+set constraints public.withdrawals_completed_debited deferred;
 select throws_ok($$ update public.withdrawals set status = 'processing' where id = (select id from ids where name = 'second') $$,
   'PT422', 'withdrawal cannot move from failed to processing', 'refused: failed -> processing');
 select throws_ok($$ update public.withdrawals set amount = 1 where id = (select id from ids where name = 'second') $$,
@@ -127,6 +139,8 @@ select is((select array_agg(i ->> 'id') from jsonb_array_elements(public.list_wi
   (select array_agg(w.id::text order by w.created_at desc, w.id desc) from public.withdrawals w), 'list_withdrawals: newest first');
 select is(jsonb_array_length(public.list_withdrawals(1, public.list_withdrawals(1) ->> 'next_cursor') -> 'items'), 1, 'list_withdrawals: the cursor leads on');
 select is(public.get_withdrawal((select id from ids where name = 'first')) ->> 'status', 'completed', 'get_withdrawal: its own');
+select is(public.get_withdrawal((select id from ids where name = 'second')) ->> 'failure_kind', 'gateway_rejected',
+  'get_withdrawal: says why a withdrawal failed');
 select tests.reset_role();
 
 select tests.act_as_member(a, 'driver2') from t;

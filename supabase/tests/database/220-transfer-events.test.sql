@@ -1,8 +1,10 @@
 -- The gateway's transfer events: each TRANSFER_* event applied twice does what
--- once does; a settled withdrawal ignores later events; the withdrawal is found
--- by its transfer id or by our reference, and only within the given company.
+-- once does; a completed withdrawal ignores a later failure, a failed one is
+-- completed by a later success (the edge applies only the gateway's own record);
+-- the withdrawal is found by its transfer id or by our reference, and only
+-- within the given company.
 begin;
-select plan(49);
+select plan(50);
 
 create temp table t as select tests.create_tenant('te-a') as a, tests.create_tenant('te-b') as b;
 create temp table ids (name text primary key, id uuid);
@@ -75,19 +77,22 @@ select is(tests.debits((select id from ids where name = 'TRANSFER_CANCELLED')), 
 select is((select balances from snapshots where name = 'TRANSFER_CANCELLED once'), array[80, 80]::numeric[], 'TRANSFER_CANCELLED: balance unchanged, the hold released');
 select is((select balances from snapshots where name = 'TRANSFER_CANCELLED twice'), (select balances from snapshots where name = 'TRANSFER_CANCELLED once'), 'TRANSFER_CANCELLED twice equals once');
 
--- A settled withdrawal ignores what comes later.
+-- A completed withdrawal ignores a later failure; a failed one is completed by a later success.
 select tests.act_as_service_role();
 insert into results select 'failed after done', public.apply_transfer_event(null, 'TRANSFER_FAILED', 'tra_transfer_done', null);
 insert into results select 'done after failed', public.apply_transfer_event(null, 'TRANSFER_DONE', 'tra_transfer_failed', null);
 insert into results select 'approved after done', public.apply_transfer_event(null, 'TRANSFER_APPROVED', 'tra_transfer_done', null);
 select tests.reset_role();
 select is((select value ->> 'result' from results where name = 'failed after done'), 'ignored', 'TRANSFER_FAILED on a completed withdrawal: ignored');
-select is((select value ->> 'detail' from results where name = 'failed after done'), 'withdrawal is already completed', '... saying why');
+select is((select value ->> 'detail' from results where name = 'failed after done'),
+  'withdrawal is already completed; the gateway now reports TRANSFER_FAILED: left as it is for review', '... saying why');
 select is((select status from public.withdrawals where id = (select id from ids where name = 'TRANSFER_DONE')), 'completed', '... it stays completed');
-select is((select value ->> 'result' from results where name = 'done after failed'), 'ignored', 'TRANSFER_DONE on a failed withdrawal: ignored');
-select is(tests.debits((select id from ids where name = 'TRANSFER_FAILED')), 0, '... and debits nothing');
+select is((select value ->> 'result' from results where name = 'done after failed'), 'processed', 'TRANSFER_DONE on a failed withdrawal: processed');
+select is((select status || ' ' || failure_kind from public.withdrawals where id = (select id from ids where name = 'TRANSFER_FAILED')),
+  'completed transfer_failed', '... it is completed, keeping why it had failed');
+select is(tests.debits((select id from ids where name = 'TRANSFER_FAILED')), 1, '... and debits it exactly once');
 select is((select value ->> 'result' from results where name = 'approved after done'), 'duplicate', 'TRANSFER_APPROVED after TRANSFER_DONE: a duplicate of the same outcome');
-select is(tests.balances((select a from t)), array[80, 80]::numeric[], 'the balances did not move');
+select is(tests.balances((select a from t)), array[70, 70]::numeric[], 'only the late completion moved the balances: 10.00 debited');
 
 -- Finding the withdrawal ------------------------------------------------------------
 
@@ -123,7 +128,7 @@ select is((select value ->> 'result' from results where name = 'wrong transfer')
 select is((select status from public.withdrawals where id = (select id from ids where name = 'scoped')), 'processing', '... the withdrawal is untouched');
 select is((select value ->> 'result' from results where name = 'unknown transfer'), 'ignored', 'an unknown transfer (and a reference that is no uuid): ignored');
 select is((select value ->> 'result' from results where name = 'unknown event'), 'ignored', 'an event that is not a transfer outcome: ignored');
-select is(tests.balances((select a from t)), array[75, 70]::numeric[], 'nothing but the overtaken withdrawal moved the balances');
+select is(tests.balances((select a from t)), array[65, 60]::numeric[], 'nothing but the overtaken withdrawal moved the balances');
 
 -- What left the wallet is exactly what the completed withdrawals took.
 select is((select sum(amount) from public.wallet_entries where kind = 'withdrawal_debit'),

@@ -5,7 +5,7 @@
 -- foreign keys of new rows take only `For Key Share` on the driver, which the
 -- wallet lock does not conflict with.
 begin;
-select plan(10);
+select plan(12);
 
 create extension if not exists pgrowlocks with schema extensions;
 create temp table t as select tests.create_tenant('lock-a') as a, tests.create_tenant('lock-b') as b;
@@ -36,12 +36,18 @@ select is((select amount from public.wallet_entries where kind = 'credit_reversa
 select is(pg_temp.lock_on((select (a ->> 'driver_id')::uuid from t)), 'For No Key Update',
   'the reversal took the driver''s wallet lock');
 
--- Driver 2 of A: a withdrawal we gave up on (inserted and failed without the lock), then its late success.
+-- Driver 2 of A: a withdrawal held in doubt, then failed as no transfer found
+-- (inserted, marked and failed without the lock), then its late success.
 select from t, tests.credit_driver(a, 50.00, 'driver2');
 insert into ids select 'given up', (tests.withdrawal_in(a, 'processing', 15.00, 'driver2')).id from t;
 select tests.act_as_service_role();
-select is(public.fail_withdrawal((select id from ids where name = 'given up'), 'Payment gateway unavailable: HTTP 502', 'gateway_unavailable') ->> 'status',
-  'failed', 'a withdrawal given up on');
+select is(public.mark_transfer_in_doubt((select id from ids where name = 'given up'), 'Payment gateway unavailable: HTTP 502') ->> 'in_doubt',
+  'true', 'a withdrawal in doubt');
+select tests.reset_role();
+select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For Key Share', '... holding its funds took no wallet lock');
+select tests.act_as_service_role();
+select is(public.fail_withdrawal((select id from ids where name = 'given up'), 'Reconciliation: no transfer at the gateway', 'no_transfer') ->> 'status',
+  'failed', 'a withdrawal failed as no_transfer');
 select tests.reset_role();
 select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For Key Share', '... took no wallet lock');
 select tests.act_as_service_role();
