@@ -21,19 +21,25 @@ export interface Background {
 
 const STAND_IN = "local stand-in";
 
-export async function storeVaultSecrets(sql: postgres.Sql, secrets: Record<string, string>): Promise<void> {
+/** Creates or updates each secret; false when the database has no Vault. */
+export async function storeVaultSecrets(sql: postgres.Sql, secrets: Record<string, string>): Promise<boolean> {
+  const [vault] = await sql`select 1 from pg_extension where extname = 'supabase_vault'`;
+  if (!vault) return false;
   for (const [name, value] of Object.entries(secrets)) {
     const [row] = await sql<{ id: string }[]>`select id from vault.secrets where name = ${name}`;
     if (row) await sql`select vault.update_secret(${row.id}::uuid, ${value})`;
     else await sql`select vault.create_secret(${value}, ${name}, 'stored by the local stack at start-up')`;
   }
+  return true;
 }
 
 export async function startBackground(options: BackgroundOptions): Promise<Background> {
   const sql = postgres(options.url, { max: 1, onnotice: () => {} });
   let standIns: string[] = [];
   try {
-    await storeVaultSecrets(sql, options.secrets);
+    if (!(await storeVaultSecrets(sql, options.secrets))) {
+      options.log("No Vault in this database (extension supabase_vault): the scheduled jobs' secrets are not stored.");
+    }
     standIns = (await sql<{ name: string }[]>`
       select name from pg_available_extensions where name in ('pg_cron', 'pg_net') and comment like ${`%${STAND_IN}%`}`)
       .map((r) => r.name);

@@ -135,14 +135,22 @@ export function startNetWorker(options: NetWorkerOptions): NetWorker {
 
   async function store(request: QueuedRequest, outcome: Outcome): Promise<void> {
     try {
-      await sql`
-        insert into net._http_response (id, status_code, content, headers, content_type, timed_out, error_msg)
-        values (${request.id}, ${outcome.status_code}, ${outcome.content},
-                ${outcome.headers === null ? null : sql.json(outcome.headers)},
-                ${outcome.content_type}, ${outcome.timed_out}, ${outcome.error_msg})`;
+      await insertResponse(request, outcome).catch(async () => {
+        // A connection that died with an outage fails its first query: once more, on a fresh one.
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        await insertResponse(request, outcome);
+      });
     } catch (error) {
       log(`pg_net (local): response to request ${request.id} not stored: ${(error as Error).message}`);
     }
+  }
+
+  async function insertResponse(request: QueuedRequest, outcome: Outcome): Promise<void> {
+    await sql`
+      insert into net._http_response (id, status_code, content, headers, content_type, timed_out, error_msg)
+      values (${request.id}, ${outcome.status_code}, ${outcome.content},
+              ${outcome.headers === null ? null : sql.json(outcome.headers)},
+              ${outcome.content_type}, ${outcome.timed_out}, ${outcome.error_msg})`;
   }
 
   async function poll(): Promise<void> {

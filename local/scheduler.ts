@@ -112,7 +112,11 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
 
   async function record(query: () => Promise<unknown>): Promise<void> {
     try {
-      await query();
+      await query().catch(async () => {
+        // A connection that died with an outage fails its first query: once more, on a fresh one.
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        await query();
+      });
     } catch (error) {
       log(`pg_cron (local): could not record a job run: ${(error as Error).message}`);
     }
