@@ -67,7 +67,6 @@ export async function perform(request: QueuedRequest): Promise<Outcome> {
   const method = request.method.toUpperCase();
   // fetch cannot send a body with GET; pg_net's http_get never queues one.
   const body = method === "GET" || !request.body ? undefined : new Uint8Array(request.body);
-  if (method === "POST" && body === undefined) headers.set("Content-Length", "0");
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), request.timeout_milliseconds);
   try {
