@@ -28,6 +28,8 @@ export interface GatewaySimulator {
   log: { method: string; path: string; accessToken: string | null; body: unknown }[];
   /** Moves a stored payment or transfer to `status`, as the gateway's own processing would; false if unknown. */
   setStatus(id: string, status: string): boolean;
+  /** Stores a payment or transfer made outside the simulator's API (another system, an earlier run). */
+  put(kind: "payment" | "transfer", object: GatewayObject): void;
 }
 
 const json = (body: unknown, status = 200) => Response.json(body, { status });
@@ -56,6 +58,9 @@ export function createGatewaySimulator(): GatewaySimulator {
       object.status = status;
       return true;
     },
+    put(kind, object) {
+      (kind === "payment" ? sim.payments : sim.transfers).set(object.id, { object: kind, dateCreated: today(), ...object });
+    },
     async fetch(req: Request): Promise<Response> {
       const url = new URL(req.url);
       const path = url.pathname.replace(/^.*?(\/v3\/)/, "$1");
@@ -64,12 +69,18 @@ export function createGatewaySimulator(): GatewaySimulator {
       if (sim.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
       if (sim.mode === "fail") return internalError();
       if (sim.mode === "reject") return gatewayError(400, "invalid_action", "Operation rejected by the gateway");
-      const answer = handle(req.method, path, req.headers.get("access_token"), body);
+      const answer = handle(req.method, path, url.searchParams, req.headers.get("access_token"), body);
       return sim.mode === "fail-after-create" ? internalError() : answer;
     },
   };
 
-  function handle(method: string, path: string, accessToken: string | null, body: unknown): Response {
+  function handle(
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    accessToken: string | null,
+    body: unknown,
+  ): Response {
     if (!accessToken) return gatewayError(401, "invalid_access_token", "Missing access token");
     const input = (body ?? {}) as Record<string, unknown>;
 
@@ -125,6 +136,15 @@ export function createGatewaySimulator(): GatewaySimulator {
       payment.deleted = true;
       payment.status = "DELETED";
       return json({ deleted: true, id: payment.id });
+    }
+    if (method === "GET" && path === "/v3/transfers") {
+      // The list, oldest first, filtered by creation day as the gateway's list is.
+      const from = query.get("dateCreated[ge]") ?? "";
+      const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0);
+      const limit = Math.min(100, Math.max(1, Number(query.get("limit") ?? 10) || 10));
+      const all = [...sim.transfers.values()].filter((t) => String(t.dateCreated ?? "") >= from);
+      const data = all.slice(offset, offset + limit);
+      return json({ object: "list", hasMore: offset + data.length < all.length, totalCount: all.length, limit, offset, data });
     }
     if (method === "GET" && (match = /^\/v3\/(payments|transfers)\/([^/]+)$/.exec(path))) {
       const object = (match[1] === "payments" ? sim.payments : sim.transfers).get(match[2]);
