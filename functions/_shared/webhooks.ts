@@ -12,9 +12,10 @@ import { z } from "zod";
 import { verifySignature } from "./crypto.ts";
 import { asService, type Tx } from "./db.ts";
 import { env } from "./env.ts";
-import { HttpError, type ValidationItem } from "./errors.ts";
+import { HttpError, toHttpError, type ValidationItem } from "./errors.ts";
 import { companyGateway, type GatewayObject, GatewayUnavailable } from "./gateway.ts";
-import { defineRoute, rpc, toHttpError } from "./route.ts";
+import { rpc } from "./db.ts";
+import { defineRoute } from "./route.ts";
 import { UUID_PATTERN } from "./schemas.ts";
 
 const TRANSFER_EVENTS = new Set(["TRANSFER_DONE", "TRANSFER_APPROVED", "TRANSFER_FAILED", "TRANSFER_CANCELLED"]);

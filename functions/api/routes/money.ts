@@ -1,15 +1,15 @@
-// The driver's wallet and withdrawals (DESIGN.md §4, §5), and the declarations
-// of the gateway webhooks that settle them (served by the gateway-webhook function).
+// The driver's wallet and withdrawals (docs/contract.md, Wallets and withdrawals).
 import { z } from "zod";
 import { asService } from "../../_shared/db.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway, type GatewayObject } from "../../_shared/gateway.ts";
-import { defineRoute, IdParams, pageOf, PageQuery, rpc, toHttpError } from "../../_shared/route.ts";
-import { PositiveMoney, Timestamp, UUID_PATTERN } from "../../_shared/schemas.ts";
-import { webhookRoutes } from "../../_shared/webhooks.ts";
+import { rpc } from "../../_shared/db.ts";
+import { toHttpError } from "../../_shared/errors.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { UUID_PATTERN } from "../../_shared/schemas.ts";
+import { DRIVER, WITHDRAWAL_READERS } from "../roles.ts";
+import { IdParams, pageOf, PageQuery, PositiveMoney, Text, Timestamp } from "../schemas.ts";
 
-const DRIVER = ["driver"];
-const READERS = ["driver", "company_owner", "company_admin"];
 
 export const PixKeyType = z.enum(["cpf", "cnpj", "email", "phone", "evp"]);
 
@@ -62,7 +62,7 @@ type Withdrawal = z.infer<typeof Withdrawal>;
 
 const WithdrawalRequest = z.object({
   amount: PositiveMoney,
-  pix_key: z.string().trim().min(1).max(140),
+  pix_key: Text(140),
   pix_key_type: PixKeyType,
 }).superRefine((body, ctx) => {
   const format = PIX_KEY_FORMATS[body.pix_key_type];
@@ -210,7 +210,7 @@ export const listWithdrawals = defineRoute({
   summary: "Withdrawals, newest first",
   description: "A driver lists its own; an owner or admin the company's.",
   auth: "bearer",
-  roles: READERS,
+  roles: WITHDRAWAL_READERS,
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Withdrawal) } },
   handler: async ({ query, asCaller }) => ({
@@ -225,7 +225,7 @@ export const getWithdrawal = defineRoute({
   summary: "One withdrawal",
   description: "A driver reads its own; an owner or admin the company's. Anyone else's is 404.",
   auth: "bearer",
-  roles: READERS,
+  roles: WITHDRAWAL_READERS,
   params: IdParams,
   responses: { 200: { description: "The withdrawal", schema: Withdrawal } },
   handler: async ({ params, asCaller }) => ({
@@ -233,4 +233,4 @@ export const getWithdrawal = defineRoute({
   }),
 });
 
-export default [getWallet, listTransactions, createWithdrawal, listWithdrawals, getWithdrawal, ...webhookRoutes];
+export default [getWallet, listTransactions, createWithdrawal, listWithdrawals, getWithdrawal];
