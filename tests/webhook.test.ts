@@ -16,7 +16,7 @@ import {
   type TestCompany,
   webhook,
 } from "./support/api.ts";
-import { creditDriver } from "./support/money.ts";
+import { creditDriver, debitsOf, processingWithdrawal } from "./support/money.ts";
 import { gateway } from "./support/fakes.ts";
 
 let a: TestCompany;
@@ -45,16 +45,6 @@ afterEach(async () => {
 const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
   creditDriver(company.companyId, driver, amount);
 
-/** A processing withdrawal of 10.00 by company A's driver, with its transfer at the gateway. */
-async function withdrawal(): Promise<{ id: string; transferId: string }> {
-  const res = await api("/api/v1/withdrawals", {
-    token: a.driver.token,
-    body: { amount: 10, pix_key: "12345678901", pix_key_type: "cpf" },
-  });
-  expect(res.status).toBe(201);
-  return { id: res.body.id, transferId: res.body.gateway_transfer_id };
-}
-
 function transferBody(
   event: string,
   transferId: string | null,
@@ -81,12 +71,6 @@ async function statusOf(id: string): Promise<string> {
   return (await db()`select status from public.withdrawals where id = ${id}`)[0].status;
 }
 
-async function debits(id: string): Promise<number> {
-  return (await db()`select count(*)::int as n from public.wallet_entries where withdrawal_id = ${id} and kind = 'withdrawal_debit'`)[
-    0
-  ].n;
-}
-
 async function logSize(): Promise<number> {
   return (await db()`select count(*)::int as n from public.webhook_events`)[0].n;
 }
@@ -98,7 +82,7 @@ async function lastLog(n = 1) {
 
 describe("signatures", () => {
   it("a signature over different bytes (the same JSON re-serialised) is 401, and changes nothing", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const body = transferBody("TRANSFER_DONE", transferId, id);
     const sent = JSON.stringify(body);
     const res = await api(companyPath(a), {
@@ -208,14 +192,14 @@ describe("requests that are not events", () => {
 
 describe("transfer events", () => {
   it("find the transfer id in payment.id in the other payload form", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     expect((await webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, null, "payment"), secretA)).status)
       .toBe(200);
     expect(await statusOf(id)).toBe("completed");
   });
 
   it("for another company's withdrawal change nothing", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const res = await webhook(companyPath(b), transferBody("TRANSFER_DONE", transferId, id), secretB);
     expect(res.status).toBe(200);
     expect((await lastLog())[0]).toMatchObject({
@@ -224,17 +208,17 @@ describe("transfer events", () => {
       detail: "no such withdrawal",
     });
     expect(await statusOf(id)).toBe("processing");
-    expect(await debits(id)).toBe(0);
+    expect(await debitsOf(id)).toBe(0);
   });
 
   it("20 concurrent copies of one TRANSFER_DONE produce one debit", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const before = await logSize();
     const raw = JSON.stringify(transferBody("TRANSFER_DONE", transferId, id));
     const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(companyPath(a), raw, secretA)));
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(await statusOf(id)).toBe("completed");
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
     const rows = await db()`select result, count(*)::int as n from public.webhook_events
                             where object_id = ${transferId} group by result order by result`;
     expect(rows).toEqual([{ result: "duplicate", n: 19 }, { result: "processed", n: 1 }]);
@@ -242,7 +226,7 @@ describe("transfer events", () => {
   });
 
   it("on the platform endpoint, signed with the platform secret, apply to the withdrawal's company", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const res = await webhook(
       "/api/v1/webhooks/gateway",
       transferBody("TRANSFER_FAILED", transferId, id),
@@ -254,7 +238,7 @@ describe("transfer events", () => {
   });
 
   it("answer 503 within 5 s when processing cannot finish, then apply on redelivery", { timeout: 20_000 }, async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const raw = JSON.stringify(transferBody("TRANSFER_DONE", transferId, id));
     // Another transaction holds the withdrawal's row lock for longer than the gateway waits.
     let release!: () => void;
@@ -279,7 +263,7 @@ describe("transfer events", () => {
 
     expect((await webhook(companyPath(a), raw, secretA)).status).toBe(200);
     expect(await statusOf(id)).toBe("completed");
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
   });
 });
 
@@ -316,7 +300,7 @@ describe("payment events", () => {
 
 describe("the unsigned platform webhook", () => {
   it("does not apply the claim: the gateway still reports the transfer pending", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(200);
     expect(await statusOf(id)).toBe("processing");
@@ -330,7 +314,7 @@ describe("the unsigned platform webhook", () => {
   });
 
   it("cannot redirect a withdrawal to a transfer that is not its own", async () => {
-    const { id } = await withdrawal();
+    const { id } = await processingWithdrawal(a.driver);
     const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", "tra_invented", id), null);
     expect(res.status).toBe(200);
     expect((await lastLog())[0]).toMatchObject({ result: "ignored", detail: "unsigned: no such withdrawal" });
@@ -352,7 +336,7 @@ describe("the unsigned platform webhook", () => {
   });
 
   it("is 502 (not 200) when the gateway cannot confirm it", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.down();
     const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(502);
@@ -361,7 +345,7 @@ describe("the unsigned platform webhook", () => {
   });
 
   it("is 503 within 5 s when the gateway is slow", { timeout: 20_000 }, async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.slow(8_000);
     const started = Date.now();
     const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", transferId, id), null);
@@ -373,7 +357,7 @@ describe("the unsigned platform webhook", () => {
 
 describe("the audit log", () => {
   it("has one row per request, accepted or not, and never a secret or a signature", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const requests = [
       () => webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, id), secretA),
       () => webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, id), secretA),

@@ -1,7 +1,7 @@
 // The route table of the edge proxy. Each route is declared once, with zod
 // schemas for its params, query and body and the responses it documents; the
 // same declaration validates requests, registers the Hono handler and feeds
-// the OpenAPI document (functions/_shared/openapi.ts).
+// the OpenAPI document (functions/api/openapi.ts).
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth.ts";

@@ -1,4 +1,5 @@
 // Money helpers shared by the wallet, withdrawal and webhook tests.
+import { expect } from "vitest";
 import { api, db, type DriverMember, type TestCompany, webhook } from "./api.ts";
 
 /** Credits a driver as a completed delivery would: a delivery row and its ledger entry. Returns the delivery id. */
@@ -45,4 +46,18 @@ export function transferEvent(
       ...(status === "DONE" ? { confirmedDate: "2026-11-21" } : { failReason: "Recusada pelo banco" }),
     },
   }, secret);
+}
+
+/** A processing withdrawal of `driver`, with its transfer at the gateway (PENDING there). */
+export async function processingWithdrawal(driver: DriverMember, amount = 10): Promise<{ id: string; transferId: string }> {
+  const res = await requestWithdrawal(driver, amount);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id: res.body.id, transferId: res.body.gateway_transfer_id };
+}
+
+/** How many times the withdrawal was debited from the wallet. */
+export async function debitsOf(withdrawalId: string): Promise<number> {
+  const [row] = await db()`select count(*)::int as n from public.wallet_entries
+                           where withdrawal_id = ${withdrawalId} and kind = 'withdrawal_debit'`;
+  return row.n;
 }
