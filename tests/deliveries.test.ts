@@ -5,16 +5,8 @@
 // gateway that leave nothing behind, and the realtime offer to drivers.
 import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type Member,
-  stack,
-  type TestCompany,
-  webhook,
-} from "./support/api.ts";
+import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "./support/api.ts";
+import { companyWebhook, webhook } from "./support/webhooks.ts";
 import {
   createInvoiceDelivery,
   createPixDelivery,
@@ -65,7 +57,7 @@ function paymentEvent(
   payment: { id: string; externalReference: string; value?: number },
   status: string,
 ) {
-  return webhook(`/api/v1/webhooks/gateway/${a.companyId}`, {
+  return webhook(companyWebhook(a), {
     event,
     payment: { object: "payment", billingType: "PIX", status, value: payment.value ?? 10, ...payment },
   }, secretA);
@@ -680,7 +672,7 @@ describe("realtime", () => {
     const companyInbox = await listen(`company:${company.companyId}`, company.owner.token, ["delivery_updated"]);
 
     const created = (await createPixDelivery(company)).body;
-    await webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+    await webhook(companyWebhook(company), {
       event: "PAYMENT_RECEIVED",
       payment: { id: created.payment.gateway_payment_id, status: "RECEIVED", externalReference: created.id },
     }, webhookSecret);

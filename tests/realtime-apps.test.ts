@@ -2,7 +2,8 @@
 // private channels: the driver app on driver:{driver_id}, the company panel on
 // company:{company_id}, driven by real API calls and signed webhooks.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, type DriverMember, type TestCompany, webhook } from "./support/api.ts";
+import { api, configureGateway, createCompany, type DriverMember, type TestCompany } from "./support/api.ts";
+import { companyWebhook, webhook } from "./support/webhooks.ts";
 import { gateway } from "./support/fakes.ts";
 import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
 import { type Listener, listen, until } from "./support/realtime.ts";
@@ -47,7 +48,7 @@ describe("the driver app on driver:{driver_id}", () => {
       body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
     });
     expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
-    const done = await webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+    const done = await webhook(companyWebhook(company), {
       event: "TRANSFER_DONE",
       transfer: {
         id: withdrawal.body.gateway_transfer_id,

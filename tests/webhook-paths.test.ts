@@ -3,6 +3,7 @@
 // serve them: a hosted project that routes one to it gets a 404 naming the
 // function that does.
 import { randomUUID } from "node:crypto";
+import { PLATFORM_WEBHOOK } from "./support/webhooks.ts";
 import { describe, expect, it } from "vitest";
 import { api } from "./support/api.ts";
 import { callFunctionProcess } from "./support/function-process.ts";
@@ -11,7 +12,7 @@ describe("the webhook paths", () => {
   it("are in the api's OpenAPI document", async () => {
     const doc = (await api("/api/v1/openapi.json")).body;
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/api/v1/webhooks/gateway", "/api/v1/webhooks/gateway/{company_id}"]),
+      expect.arrayContaining([PLATFORM_WEBHOOK, "/api/v1/webhooks/gateway/{company_id}"]),
     );
   });
 
@@ -19,7 +20,7 @@ describe("the webhook paths", () => {
     const body = JSON.stringify({ event: "TRANSFER_DONE", transfer: { id: "tra_1" } });
     const post = (path: string) => ({ method: "POST", path, headers: { "content-type": "application/json" }, body });
     const { answers, stderr } = callFunctionProcess("api", [
-      post("/api/v1/webhooks/gateway"),
+      post(PLATFORM_WEBHOOK),
       post(`/api/v1/webhooks/gateway/${randomUUID()}`),
     ]);
     expect(answers.map(({ status, body }) => ({ status, body })), stderr).toEqual([

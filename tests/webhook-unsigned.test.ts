@@ -4,24 +4,13 @@
 // while the gateway still reports it pending, the gateway's outcome once it has
 // one. And GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true, which refuses unsigned
 // requests with 401, in a function process of its own.
-import { randomInt } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type DriverMember,
-  sign,
-  stack,
-  type TestCompany,
-  webhook,
-} from "./support/api.ts";
+import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
+import { PLATFORM_WEBHOOK, sign, webhook } from "./support/webhooks.ts";
 import { creditDriver, debitsOf, processingWithdrawal, requestWithdrawal } from "./support/money.ts";
+import { createPixDelivery } from "./support/deliveries.ts";
 import { callFunctionProcess } from "./support/function-process.ts";
 import { gateway, routing } from "./support/fakes.ts";
-
-const PLATFORM = "/api/v1/webhooks/gateway";
 
 let a: TestCompany;
 
@@ -72,7 +61,7 @@ describe("an unsigned transfer event", () => {
     const before = await wallet();
     const { id, transferId } = await processingWithdrawal(a.driver);
 
-    const pending = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    const pending = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(pending).toMatchObject({ status: 200, body: { received: true } });
     expect((await withdrawalRow(id)).status).toBe("processing");
     expect(await debitsOf(id)).toBe(0);
@@ -83,7 +72,7 @@ describe("an unsigned transfer event", () => {
     });
 
     await gateway.setStatus(transferId, "DONE");
-    const done = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    const done = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(done).toMatchObject({ status: 200, body: { received: true } });
     expect(await withdrawalRow(id)).toMatchObject({
       status: "completed",
@@ -105,7 +94,7 @@ describe("an unsigned transfer event", () => {
     });
 
     // The same hint again: a duplicate, still one debit.
-    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null)).status).toBe(200);
     expect(await lastLog()).toMatchObject({ result: "duplicate" });
     expect(await debitsOf(id)).toBe(1);
   });
@@ -117,7 +106,7 @@ describe("an unsigned transfer event", () => {
     const before = await wallet();
     const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.setStatus(transferId, status);
-    const res = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    const res = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(200);
     expect(await withdrawalRow(id)).toMatchObject({ status: "failed", error_message: event, completed_at: null });
     expect(await debitsOf(id)).toBe(0);
@@ -131,7 +120,7 @@ describe("an unsigned transfer event", () => {
   it("does not complete a withdrawal when the claim says done and the gateway reports it failed, nor the reverse", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.setStatus(transferId, "DONE");
-    expect((await webhook(PLATFORM, claim("TRANSFER_FAILED", transferId, id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_FAILED", transferId, id), null)).status).toBe(200);
     // The claim said failed; the gateway says done: done it is.
     expect((await withdrawalRow(id)).status).toBe("completed");
     expect(await debitsOf(id)).toBe(1);
@@ -151,11 +140,11 @@ describe("an unsigned transfer event", () => {
     expect(await wallet()).toEqual(before);
 
     // Still pending at the gateway: nothing.
-    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
     expect((await withdrawalRow(row.id)).status).toBe("failed");
 
     await gateway.setStatus(transfer.id, "DONE");
-    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
     expect(await withdrawalRow(row.id)).toMatchObject({
       status: "completed",
       gateway_transfer_id: transfer.id,
@@ -180,16 +169,7 @@ describe("an unsigned transfer event", () => {
 
 describe("an unsigned payment event", () => {
   it("makes a Pix delivery pending only once the gateway reports the payment RECEIVED", async () => {
-    const created = await api("/api/v1/deliveries", {
-      token: a.owner.token,
-      body: {
-        origin_address: "Praça da Sé, São Paulo",
-        origin: { lat: -23.5505, lng: -46.6333 },
-        destination_address: "Av. Paulista, 1000",
-        destination: { lat: -23.5614, lng: -46.6559 },
-        customer: { name: "Cliente Teste", document: String(randomInt(10 ** 10, 10 ** 11)) },
-      },
-    });
+    const created = await createPixDelivery(a);
     expect(created.status).toBe(201);
     expect(created.body.status).toBe("awaiting_payment");
     const delivery = created.body.id as string;
@@ -206,7 +186,7 @@ describe("an unsigned payment event", () => {
     };
     const read = async () => (await api(`/api/v1/deliveries/${delivery}`, { token: a.owner.token })).body;
 
-    expect((await webhook(PLATFORM, body, null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, body, null)).status).toBe(200);
     expect(await read()).toMatchObject({ status: "awaiting_payment", payment_status: "pending" });
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
@@ -215,7 +195,7 @@ describe("an unsigned payment event", () => {
     });
 
     await gateway.setStatus(paymentId, "RECEIVED");
-    expect((await webhook(PLATFORM, body, null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, body, null)).status).toBe(200);
     expect(await read()).toMatchObject({ status: "pending", payment_status: "received" });
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
@@ -241,7 +221,7 @@ describe("with GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true", () => {
     // The gateway-webhook function in a process of its own, on the same database, with the setting on.
     const post = (body: string, headers: Record<string, string>) => ({
       method: "POST",
-      path: PLATFORM,
+      path: PLATFORM_WEBHOOK,
       headers: { "content-type": "application/json", ...headers },
       body,
     });

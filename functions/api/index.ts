@@ -1,5 +1,6 @@
-// The edge proxy: every /api/v1 call and /health (docs/architecture.md; docs/contract.md). Each
-// request is authenticated here and runs in the database as the caller.
+// The edge proxy: every /api/v1 call but the webhooks (the gateway-webhook function's), and /health
+// (docs/architecture.md; docs/contract.md). Each request is authenticated here and runs in the
+// database as the caller.
 import { z } from "zod";
 import { createApp } from "../_shared/app.ts";
 import { db } from "../_shared/db.ts";

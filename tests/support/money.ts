@@ -1,6 +1,7 @@
 // Money helpers shared by the wallet, withdrawal and webhook tests.
 import { expect } from "vitest";
-import { api, db, type DriverMember, type TestCompany, webhook } from "./api.ts";
+import { api, db, type DriverMember, type TestCompany } from "./api.ts";
+import { companyWebhook, webhook } from "./webhooks.ts";
 
 /** Credits a driver as a completed delivery would: a delivery row and its ledger entry. Returns the delivery id. */
 export async function creditDriver(companyId: string, driver: DriverMember, amount: string): Promise<string> {
@@ -33,7 +34,7 @@ export function transferEvent(
   reference: string,
 ) {
   const status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
-  return webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+  return webhook(companyWebhook(company), {
     event,
     transfer: {
       object: "transfer",
