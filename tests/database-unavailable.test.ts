@@ -9,7 +9,11 @@ import { HttpError, toHttpError } from "../functions/_shared/errors.ts";
 const driverError = (code: string) => Object.assign(new Error(`write ${code}`), { code });
 /** An error as postgres.js reports an ErrorResponse from the server. */
 const serverError = (code: string, severity = "FATAL") =>
-  Object.assign(new Error("terminating connection due to administrator command"), { code, severity, name: "PostgresError" });
+  Object.assign(new Error("terminating connection due to administrator command"), {
+    code,
+    severity,
+    name: "PostgresError",
+  });
 
 describe("toHttpError", () => {
   // Socket errors (Node's and Deno's node:net), then postgres.js's own.
@@ -26,7 +30,10 @@ describe("toHttpError", () => {
     "maps Deno's %s error to 503 with Retry-After",
     (name) => {
       const http = toHttpError(Object.assign(new Error("socket"), { name }));
-      expect({ status: http.status, retryAfter: http.headers["Retry-After"] }).toEqual({ status: 503, retryAfter: "1" });
+      expect({ status: http.status, retryAfter: http.headers["Retry-After"] }).toEqual({
+        status: 503,
+        retryAfter: "1",
+      });
     },
   );
 
@@ -34,7 +41,10 @@ describe("toHttpError", () => {
     "maps SQLSTATE %s to 503 with Retry-After",
     (code) => {
       const http = toHttpError(serverError(code));
-      expect({ status: http.status, retryAfter: http.headers["Retry-After"] }).toEqual({ status: 503, retryAfter: "1" });
+      expect({ status: http.status, retryAfter: http.headers["Retry-After"] }).toEqual({
+        status: 503,
+        retryAfter: "1",
+      });
     },
   );
 

@@ -22,13 +22,22 @@ describe("a method a path does not have", () => {
     expect(paths.map(([path]) => path)).toContain("/health");
     for (const [path, methods] of paths) {
       // /api/v1/drivers/locations is also /api/v1/drivers/{id}, which has PATCH.
-      const missing = METHODS.filter((m) => !methods.includes(m) && !(path === "/api/v1/drivers/locations" && m === "patch"));
+      const missing = METHODS.filter((m) =>
+        !methods.includes(m) && !(path === "/api/v1/drivers/locations" && m === "patch")
+      );
       for (const method of missing) {
-        const res = await api(concrete(path), { method: method.toUpperCase(), headers: { "content-type": "application/json" } });
+        const res = await api(concrete(path), {
+          method: method.toUpperCase(),
+          headers: { "content-type": "application/json" },
+        });
         expect(res.status, `${method} ${path}`).toBe(405);
         expect(typeof res.body.detail, `${method} ${path}`).toBe("string");
         const allow = res.headers.get("allow")!.split(", ").sort();
-        const expected = [...methods.map((m) => m.toUpperCase()), ...(methods.includes("get") ? ["HEAD"] : []), "OPTIONS"];
+        const expected = [
+          ...methods.map((m) => m.toUpperCase()),
+          ...(methods.includes("get") ? ["HEAD"] : []),
+          "OPTIONS",
+        ];
         expect(allow, `${method} ${path}`).toEqual(expected.sort());
       }
     }

@@ -43,7 +43,11 @@ function requests(bad: (valid: string) => string) {
       label: "driver name",
       loc: ["body", "name"],
       send: () =>
-        api(`/api/v1/drivers/${company.driver2.driverId}`, { method: "PATCH", token: owner(), body: { name: bad("Dora") } }),
+        api(`/api/v1/drivers/${company.driver2.driverId}`, {
+          method: "PATCH",
+          token: owner(),
+          body: { name: bad("Dora") },
+        }),
     },
     ...["origin_address", "destination_address", "recipient_name", "notes"].map((field) => ({
       label: `delivery ${field}`,

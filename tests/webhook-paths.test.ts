@@ -26,7 +26,9 @@ describe("the webhook paths", () => {
     expect(answers.map(({ status, body }) => ({ status, body })), stderr).toEqual([
       {
         status: 404,
-        body: { detail: "The gateway webhooks are served by the gateway-webhook function: POST /functions/v1/gateway-webhook" },
+        body: {
+          detail: "The gateway webhooks are served by the gateway-webhook function: POST /functions/v1/gateway-webhook",
+        },
       },
       {
         status: 404,

@@ -180,4 +180,3 @@ export const ValidationErrorBody = z.object({
     input: z.unknown(),
   })),
 }).meta({ id: "ValidationError" });
-

@@ -17,8 +17,10 @@ const GatewayObjectBody = z.object({
   failReason: z.string().optional(),
 }).passthrough();
 const WebhookEventBody = z.object({
-  event: z.string().describe("PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, " +
-    "TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored"),
+  event: z.string().describe(
+    "PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, " +
+      "TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored",
+  ),
   transfer: GatewayObjectBody.optional(),
   payment: GatewayObjectBody.optional(),
 }).passthrough().meta({ id: "WebhookEvent" });

@@ -84,8 +84,8 @@ const documented = [
 const document = openApiDocument(documented, {
   title: "Delivery platform API",
   version: "1.0.0",
-  description: "Multi-tenant delivery platform on Supabase. Errors: `{\"detail\": \"message\"}`, or for a " +
-    "malformed request 400 with `{\"detail\": [{type, loc, msg, input}]}`. Lists take `limit` (1..100, default 20) " +
+  description: 'Multi-tenant delivery platform on Supabase. Errors: `{"detail": "message"}`, or for a ' +
+    'malformed request 400 with `{"detail": [{type, loc, msg, input}]}`. Lists take `limit` (1..100, default 20) ' +
     "and an opaque `cursor`, and answer `{items, next_cursor}`. Money is a JSON number of BRL with at most 2 decimals. " +
     "Browsers may call it from any origin (CORS); a trailing slash is ignored.",
 });

@@ -50,7 +50,10 @@ export function transferEvent(
 }
 
 /** A processing withdrawal of `driver`, with its transfer at the gateway (PENDING there). */
-export async function processingWithdrawal(driver: DriverMember, amount = 10): Promise<{ id: string; transferId: string }> {
+export async function processingWithdrawal(
+  driver: DriverMember,
+  amount = 10,
+): Promise<{ id: string; transferId: string }> {
   const res = await requestWithdrawal(driver, amount);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return { id: res.body.id, transferId: res.body.gateway_transfer_id };
