@@ -43,6 +43,12 @@ describe("a method a path does not have", () => {
     }
   });
 
+  it("lets a browser read Allow (CORS)", async () => {
+    const res = await api("/api/v1/prices", { method: "DELETE", headers: { origin: "https://panel.example" } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(/,\s*/)).toContain("allow");
+  });
+
   it("leaves a path's own methods and unknown paths alone", async () => {
     expect((await api("/health")).status).toBe(200);
     expect((await api("/health", { method: "HEAD" })).status).toBe(200);

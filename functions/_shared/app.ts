@@ -13,7 +13,7 @@ export function createApp(): Hono {
       origin: "*",
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "gateway-signature"],
-      exposeHeaders: ["Retry-After"],
+      exposeHeaders: ["Retry-After", "Allow"],
       maxAge: 86_400,
     }),
   );

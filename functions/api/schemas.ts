@@ -2,13 +2,10 @@
 import { z } from "zod";
 
 /** Postgres text cannot hold NUL, and a lone UTF-16 surrogate has no UTF-8 form. */
-export function storableText(text: string): boolean {
+function storableText(text: string): boolean {
   return !text.includes("\0") && text.isWellFormed();
 }
 const STORABLE = "must not contain NUL characters or unpaired UTF-16 surrogates";
-
-/** Any text input we keep or pass on: untrimmed, but refused when it cannot be stored (400, never a 5xx). */
-export const RawText = z.string().refine(storableText, STORABLE);
 
 /** Text we store: trimmed, 1..max characters, storable. */
 export const Text = (max: number) => z.string().trim().min(1).max(max).refine(storableText, STORABLE);
