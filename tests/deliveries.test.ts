@@ -3,24 +3,24 @@
 // to the driver's credit, cancellation, refused moves, concurrent accepts, the
 // driver's scope, lists and pages, failures of the routing service and of the
 // gateway that leave nothing behind, and the realtime offer to drivers.
-import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "./support/api.ts";
+import { companyWebhook, webhook } from "./support/webhooks.ts";
 import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type Member,
-  stack,
-  type TestCompany,
-  webhook,
-} from "./support/api.ts";
+  createInvoiceDelivery,
+  createPixDelivery,
+  deliveryBody,
+  deliveryIn,
+  type DeliveryState,
+  moveDelivery,
+  newDocument,
+  PAULISTA,
+  SE,
+} from "./support/deliveries.ts";
 import { gateway, routing } from "./support/fakes.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
-const SE = { lat: -23.5505, lng: -46.6333 };
-const PAULISTA = { lat: -23.5614, lng: -46.6559 };
 const NEARBY = { lat: -23.5510, lng: -46.6340 };
 const CAMPINAS = { lat: -22.9056, lng: -47.0608 };
 
@@ -38,38 +38,6 @@ afterEach(async () => {
   await gateway.reset();
   await routing.reset();
 });
-
-/** A CPF-shaped document of its own, so that no test reuses another's gateway customer. */
-const newDocument = () => String(randomInt(10 ** 10, 10 ** 11));
-
-function deliveryBody(overrides: Record<string, unknown> = {}) {
-  return {
-    origin_address: "Praça da Sé, São Paulo",
-    origin: SE,
-    destination_address: "Av. Paulista, 1000",
-    destination: PAULISTA,
-    customer: { name: "Cliente Teste", document: newDocument(), email: "cliente@example.com" },
-    recipient_name: "Ana",
-    recipient_phone: "+55 11 99999-0000",
-    notes: "Portaria",
-    ...overrides,
-  };
-}
-
-const createPix = (company: TestCompany, overrides: Record<string, unknown> = {}, who: Member = company.owner) =>
-  api("/api/v1/deliveries", { token: who.token, body: deliveryBody(overrides) });
-
-async function createInvoice(company: TestCompany, overrides: Record<string, unknown> = {}) {
-  const res = await api("/api/v1/deliveries", {
-    token: company.owner.token,
-    body: deliveryBody({ payment_method: "invoice", customer: undefined, ...overrides }),
-  });
-  expect(res.status).toBe(201);
-  return res.body;
-}
-
-const move = (who: Member, id: string, action: string, body?: unknown) =>
-  api(`/api/v1/deliveries/${id}/${action}`, { method: "POST", token: who.token, body });
 
 const get = (who: Member, id: string) => api(`/api/v1/deliveries/${id}`, { token: who.token });
 
@@ -89,7 +57,7 @@ function paymentEvent(
   payment: { id: string; externalReference: string; value?: number },
   status: string,
 ) {
-  return webhook(`/api/v1/webhooks/gateway/${a.companyId}`, {
+  return webhook(companyWebhook(a), {
     event,
     payment: { object: "payment", billingType: "PIX", status, value: payment.value ?? 10, ...payment },
   }, secretA);
@@ -250,8 +218,8 @@ describe("POST /api/v1/deliveries with Pix", () => {
 
   it("reuses the gateway customer of a document", async () => {
     const customer = { name: "Repeat Client", document: newDocument() };
-    expect((await createPix(a, { customer })).status).toBe(201);
-    expect((await createPix(a, { customer }, a.legacyAdmin)).status).toBe(201);
+    expect((await createPixDelivery(a, { customer })).status).toBe(201);
+    expect((await createPixDelivery(a, { customer }, a.legacyAdmin)).status).toBe(201);
     const state = await gateway.state();
     expect(state.log.filter((entry) => entry.path === "/v3/customers")).toHaveLength(1);
     expect(state.payments.map((p) => p.customer)).toEqual([state.customers[0].id, state.customers[0].id]);
@@ -260,8 +228,8 @@ describe("POST /api/v1/deliveries with Pix", () => {
   it("costs what the quote said, to the cent", async () => {
     for (const destination of [NEARBY, PAULISTA, CAMPINAS]) {
       const quote = await api("/api/v1/routes/quote", { token: a.owner.token, body: { origin: SE, destination } });
-      const pix = await createPix(a, { destination });
-      const invoice = await createInvoice(a, { destination });
+      const pix = await createPixDelivery(a, { destination });
+      const invoice = await createInvoiceDelivery(a, { destination });
       expect(pix.status).toBe(201);
       expect({ distance_m: pix.body.distance_m, duration_s: pix.body.duration_s, price: pix.body.price }).toEqual(
         quote.body,
@@ -273,7 +241,7 @@ describe("POST /api/v1/deliveries with Pix", () => {
   });
 
   it("needs the customer", async () => {
-    const res = await createPix(a, { customer: undefined });
+    const res = await createPixDelivery(a, { customer: undefined });
     expect(res.status).toBe(400);
     expect(res.body.detail).toEqual([{
       type: "missing",
@@ -284,13 +252,13 @@ describe("POST /api/v1/deliveries with Pix", () => {
   });
 
   it("needs a CPF or CNPJ", async () => {
-    const res = await createPix(a, { customer: { name: "X", document: "123" } });
+    const res = await createPixDelivery(a, { customer: { name: "X", document: "123" } });
     expect(res.status).toBe(400);
     expect(res.body.detail[0].loc).toEqual(["body", "customer", "document"]);
   });
 
   it("is 422 for a company without gateway configuration, and writes nothing", async () => {
-    const res = await createPix(b);
+    const res = await createPixDelivery(b);
     expect(res.status).toBe(422);
     expect(res.body.detail).toBe("payment gateway not configured");
     expect(await countDeliveries(b.companyId)).toBe(0);
@@ -303,7 +271,7 @@ describe("POST /api/v1/deliveries with Pix", () => {
   ])("is 502 when the gateway is %s, and leaves no delivery behind", async (_, breakGateway) => {
     const before = await countDeliveries(a.companyId);
     await breakGateway();
-    const res = await createPix(a);
+    const res = await createPixDelivery(a);
     expect(res.status).toBe(502);
     expect(res.body.detail).toMatch(/^Payment gateway unavailable/);
     expect(await countDeliveries(a.companyId)).toBe(before);
@@ -312,7 +280,7 @@ describe("POST /api/v1/deliveries with Pix", () => {
   it("is 422 with the gateway's reason when it refuses the charge, and leaves no delivery behind", async () => {
     const before = await countDeliveries(a.companyId);
     await gateway.set("reject");
-    const res = await createPix(a);
+    const res = await createPixDelivery(a);
     expect(res.status).toBe(422);
     expect(res.body.detail).toBe("Payment gateway refused the request: Operation rejected by the gateway");
     expect(await countDeliveries(a.companyId)).toBe(before);
@@ -321,7 +289,7 @@ describe("POST /api/v1/deliveries with Pix", () => {
   it("is 502 when the routing service is down, and charges nobody", async () => {
     const before = await countDeliveries(a.companyId);
     await routing.down();
-    const res = await createPix(a);
+    const res = await createPixDelivery(a);
     expect(res.status).toBe(502);
     expect(res.body.detail).toMatch(/^Routing service unavailable/);
     expect(await countDeliveries(a.companyId)).toBe(before);
@@ -341,7 +309,7 @@ describe("POST /api/v1/deliveries with Pix", () => {
   });
 
   it("is not for drivers", async () => {
-    const res = await createPix(a, {}, a.driver);
+    const res = await createPixDelivery(a, {}, a.driver);
     expect(res.status).toBe(403);
     expect((await gateway.state()).log).toEqual([]);
   });
@@ -349,7 +317,7 @@ describe("POST /api/v1/deliveries with Pix", () => {
 
 describe("POST /api/v1/deliveries with invoice", () => {
   it("is pending at once, invoiced, without a charge", async () => {
-    const delivery = await createInvoice(a);
+    const delivery = await createInvoiceDelivery(a);
     expect(delivery).toMatchObject({
       status: "pending",
       payment_status: "invoiced",
@@ -360,12 +328,12 @@ describe("POST /api/v1/deliveries with invoice", () => {
   });
 
   it("takes null for the optional fields, as the API returns them", async () => {
-    const delivery = await createInvoice(a, { recipient_name: null, recipient_phone: null, notes: null, driver_id: null });
+    const delivery = await createInvoiceDelivery(a, { recipient_name: null, recipient_phone: null, notes: null, driver_id: null });
     expect(delivery).toMatchObject({ status: "pending", recipient_name: null, recipient_phone: null, notes: null });
   });
 
   it("with driver_id is that driver's at once", async () => {
-    const delivery = await createInvoice(a, { driver_id: a.driver2.driverId });
+    const delivery = await createInvoiceDelivery(a, { driver_id: a.driver2.driverId });
     expect(delivery).toMatchObject({
       status: "accepted",
       driver_id: a.driver2.driverId,
@@ -385,7 +353,7 @@ describe("POST /api/v1/deliveries with invoice", () => {
 
 describe("the life of a Pix delivery", () => {
   it("is paid, offered, accepted, started, completed, credited and confirmed", async () => {
-    const created = (await createPix(a)).body;
+    const created = (await createPixDelivery(a)).body;
     const payment = { id: created.payment.gateway_payment_id, externalReference: created.id, value: created.price };
 
     // Unpaid: no driver sees it.
@@ -402,16 +370,16 @@ describe("the life of a Pix delivery", () => {
     }
     expect((await get(b.driver, created.id)).status).toBe(404);
 
-    const accepted = await move(a.driver, created.id, "accept");
+    const accepted = await moveDelivery(a.driver, created.id, "accept");
     expect(accepted.status).toBe(200);
     expect(accepted.body).toMatchObject({ status: "accepted", driver_id: a.driver.driverId });
     expect((await get(a.driver2, created.id)).status).toBe(404);
 
-    expect((await move(a.driver, created.id, "start")).body).toMatchObject({
+    expect((await moveDelivery(a.driver, created.id, "start")).body).toMatchObject({
       status: "in_progress",
       started_at: expect.any(String),
     });
-    const completed = await move(a.driver, created.id, "complete");
+    const completed = await moveDelivery(a.driver, created.id, "complete");
     expect(completed.body).toMatchObject({ status: "completed", completed_at: expect.any(String) });
 
     const credit = Math.floor((Math.round(created.price * 100) * 8 + 5) / 10) / 100;
@@ -436,13 +404,13 @@ describe("the life of a Pix delivery", () => {
   });
 
   it("a refund after completion cancels it and reverses the driver's credit", async () => {
-    const created = (await createPix(a)).body;
+    const created = (await createPixDelivery(a)).body;
     expect(
       (await applyPaymentEvent(a.companyId, "PAYMENT_RECEIVED", created.payment.gateway_payment_id, created.id)).result,
     )
       .toBe("processed");
     for (const action of ["accept", "start", "complete"]) {
-      expect((await move(a.driver2, created.id, action)).status).toBe(200);
+      expect((await moveDelivery(a.driver2, created.id, action)).status).toBe(200);
     }
 
     expect((await applyPaymentEvent(null, "PAYMENT_REFUNDED", created.payment.gateway_payment_id, null)).result).toBe(
@@ -459,7 +427,7 @@ describe("the life of a Pix delivery", () => {
   });
 
   it("an overdue charge cancels the unpaid delivery", async () => {
-    const created = (await createPix(a)).body;
+    const created = (await createPixDelivery(a)).body;
     const payment = { id: created.payment.gateway_payment_id, externalReference: created.id };
     expect((await paymentEvent("PAYMENT_OVERDUE", payment, "OVERDUE")).status).toBe(200);
     expect((await get(a.owner, created.id)).body).toMatchObject({ status: "cancelled", payment_status: "overdue" });
@@ -468,29 +436,29 @@ describe("the life of a Pix delivery", () => {
 
 describe("cancel", () => {
   it("cancels with a reason, once", async () => {
-    const delivery = await createInvoice(a);
-    const res = await move(a.owner, delivery.id, "cancel", { reason: "client gave up" });
+    const delivery = await createInvoiceDelivery(a);
+    const res = await moveDelivery(a.owner, delivery.id, "cancel", { reason: "client gave up" });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       status: "cancelled",
       cancel_reason: "client gave up",
       cancelled_at: expect.any(String),
     });
-    const again = await move(a.owner, delivery.id, "cancel");
+    const again = await moveDelivery(a.owner, delivery.id, "cancel");
     expect(again.status).toBe(422);
     expect(again.body.detail).toBe("delivery cannot move from cancelled to cancelled");
   });
 
   it("takes no body at all", async () => {
-    const delivery = (await createPix(a)).body;
-    const res = await move(a.legacyAdmin, delivery.id, "cancel");
+    const delivery = (await createPixDelivery(a)).body;
+    const res = await moveDelivery(a.legacyAdmin, delivery.id, "cancel");
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "cancelled", cancel_reason: null });
   });
 
   it("removes the unpaid Pix charge at the gateway, so the client can no longer pay for it", async () => {
-    const delivery = (await createPix(a)).body;
-    const res = await move(a.owner, delivery.id, "cancel");
+    const delivery = (await createPixDelivery(a)).body;
+    const res = await moveDelivery(a.owner, delivery.id, "cancel");
     expect(res.body).toMatchObject({ status: "cancelled", payment_status: "pending" });
     const charge = (await gateway.state()).payments.find((p) => p.id === delivery.payment.gateway_payment_id);
     expect(charge).toMatchObject({ status: "DELETED", deleted: true });
@@ -500,9 +468,9 @@ describe("cancel", () => {
   });
 
   it("stays cancelled when the gateway cannot remove the charge, and says so in the log", async () => {
-    const delivery = (await createPix(a)).body;
+    const delivery = (await createPixDelivery(a)).body;
     await gateway.down();
-    const res = await move(a.owner, delivery.id, "cancel");
+    const res = await moveDelivery(a.owner, delivery.id, "cancel");
     expect(res).toMatchObject({ status: 200, body: { status: "cancelled" } });
     await gateway.up();
     const log = readFileSync(stack().logFile, "utf8");
@@ -511,38 +479,23 @@ describe("cancel", () => {
   });
 
   it("does not ask the gateway about a paid or an invoice delivery", async () => {
-    const invoice = await createInvoice(a);
-    expect((await move(a.owner, invoice.id, "cancel")).status).toBe(200);
-    const paid = (await createPix(a)).body;
+    const invoice = await createInvoiceDelivery(a);
+    expect((await moveDelivery(a.owner, invoice.id, "cancel")).status).toBe(200);
+    const paid = (await createPixDelivery(a)).body;
     await applyPaymentEvent(a.companyId, "PAYMENT_RECEIVED", paid.payment.gateway_payment_id, paid.id);
-    expect((await move(a.owner, paid.id, "cancel")).body).toMatchObject({ status: "cancelled", payment_status: "received" });
+    expect((await moveDelivery(a.owner, paid.id, "cancel")).body).toMatchObject({ status: "cancelled", payment_status: "received" });
     expect((await gateway.state()).log.filter((r) => r.method === "DELETE")).toEqual([]);
   });
 
   it("is for managers of the company only", async () => {
-    const delivery = await createInvoice(a);
-    expect((await move(a.driver, delivery.id, "cancel")).status).toBe(403);
-    expect((await move(b.owner, delivery.id, "cancel")).status).toBe(404);
+    const delivery = await createInvoiceDelivery(a);
+    expect((await moveDelivery(a.driver, delivery.id, "cancel")).status).toBe(403);
+    expect((await moveDelivery(b.owner, delivery.id, "cancel")).status).toBe(404);
     expect((await get(a.owner, delivery.id)).body.status).toBe("pending");
   });
 });
 
 describe("refused moves", () => {
-  /** A delivery brought to `state` through the API. */
-  async function deliveryIn(state: string): Promise<string> {
-    if (state === "awaiting_payment") return (await createPix(a)).body.id;
-    const { id } = await createInvoice(a);
-    const path: Record<string, [Member, string][]> = {
-      pending: [],
-      accepted: [[a.driver, "accept"]],
-      in_progress: [[a.driver, "accept"], [a.driver, "start"]],
-      completed: [[a.driver, "accept"], [a.driver, "start"], [a.driver, "complete"]],
-      cancelled: [[a.owner, "cancel"]],
-    };
-    for (const [who, action] of path[state]) expect((await move(who, id, action)).status).toBe(200);
-    return id;
-  }
-
   const TARGET: Record<string, string> = {
     accept: "accepted",
     assign: "accepted",
@@ -577,36 +530,36 @@ describe("refused moves", () => {
   ];
 
   it.each(refused)("%s from %s is 422 naming both states", async (action, state) => {
-    const id = await deliveryIn(state);
+    const id = await deliveryIn(a, state as DeliveryState);
     const who = action === "assign" || action === "cancel" ? a.owner : a.driver;
-    const res = await move(who, id, action, action === "assign" ? { driver_id: a.driver.driverId } : undefined);
+    const res = await moveDelivery(who, id, action, action === "assign" ? { driver_id: a.driver.driverId } : undefined);
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ detail: `delivery cannot move from ${state} to ${TARGET[action]}` });
   });
 
   it("assign is for owners and admins, and only to the company's active drivers", async () => {
-    const { id } = await createInvoice(a);
-    expect((await move(a.legacyAdmin, id, "assign", { driver_id: a.driver.driverId })).status).toBe(403);
-    expect((await move(a.owner, id, "assign", { driver_id: b.driver.driverId })).status).toBe(404);
-    expect((await move(a.owner, id, "assign", {})).status).toBe(400);
-    const res = await move(a.admin, id, "assign", { driver_id: a.driver2.driverId });
+    const { id } = await createInvoiceDelivery(a);
+    expect((await moveDelivery(a.legacyAdmin, id, "assign", { driver_id: a.driver.driverId })).status).toBe(403);
+    expect((await moveDelivery(a.owner, id, "assign", { driver_id: b.driver.driverId })).status).toBe(404);
+    expect((await moveDelivery(a.owner, id, "assign", {})).status).toBe(400);
+    const res = await moveDelivery(a.admin, id, "assign", { driver_id: a.driver2.driverId });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "accepted", driver_id: a.driver2.driverId });
-    expect((await move(a.driver, id, "start")).status).toBe(404);
-    expect((await move(a.driver2, id, "start")).status).toBe(200);
+    expect((await moveDelivery(a.driver, id, "start")).status).toBe(404);
+    expect((await moveDelivery(a.driver2, id, "start")).status).toBe(200);
   });
 
   it("unknown deliveries are 404, malformed ids 400", async () => {
-    expect((await move(a.driver, "00000000-0000-4000-8000-000000000000", "accept")).status).toBe(404);
-    expect((await move(a.driver, "not-a-uuid", "accept")).status).toBe(400);
+    expect((await moveDelivery(a.driver, "00000000-0000-4000-8000-000000000000", "accept")).status).toBe(404);
+    expect((await moveDelivery(a.driver, "not-a-uuid", "accept")).status).toBe(400);
   });
 });
 
 describe("concurrent accepts", () => {
   it("one driver wins, the other gets 422, every time", async () => {
     for (let round = 0; round < 5; round++) {
-      const { id } = await createInvoice(a);
-      const results = await Promise.all([move(a.driver, id, "accept"), move(a.driver2, id, "accept")]);
+      const { id } = await createInvoiceDelivery(a);
+      const results = await Promise.all([moveDelivery(a.driver, id, "accept"), moveDelivery(a.driver2, id, "accept")]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
       const winner = results.find((r) => r.status === 200)!.body.driver_id;
       expect(results.find((r) => r.status === 422)!.body.detail).toBe("delivery cannot move from accepted to accepted");
@@ -628,11 +581,11 @@ describe("GET /api/v1/deliveries", () => {
   const ids = (res: { body: { items: { id: string }[] } }) => res.body.items.map((d) => d.id);
 
   it("gives a driver the pending ones and its own, never another driver's or an unpaid one", async () => {
-    const open = await createInvoice(c);
-    const mine = await createInvoice(c, { driver_id: c.driver.driverId });
-    const theirs = await createInvoice(c, { driver_id: c.driver2.driverId });
-    const unpaid = (await createPix(c)).body;
-    const foreign = await createInvoice(b);
+    const open = await createInvoiceDelivery(c);
+    const mine = await createInvoiceDelivery(c, { driver_id: c.driver.driverId });
+    const theirs = await createInvoiceDelivery(c, { driver_id: c.driver2.driverId });
+    const unpaid = (await createPixDelivery(c)).body;
+    const foreign = await createInvoiceDelivery(b);
 
     const driverList = await api("/api/v1/deliveries?limit=100", { token: c.driver.token });
     expect(driverList.status).toBe(200);
@@ -680,7 +633,7 @@ describe("GET /api/v1/deliveries", () => {
       expect(page.body.items.length).toBeLessThanOrEqual(2);
       seen.push(...ids(page));
       cursor = page.body.next_cursor;
-      await createInvoice(c); // arrives between pages, newer than everything listed
+      await createInvoiceDelivery(c); // arrives between pages, newer than everything listed
     } while (cursor);
     expect(seen).toEqual(all);
   });
@@ -718,12 +671,12 @@ describe("realtime", () => {
     ]);
     const companyInbox = await listen(`company:${company.companyId}`, company.owner.token, ["delivery_updated"]);
 
-    const created = (await createPix(company)).body;
-    await webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+    const created = (await createPixDelivery(company)).body;
+    await webhook(companyWebhook(company), {
       event: "PAYMENT_RECEIVED",
       payment: { id: created.payment.gateway_payment_id, status: "RECEIVED", externalReference: created.id },
     }, webhookSecret);
-    expect((await move(company.driver, created.id, "accept")).status).toBe(200);
+    expect((await moveDelivery(company.driver, created.id, "accept")).status).toBe(200);
     const final = (await get(company.owner, created.id)).body;
 
     const settle = async (inbox: unknown[], n: number) => {

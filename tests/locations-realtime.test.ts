@@ -1,40 +1,11 @@
 // Positions reach the company panel live: driver_location on the private topic
 // company:{company_id}, through the real supabase-js Realtime client.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, type DriverMember, type TestCompany } from "./support/api.ts";
-import { supabaseClient } from "./support/supabase.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createCompany, type TestCompany } from "./support/api.ts";
+import { lastAcceptedAgo, putLocation as put } from "./support/locations.ts";
+import { listen as listenTo, until } from "./support/realtime.ts";
 
-type Client = ReturnType<typeof supabaseClient>;
-interface Message {
-  event: string;
-  payload: Record<string, unknown>;
-}
-
-const clients: Client[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((client) => client.removeAllChannels()));
-});
-
-/** Joins `topic` with `token`; resolves with the join's status and the messages it will receive. */
-async function listen(topic: string, token: string) {
-  const supabase = supabaseClient();
-  clients.push(supabase);
-  await supabase.realtime.setAuth(token);
-  const inbox: Message[] = [];
-  const channel = supabase.channel(topic, { config: { private: true } })
-    .on("broadcast", { event: "driver_location" }, (m) => inbox.push({ event: m.event, payload: m.payload }));
-  const status = await new Promise<string>((resolve) => {
-    channel.subscribe((s) => s !== "CLOSED" && resolve(s));
-  });
-  return { status, inbox };
-}
-
-async function until(condition: () => boolean, timeoutMs = 3_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-}
-
-const put = (driver: DriverMember, body: unknown) => api("/api/v1/locations/me", { method: "PUT", token: driver.token, body });
+const listen = (topic: string, token: string) => listenTo(topic, token, { event: "driver_location" });
 
 describe("driver_location broadcasts", () => {
   let company: TestCompany;
@@ -73,8 +44,7 @@ describe("driver_location broadcasts", () => {
     expect(outsider.status).toBe("CHANNEL_ERROR");
     const own = await listen(`company:${other.companyId}`, other.owner.token);
     expect(own.status).toBe("SUBSCRIBED");
-    await db()`update public.driver_locations set updated_at = now() - interval '10 seconds'
-               where driver_id = ${company.driver.driverId}`;
+    await lastAcceptedAgo(company.driver);
     expect((await put(company.driver, { lat: 1, lng: 1 })).status).toBe(200);
     expect((await put(other.driver, { lat: 2, lng: 2 })).status).toBe(200);
     await until(() => own.inbox.length >= 1);

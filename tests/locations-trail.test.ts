@@ -2,26 +2,9 @@
 // by the company's managers.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, type DriverMember, type TestCompany } from "./support/api.ts";
-
-/** A delivery of the company that `driver` has in progress, arranged in the database. */
-async function deliveryInProgress(company: TestCompany, driver: DriverMember): Promise<string> {
-  const [row] = await db()`
-    insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat,
-      origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share,
-      driver_id, accepted_at, started_at)
-    values (${company.companyId}, 'in_progress', 'invoiced', 'invoice', 'Origin', -23.55, -46.63, 'Destination',
-      -23.56, -46.64, 1500, 300, 12.50, 0.80, ${driver.driverId}, now(), now())
-    returning id`;
-  return row.id;
-}
-
-const put = (driver: DriverMember, body: unknown) => api("/api/v1/locations/me", { method: "PUT", token: driver.token, body });
-
-async function lastAcceptedAgo(driver: DriverMember, seconds = 10) {
-  await db()`update public.driver_locations set updated_at = now() - make_interval(secs => ${seconds})
-             where driver_id = ${driver.driverId}`;
-}
+import { api, createCompany, type TestCompany } from "./support/api.ts";
+import { deliveryIn } from "./support/deliveries.ts";
+import { lastAcceptedAgo, putLocation as put } from "./support/locations.ts";
 
 describe("GET /api/v1/deliveries/{id}/trail", () => {
   let company: TestCompany;
@@ -29,7 +12,7 @@ describe("GET /api/v1/deliveries/{id}/trail", () => {
   beforeAll(async () => {
     company = await createCompany("Trail Co");
     expect((await put(company.driver, { lat: -23.5, lng: -46.6 })).status).toBe(200); // before: not on the trail
-    deliveryId = await deliveryInProgress(company, company.driver);
+    deliveryId = await deliveryIn(company, "in_progress");
     await lastAcceptedAgo(company.driver);
     expect((await put(company.driver, { lat: -23.51, lng: -46.61 })).status).toBe(200);
     expect((await put(company.driver, { lat: -23.99, lng: -46.99 })).status).toBe(429); // refused: not on the trail

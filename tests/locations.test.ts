@@ -3,15 +3,7 @@
 // broadcast, and who may call each endpoint.
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createCompany, db, type DriverMember, type TestCompany } from "./support/api.ts";
-
-const put = (driver: { token: string }, body: unknown) =>
-  api("/api/v1/locations/me", { method: "PUT", token: driver.token, body });
-
-/** The test clock, in the database's time: the driver's last accepted update was `seconds` ago. */
-async function lastAcceptedAgo(driver: DriverMember, seconds = 10) {
-  await db()`update public.driver_locations set updated_at = now() - make_interval(secs => ${seconds})
-             where driver_id = ${driver.driverId}`;
-}
+import { lastAcceptedAgo, putLocation as put } from "./support/locations.ts";
 
 async function storedLocation(driver: DriverMember) {
   const [row] = await db()`select lat, lng, heading, speed, accuracy from public.driver_locations

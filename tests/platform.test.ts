@@ -5,6 +5,7 @@ import { resolve } from "node:path";
 import { decodeJwt, SignJWT, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createCompany, stack, type TestCompany } from "./support/api.ts";
+import { callFunctionProcess } from "./support/function-process.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
 let company: TestCompany;
@@ -204,34 +205,18 @@ describe("/health", () => {
   it("is 503 with database unreachable when the database is down", async () => {
     const jwks = await (await fetch(`${stack().apiUrl}/auth/v1/.well-known/jwks.json`)).json();
     // The api function in a process of its own whose database address answers nothing.
-    const root = resolve(import.meta.dirname, "..");
-    const script = `
-      const { default: api } = await import("./functions/api/index.ts");
-      const res = await api.fetch(new Request("http://local/health"));
-      const call = await api.fetch(new Request("http://local/api/v1/prices", { headers: { authorization: "Bearer " + Deno.env.get("TOKEN") } }));
-      console.log(JSON.stringify({ status: res.status, body: await res.json(), api: { status: call.status, body: await call.json() } }));
-      Deno.exit(0);`;
-    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
-      cwd: root,
-      encoding: "utf8",
-      timeout: 30_000,
-      env: {
-        ...process.env,
-        SUPABASE_URL: stack().apiUrl,
-        SUPABASE_DB_URL: "postgresql://postgres:postgres@127.0.0.1:1/postgres",
-        SUPABASE_ANON_KEY: stack().anonKey,
-        SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
-        SUPABASE_JWT_SECRET: stack().jwtSecret,
-        SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
-        GATEWAY_SANDBOX_URL: "http://127.0.0.1:1",
-        GATEWAY_PRODUCTION_URL: "http://127.0.0.1:1",
-        ROUTING_URL: "http://127.0.0.1:1",
-        TOKEN: company.owner.token,
-        SUPABASE_JWKS: JSON.stringify(jwks),
-      },
+    const { answers, stderr } = callFunctionProcess("api", [
+      { path: "/health" },
+      { path: "/api/v1/prices", headers: { authorization: `Bearer ${company.owner.token}` } },
+    ], {
+      SUPABASE_DB_URL: "postgresql://postgres:postgres@127.0.0.1:1/postgres",
+      GATEWAY_SANDBOX_URL: "http://127.0.0.1:1",
+      GATEWAY_PRODUCTION_URL: "http://127.0.0.1:1",
+      ROUTING_URL: "http://127.0.0.1:1",
+      SUPABASE_JWKS: JSON.stringify(jwks),
     });
-    const line = result.stdout.trim().split("\n").pop()!;
-    expect(JSON.parse(line), result.stderr).toEqual({
+    const [health, call] = answers;
+    expect({ status: health.status, body: health.body, api: { status: call.status, body: call.body } }, stderr).toEqual({
       status: 503,
       body: { status: "degraded", database: "unreachable" },
       // An API call with the database down is 503 too, never a 500.

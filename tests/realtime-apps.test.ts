@@ -1,48 +1,19 @@
 // What the apps see live (issue 6), through the real supabase-js client and
 // private channels: the driver app on driver:{driver_id}, the company panel on
 // company:{company_id}, driven by real API calls and signed webhooks.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, type DriverMember, type TestCompany, webhook } from "./support/api.ts";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { api, configureGateway, createCompany, type DriverMember, type TestCompany } from "./support/api.ts";
+import { companyWebhook, webhook } from "./support/webhooks.ts";
 import { gateway } from "./support/fakes.ts";
+import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
+import { type Listener, listen, until } from "./support/realtime.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
-type Client = ReturnType<typeof supabaseClient>;
-interface Message {
-  event: string;
-  payload: Record<string, any>;
-}
-interface Listener {
-  client: Client;
-  status: string;
-  inbox: Message[];
-}
-
-const clients: Client[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((client) => client.removeAllChannels()));
-});
 afterEach(async () => {
   await gateway.reset();
 });
 
-async function listen(topic: string, token: string, client = supabaseClient()): Promise<Listener> {
-  clients.push(client);
-  await client.realtime.setAuth(token);
-  const inbox: Message[] = [];
-  const channel = client.channel(topic, { config: { private: true } })
-    .on("broadcast", { event: "*" }, (m) => inbox.push({ event: m.event, payload: m.payload }));
-  const status = await new Promise<string>((resolve) => channel.subscribe((s) => s !== "CLOSED" && resolve(s)));
-  return { client, status, inbox };
-}
-
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-}
-
 const events = (listener: Listener, name: string) => listener.inbox.filter((m) => m.event === name);
-const SE = { lat: -23.5503, lng: -46.6339 };
-const PAULISTA = { lat: -23.5614, lng: -46.6559 };
 
 let company: TestCompany;
 let outsider: TestCompany;
@@ -55,22 +26,11 @@ beforeAll(async () => {
 
 /** An invoice delivery given to `driver` at once, carried to completion; returns every API answer. */
 async function deliverWith(driver: DriverMember) {
-  const created = await api("/api/v1/deliveries", {
-    token: company.admin.token,
-    body: {
-      origin_address: "Praça da Sé",
-      origin: SE,
-      destination_address: "Av. Paulista, 1000",
-      destination: PAULISTA,
-      payment_method: "invoice",
-      driver_id: driver.driverId,
-    },
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  const started = await api(`/api/v1/deliveries/${created.body.id}/start`, { method: "POST", token: driver.token });
-  const completed = await api(`/api/v1/deliveries/${created.body.id}/complete`, { method: "POST", token: driver.token });
+  const created = await createInvoiceDelivery(company, { driver_id: driver.driverId }, company.admin);
+  const started = await moveDelivery(driver, created.id, "start");
+  const completed = await moveDelivery(driver, created.id, "complete");
   expect([started.status, completed.status]).toEqual([200, 200]);
-  return { created: created.body, started: started.body, completed: completed.body };
+  return { created, started: started.body, completed: completed.body };
 }
 
 describe("the driver app on driver:{driver_id}", () => {
@@ -88,7 +48,7 @@ describe("the driver app on driver:{driver_id}", () => {
       body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
     });
     expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
-    const done = await webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+    const done = await webhook(companyWebhook(company), {
       event: "TRANSFER_DONE",
       transfer: {
         id: withdrawal.body.gateway_transfer_id,
@@ -107,7 +67,7 @@ describe("the driver app on driver:{driver_id}", () => {
   it("keeps receiving after a token refresh on the socket", async () => {
     const client = supabaseClient();
     const { data } = await client.auth.signInWithPassword({ email: company.driver.email, password: company.driver.password });
-    const driverApp = await listen(`driver:${company.driver.driverId}`, data.session!.access_token, client);
+    const driverApp = await listen(`driver:${company.driver.driverId}`, data.session!.access_token, { client });
     expect(driverApp.status).toBe("SUBSCRIBED");
 
     await new Promise((r) => setTimeout(r, 1_100)); // a new token differs from the old one only by its iat

@@ -1,4 +1,4 @@
-// The routing service client (functions/_shared/routing.ts): reading OSRM's
+// The routing service client (functions/api/routing.ts): reading OSRM's
 // answer, building its URL, and failing as 502 when the service is down, slow
 // or answers anything but a route, against the loopback routing fake.
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import {
   routeFromOsrm,
   ROUTING_TIMEOUT_MS,
   RoutingUnavailable,
-} from "../functions/_shared/routing.ts";
+} from "../functions/api/routing.ts";
 import { stack } from "./support/api.ts";
 import { routing } from "./support/fakes.ts";
 

@@ -269,7 +269,7 @@ describe("drivers", () => {
 });
 
 describe("validation", () => {
-  it("answers a malformed body with 400 and SPEC.md §7 items", async () => {
+  it("answers a malformed body with 400 and docs/spec.md §7 items", async () => {
     const res = await api("/api/v1/prices", {
       method: "PUT",
       token: a.owner.token,

@@ -1,28 +1,16 @@
-// The unsigned platform webhook (SPEC.md §4.4, DESIGN.md §5): a hint, not a
+// The unsigned platform webhook (docs/spec.md §4.4; docs/contract.md, Webhooks): a hint, not a
 // fact. The service fetches the named transfer or payment back from the gateway
 // and applies the status the gateway reports, whatever the claim said: nothing
 // while the gateway still reports it pending, the gateway's outcome once it has
 // one. And GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true, which refuses unsigned
 // requests with 401, in a function process of its own.
-import { spawnSync } from "node:child_process";
-import { randomInt } from "node:crypto";
-import { resolve } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type DriverMember,
-  sign,
-  stack,
-  type TestCompany,
-  webhook,
-} from "./support/api.ts";
-import { creditDriver } from "./support/money.ts";
+import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
+import { PLATFORM_WEBHOOK, sign, webhook } from "./support/webhooks.ts";
+import { creditDriver, debitsOf, processingWithdrawal, requestWithdrawal } from "./support/money.ts";
+import { createPixDelivery } from "./support/deliveries.ts";
+import { callFunctionProcess } from "./support/function-process.ts";
 import { gateway, routing } from "./support/fakes.ts";
-
-const PLATFORM = "/api/v1/webhooks/gateway";
 
 let a: TestCompany;
 
@@ -38,19 +26,6 @@ afterEach(async () => {
 });
 
 const credit = (driver: DriverMember, amount: string) => creditDriver(a.companyId, driver, amount);
-
-const withdraw = (amount: number) =>
-  api("/api/v1/withdrawals", {
-    token: a.driver.token,
-    body: { amount, pix_key: "12345678901", pix_key_type: "cpf" },
-  });
-
-/** A processing withdrawal of company A's driver, with its transfer at the gateway (PENDING there). */
-async function withdrawal(amount = 10): Promise<{ id: string; transferId: string }> {
-  const res = await withdraw(amount);
-  expect(res.status).toBe(201);
-  return { id: res.body.id, transferId: res.body.gateway_transfer_id };
-}
 
 /** What an unsigned request claims: the event, with the status the claim asserts. */
 function claim(event: string, transferId: string | null, reference: string) {
@@ -73,12 +48,6 @@ async function withdrawalRow(id: string) {
   return row;
 }
 
-async function debits(id: string): Promise<number> {
-  const [row] = await db()`select count(*)::int as n from public.wallet_entries
-                           where withdrawal_id = ${id} and kind = 'withdrawal_debit'`;
-  return row.n;
-}
-
 async function lastLog() {
   const [row] = await db()`select company_id, event, object_id, result, detail from public.webhook_events
                            order by received_at desc, id desc limit 1`;
@@ -90,12 +59,12 @@ const wallet = async () => (await api("/api/v1/wallets/me", { token: a.driver.to
 describe("an unsigned transfer event", () => {
   it("changes nothing while the gateway reports the transfer PENDING, and completes it once the gateway reports DONE", async () => {
     const before = await wallet();
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
 
-    const pending = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    const pending = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(pending).toMatchObject({ status: 200, body: { received: true } });
     expect((await withdrawalRow(id)).status).toBe("processing");
-    expect(await debits(id)).toBe(0);
+    expect(await debitsOf(id)).toBe(0);
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
       result: "ignored",
@@ -103,7 +72,7 @@ describe("an unsigned transfer event", () => {
     });
 
     await gateway.setStatus(transferId, "DONE");
-    const done = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    const done = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(done).toMatchObject({ status: 200, body: { received: true } });
     expect(await withdrawalRow(id)).toMatchObject({
       status: "completed",
@@ -111,7 +80,7 @@ describe("an unsigned transfer event", () => {
       gateway_transfer_id: transferId,
       completed_at: expect.any(Date),
     });
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
     expect(await lastLog()).toEqual({
       company_id: a.companyId,
       event: "TRANSFER_DONE",
@@ -125,9 +94,9 @@ describe("an unsigned transfer event", () => {
     });
 
     // The same hint again: a duplicate, still one debit.
-    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null)).status).toBe(200);
     expect(await lastLog()).toMatchObject({ result: "duplicate" });
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
   });
 
   it.each([
@@ -135,12 +104,12 @@ describe("an unsigned transfer event", () => {
     ["CANCELLED", "TRANSFER_CANCELLED"],
   ])("fails it when the gateway reports %s, even when the claim says done", async (status, event) => {
     const before = await wallet();
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.setStatus(transferId, status);
-    const res = await webhook(PLATFORM, claim("TRANSFER_DONE", transferId, id), null);
+    const res = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(200);
     expect(await withdrawalRow(id)).toMatchObject({ status: "failed", error_message: event, completed_at: null });
-    expect(await debits(id)).toBe(0);
+    expect(await debitsOf(id)).toBe(0);
     expect(await lastLog()).toMatchObject({
       result: "processed",
       detail: `unsigned, verified with the gateway (${status} = ${event}): withdrawal failed`,
@@ -149,18 +118,18 @@ describe("an unsigned transfer event", () => {
   });
 
   it("does not complete a withdrawal when the claim says done and the gateway reports it failed, nor the reverse", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.setStatus(transferId, "DONE");
-    expect((await webhook(PLATFORM, claim("TRANSFER_FAILED", transferId, id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_FAILED", transferId, id), null)).status).toBe(200);
     // The claim said failed; the gateway says done: done it is.
     expect((await withdrawalRow(id)).status).toBe("completed");
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
   });
 
   it("completes, with one debit, a withdrawal we failed because the gateway's answer was lost", async () => {
     const before = await wallet();
     await gateway.set("fail-after-create");
-    const res = await withdraw(10);
+    const res = await requestWithdrawal(a.driver, 10);
     await gateway.set("ok");
     expect(res.status).toBe(502);
     const [row] = await db()`select id from public.withdrawals where driver_id = ${a.driver.driverId}
@@ -171,17 +140,17 @@ describe("an unsigned transfer event", () => {
     expect(await wallet()).toEqual(before);
 
     // Still pending at the gateway: nothing.
-    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
     expect((await withdrawalRow(row.id)).status).toBe("failed");
 
     await gateway.setStatus(transfer.id, "DONE");
-    expect((await webhook(PLATFORM, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
     expect(await withdrawalRow(row.id)).toMatchObject({
       status: "completed",
       gateway_transfer_id: transfer.id,
       error_message: null,
     });
-    expect(await debits(row.id)).toBe(1);
+    expect(await debitsOf(row.id)).toBe(1);
     expect(await lastLog()).toMatchObject({
       result: "processed",
       detail: "unsigned, verified with the gateway (DONE = TRANSFER_DONE): " +
@@ -200,16 +169,7 @@ describe("an unsigned transfer event", () => {
 
 describe("an unsigned payment event", () => {
   it("makes a Pix delivery pending only once the gateway reports the payment RECEIVED", async () => {
-    const created = await api("/api/v1/deliveries", {
-      token: a.owner.token,
-      body: {
-        origin_address: "Praça da Sé, São Paulo",
-        origin: { lat: -23.5505, lng: -46.6333 },
-        destination_address: "Av. Paulista, 1000",
-        destination: { lat: -23.5614, lng: -46.6559 },
-        customer: { name: "Cliente Teste", document: String(randomInt(10 ** 10, 10 ** 11)) },
-      },
-    });
+    const created = await createPixDelivery(a);
     expect(created.status).toBe(201);
     expect(created.body.status).toBe("awaiting_payment");
     const delivery = created.body.id as string;
@@ -226,7 +186,7 @@ describe("an unsigned payment event", () => {
     };
     const read = async () => (await api(`/api/v1/deliveries/${delivery}`, { token: a.owner.token })).body;
 
-    expect((await webhook(PLATFORM, body, null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, body, null)).status).toBe(200);
     expect(await read()).toMatchObject({ status: "awaiting_payment", payment_status: "pending" });
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
@@ -235,7 +195,7 @@ describe("an unsigned payment event", () => {
     });
 
     await gateway.setStatus(paymentId, "RECEIVED");
-    expect((await webhook(PLATFORM, body, null)).status).toBe(200);
+    expect((await webhook(PLATFORM_WEBHOOK, body, null)).status).toBe(200);
     expect(await read()).toMatchObject({ status: "pending", payment_status: "received" });
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
@@ -249,7 +209,7 @@ describe("an unsigned payment event", () => {
 
 describe("with GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true", () => {
   it("an unsigned request is 401 and logged rejected; a signed one is still applied", { timeout: 60_000 }, async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.setStatus(transferId, "DONE");
     const unsigned = JSON.stringify(claim("TRANSFER_DONE", transferId, id));
     const signed = JSON.stringify(claim("TRANSFER_FAILED", transferId, id));
@@ -259,52 +219,24 @@ describe("with GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true", () => {
     const rejectedBefore = await rejected();
 
     // The gateway-webhook function in a process of its own, on the same database, with the setting on.
-    const root = resolve(import.meta.dirname, "..");
-    const script = `
-      const { default: fn } = await import("./functions/gateway-webhook/index.ts");
-      const post = (body, headers) => fn.fetch(new Request("http://local/api/v1/webhooks/gateway", {
-        method: "POST", headers: { "content-type": "application/json", ...headers }, body }));
-      const results = [];
-      for (const [body, headers] of [
-        [${JSON.stringify(unsigned)}, {}],
-        [${JSON.stringify(signed)}, { "gateway-signature": ${
-      JSON.stringify(sign(stack().platformWebhookSecret, signed))
-    } }],
-      ]) {
-        const res = await post(body, headers);
-        results.push({ status: res.status, body: await res.json() });
-      }
-      console.log(JSON.stringify(results));
-      Deno.exit(0);`;
-    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
-      cwd: root,
-      encoding: "utf8",
-      timeout: 45_000,
-      env: {
-        ...process.env,
-        SUPABASE_URL: stack().apiUrl,
-        SUPABASE_DB_URL: stack().dbUrl,
-        SUPABASE_ANON_KEY: stack().anonKey,
-        SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
-        SUPABASE_JWT_SECRET: stack().jwtSecret,
-        // Nothing here decrypts a company's key: an unsigned request is refused before that.
-        SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
-        GATEWAY_SANDBOX_URL: stack().fakes.gateway.url,
-        GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
-        GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
-        GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: "true",
-        ROUTING_URL: stack().fakes.routing.url,
-      },
+    const post = (body: string, headers: Record<string, string>) => ({
+      method: "POST",
+      path: PLATFORM_WEBHOOK,
+      headers: { "content-type": "application/json", ...headers },
+      body,
     });
-    const line = result.stdout.trim().split("\n").pop()!;
-    expect(JSON.parse(line), result.stderr).toEqual([
+    const { answers, stderr } = callFunctionProcess("gateway-webhook", [
+      post(unsigned, {}),
+      post(signed, { "gateway-signature": sign(stack().platformWebhookSecret, signed) }),
+    ], { GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: "true" });
+    expect(answers.map(({ status, body }) => ({ status, body })), stderr).toEqual([
       { status: 401, body: { detail: "missing gateway-signature" } },
       { status: 200, body: { received: true } },
     ]);
 
     // The unsigned claim was not even checked with the gateway (which says DONE): the signed event decided.
     expect(await withdrawalRow(id)).toMatchObject({ status: "failed", error_message: "TRANSFER_FAILED" });
-    expect(await debits(id)).toBe(0);
+    expect(await debitsOf(id)).toBe(0);
     expect(await rejected()).toBe(rejectedBefore + 1);
     expect((await gateway.state()).log.filter((entry) => entry.method === "GET")).toEqual([]);
   });

@@ -5,18 +5,9 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type DriverMember,
-  sign,
-  stack,
-  type TestCompany,
-  webhook,
-} from "./support/api.ts";
-import { creditDriver } from "./support/money.ts";
+import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
+import { companyWebhook, PLATFORM_WEBHOOK, sign, webhook } from "./support/webhooks.ts";
+import { creditDriver, debitsOf, processingWithdrawal } from "./support/money.ts";
 import { gateway } from "./support/fakes.ts";
 
 let a: TestCompany;
@@ -45,16 +36,6 @@ afterEach(async () => {
 const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
   creditDriver(company.companyId, driver, amount);
 
-/** A processing withdrawal of 10.00 by company A's driver, with its transfer at the gateway. */
-async function withdrawal(): Promise<{ id: string; transferId: string }> {
-  const res = await api("/api/v1/withdrawals", {
-    token: a.driver.token,
-    body: { amount: 10, pix_key: "12345678901", pix_key_type: "cpf" },
-  });
-  expect(res.status).toBe(201);
-  return { id: res.body.id, transferId: res.body.gateway_transfer_id };
-}
-
 function transferBody(
   event: string,
   transferId: string | null,
@@ -74,17 +55,9 @@ function transferBody(
   };
 }
 
-const companyPath = (company: TestCompany | string) =>
-  `/api/v1/webhooks/gateway/${typeof company === "string" ? company : company.companyId}`;
 
 async function statusOf(id: string): Promise<string> {
   return (await db()`select status from public.withdrawals where id = ${id}`)[0].status;
-}
-
-async function debits(id: string): Promise<number> {
-  return (await db()`select count(*)::int as n from public.wallet_entries where withdrawal_id = ${id} and kind = 'withdrawal_debit'`)[
-    0
-  ].n;
 }
 
 async function logSize(): Promise<number> {
@@ -98,10 +71,10 @@ async function lastLog(n = 1) {
 
 describe("signatures", () => {
   it("a signature over different bytes (the same JSON re-serialised) is 401, and changes nothing", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const body = transferBody("TRANSFER_DONE", transferId, id);
     const sent = JSON.stringify(body);
-    const res = await api(companyPath(a), {
+    const res = await api(companyWebhook(a), {
       method: "POST",
       rawBody: sent,
       headers: {
@@ -118,7 +91,7 @@ describe("signatures", () => {
     });
 
     // The very same bytes, signed: accepted; an upper-case hex signature is the same signature.
-    const ok = await api(companyPath(a), {
+    const ok = await api(companyWebhook(a), {
       method: "POST",
       rawBody: sent,
       headers: { "content-type": "application/json", "gateway-signature": sign(secretA, sent).toUpperCase() },
@@ -128,58 +101,58 @@ describe("signatures", () => {
   });
 
   it("an unsigned request to a company endpoint is 401", async () => {
-    const res = await webhook(companyPath(a), { event: "TRANSFER_DONE", transfer: { id: "tra_x" } }, null);
+    const res = await webhook(companyWebhook(a), { event: "TRANSFER_DONE", transfer: { id: "tra_x" } }, null);
     expect(res.status).toBe(401);
     expect((await lastLog())[0]).toMatchObject({ result: "rejected", detail: "missing gateway-signature" });
   });
 
   it("the platform secret does not open a company that has its own secret", async () => {
-    const res = await webhook(companyPath(a), { event: "SOMETHING_ELSE" }, stack().platformWebhookSecret);
+    const res = await webhook(companyWebhook(a), { event: "SOMETHING_ELSE" }, stack().platformWebhookSecret);
     expect(res.status).toBe(401);
   });
 
   it("the platform secret opens a company without a secret of its own", async () => {
-    const res = await webhook(companyPath(unconfigured), { event: "SOMETHING_ELSE" }, stack().platformWebhookSecret);
+    const res = await webhook(companyWebhook(unconfigured), { event: "SOMETHING_ELSE" }, stack().platformWebhookSecret);
     expect(res).toMatchObject({ status: 200, body: { received: true } });
-    expect((await webhook(companyPath(unconfigured), { event: "SOMETHING_ELSE" }, "a-guess")).status).toBe(401);
+    expect((await webhook(companyWebhook(unconfigured), { event: "SOMETHING_ELSE" }, "a-guess")).status).toBe(401);
   });
 
   it("another company's secret is 401", async () => {
-    expect((await webhook(companyPath(a), { event: "SOMETHING_ELSE" }, secretB)).status).toBe(401);
+    expect((await webhook(companyWebhook(a), { event: "SOMETHING_ELSE" }, secretB)).status).toBe(401);
   });
 
   it("a wrong signature on the platform endpoint is 401", async () => {
-    expect((await webhook("/api/v1/webhooks/gateway", { event: "SOMETHING_ELSE" }, secretA)).status).toBe(401);
+    expect((await webhook(PLATFORM_WEBHOOK, { event: "SOMETHING_ELSE" }, secretA)).status).toBe(401);
   });
 });
 
 describe("requests that are not events", () => {
   it("malformed JSON, correctly signed, is 400", async () => {
-    const res = await webhook(companyPath(a), '{"event": "TRANSFER_DONE", ', secretA);
+    const res = await webhook(companyWebhook(a), '{"event": "TRANSFER_DONE", ', secretA);
     expect(res.status).toBe(400);
     expect(res.body.detail[0]).toMatchObject({ type: "json_invalid", loc: ["body"] });
     expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "rejected" });
   });
 
   it("a NUL character, which can never be stored, is 400 (not retried), correctly signed or not", async () => {
-    const res = await webhook(companyPath(a), { event: "TRANSFER_DONE", transfer: { id: "tra_\u0000x" } }, secretA);
+    const res = await webhook(companyWebhook(a), { event: "TRANSFER_DONE", transfer: { id: "tra_\u0000x" } }, secretA);
     expect(res.status).toBe(400);
     expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "rejected" });
   });
 
   it("JSON without an event name is 400", async () => {
-    expect((await webhook(companyPath(a), { transfer: { id: "tra_x" } }, secretA)).status).toBe(400);
-    expect((await webhook(companyPath(a), [1, 2], secretA)).status).toBe(400);
+    expect((await webhook(companyWebhook(a), { transfer: { id: "tra_x" } }, secretA)).status).toBe(400);
+    expect((await webhook(companyWebhook(a), [1, 2], secretA)).status).toBe(400);
   });
 
   it.each([randomUUID(), "not-a-uuid"])("an unknown company (%s) is 404, logged without a company", async (company) => {
-    const res = await webhook(companyPath(company), { event: "TRANSFER_DONE" }, stack().platformWebhookSecret);
+    const res = await webhook(companyWebhook(company), { event: "TRANSFER_DONE" }, stack().platformWebhookSecret);
     expect(res.status).toBe(404);
     expect((await lastLog())[0]).toMatchObject({ company_id: null, result: "rejected", detail: "unknown company" });
   });
 
   it("an unknown event is 200 and ignored", async () => {
-    const res = await webhook(companyPath(a), { event: "PAYMENT_CREATED", payment: { id: "pay_1" } }, secretA);
+    const res = await webhook(companyWebhook(a), { event: "PAYMENT_CREATED", payment: { id: "pay_1" } }, secretA);
     expect(res).toMatchObject({ status: 200, body: { received: true } });
     expect((await lastLog())[0]).toMatchObject({
       company_id: a.companyId,
@@ -208,15 +181,15 @@ describe("requests that are not events", () => {
 
 describe("transfer events", () => {
   it("find the transfer id in payment.id in the other payload form", async () => {
-    const { id, transferId } = await withdrawal();
-    expect((await webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, null, "payment"), secretA)).status)
+    const { id, transferId } = await processingWithdrawal(a.driver);
+    expect((await webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, null, "payment"), secretA)).status)
       .toBe(200);
     expect(await statusOf(id)).toBe("completed");
   });
 
   it("for another company's withdrawal change nothing", async () => {
-    const { id, transferId } = await withdrawal();
-    const res = await webhook(companyPath(b), transferBody("TRANSFER_DONE", transferId, id), secretB);
+    const { id, transferId } = await processingWithdrawal(a.driver);
+    const res = await webhook(companyWebhook(b), transferBody("TRANSFER_DONE", transferId, id), secretB);
     expect(res.status).toBe(200);
     expect((await lastLog())[0]).toMatchObject({
       company_id: b.companyId,
@@ -224,17 +197,17 @@ describe("transfer events", () => {
       detail: "no such withdrawal",
     });
     expect(await statusOf(id)).toBe("processing");
-    expect(await debits(id)).toBe(0);
+    expect(await debitsOf(id)).toBe(0);
   });
 
   it("20 concurrent copies of one TRANSFER_DONE produce one debit", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const before = await logSize();
     const raw = JSON.stringify(transferBody("TRANSFER_DONE", transferId, id));
-    const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(companyPath(a), raw, secretA)));
+    const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(companyWebhook(a), raw, secretA)));
     expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(await statusOf(id)).toBe("completed");
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
     const rows = await db()`select result, count(*)::int as n from public.webhook_events
                             where object_id = ${transferId} group by result order by result`;
     expect(rows).toEqual([{ result: "duplicate", n: 19 }, { result: "processed", n: 1 }]);
@@ -242,9 +215,9 @@ describe("transfer events", () => {
   });
 
   it("on the platform endpoint, signed with the platform secret, apply to the withdrawal's company", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const res = await webhook(
-      "/api/v1/webhooks/gateway",
+      PLATFORM_WEBHOOK,
       transferBody("TRANSFER_FAILED", transferId, id),
       stack().platformWebhookSecret,
     );
@@ -254,7 +227,7 @@ describe("transfer events", () => {
   });
 
   it("answer 503 within 5 s when processing cannot finish, then apply on redelivery", { timeout: 20_000 }, async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const raw = JSON.stringify(transferBody("TRANSFER_DONE", transferId, id));
     // Another transaction holds the withdrawal's row lock for longer than the gateway waits.
     let release!: () => void;
@@ -268,7 +241,7 @@ describe("transfer events", () => {
     });
     await isLocked;
     const started = Date.now();
-    const res = await webhook(companyPath(a), raw, secretA);
+    const res = await webhook(companyWebhook(a), raw, secretA);
     const elapsed = Date.now() - started;
     release();
     await holder;
@@ -277,9 +250,9 @@ describe("transfer events", () => {
     expect(await statusOf(id)).toBe("processing");
     expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "error", object_id: transferId });
 
-    expect((await webhook(companyPath(a), raw, secretA)).status).toBe(200);
+    expect((await webhook(companyWebhook(a), raw, secretA)).status).toBe(200);
     expect(await statusOf(id)).toBe("completed");
-    expect(await debits(id)).toBe(1);
+    expect(await debitsOf(id)).toBe(1);
   });
 });
 
@@ -297,11 +270,11 @@ describe("payment events", () => {
       event: "PAYMENT_RECEIVED",
       payment: { id: paymentId, status: "RECEIVED", value: 20, externalReference: delivery.id },
     };
-    expect((await webhook(companyPath(b), body, secretB)).status).toBe(200);
+    expect((await webhook(companyWebhook(b), body, secretB)).status).toBe(200);
     expect((await db()`select status from public.deliveries where id = ${delivery.id}`)[0].status).toBe(
       "awaiting_payment",
     );
-    expect((await webhook(companyPath(a), body, secretA)).status).toBe(200);
+    expect((await webhook(companyWebhook(a), body, secretA)).status).toBe(200);
     expect((await db()`select status from public.deliveries where id = ${delivery.id}`)[0].status).toBe("pending");
     expect((await lastLog())[0]).toMatchObject({
       company_id: a.companyId,
@@ -309,15 +282,15 @@ describe("payment events", () => {
       object_id: paymentId,
       result: "processed",
     });
-    expect((await webhook(companyPath(a), body, secretA)).status).toBe(200);
+    expect((await webhook(companyWebhook(a), body, secretA)).status).toBe(200);
     expect((await lastLog())[0]).toMatchObject({ result: "duplicate" });
   });
 });
 
 describe("the unsigned platform webhook", () => {
   it("does not apply the claim: the gateway still reports the transfer pending", async () => {
-    const { id, transferId } = await withdrawal();
-    const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", transferId, id), null);
+    const { id, transferId } = await processingWithdrawal(a.driver);
+    const res = await webhook(PLATFORM_WEBHOOK, transferBody("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(200);
     expect(await statusOf(id)).toBe("processing");
     expect((await lastLog())[0]).toMatchObject({
@@ -330,8 +303,8 @@ describe("the unsigned platform webhook", () => {
   });
 
   it("cannot redirect a withdrawal to a transfer that is not its own", async () => {
-    const { id } = await withdrawal();
-    const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", "tra_invented", id), null);
+    const { id } = await processingWithdrawal(a.driver);
+    const res = await webhook(PLATFORM_WEBHOOK, transferBody("TRANSFER_DONE", "tra_invented", id), null);
     expect(res.status).toBe(200);
     expect((await lastLog())[0]).toMatchObject({ result: "ignored", detail: "unsigned: no such withdrawal" });
     expect(await statusOf(id)).toBe("processing");
@@ -339,7 +312,7 @@ describe("the unsigned platform webhook", () => {
 
   it("about nothing of ours is ignored", async () => {
     const res = await webhook(
-      "/api/v1/webhooks/gateway",
+      PLATFORM_WEBHOOK,
       transferBody("TRANSFER_DONE", "tra_nobody", randomUUID()),
       null,
     );
@@ -352,19 +325,19 @@ describe("the unsigned platform webhook", () => {
   });
 
   it("is 502 (not 200) when the gateway cannot confirm it", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.down();
-    const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", transferId, id), null);
+    const res = await webhook(PLATFORM_WEBHOOK, transferBody("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(502);
     expect(await statusOf(id)).toBe("processing");
     expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "error" });
   });
 
   it("is 503 within 5 s when the gateway is slow", { timeout: 20_000 }, async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.slow(8_000);
     const started = Date.now();
-    const res = await webhook("/api/v1/webhooks/gateway", transferBody("TRANSFER_DONE", transferId, id), null);
+    const res = await webhook(PLATFORM_WEBHOOK, transferBody("TRANSFER_DONE", transferId, id), null);
     expect(res.status).toBe(503);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(await statusOf(id)).toBe("processing");
@@ -373,16 +346,16 @@ describe("the unsigned platform webhook", () => {
 
 describe("the audit log", () => {
   it("has one row per request, accepted or not, and never a secret or a signature", async () => {
-    const { id, transferId } = await withdrawal();
+    const { id, transferId } = await processingWithdrawal(a.driver);
     const requests = [
-      () => webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, id), secretA),
-      () => webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, id), secretA),
-      () => webhook(companyPath(a), transferBody("TRANSFER_DONE", transferId, id), "wrong"),
-      () => webhook(companyPath(a), "{", secretA),
-      () => webhook(companyPath(randomUUID()), { event: "X" }, secretA),
-      () => webhook(companyPath(a), { event: "X" }, secretA),
-      () => webhook("/api/v1/webhooks/gateway", { event: "X" }, stack().platformWebhookSecret),
-      () => webhook("/api/v1/webhooks/gateway", { event: "X" }, null),
+      () => webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, id), secretA),
+      () => webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, id), secretA),
+      () => webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, id), "wrong"),
+      () => webhook(companyWebhook(a), "{", secretA),
+      () => webhook(companyWebhook(randomUUID()), { event: "X" }, secretA),
+      () => webhook(companyWebhook(a), { event: "X" }, secretA),
+      () => webhook(PLATFORM_WEBHOOK, { event: "X" }, stack().platformWebhookSecret),
+      () => webhook(PLATFORM_WEBHOOK, { event: "X" }, null),
     ];
     const before = await logSize();
     const statuses = [];

@@ -1,9 +1,9 @@
 // The Hono app every function starts from: CORS for browser clients (the
 // company panel), a trailing slash treated as none, and every failure as a
-// SPEC.md §7 body.
+// docs/spec.md §7 body.
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { errorResponse } from "./route.ts";
+import { errorResponse } from "./errors.ts";
 
 export function createApp(): Hono {
   const app = new Hono({ strict: false });
@@ -13,7 +13,7 @@ export function createApp(): Hono {
       origin: "*",
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "gateway-signature"],
-      exposeHeaders: ["Retry-After"],
+      exposeHeaders: ["Retry-After", "Allow"],
       maxAge: 86_400,
     }),
   );

@@ -43,3 +43,16 @@ export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): P
 export async function asService<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
   return await asUser({ role: "service_role" }, work);
 }
+
+/** Calls `public.<fn>(name => value, ...)` and returns its jsonb result. */
+export async function rpc<T = unknown>(tx: Tx, fn: string, args: Record<string, unknown> = {}): Promise<T> {
+  const names = Object.keys(args);
+  // Names go into the statement itself; only plain identifiers, never input.
+  for (const name of [fn, ...names]) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an SQL identifier: ${name}`);
+  }
+  const call = `select public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")}) as result`;
+  // deno-lint-ignore no-explicit-any
+  const [row] = await tx.unsafe(call, names.map((name) => args[name] ?? null) as any[]);
+  return row.result as T;
+}

@@ -1,4 +1,4 @@
-// Configuration of the Edge Functions (DESIGN.md §7), validated with zod the
+// Configuration of the Edge Functions (docs/contract.md, Configuration), validated with zod the
 // first time it is read; a missing or malformed setting names itself.
 import { z } from "zod";
 

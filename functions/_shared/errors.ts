@@ -1,6 +1,6 @@
-// One place that turns failures into SPEC.md §7 responses: `{"detail": msg}`,
+// One place that turns failures into docs/spec.md §7 responses: `{"detail": msg}`,
 // or for a malformed body 400 with `{"detail": [{type, loc, msg, input}]}`.
-import type { z } from "zod";
+import { z } from "zod";
 
 export interface ValidationItem {
   type: string;
@@ -38,7 +38,7 @@ const ISSUE_TYPES: Record<string, string> = {
   custom: "value_error",
 };
 
-/** zod issues as SPEC.md §7 validation items; `location` is "body", "query" or "path". */
+/** zod issues as docs/spec.md §7 validation items; `location` is "body", "query" or "path". */
 export function validationItems(error: z.ZodError, location: string, input: unknown): ValidationItem[] {
   return error.issues.map((issue) => {
     const at = valueAt(input, issue.path);
@@ -83,3 +83,100 @@ export function statusForSqlState(code: string | undefined): number {
       return 500;
   }
 }
+
+const GENERIC_DETAIL: Record<number, string> = {
+  400: "The request contains characters or values the service cannot store",
+  403: "Not allowed",
+  409: "Conflicts with an existing resource",
+  422: "The request does not fit the data it refers to",
+  503: "The service is busy; try again",
+};
+
+/**
+ * Codes of a database we cannot reach or lost: postgres.js's own, the socket
+ * errors of Node and of Deno's node:net (code), and Deno's native errors (name).
+ */
+export const CONNECTION_ERRORS = new Set([
+  // postgres.js
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_DESTROYED",
+  "CONNECTION_ENDED",
+  // sockets
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "ENOTCONN",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ERR_SOCKET_CLOSED",
+  "ERR_STREAM_DESTROYED",
+  "ERR_STREAM_WRITE_AFTER_END",
+  // Deno
+  "ConnectionRefused",
+  "ConnectionReset",
+  "ConnectionAborted",
+  "NotConnected",
+  "BrokenPipe",
+  "TimedOut",
+]);
+
+/** A SQLSTATE that says the server went away or is going away: admin/crash shutdown, or class 08. */
+function connectionSqlState(code: string): boolean {
+  return code.startsWith("08") || code === "57P01" || code === "57P02" || code === "57P03" || code === "53300";
+}
+
+export function isConnectionError(error: unknown): boolean {
+  const { code, name, severity } = (error ?? {}) as { code?: unknown; name?: unknown; severity?: unknown };
+  if (typeof code === "string" && CONNECTION_ERRORS.has(code)) return true;
+  if (typeof code === "string" && severity && connectionSqlState(code)) return true;
+  return typeof name === "string" && CONNECTION_ERRORS.has(name);
+}
+
+const unavailable = () => new HttpError(503, "The database is unavailable; try again", { "Retry-After": "1" });
+
+/** Database errors become HTTP errors here and only here. */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (isConnectionError(error)) return unavailable();
+  const pg = error as { code?: string; message?: string; severity?: string };
+  if (pg && typeof pg.code === "string" && pg.severity) {
+    const status = statusForSqlState(pg.code);
+    // Our own PTnnn messages are written for callers; Postgres's own are not.
+    if (pg.code.startsWith("PT")) return new HttpError(status, pg.message ?? "error");
+    if (status === 503) return new HttpError(503, GENERIC_DETAIL[503], { "Retry-After": "1" });
+    if (status in GENERIC_DETAIL) return new HttpError(status, GENERIC_DETAIL[status]);
+  }
+  return new HttpError(500, "Internal Server Error");
+}
+
+/** Hono's error handler: every failure as a docs/spec.md §7 body, never a stack trace. */
+export function errorResponse(error: unknown, req: Request): Response {
+  const http = toHttpError(error);
+  if (http.status >= 500) {
+    console.error(JSON.stringify({
+      event: "request_failed",
+      method: req.method,
+      path: new URL(req.url).pathname,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      code: (error as { code?: string })?.code,
+    }));
+  }
+  return Response.json({ detail: http.detail }, { status: http.status, headers: http.headers });
+}
+
+export const ErrorBody = z.object({ detail: z.string() }).meta({ id: "Error" });
+export const ValidationErrorBody = z.object({
+  detail: z.array(z.object({
+    type: z.string(),
+    loc: z.array(z.union([z.string(), z.number()])),
+    msg: z.string(),
+    input: z.unknown(),
+  })),
+}).meta({ id: "ValidationError" });

@@ -1,12 +1,12 @@
 // The route table of the edge proxy. Each route is declared once, with zod
 // schemas for its params, query and body and the responses it documents; the
 // same declaration validates requests, registers the Hono handler and feeds
-// the OpenAPI document (functions/_shared/openapi.ts).
+// the OpenAPI document (functions/api/openapi.ts).
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth.ts";
 import { asUser, type Tx } from "./db.ts";
-import { HttpError, statusForSqlState, validationItems } from "./errors.ts";
+import { HttpError, validationItems } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -26,6 +26,11 @@ export interface RouteContext<P, Q, B> {
   claims: Claims;
   /** Runs `work` in one transaction as the caller (PostgREST's `set local role`). */
   asCaller<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Refuses (403) a caller whose effective role is not one of `roles`, before any
+   * external call; returns the caller's company (private.authorize).
+   */
+  authorize(roles: string[]): Promise<string>;
 }
 
 export interface Reply {
@@ -58,6 +63,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
 
 // deno-lint-ignore no-explicit-any
 export type AnyRoute = RouteSpec<any, any, any>;
+/** A route as the document sees it, without its handler (served by another function, or given one later). */
+export type RouteDeclaration = Omit<AnyRoute, "handler">;
 
 export function defineRoute<
   P extends z.ZodType = z.ZodObject<Record<never, never>>,
@@ -94,11 +101,41 @@ function tooDeep(value: unknown): boolean {
   return false;
 }
 
-async function readJson(req: Request): Promise<unknown> {
+const tooLarge = () => new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
+
+/**
+ * The request body, refused with 413 as soon as it passes `limit` bytes: a
+ * declared Content-Length is checked first, and a chunked body is counted as
+ * it arrives, never read whole.
+ */
+export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
   const declared = Number(req.headers.get("content-length") ?? 0);
-  if (declared > MAX_BODY_BYTES) throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
-  const bytes = new Uint8Array(await req.arrayBuffer());
-  if (bytes.length > MAX_BODY_BYTES) throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
+  if (declared > limit) throw tooLarge();
+  if (!req.body) return new Uint8Array(0);
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+async function readJson(req: Request): Promise<unknown> {
+  const bytes = await readBody(req);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -116,58 +153,21 @@ async function readJson(req: Request): Promise<unknown> {
   return value;
 }
 
-const GENERIC_DETAIL: Record<number, string> = {
-  400: "The request contains characters or values the service cannot store",
-  403: "Not allowed",
-  409: "Conflicts with an existing resource",
-  422: "The request does not fit the data it refers to",
-  503: "The service is busy; try again",
-};
+const honoPathOf = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
-/** postgres.js's codes for a database it cannot reach or lost. */
-const CONNECTION_ERRORS = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "CONNECT_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_DESTROYED",
-  "CONNECTION_ENDED",
-]);
-
-/** Database errors become HTTP errors here and only here. */
-export function toHttpError(error: unknown): HttpError {
-  if (error instanceof HttpError) return error;
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code === "string" && CONNECTION_ERRORS.has(code)) {
-    return new HttpError(503, "The database is unavailable; try again", { "Retry-After": "1" });
-  }
-  const pg = error as { code?: string; message?: string; severity?: string };
-  if (pg && typeof pg.code === "string" && pg.severity) {
-    const status = statusForSqlState(pg.code);
-    // Our own PTnnn messages are written for callers; Postgres's own are not.
-    if (pg.code.startsWith("PT")) return new HttpError(status, pg.message ?? "error");
-    if (status in GENERIC_DETAIL) return new HttpError(status, GENERIC_DETAIL[status]);
-  }
-  return new HttpError(500, "Internal Server Error");
-}
-
-/** Calls `public.<fn>(name => value, ...)` and returns its jsonb result. */
-export async function rpc<T = unknown>(tx: Tx, fn: string, args: Record<string, unknown> = {}): Promise<T> {
-  const names = Object.keys(args);
-  // Names go into the statement itself; only plain identifiers, never input.
-  for (const name of [fn, ...names]) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an SQL identifier: ${name}`);
-  }
-  const call = `select public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")}) as result`;
-  // deno-lint-ignore no-explicit-any
-  const [row] = await tx.unsafe(call, names.map((name) => args[name] ?? null) as any[]);
-  return row.result as T;
-}
-
+/**
+ * Registers each route's handler, then for each path a 405 with an `Allow`
+ * header for the methods it does not have (registered last, so a declared
+ * method always wins; HEAD is served as GET).
+ */
 export function mount(app: Hono, routes: AnyRoute[]): void {
+  const methods = new Map<string, Set<string>>();
   for (const route of routes) {
-    const honoPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+    const honoPath = honoPathOf(route.path);
+    const allowed = methods.get(honoPath) ?? new Set<string>();
+    allowed.add(route.method.toUpperCase());
+    if (route.method === "get") allowed.add("HEAD");
+    methods.set(honoPath, allowed);
     app.on(route.method.toUpperCase(), honoPath, async (c: Context) => {
       const claims = route.auth === "bearer" ? await authenticate(c.req.raw) : ({} as Claims);
       const params = parse(route.params, c.req.param(), "path");
@@ -180,44 +180,20 @@ export function mount(app: Hono, routes: AnyRoute[]): void {
         req: c.req.raw,
         claims,
         asCaller: (work) => asUser(claims, work),
+        authorize: (roles) =>
+          asUser(claims, async (tx) =>
+            (await tx<{ company: string }[]>`select private.authorize(variadic ${roles}::text[]) as company`)[0].company
+          ),
       });
       if (reply instanceof Response) return reply;
       return Response.json(reply.body, { status: reply.status ?? 200, headers: reply.headers });
     });
   }
-}
-
-/** Hono's error handler: every failure as a SPEC.md §7 body, never a stack trace. */
-export function errorResponse(error: unknown, req: Request): Response {
-  const http = toHttpError(error);
-  if (http.status >= 500) {
-    console.error(JSON.stringify({
-      event: "request_failed",
-      method: req.method,
-      path: new URL(req.url).pathname,
-      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      code: (error as { code?: string })?.code,
-    }));
+  for (const [honoPath, allowed] of methods) {
+    const allow = [...allowed, "OPTIONS"].join(", ");
+    app.all(honoPath, (c) => {
+      if (allowed.has(c.req.method)) return c.notFound();
+      throw new HttpError(405, `Method ${c.req.method} is not allowed here; allowed: ${allow}`, { Allow: allow });
+    });
   }
-  return Response.json({ detail: http.detail }, { status: http.status, headers: http.headers });
-}
-
-/** Shared schemas. */
-export const IdParams = z.object({ id: z.uuid() });
-export const PageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(500).optional(),
-});
-export const ErrorBody = z.object({ detail: z.string() }).meta({ id: "Error" });
-export const ValidationErrorBody = z.object({
-  detail: z.array(z.object({
-    type: z.string(),
-    loc: z.array(z.union([z.string(), z.number()])),
-    msg: z.string(),
-    input: z.unknown(),
-  })),
-}).meta({ id: "ValidationError" });
-
-export function pageOf<T extends z.ZodType>(item: T) {
-  return z.object({ items: z.array(item), next_cursor: z.string().nullable() });
 }

@@ -1,16 +1,9 @@
-// The contract of the gateway webhooks (docs/spec.md §4.3, §4.4, §6;
-// docs/contract.md, Webhooks): their paths, bodies and answers, declared once.
-// The gateway-webhook function serves them; the api function documents them in
-// its OpenAPI document and answers 404 there, naming the function that serves them.
+// The contract of the gateway's webhooks (docs/contract.md, Webhooks): paths,
+// bodies and answers, declared once. The gateway-webhook function serves them;
+// the api function documents them in its OpenAPI document and, when a hosted
+// project routes such a path to it, answers 404 naming the function that serves it.
 import { z } from "zod";
-import { HttpError } from "./errors.ts";
-import { type AnyRoute, defineRoute } from "./route.ts";
-
-const servedElsewhere = () =>
-  Promise.reject(
-    new HttpError(404, "The gateway webhooks are served by the gateway-webhook function: " +
-      "/functions/v1/gateway-webhook[/{company_id}]"),
-  );
+import type { RouteDeclaration } from "./route.ts";
 
 const Acknowledgement = z.object({ received: z.literal(true) }).meta({ id: "WebhookAcknowledgement" });
 const GatewayObjectBody = z.object({
@@ -24,8 +17,10 @@ const GatewayObjectBody = z.object({
   failReason: z.string().optional(),
 }).passthrough();
 const WebhookEventBody = z.object({
-  event: z.string().describe("PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, " +
-    "TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored"),
+  event: z.string().describe(
+    "PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, " +
+      "TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored",
+  ),
   transfer: GatewayObjectBody.optional(),
   payment: GatewayObjectBody.optional(),
 }).passthrough().meta({ id: "WebhookEvent" });
@@ -45,12 +40,14 @@ const EVENT_DESCRIPTION =
 const RESPONSES = {
   200: { description: "Applied, a duplicate, or ignored", schema: Acknowledgement },
   400: { description: "The body is not a JSON object with an `event`" },
-  413: { description: "The body is larger than 1 MiB" },
   401: { description: "Missing or invalid signature" },
-  503: { description: "Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries" },
+  413: { description: "The body is larger than 1 MiB" },
+  503: {
+    description: "Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries",
+  },
 };
 
-export const companyWebhookRoute = defineRoute({
+export const companyWebhook: RouteDeclaration = {
   method: "post",
   path: "/api/v1/webhooks/gateway/{company_id}",
   tag: "webhooks",
@@ -62,10 +59,9 @@ export const companyWebhookRoute = defineRoute({
   rawBody: WebhookEventBody,
   params: z.object({ company_id: z.string() }),
   responses: { ...RESPONSES, 404: { description: "Unknown company" } },
-  handler: servedElsewhere,
-});
+};
 
-export const platformWebhookRoute = defineRoute({
+export const platformWebhook: RouteDeclaration = {
   method: "post",
   path: "/api/v1/webhooks/gateway",
   tag: "webhooks",
@@ -77,10 +73,16 @@ export const platformWebhookRoute = defineRoute({
     "externalReference or description the event carries.",
   auth: "signature",
   rawBody: WebhookEventBody,
-  // Signed, or unsigned (then verified with the gateway).
+  // Signed, or unsigned (a claim checked with the gateway, like every other).
   security: [{ gatewaySignature: [] }, {}],
-  responses: { ...RESPONSES, 429: { description: "Unsigned, and the object was checked with the gateway less than a minute ago" } },
-  handler: servedElsewhere,
-});
+  responses: {
+    ...RESPONSES,
+    429: { description: "Unsigned, and the object was checked with the gateway less than a minute ago" },
+  },
+};
 
-export const webhookRoutes: AnyRoute[] = [companyWebhookRoute, platformWebhookRoute];
+/** Where a hosted project serves each webhook path (the function sees its own name first). */
+export const WEBHOOK_FUNCTION_PATHS: Record<string, string> = {
+  [companyWebhook.path]: "/functions/v1/gateway-webhook/{company_id}",
+  [platformWebhook.path]: "/functions/v1/gateway-webhook",
+};

@@ -1,11 +1,14 @@
-// The edge proxy: every /api/v1 call and /health (DESIGN.md §1, §5). Each
-// request is authenticated here and runs in the database as the caller.
+// The edge proxy: every /api/v1 call but the webhooks (the gateway-webhook function's), and /health
+// (docs/architecture.md; docs/contract.md). Each request is authenticated here and runs in the
+// database as the caller.
 import { z } from "zod";
 import { createApp } from "../_shared/app.ts";
 import { db } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
-import { openApiDocument } from "../_shared/openapi.ts";
-import { type AnyRoute, defineRoute, mount } from "../_shared/route.ts";
+import { HttpError } from "../_shared/errors.ts";
+import { type AnyRoute, defineRoute, mount, type RouteDeclaration } from "../_shared/route.ts";
+import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
+import { openApiDocument } from "./openapi.ts";
 import companies from "./routes/companies.ts";
 import deliveries from "./routes/deliveries.ts";
 import drivers from "./routes/drivers.ts";
@@ -53,12 +56,36 @@ const openApiRoute = defineRoute({
   handler: () => Promise.resolve({ body: document }),
 });
 
-const documented = [healthRoute, openApiRoute, ...routes];
+/**
+ * The webhooks are part of the document but served by the gateway-webhook
+ * function (one function per public path); a hosted project that routes one
+ * here gets a 404 that says where it lives.
+ */
+function servedByGatewayWebhook(declaration: RouteDeclaration): AnyRoute {
+  return defineRoute({
+    ...declaration,
+    handler() {
+      throw new HttpError(
+        404,
+        `The gateway webhooks are served by the gateway-webhook function: ` +
+          `${declaration.method.toUpperCase()} ${WEBHOOK_FUNCTION_PATHS[declaration.path]}`,
+      );
+    },
+  });
+}
+
+const documented = [
+  healthRoute,
+  openApiRoute,
+  ...routes,
+  servedByGatewayWebhook(companyWebhook),
+  servedByGatewayWebhook(platformWebhook),
+];
 const document = openApiDocument(documented, {
   title: "Delivery platform API",
   version: "1.0.0",
-  description: "Multi-tenant delivery platform on Supabase. Errors: `{\"detail\": \"message\"}`, or for a " +
-    "malformed request 400 with `{\"detail\": [{type, loc, msg, input}]}`. Lists take `limit` (1..100, default 20) " +
+  description: 'Multi-tenant delivery platform on Supabase. Errors: `{"detail": "message"}`, or for a ' +
+    'malformed request 400 with `{"detail": [{type, loc, msg, input}]}`. Lists take `limit` (1..100, default 20) ' +
     "and an opaque `cursor`, and answer `{items, next_cursor}`. Money is a JSON number of BRL with at most 2 decimals. " +
     "Browsers may call it from any origin (CORS); a trailing slash is ignored.",
 });

@@ -1,14 +1,11 @@
-// What a gateway webhook request says, read with care: the body once, as at most
-// MAX_BODY_BYTES raw bytes (verified before it is parsed), then the event name
-// and the ids its transfer or payment object carries (docs/spec.md §6).
+// What a gateway webhook request says: the event name and the ids its transfer
+// or payment object carries (docs/spec.md §6), parsed only after the raw body
+// was verified.
 import { HttpError, type ValidationItem } from "../_shared/errors.ts";
 import { UUID_PATTERN } from "../_shared/schemas.ts";
 
 export const TRANSFER_EVENTS = new Set(["TRANSFER_DONE", "TRANSFER_APPROVED", "TRANSFER_FAILED", "TRANSFER_CANCELLED"]);
 export const PAYMENT_EVENTS = new Set(["PAYMENT_RECEIVED", "PAYMENT_CONFIRMED", "PAYMENT_REFUNDED", "PAYMENT_OVERDUE"]);
-
-/** A webhook body larger than this is refused (413) before it is read whole. */
-export const MAX_BODY_BYTES = 1_048_576;
 
 /** A request refused before anything is applied: 400, 401, 404 or 413, logged `rejected`. */
 export class Rejected extends HttpError {}
@@ -33,33 +30,6 @@ export function describedId(description: unknown): string | null {
   if (typeof description !== "string") return null;
   const match = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(description);
   return match && UUID_PATTERN.test(match[0]) ? match[0].toLowerCase() : null;
-}
-
-/** The body's bytes, refusing (413) as soon as it passes the limit, whether or not it declared its length. */
-export async function readBody(req: Request): Promise<Uint8Array<ArrayBuffer>> {
-  const tooLarge = () => new Rejected(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
-  if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY_BYTES) throw tooLarge();
-  if (!req.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = req.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }
 
 function invalid(item: ValidationItem): Rejected {

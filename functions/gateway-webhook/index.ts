@@ -9,7 +9,7 @@ import { env } from "../_shared/env.ts";
 import { HttpError } from "../_shared/errors.ts";
 import { bearerToken } from "../_shared/jwt.ts";
 import { mount } from "../_shared/route.ts";
-import { companyWebhookRoute, platformWebhookRoute } from "../_shared/webhook-contract.ts";
+import { companyWebhook, platformWebhook } from "../_shared/webhook-contract.ts";
 import { reconcileWithdrawals } from "./reconcile.ts";
 import { receiveWebhook } from "./webhook.ts";
 
@@ -18,8 +18,8 @@ env(); // fail at start-up, naming the setting, rather than on the first event
 const app = createApp();
 
 mount(app, [
-  { ...companyWebhookRoute, handler: ({ params, req }) => receiveWebhook(req, params.company_id) },
-  { ...platformWebhookRoute, handler: ({ req }) => receiveWebhook(req) },
+  { ...companyWebhook, handler: ({ params, req }) => receiveWebhook(req, params.company_id) },
+  { ...platformWebhook, handler: ({ req }) => receiveWebhook(req) },
 ]);
 app.post("/gateway-webhook/reconcile", async (c) => {
   const token = bearerToken(c.req.header("authorization"));

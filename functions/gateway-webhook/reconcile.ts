@@ -7,10 +7,9 @@
 // funds released (failed, no_transfer). Scheduled by pg_cron every 5 minutes
 // (supabase/migrations/*_scheduled_jobs.sql), which POSTs to /reconcile with
 // the service role key.
-import { asService } from "../_shared/db.ts";
+import { asService, rpc } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
 import { companyGateway, type GatewayClient, type GatewayObject } from "../_shared/gateway.ts";
-import { rpc } from "../_shared/route.ts";
 import { describedId } from "./events.ts";
 import { applyStatus, fetchObject } from "./settle.ts";
 

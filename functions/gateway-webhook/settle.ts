@@ -5,10 +5,9 @@
 // the gateway with the owning company's key, check that it is ours, and apply
 // its status in one transaction together with the audit row. The reconciliation
 // job settles withdrawals the same way.
-import { asService, type Tx } from "../_shared/db.ts";
+import { asService, rpc, type Tx } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
 import { companyGateway, type GatewayClient, type GatewayObject, GatewayRejected } from "../_shared/gateway.ts";
-import { rpc } from "../_shared/route.ts";
 import { describedId, eventForStatus, type Kind } from "./events.ts";
 
 export type Result = "processed" | "duplicate" | "ignored" | "rejected" | "error";

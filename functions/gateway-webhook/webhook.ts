@@ -9,7 +9,8 @@ import { env } from "../_shared/env.ts";
 import { HttpError, toHttpError } from "../_shared/errors.ts";
 import { companyWebhookSecret } from "../_shared/gateway.ts";
 import { UUID_PATTERN } from "../_shared/schemas.ts";
-import { type GatewayEvent, parseEvent, readBody, Rejected } from "./events.ts";
+import { readBody } from "../_shared/route.ts";
+import { type GatewayEvent, parseEvent, Rejected } from "./events.ts";
 import { type Audit, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
 
 /** The gateway waits 5 s for an answer; the whole request (pool waits included) must end before. */
@@ -96,7 +97,10 @@ export async function receiveWebhook(req: Request, companyParam?: string): Promi
   try {
     const outcome = await withDeadline(
       (async () => {
-        const body = await readBody(req);
+        // A body over 1 MiB is refused (413) before it is read whole.
+        const body = await readBody(req).catch((error) => {
+          throw error instanceof HttpError ? new Rejected(error.status, error.detail) : error;
+        });
         return companyParam === undefined
           ? await platformWebhook(audit, body, signature)
           : await companyWebhook(audit, companyParam, body, signature);

@@ -146,26 +146,27 @@ $$;
 grant execute on function private.driver_json(public.drivers) to authenticated, service_role;
 
 -- The auth user is created first (through the Auth admin API); this links it.
-create function public.create_driver(user_id uuid, name text, email text, phone text default null)
+-- Service role only: the edge authorizes the caller (a company manager) first and
+-- passes its company; a user calling this directly could claim any user id.
+create function public.create_driver(company_id uuid, user_id uuid, name text, email text, phone text default null)
 returns jsonb
 language plpgsql
-security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
   driver public.drivers;
 begin
   insert into public.memberships (user_id, company_id, role)
-  values (create_driver.user_id, company, 'driver');
+  values (create_driver.user_id, create_driver.company_id, 'driver');
   insert into public.drivers (company_id, user_id, name, email, phone)
-  values (company, create_driver.user_id, create_driver.name, lower(create_driver.email), create_driver.phone)
+  values (create_driver.company_id, create_driver.user_id, create_driver.name, lower(create_driver.email),
+          create_driver.phone)
   returning * into driver;
   return private.driver_json(driver);
 end;
 $$;
-comment on function public.create_driver(uuid, text, text, text) is 'Makes an existing auth user a driver of the caller''s company.';
-grant execute on function public.create_driver(uuid, text, text, text) to authenticated;
+comment on function public.create_driver(uuid, uuid, text, text, text) is 'Makes an existing auth user a driver of a company, for a caller the edge authorized (service role).';
+grant execute on function public.create_driver(uuid, uuid, text, text, text) to service_role;
 
 create function public.list_drivers(page_limit integer default 20, cursor text default null)
 returns jsonb
@@ -386,19 +387,19 @@ create policy gateway_configs_service on private.gateway_configs
   using (true)
   with check (true);
 
-create function public.save_gateway_config(api_key_ciphertext text, webhook_secret_ciphertext text, environment text)
+-- Service role only: the edge authorizes the owner, encrypts the secrets and
+-- passes its company; stored by anyone else, a "ciphertext" could be anything.
+create function public.save_gateway_config(company_id uuid, api_key_ciphertext text, webhook_secret_ciphertext text,
+  environment text)
 returns jsonb
 language plpgsql
-security definer
 set search_path = ''
 as $$
-declare
-  company uuid := private.authorize('company_owner');
 begin
   insert into private.gateway_configs (company_id, api_key_ciphertext, webhook_secret_ciphertext, environment)
-  values (company, save_gateway_config.api_key_ciphertext, save_gateway_config.webhook_secret_ciphertext,
-          save_gateway_config.environment)
-  on conflict (company_id) do update set
+  values (save_gateway_config.company_id, save_gateway_config.api_key_ciphertext,
+          save_gateway_config.webhook_secret_ciphertext, save_gateway_config.environment)
+  on conflict on constraint gateway_configs_pkey do update set
     api_key_ciphertext = excluded.api_key_ciphertext,
     webhook_secret_ciphertext = excluded.webhook_secret_ciphertext,
     environment = excluded.environment,
@@ -408,8 +409,8 @@ begin
   return jsonb_build_object('configured', true, 'environment', save_gateway_config.environment);
 end;
 $$;
-comment on function public.save_gateway_config(text, text, text) is 'Stores the caller''s company gateway credentials, already encrypted by the caller (owner only).';
-grant execute on function public.save_gateway_config(text, text, text) to authenticated;
+comment on function public.save_gateway_config(uuid, text, text, text) is 'Stores a company''s gateway credentials, encrypted by the edge for an authorized owner (service role).';
+grant execute on function public.save_gateway_config(uuid, text, text, text) to service_role;
 
 create function public.get_my_company()
 returns jsonb

@@ -1,6 +1,6 @@
 // Test helpers over the running local stack: HTTP calls, sign-in, companies
-// with a user of every role, direct database access and signed webhooks.
-import { createHmac, randomUUID } from "node:crypto";
+// with a user of every role, and direct database access.
+import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { inject } from "vitest";
 
@@ -136,24 +136,6 @@ export async function createCompany(name = "Test Co"): Promise<TestCompany> {
     addDriver(companyId, owner.token, "driver2"),
   ]);
   return { companyId, owner, admin, legacyAdmin, driver, driver2 };
-}
-
-export function sign(secret: string, body: string | Uint8Array): string {
-  return createHmac("sha256", secret).update(body).digest("hex");
-}
-
-/** POSTs `body` (serialised once) to a webhook path, signed with `secret` unless it is null. */
-export function webhook(path: string, body: unknown, secret: string | null, headers: Record<string, string> = {}) {
-  const raw = typeof body === "string" ? body : JSON.stringify(body);
-  return api(path, {
-    method: "POST",
-    rawBody: raw,
-    headers: {
-      "content-type": "application/json",
-      ...(secret === null ? {} : { "gateway-signature": sign(secret, raw) }),
-      ...headers,
-    },
-  });
 }
 
 /** Configures the gateway for a company; returns the plaintext it stored. */

@@ -1,5 +1,7 @@
 // Money helpers shared by the wallet, withdrawal and webhook tests.
-import { api, db, type DriverMember, type TestCompany, webhook } from "./api.ts";
+import { expect } from "vitest";
+import { api, db, type DriverMember, type TestCompany } from "./api.ts";
+import { companyWebhook, webhook } from "./webhooks.ts";
 
 /** Credits a driver as a completed delivery would: a delivery row and its ledger entry. Returns the delivery id. */
 export async function creditDriver(companyId: string, driver: DriverMember, amount: string): Promise<string> {
@@ -32,7 +34,7 @@ export function transferEvent(
   reference: string,
 ) {
   const status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
-  return webhook(`/api/v1/webhooks/gateway/${company.companyId}`, {
+  return webhook(companyWebhook(company), {
     event,
     transfer: {
       object: "transfer",
@@ -45,4 +47,21 @@ export function transferEvent(
       ...(status === "DONE" ? { confirmedDate: "2026-11-21" } : { failReason: "Recusada pelo banco" }),
     },
   }, secret);
+}
+
+/** A processing withdrawal of `driver`, with its transfer at the gateway (PENDING there). */
+export async function processingWithdrawal(
+  driver: DriverMember,
+  amount = 10,
+): Promise<{ id: string; transferId: string }> {
+  const res = await requestWithdrawal(driver, amount);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id: res.body.id, transferId: res.body.gateway_transfer_id };
+}
+
+/** How many times the withdrawal was debited from the wallet. */
+export async function debitsOf(withdrawalId: string): Promise<number> {
+  const [row] = await db()`select count(*)::int as n from public.wallet_entries
+                           where withdrawal_id = ${withdrawalId} and kind = 'withdrawal_debit'`;
+  return row.n;
 }

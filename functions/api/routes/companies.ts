@@ -1,11 +1,12 @@
 // Registration, the company profile and the gateway configuration.
 import { z } from "zod";
-import { withNewAuthUser } from "../../_shared/auth-admin.ts";
+import { withNewAuthUser } from "../auth-admin.ts";
 import { encryptSecret } from "../../_shared/crypto.ts";
-import { asService } from "../../_shared/db.ts";
+import { asService, rpc } from "../../_shared/db.ts";
 import { env } from "../../_shared/env.ts";
-import { defineRoute, rpc } from "../../_shared/route.ts";
-import { Email, Name, Password, Timestamp } from "../../_shared/schemas.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { MEMBERS, OWNER } from "../roles.ts";
+import { Email, HeaderSafe, Name, Password, Timestamp } from "../schemas.ts";
 
 export const GatewayEnvironment = z.enum(["sandbox", "production"]);
 
@@ -53,7 +54,7 @@ export const me = defineRoute({
   tag: "companies",
   summary: "The caller's company",
   auth: "bearer",
-  roles: ["company_owner", "company_admin", "driver", "admin"],
+  roles: MEMBERS,
   responses: { 200: { description: "The company; never a secret", schema: Company } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_my_company")) }),
 });
@@ -67,10 +68,10 @@ export const gatewayConfig = defineRoute({
     "detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on, webhooks to " +
     "/api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.",
   auth: "bearer",
-  roles: ["company_owner"],
+  roles: OWNER,
   body: z.object({
-    api_key: z.string().trim().min(1).max(500),
-    webhook_secret: z.string().min(1).max(500).describe("Use at least 32 random characters."),
+    api_key: HeaderSafe(z.string().trim().min(1).max(500)),
+    webhook_secret: HeaderSafe(z.string().min(1).max(500)).describe("Use at least 32 random characters."),
   }),
   responses: {
     200: {
@@ -78,14 +79,16 @@ export const gatewayConfig = defineRoute({
       schema: z.object({ configured: z.literal(true), environment: GatewayEnvironment }),
     },
   },
-  async handler({ body, asCaller }) {
+  async handler({ body, authorize }) {
+    const companyId = await authorize(OWNER);
     const key = env().SECRETS_ENCRYPTION_KEY;
     const args = {
+      company_id: companyId,
       api_key_ciphertext: await encryptSecret(body.api_key, key),
       webhook_secret_ciphertext: await encryptSecret(body.webhook_secret, key),
       environment: environmentOf(body.api_key),
     };
-    return { body: await asCaller((tx) => rpc(tx, "save_gateway_config", args)) };
+    return { body: await asService((tx) => rpc(tx, "save_gateway_config", args)) };
   },
 });
 

@@ -1,18 +1,17 @@
-// Deliveries and route quotes (DESIGN.md §4-§6). Every move is a PL/pgSQL
+// Deliveries and route quotes (docs/state-machines.md; docs/contract.md). Every move is a PL/pgSQL
 // function (supabase/migrations/20261121001000_deliveries.sql); these handlers
 // only add what SQL cannot do: ask the routing service and the gateway.
 import { z } from "zod";
-import { asService } from "../../_shared/db.ts";
-import { createPixCharge, logOrphanCharge, type PixPayment } from "../../_shared/deliveries.ts";
+import { asService, rpc } from "../../_shared/db.ts";
+import { createPixCharge, logOrphanCharge, type PixPayment } from "../pix-charge.ts";
 import { env } from "../../_shared/env.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway } from "../../_shared/gateway.ts";
-import { defineRoute, IdParams, pageOf, PageQuery, rpc } from "../../_shared/route.ts";
-import { type MeasuredRoute, routeBetween } from "../../_shared/routing.ts";
-import { Email, LatLng, Money, Phone, Timestamp } from "../../_shared/schemas.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { type MeasuredRoute, routeBetween } from "../routing.ts";
+import { COMPANY_MANAGERS, DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
+import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
 
-const MANAGERS = ["company_owner", "company_admin", "admin"];
-const DRIVER = ["driver"];
 
 export const DeliveryStatus = z.enum([
   "awaiting_payment",
@@ -48,6 +47,10 @@ export const Delivery = z.object({
     due_date: z.iso.date(),
   }).nullable().describe("The Pix charge; null for invoice deliveries."),
   cancel_reason: z.string().nullable(),
+  refund_due: z.boolean().describe(
+    "True for a cancelled delivery whose payment was received (paid after it went overdue, or cancelled after it " +
+      "was paid): refund it at the gateway; the gateway's PAYMENT_REFUNDED then clears it.",
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
   accepted_at: Timestamp.nullable(),
@@ -55,10 +58,6 @@ export const Delivery = z.object({
   completed_at: Timestamp.nullable(),
   cancelled_at: Timestamp.nullable(),
 }).meta({ id: "Delivery" });
-
-/** Text we store: trimmed, bounded, and without NUL characters, which Postgres text cannot hold. */
-const Text = (max: number) =>
-  z.string().trim().min(1).max(max).refine((text) => !text.includes("\0"), "must not contain NUL characters");
 
 /** CPF or CNPJ, kept as digits only. */
 const Document = z.string().trim()
@@ -111,15 +110,15 @@ export const quoteRoute = defineRoute({
     `The routing service measures the route (distance and duration, rounded to whole metres and seconds); ${PRICE_RULE} ` +
     "A delivery created for the same route costs exactly this price.",
   auth: "bearer",
-  roles: MANAGERS,
+  roles: DELIVERY_MANAGERS,
   body: Route,
   responses: {
     200: { description: "The quote", schema: Quote },
     502: { description: "The routing service is down, slower than 5 s, or found no route" },
   },
-  async handler({ body, asCaller }) {
+  async handler({ body, asCaller, authorize }) {
     // Refuse the caller before asking the routing service anything.
-    await asCaller((tx) => tx`select private.authorize(variadic ${MANAGERS}::text[])`);
+    await authorize(DELIVERY_MANAGERS);
     const route = await measure(body);
     return { body: await asCaller((tx) => rpc(tx, "quote_route", route)) };
   },
@@ -141,7 +140,7 @@ export const createDelivery = defineRoute({
     "service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. " +
     "This operation is only available here, not as a database RPC: it needs the routing service and the gateway.",
   auth: "bearer",
-  roles: MANAGERS,
+  roles: DELIVERY_MANAGERS,
   body: CreateDelivery,
   responses: {
     201: { description: "Created", schema: Delivery },
@@ -207,7 +206,7 @@ export const listDeliveries = defineRoute({
     "another driver's, never one still awaiting payment. `status` and `driver_id` narrow the list further. " +
     "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
   auth: "bearer",
-  roles: [...MANAGERS, ...DRIVER],
+  roles: [...DELIVERY_MANAGERS, ...DRIVER],
   query: DeliveryQuery,
   responses: { 200: { description: "One page", schema: pageOf(Delivery) } },
   handler: async ({ query, asCaller }) => ({
@@ -229,7 +228,7 @@ export const getDelivery = defineRoute({
   summary: "One delivery",
   description: "Within the caller's scope, as for the list; anything else is 404.",
   auth: "bearer",
-  roles: [...MANAGERS, ...DRIVER],
+  roles: [...DELIVERY_MANAGERS, ...DRIVER],
   params: IdParams,
   responses: { 200: { description: "The delivery", schema: Delivery } },
   handler: async ({ params, asCaller }) => ({
@@ -251,7 +250,7 @@ export const cancelDelivery = defineRoute({
     "refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the " +
     "payment refunded.",
   auth: "bearer",
-  roles: MANAGERS,
+  roles: DELIVERY_MANAGERS,
   params: IdParams,
   body: z.object({ reason: Text(500).nullish() }).nullish(),
   responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },
@@ -291,7 +290,7 @@ export const assignDelivery = defineRoute({
   description: "pending → accepted, linked to the driver, as if it had accepted. The driver must be an active " +
     "driver of the company (404 otherwise, 422 when deactivated).",
   auth: "bearer",
-  roles: ["company_owner", "company_admin"],
+  roles: COMPANY_MANAGERS,
   params: IdParams,
   body: z.object({ driver_id: z.uuid() }),
   responses: { 200: { description: "The accepted delivery", schema: Delivery }, 422: REFUSED },

@@ -1,8 +1,10 @@
 // The company's drivers.
 import { z } from "zod";
-import { withNewAuthUser } from "../../_shared/auth-admin.ts";
-import { defineRoute, IdParams, PageQuery, pageOf, rpc } from "../../_shared/route.ts";
-import { Email, Name, Password, Phone, Timestamp } from "../../_shared/schemas.ts";
+import { withNewAuthUser } from "../auth-admin.ts";
+import { asService, rpc } from "../../_shared/db.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { COMPANY_MANAGERS, DELIVERY_MANAGERS } from "../roles.ts";
+import { Email, IdParams, Name, PageQuery, pageOf, Password, Phone, Timestamp } from "../schemas.ts";
 
 export const Driver = z.object({
   id: z.uuid(),
@@ -15,7 +17,6 @@ export const Driver = z.object({
   updated_at: Timestamp,
 }).meta({ id: "Driver" });
 
-const MANAGERS = ["company_owner", "company_admin"];
 
 export const createDriver = defineRoute({
   method: "post",
@@ -25,20 +26,26 @@ export const createDriver = defineRoute({
   description: "The driver signs in with this e-mail and password. All or nothing: if the driver cannot be " +
     "created, the login is removed again.",
   auth: "bearer",
-  roles: MANAGERS,
+  roles: COMPANY_MANAGERS,
   body: z.object({ name: Name, email: Email, password: Password, phone: Phone.nullish() }),
   responses: {
     201: { description: "Created", schema: Driver },
     409: { description: "The e-mail address is taken" },
   },
-  async handler({ body, asCaller }) {
+  async handler({ body, authorize }) {
     // Refuse a caller without the right before any login is created.
-    await asCaller((tx) => tx`select private.authorize(variadic ${MANAGERS}::text[])`);
+    const companyId = await authorize(COMPANY_MANAGERS);
     const driver = await withNewAuthUser(
       { email: body.email, password: body.password, user_metadata: { name: body.name } },
       (userId) =>
-        asCaller((tx) =>
-          rpc(tx, "create_driver", { user_id: userId, name: body.name, email: body.email, phone: body.phone })
+        asService((tx) =>
+          rpc(tx, "create_driver", {
+            company_id: companyId,
+            user_id: userId,
+            name: body.name,
+            email: body.email,
+            phone: body.phone,
+          })
         ),
     );
     return { status: 201, body: driver };
@@ -51,7 +58,7 @@ export const listDrivers = defineRoute({
   tag: "drivers",
   summary: "List the company's drivers, newest first",
   auth: "bearer",
-  roles: [...MANAGERS, "admin"],
+  roles: DELIVERY_MANAGERS,
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Driver) } },
   handler: async ({ query, asCaller }) => ({
@@ -65,7 +72,7 @@ export const getDriver = defineRoute({
   tag: "drivers",
   summary: "One driver",
   auth: "bearer",
-  roles: [...MANAGERS, "admin"],
+  roles: DELIVERY_MANAGERS,
   params: IdParams,
   responses: { 200: { description: "The driver", schema: Driver } },
   handler: async ({ params, asCaller }) => ({
@@ -81,7 +88,7 @@ export const updateDriver = defineRoute({
   description: "`active: false` deactivates the driver: from then on every driver endpoint answers it 403, " +
     "until it is reactivated with `active: true`.",
   auth: "bearer",
-  roles: MANAGERS,
+  roles: COMPANY_MANAGERS,
   params: IdParams,
   body: z.object({ name: Name.optional(), phone: Phone.optional(), active: z.boolean().optional() }).strict(),
   responses: { 200: { description: "The driver", schema: Driver } },

@@ -1,9 +1,11 @@
 // Driver locations: a driver's own position (rate-limited in the database) and
 // the managers' live view of every driver's last position.
 import { z } from "zod";
-import { HttpError } from "../../_shared/errors.ts";
-import { defineRoute, ErrorBody, IdParams, rpc } from "../../_shared/route.ts";
-import { LatLng, Timestamp } from "../../_shared/schemas.ts";
+import { rpc } from "../../_shared/db.ts";
+import { ErrorBody, HttpError } from "../../_shared/errors.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
+import { IdParams, LatLng, Timestamp } from "../schemas.ts";
 
 const Position = {
   lat: z.number(),
@@ -64,7 +66,7 @@ export const updateMyLocation = defineRoute({
     "update. An accepted position is broadcast as `driver_location` on the private Realtime topic " +
     "`company:{company_id}` with the same object as the response.",
   auth: "bearer",
-  roles: ["driver"],
+  roles: DRIVER,
   body: LocationUpdate,
   responses: {
     200: { description: "The stored position", schema: DriverLocation },
@@ -103,7 +105,7 @@ export const listDriverLocations = defineRoute({
     "deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic " +
     "`company:{company_id}`.",
   auth: "bearer",
-  roles: ["company_owner", "company_admin", "admin"],
+  roles: DELIVERY_MANAGERS,
   responses: {
     200: { description: "The drivers and their positions", schema: z.object({ items: z.array(DriverLocationItem) }) },
   },
@@ -125,7 +127,7 @@ export const getDeliveryTrail = defineRoute({
     "never in progress. The points stay after the delivery completes. Newer points arrive live as " +
     "`driver_location` broadcasts.",
   auth: "bearer",
-  roles: ["company_owner", "company_admin", "admin"],
+  roles: DELIVERY_MANAGERS,
   params: IdParams,
   responses: { 200: { description: "The trail", schema: DeliveryTrail } },
   handler: async ({ params, asCaller }) => ({

@@ -1,15 +1,15 @@
-// The driver's wallet and withdrawals (DESIGN.md §4, §5), and the declarations
-// of the gateway webhooks that settle them (served by the gateway-webhook function).
+// The driver's wallet and withdrawals (docs/contract.md, Wallets and withdrawals).
 import { z } from "zod";
 import { asService } from "../../_shared/db.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway, type GatewayObject } from "../../_shared/gateway.ts";
-import { defineRoute, IdParams, pageOf, PageQuery, rpc, toHttpError } from "../../_shared/route.ts";
-import { PositiveMoney, Timestamp, UUID_PATTERN } from "../../_shared/schemas.ts";
-import { webhookRoutes } from "../../_shared/webhooks.ts";
+import { rpc } from "../../_shared/db.ts";
+import { toHttpError } from "../../_shared/errors.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { UUID_PATTERN } from "../../_shared/schemas.ts";
+import { DRIVER, WITHDRAWAL_READERS } from "../roles.ts";
+import { IdParams, pageOf, PageQuery, PositiveMoney, Text, Timestamp } from "../schemas.ts";
 
-const DRIVER = ["driver"];
-const READERS = ["driver", "company_owner", "company_admin"];
 
 export const PixKeyType = z.enum(["cpf", "cnpj", "email", "phone", "evp"]);
 
@@ -52,8 +52,16 @@ const Withdrawal = z.object({
   pix_key: z.string().describe("Masked: only the last four characters are shown."),
   pix_key_type: PixKeyType,
   status: z.enum(["processing", "completed", "failed"]),
+  in_doubt: z.boolean().describe(
+    "True while our transfer request failed in a way that may have made the transfer (timeout, 5xx): the amount " +
+      "stays held until the gateway says what happened.",
+  ),
   gateway_transfer_id: z.string().nullable(),
   error_message: z.string().nullable(),
+  failure_kind: z.enum(["gateway_rejected", "transfer_failed", "no_transfer"]).nullable().describe(
+    "Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the " +
+      "gateway has no transfer for it. Kept when a later DONE from the gateway completes it.",
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
   completed_at: Timestamp.nullable(),
@@ -62,7 +70,7 @@ type Withdrawal = z.infer<typeof Withdrawal>;
 
 const WithdrawalRequest = z.object({
   amount: PositiveMoney,
-  pix_key: z.string().trim().min(1).max(140),
+  pix_key: Text(140),
   pix_key_type: PixKeyType,
 }).superRefine((body, ctx) => {
   const format = PIX_KEY_FORMATS[body.pix_key_type];
@@ -140,23 +148,31 @@ async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalReques
     });
   } catch (error) {
     const http = toHttpError(error);
-    // Only a refusal proves there is no transfer. After a timeout, a 5xx or anything
-    // else the gateway may still have made it: its TRANSFER_DONE then completes the
-    // withdrawal, debiting it after all.
-    const failureKind = http.status === 422 ? "gateway_rejected" : "gateway_unavailable";
+    logFailure("withdrawal_transfer_not_made", withdrawal, error);
+    // Only a refusal proves there is no transfer: then the funds are released. After a
+    // timeout, a 5xx or anything else the gateway may have made it: the funds stay held
+    // (in doubt) until its events or the reconciliation job learn what the gateway did.
+    const rejected = http.status === 422;
     try {
       await asService((tx) =>
-        rpc(tx, "fail_withdrawal", {
-          withdrawal_id: withdrawal.id,
-          error_message: String(http.detail),
-          failure_kind: failureKind,
-        })
+        rejected
+          ? rpc(tx, "fail_withdrawal", {
+            withdrawal_id: withdrawal.id,
+            error_message: String(http.detail),
+            failure_kind: "gateway_rejected",
+          })
+          : rpc(tx, "mark_transfer_in_doubt", { withdrawal_id: withdrawal.id, error_message: String(http.detail) })
       );
-    } catch (failError) {
-      logFailure("withdrawal_fail_not_recorded", withdrawal, failError);
+    } catch (recordError) {
+      // Unrecorded, the withdrawal is still processing without a transfer id: reconciliation asks the gateway.
+      logFailure("withdrawal_outcome_not_recorded", withdrawal, recordError);
     }
-    logFailure("withdrawal_transfer_refused", withdrawal, error);
-    throw http;
+    if (rejected) throw http;
+    throw new HttpError(
+      502,
+      `${http.detail}. The withdrawal ${withdrawal.id} stays processing (in_doubt) with its amount held until the ` +
+        "gateway confirms whether the transfer was made.",
+    );
   }
   try {
     return await asService((tx) =>
@@ -178,14 +194,15 @@ export const createWithdrawal = defineRoute({
   description: "The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, " +
     "so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is " +
     "requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the " +
-    "gateway's message) or cannot be reached (502), the withdrawal is `failed` with that message and the amount is " +
-    "released. The transfer events complete or fail it later (POST /api/v1/webhooks/gateway/{company_id}). After a " +
-    "502 the gateway may have made the transfer all the same: its TRANSFER_DONE then still completes the failed " +
-    "withdrawal and debits it, even below a zero balance, because the money did leave; after a refusal (422) it " +
-    "stays failed. A withdrawal left processing without a transfer by a request that died is failed the same way " +
-    "by a scheduled job (public.expire_stale_withdrawals). Pix key " +
-    "formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The " +
-    "key is never shown again in full: responses and broadcasts carry it masked to its last four characters.",
+    "gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If " +
+    "the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal " +
+    "stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the " +
+    "reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no " +
+    "transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the " +
+    "gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast " +
+    "on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a " +
+    "UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its " +
+    "last four characters.",
   auth: "bearer",
   roles: DRIVER,
   body: WithdrawalRequest,
@@ -193,8 +210,8 @@ export const createWithdrawal = defineRoute({
     201: { description: "Processing, with the gateway's transfer id", schema: Withdrawal },
     422: { description: "More than the available balance, no gateway configured, or the gateway refused" },
     502: {
-      description: "The gateway failed or could not be reached; the withdrawal is failed and nothing is held, " +
-        "unless a later TRANSFER_DONE shows that the transfer was made",
+      description: "The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, " +
+        "until the gateway says whether it made the transfer",
     },
   },
   async handler({ body, asCaller }) {
@@ -210,7 +227,7 @@ export const listWithdrawals = defineRoute({
   summary: "Withdrawals, newest first",
   description: "A driver lists its own; an owner or admin the company's.",
   auth: "bearer",
-  roles: READERS,
+  roles: WITHDRAWAL_READERS,
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Withdrawal) } },
   handler: async ({ query, asCaller }) => ({
@@ -225,7 +242,7 @@ export const getWithdrawal = defineRoute({
   summary: "One withdrawal",
   description: "A driver reads its own; an owner or admin the company's. Anyone else's is 404.",
   auth: "bearer",
-  roles: READERS,
+  roles: WITHDRAWAL_READERS,
   params: IdParams,
   responses: { 200: { description: "The withdrawal", schema: Withdrawal } },
   handler: async ({ params, asCaller }) => ({
@@ -233,4 +250,4 @@ export const getWithdrawal = defineRoute({
   }),
 });
 
-export default [getWallet, listTransactions, createWithdrawal, listWithdrawals, getWithdrawal, ...webhookRoutes];
+export default [getWallet, listTransactions, createWithdrawal, listWithdrawals, getWithdrawal];

@@ -1,7 +1,9 @@
 // Prices, the subscription and the webhook audit log.
 import { z } from "zod";
-import { defineRoute, PageQuery, pageOf, rpc } from "../../_shared/route.ts";
-import { Money, Timestamp } from "../../_shared/schemas.ts";
+import { rpc } from "../../_shared/db.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { COMPANY_MANAGERS, DELIVERY_MANAGERS, MEMBERS, OWNER } from "../roles.ts";
+import { Money, PageQuery, pageOf, Timestamp } from "../schemas.ts";
 
 const Prices = z.object({
   base_fee: Money,
@@ -21,7 +23,7 @@ export const getPrices = defineRoute({
   description: "A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is " +
     "credited price * driver_share when it completes the delivery.",
   auth: "bearer",
-  roles: ["company_owner", "company_admin", "admin", "driver"],
+  roles: MEMBERS,
   responses: { 200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }).meta({ id: "Prices" }) } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_prices")) }),
 });
@@ -32,7 +34,7 @@ export const putPrices = defineRoute({
   tag: "prices",
   summary: "Replace the company's price table",
   auth: "bearer",
-  roles: ["company_owner", "company_admin", "admin"],
+  roles: DELIVERY_MANAGERS,
   body: Prices,
   responses: { 200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }) } },
   handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_prices", body)) }),
@@ -50,7 +52,7 @@ export const getSubscription = defineRoute({
   tag: "billing",
   summary: "The company's subscription",
   auth: "bearer",
-  roles: ["company_owner"],
+  roles: OWNER,
   responses: { 200: { description: "The subscription", schema: Subscription } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_subscription")) }),
 });
@@ -62,7 +64,7 @@ export const putSubscription = defineRoute({
   summary: "Change the company's plan",
   description: "A new company starts on `free`. Paid plans run in 30-day periods from the change.",
   auth: "bearer",
-  roles: ["company_owner"],
+  roles: OWNER,
   body: z.object({ plan: z.enum(["free", "pro", "enterprise"]) }),
   responses: { 200: { description: "The subscription", schema: Subscription } },
   handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_subscription", body)) }),
@@ -83,7 +85,7 @@ export const listWebhookEvents = defineRoute({
   tag: "webhooks",
   summary: "The company's webhook audit log, newest first",
   auth: "bearer",
-  roles: ["company_owner", "company_admin"],
+  roles: COMPANY_MANAGERS,
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(WebhookEvent) } },
   handler: async ({ query, asCaller }) => ({

@@ -50,12 +50,12 @@ select tests.act_as_member(a, 'driver') from t;
 select throws_ok(format('select public.update_driver(%L, active => true)', (select a ->> 'driver_id' from t)), 'PT403', null, 'update_driver: a driver refused');
 select tests.reset_role();
 
--- create_driver: owner and admin only
+-- create_driver: the service role only, for a caller the edge authorized (a user could claim any user id)
+select tests.act_as_service_role();
+select is(public.create_driver((select (a ->> 'company_id')::uuid from t), (select new_driver from u), 'New', 'NEW-driver@tests.example') ->> 'email',
+  'new-driver@tests.example', 'create_driver: the service role creates a driver (e-mail lower-cased)');
 select tests.act_as_member(a, 'admin') from t;
-select is(public.create_driver((select new_driver from u), 'New', 'NEW-driver@tests.example') ->> 'email',
-  'new-driver@tests.example', 'create_driver: admin creates a driver (e-mail lower-cased)');
-select tests.act_as_member(a, 'legacy_admin') from t;
-select throws_ok(format('select public.create_driver(%L, %L, %L)', (select x1 from u), 'x', 'x1@tests.example'), 'PT403', null, 'create_driver: legacy admin refused');
+select throws_ok(format('select public.create_driver(%L, %L, %L, %L)', (select a ->> 'company_id' from t), (select x1 from u), 'x', 'x1@tests.example'), '42501', null, 'create_driver: not callable by a user, not even an admin');
 select tests.reset_role();
 
 -- prices: all read; owner, admin, legacy admin write; driver refused; bad values 23514
@@ -81,11 +81,12 @@ select throws_ok($$ select public.set_subscription('free') $$, 'PT403', null, 's
 select tests.reset_role();
 
 -- gateway configuration: owner only; the profile never shows a secret
-select tests.act_as_member(a, 'admin') from t;
-select throws_ok($$ select public.save_gateway_config('c1', 'c2', 'sandbox') $$, 'PT403', null, 'save_gateway_config: admin refused');
-select is(public.get_my_company() -> 'gateway' ->> 'configured', 'false', 'get_my_company: not configured yet');
 select tests.act_as_member(a, 'owner') from t;
-select is(public.save_gateway_config('v1.iv.key', 'v1.iv.secret', 'sandbox') ->> 'environment', 'sandbox', 'save_gateway_config: owner stores');
+select throws_ok(format('select public.save_gateway_config(%L, %L, %L, %L)', (select a ->> 'company_id' from t), 'c1', 'c2', 'sandbox'), '42501', null, 'save_gateway_config: not callable by a user, not even the owner');
+select is(public.get_my_company() -> 'gateway' ->> 'configured', 'false', 'get_my_company: not configured yet');
+select tests.act_as_service_role();
+select is(public.save_gateway_config((select (a ->> 'company_id')::uuid from t), 'v1.iv.key', 'v1.iv.secret', 'sandbox') ->> 'environment', 'sandbox', 'save_gateway_config: the service role stores what the edge encrypted');
+select tests.act_as_member(a, 'owner') from t;
 select is(public.get_my_company() -> 'gateway', '{"configured": true, "environment": "sandbox"}'::jsonb, 'get_my_company: configured, no secret');
 select tests.act_as_member(b, 'driver') from t;
 select is(public.get_my_company() ->> 'id', (select b ->> 'company_id' from t), 'get_my_company: a driver sees its own company');

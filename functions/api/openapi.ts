@@ -1,7 +1,8 @@
 // The OpenAPI 3.1 document, generated from the route declarations that also
 // validate the requests (functions/_shared/route.ts).
 import { z } from "zod";
-import { type AnyRoute, ErrorBody, ValidationErrorBody } from "./route.ts";
+import { ErrorBody, ValidationErrorBody } from "../_shared/errors.ts";
+import type { AnyRoute } from "../_shared/route.ts";
 
 /** Named schemas (`.meta({id})`), shared by every operation that uses them. */
 type Components = Record<string, Record<string, unknown>>;

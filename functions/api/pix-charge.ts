@@ -1,8 +1,8 @@
-// The Pix charge of a new delivery at the company's gateway (DESIGN.md §6):
+// The Pix charge of a new delivery at the company's gateway (docs/contract.md, External services):
 // reuse or make the gateway customer, create the charge with
 // externalReference = the delivery id, and read its copy-paste code and QR image.
-import { asService } from "./db.ts";
-import type { CompanyGateway } from "./gateway.ts";
+import { asService } from "../_shared/db.ts";
+import type { CompanyGateway } from "../_shared/gateway.ts";
 
 export interface PixCustomer {
   name: string;

@@ -1,8 +1,8 @@
-// The routing service client (DESIGN.md §6), speaking the OSRM HTTP API:
+// The routing service client (docs/contract.md, External services), speaking the OSRM HTTP API:
 // GET {base}/route/v1/driving/{lng},{lat};{lng},{lat}?overview=false. Down,
 // slower than 5 s, or any answer but `"code": "Ok"` with a route: 502.
 // Runtime-neutral (fetch only, no Deno globals), so vitest exercises it too.
-import { HttpError } from "./errors.ts";
+import { HttpError } from "../_shared/errors.ts";
 
 export const ROUTING_TIMEOUT_MS = 5_000;
 

@@ -1,8 +1,8 @@
 // The Supabase Auth admin API, as the service role: creating the auth user
 // behind a company owner or a driver, and removing it again when the rest of
 // the operation fails (all-or-nothing).
-import { env } from "./env.ts";
-import { HttpError } from "./errors.ts";
+import { env } from "../_shared/env.ts";
+import { HttpError } from "../_shared/errors.ts";
 
 function headers(): HeadersInit {
   const key = env().SUPABASE_SERVICE_ROLE_KEY;

@@ -12,7 +12,7 @@ import {
   type TestCompany,
 } from "./support/api.ts";
 import { gateway } from "./support/fakes.ts";
-import { creditDriver, requestWithdrawal, transferEvent, walletOf } from "./support/money.ts";
+import { creditDriver, debitsOf, requestWithdrawal, transferEvent, walletOf } from "./support/money.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
 let a: TestCompany;
@@ -35,12 +35,6 @@ const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
 const wallet = walletOf;
 const withdraw = requestWithdrawal;
 
-
-async function debitsOf(withdrawalId: string): Promise<number> {
-  const [row] = await db()`select count(*)::int as n from public.wallet_entries
-                           where withdrawal_id = ${withdrawalId} and kind = 'withdrawal_debit'`;
-  return row.n;
-}
 
 describe("wallet", () => {
   it("starts empty, in BRL, and shows each credit", async () => {

@@ -9,16 +9,8 @@
 // withdrawal request holds.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type DriverMember,
-  stack,
-  type TestCompany,
-  webhook,
-} from "./support/api.ts";
+import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
+import { companyWebhook, PLATFORM_WEBHOOK, webhook } from "./support/webhooks.ts";
 import { creditDriver } from "./support/money.ts";
 import { gateway } from "./support/fakes.ts";
 
@@ -204,12 +196,12 @@ async function eventBatch() {
   };
   const body = JSON.stringify({ event, [route === "payment form" ? "payment" : "transfer"]: object });
   const [path, key] = {
-    company: [`/api/v1/webhooks/gateway/${company.companyId}`, secret],
-    platform: ["/api/v1/webhooks/gateway", stack().platformWebhookSecret],
-    "other company": [`/api/v1/webhooks/gateway/${other.companyId}`, otherSecret],
-    unsigned: ["/api/v1/webhooks/gateway", null],
-    "reference only": [`/api/v1/webhooks/gateway/${company.companyId}`, secret],
-    "payment form": [`/api/v1/webhooks/gateway/${company.companyId}`, secret],
+    company: [companyWebhook(company), secret],
+    platform: [PLATFORM_WEBHOOK, stack().platformWebhookSecret],
+    "other company": [companyWebhook(other), otherSecret],
+    unsigned: [PLATFORM_WEBHOOK, null],
+    "reference only": [companyWebhook(company), secret],
+    "payment form": [companyWebhook(company), secret],
   }[route] as [string, string | null];
   const responses = await Promise.all(Array.from({ length: copies }, () => webhook(path, body, key)));
   history.push(
@@ -341,7 +333,7 @@ describe("a refund's credit reversal", () => {
       await released;
     });
     await isLocked;
-    const refund = webhook(`/api/v1/webhooks/gateway/${shop.companyId}`, {
+    const refund = webhook(companyWebhook(shop), {
       event: "PAYMENT_REFUNDED",
       payment: { object: "payment", id: paymentId, status: "REFUNDED", value: 20, externalReference: delivery.id },
     }, webhookSecret);

@@ -1,0 +1,70 @@
+// One Edge Function in a Deno process of its own, on the stack's database and
+// fakes: for settings the running stack does not have, or for paths the local
+// router sends to another function.
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { stack } from "./api.ts";
+
+export interface FunctionRequest {
+  method?: string;
+  /** The path the function sees. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface FunctionAnswer {
+  status: number;
+  body: any;
+  headers: Record<string, string>;
+}
+
+const root = resolve(import.meta.dirname, "../..");
+
+/** Sends `requests` in order to functions/<fn>/index.ts, with `env` over the stack's settings. */
+export function callFunctionProcess(
+  fn: string,
+  requests: FunctionRequest[],
+  env: Record<string, string> = {},
+): { answers: FunctionAnswer[]; stderr: string } {
+  const script = `
+    const { default: fn } = await import("./functions/${fn}/index.ts");
+    const answers = [];
+    for (const { method, path, headers, body } of ${JSON.stringify(requests)}) {
+      const res = await fn.fetch(new Request("http://local" + path, { method: method ?? "GET", headers, body }));
+      const text = await res.text();
+      let parsed = text;
+      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+      answers.push({ status: res.status, body: parsed, headers: Object.fromEntries(res.headers) });
+    }
+    console.log(JSON.stringify(answers));
+    Deno.exit(0);`;
+  const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 45_000,
+    env: {
+      ...process.env,
+      SUPABASE_URL: stack().apiUrl,
+      SUPABASE_DB_URL: stack().dbUrl,
+      SUPABASE_ANON_KEY: stack().anonKey,
+      SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
+      SUPABASE_JWT_SECRET: stack().jwtSecret,
+      // Not the stack's key: nothing called through here decrypts a company's secrets.
+      SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+      GATEWAY_SANDBOX_URL: stack().fakes.gateway.url,
+      GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
+      GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
+      ROUTING_URL: stack().fakes.routing.url,
+      ...env,
+    },
+  });
+  const line = result.stdout.trim().split("\n").pop() ?? "";
+  let answers: FunctionAnswer[];
+  try {
+    answers = JSON.parse(line);
+  } catch {
+    throw new Error(`functions/${fn} did not answer: ${result.stderr}`);
+  }
+  return { answers, stderr: result.stderr };
+}
