@@ -11,6 +11,8 @@ export interface Controllable {
   delayMs: number;
   /** Moves a stored object to a status (the gateway's payments and transfers); false when unknown. */
   setStatus?(id: string, status: string): boolean;
+  /** Stores an object made outside the fake's API (the gateway's payments and transfers). */
+  put?(kind: "payment" | "transfer", object: { id: string; status: string; [key: string]: unknown }): void;
 }
 
 export interface FakeHandle {
@@ -93,6 +95,16 @@ export async function startFake(
       if (typeof status !== "string") return send(res, Response.json({ detail: "status is required" }, { status: 400 }));
       const found = fake.setStatus?.(decodeURIComponent(object[1]), status) ?? false;
       return send(res, Response.json({ id: decodeURIComponent(object[1]), status }, { status: found ? 200 : 404 }));
+    }
+    // PUT /objects/{payment|transfer} {id, status, ...}: an object the service made some other way.
+    const kind = /^\/objects\/(payment|transfer)$/.exec(path);
+    if (req.method === "PUT" && kind && fake.put) {
+      const object = await request.json().catch(() => null) as { id?: unknown; status?: unknown } | null;
+      if (typeof object?.id !== "string" || typeof object.status !== "string") {
+        return send(res, Response.json({ detail: "id and status are required" }, { status: 400 }));
+      }
+      fake.put(kind[1] as "payment" | "transfer", object as { id: string; status: string });
+      return send(res, Response.json(object));
     }
     const action = actions[`${req.method} ${path}`];
     if (!action) return send(res, new Response(null, { status: 404 }));

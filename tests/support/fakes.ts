@@ -40,5 +40,13 @@ export const gateway = {
   /** Moves a stored payment or transfer to `status` (e.g. "DONE", "RECEIVED"), as the gateway would over time. */
   setStatus: (id: string, status: string) =>
     control(inject("stack").fakes.gateway.controlUrl, `/objects/${encodeURIComponent(id)}`, { status }),
+  /** Stores a payment or transfer the gateway made without the fake's API having been called for it. */
+  put: async (kind: "payment" | "transfer", object: { id: string; status: string; [key: string]: unknown }) => {
+    const res = await fetch(`${inject("stack").fakes.gateway.controlUrl}/objects/${kind}`, {
+      method: "PUT",
+      body: JSON.stringify(object),
+    });
+    if (!res.ok) throw new Error(`fake control PUT /objects/${kind}: ${res.status}`);
+  },
 };
 export const routing = fake<{ requests: number }>("routing");
