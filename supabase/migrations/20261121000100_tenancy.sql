@@ -144,7 +144,7 @@ grant select on public.companies, public.memberships to authenticated;
 grant all on public.companies, public.memberships to service_role;
 
 -- The custom access token hook (config.toml [auth.hook.custom_access_token]):
--- adds `role` and `company_id` from the membership. An older-form member
+-- adds `role` and `company_id` from the membership, and a driver's `driver_id`. An older-form member
 -- (`admin`) keeps the older token: role `authenticated`, app role in user_metadata.
 create function public.custom_access_token_hook(event jsonb)
 returns jsonb
@@ -163,6 +163,11 @@ begin
   if found and member.role <> 'admin' then
     claims := claims
       || jsonb_build_object('role', member.role, 'company_id', member.company_id);
+    -- The driver app needs its driver id for its Realtime topic (driver:{driver_id}).
+    if member.role = 'driver' then
+      claims := claims || jsonb_build_object('driver_id',
+        (select d.id from public.drivers d where d.user_id = (event ->> 'user_id')::uuid));
+    end if;
   elsif found then
     claims := claims || jsonb_build_object('role', 'authenticated');
   end if;

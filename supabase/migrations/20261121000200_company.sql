@@ -133,6 +133,11 @@ create policy drivers_select_visible on public.drivers
   );
 grant select on public.drivers to authenticated;
 grant all on public.drivers to service_role;
+-- The access token hook reads a driver's id (20261121000100_tenancy.sql).
+grant select on public.drivers to supabase_auth_admin;
+create policy drivers_select_auth_hook on public.drivers
+  for select to supabase_auth_admin
+  using (true);
 
 create function private.driver_json(d public.drivers)
 returns jsonb

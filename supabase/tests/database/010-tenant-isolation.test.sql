@@ -1,7 +1,7 @@
 -- Tenancy: the hook's claims, RLS on every table for every role of the own
 -- and of a foreign company, and the older token form.
 begin;
-select plan(34);
+select plan(36);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -18,6 +18,8 @@ select is(tests.token_claims((select (a ->> 'owner')::uuid from t)) ->> 'role', 
 select is(tests.token_claims((select (a ->> 'owner')::uuid from t)) ->> 'company_id', (select a ->> 'company_id' from t), 'hook: owner gets its company_id');
 select is(tests.token_claims((select (a ->> 'admin')::uuid from t)) ->> 'role', 'company_admin', 'hook: admin gets role company_admin');
 select is(tests.token_claims((select (a ->> 'driver')::uuid from t)) ->> 'role', 'driver', 'hook: driver gets role driver');
+select is(tests.token_claims((select (a ->> 'driver')::uuid from t)) ->> 'driver_id', (select a ->> 'driver_id' from t), 'hook: a driver gets its driver_id');
+select is(tests.token_claims((select (a ->> 'owner')::uuid from t)) ->> 'driver_id', null, 'hook: nobody else gets a driver_id');
 select is(tests.token_claims((select (a ->> 'legacy_admin')::uuid from t)) ->> 'role', 'authenticated', 'hook: a legacy admin keeps the older form');
 select is(tests.token_claims((select (a ->> 'legacy_admin')::uuid from t)) -> 'user_metadata' ->> 'role', 'admin', 'hook: the older form carries user_metadata.role');
 select is(tests.token_claims(tests.create_user('nobody@tests.example')) ->> 'role', 'authenticated', 'hook: a user without membership keeps role authenticated');
