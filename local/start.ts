@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, projectRoot } from "./config.ts";
 import { migrate, startDatabase } from "./database.ts";
 import { loadKeys } from "./keys.ts";
 import { startServer } from "./server.ts";
+import { buildWebIfStale } from "./web.ts";
 
 const started = performance.now();
 const log = (line: string) => console.log(line);
@@ -67,6 +68,7 @@ try {
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 
+  const webBuild = await buildWebIfStale(log);
   sql = postgres(database.url, { max: 10, onnotice: () => {} });
   server = await startServer({ config, keys, sql, apiUrl });
 
@@ -79,6 +81,7 @@ Started the local stack in ${seconds} s.
          API URL: ${apiUrl}
      OpenAPI doc: ${apiUrl}/api/v1/openapi.json
         Auth URL: ${apiUrl}/auth/v1
+ Web app (panel): ${apiUrl}/  (${webBuild})
     Realtime URL: ${apiUrl.replace("http", "ws")}/realtime/v1/websocket
   Functions URL: ${apiUrl}/functions/v1
           DB URL: ${database.url}
