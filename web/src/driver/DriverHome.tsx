@@ -11,18 +11,26 @@ import { useAuth } from "../lib/auth.tsx";
 const MapView = lazy(() => import("../components/MapView.tsx"));
 const SHARE_EVERY_MS = 10_000;
 
-/** Sends the browser's position at most once per 10 s while mounted. */
+/**
+ * Sends the browser's position while mounted: at most one update per 10 s
+ * (the server's window counts from the last accepted one, so the next send
+ * waits a little longer), and after a 429 as long as Retry-After says.
+ */
 function LocationSharing() {
   const [sentAt, setSentAt] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const busy = useRef(false);
+  const stopped = useRef(false);
   useEffect(() => {
     if (!("geolocation" in navigator)) return;
+    stopped.current = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const later = (ms: number) => {
+      if (!stopped.current) timer = setTimeout(send, ms);
+    };
     const send = () => {
-      if (busy.current) return;
-      busy.current = true;
       navigator.geolocation.getCurrentPosition(
         async ({ coords }) => {
+          let wait = SHARE_EVERY_MS + 500;
           try {
             const heading = coords.heading != null && Number.isFinite(coords.heading) && coords.heading < 360 ? coords.heading : null;
             const location = await call(api.PUT("/api/v1/locations/me", {
@@ -37,22 +45,24 @@ function LocationSharing() {
             setSentAt(location.updated_at);
             setProblem(null);
           } catch (error) {
-            // A 429 only means this update came too early; the next tick sends again.
+            // A 429 only means this update came too early: shown, and sent again when allowed.
+            if (error instanceof ApiError && error.status === 429 && error.retryAfter) wait = error.retryAfter * 1000 + 200;
             setProblem(errorMessage(error));
-          } finally {
-            busy.current = false;
           }
+          later(wait);
         },
         () => {
-          busy.current = false;
           setProblem(t.driverApp.locationDenied);
+          later(SHARE_EVERY_MS);
         },
         { enableHighAccuracy: true, maximumAge: 0, timeout: 8_000 },
       );
     };
     send();
-    const timer = setInterval(send, SHARE_EVERY_MS);
-    return () => clearInterval(timer);
+    return () => {
+      stopped.current = true;
+      clearTimeout(timer);
+    };
   }, []);
   return (
     <div className="sharing" aria-live="polite">

@@ -13,8 +13,8 @@ export default function GatewayPage() {
   const [secret, setSecret] = useState("");
   const save = useMutation({
     mutationFn: () => call(api.POST("/api/v1/companies/me/gateway-config", { body: { api_key: apiKey, webhook_secret: secret } })),
-    onSuccess: (data) => {
-      client.setQueryData(["company"], data);
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ["company"] });
       setApiKey("");
       setSecret("");
     },
