@@ -17,6 +17,8 @@ const COMPANY_ID = "c0000000-0000-4000-8000-000000000001";
 const WEBHOOK_SECRET = "e2e-company-webhook-secret-0123456789abcdef";
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 const baseURL = () => process.env.E2E_BASE_URL!;
+const formatBRL = (value: number) => new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(value);
+const brl = (text: string | null) => Number(text!.replace(/[^\d,-]/g, "").replace(",", "."));
 
 async function newContext(browser: Browser, options: Parameters<Browser["newContext"]>[0] = {}) {
   return await browser.newContext({ baseURL: baseURL(), ...options });
@@ -192,6 +194,9 @@ test.describe.serial("the company panel and the driver app", () => {
 
     await expect(withdrawal).toHaveAccessibleName(/Completed/);
     await expect(page.getByRole("listitem").filter({ hasText: "Withdrawal:" })).toHaveCount(1);
+    // The debit is in the balance, also without a reload.
+    const credit = brl(await page.getByRole("listitem").filter({ hasText: "Delivery credit" }).locator("strong").textContent());
+    await expect(page.getByTestId("balance")).toHaveText(formatBRL(credit - 5));
     await shot(page, "3-driver-withdrawal-completed");
   });
 
@@ -222,6 +227,18 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(adminPage.getByText("Your role cannot open this page.")).toBeVisible();
     await shot(adminPage, "4-admin-no-gateway");
     await admin.close();
+
+    // The legacy admin (older token form) runs deliveries, but not the company's money or its log.
+    const legacy = await newContext(browser);
+    const legacyPage = await legacy.newPage();
+    await signIn(legacyPage, "legacy-admin@demo.test", "demo-legacy-pass");
+    await expect(legacyPage.getByRole("heading", { name: "Deliveries" })).toBeVisible();
+    await expect(legacyPage.locator(`tr[data-delivery="${deliveryId}"]`).getByText("Completed")).toBeVisible();
+    const legacyNav = legacyPage.getByRole("navigation", { name: "Main" });
+    for (const name of ["Webhook log", "Withdrawals", "Gateway", "Billing"]) {
+      await expect(legacyNav.getByRole("link", { name })).toHaveCount(0);
+    }
+    await legacy.close();
 
     await driverPage.goto("/deliveries");
     await expect(driverPage.getByText("Your role cannot open this page.")).toBeVisible();

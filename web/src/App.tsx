@@ -57,6 +57,9 @@ const PAGES: PageDef[] = [
   { path: "/driver/wallet", roles: DRIVER, nav: t.nav.wallet, render: () => <WalletPage /> },
 ];
 
+/** Pages anyone may open without signing in (e.g. a recipient's tracking page); none yet. */
+const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => ReactNode }[] = [];
+
 const home = (role: Role) => (role === "driver" ? "/driver" : "/deliveries");
 
 export function App() {
@@ -64,11 +67,15 @@ export function App() {
   const path = usePath();
   const { connected } = useRealtime();
 
+  const publicPage = PUBLIC_PAGES.map((p) => ({ page: p, params: match(p.path, path) })).find((p) => p.params);
+
   useEffect(() => {
-    if (loading) return;
+    if (loading || publicPage) return;
     if (!session && path !== "/signin") navigate("/signin", true);
     if (identity && (path === "/" || path === "/signin")) navigate(home(identity.role), true);
-  }, [loading, session, identity, path]);
+  }, [loading, session, identity, path, publicPage]);
+
+  if (publicPage) return <Suspense fallback={<Loading />}>{publicPage.page.render(publicPage.params!)}</Suspense>;
 
   if (loading) return <main className="center"><Loading /></main>;
   if (!session) return <SignIn />;

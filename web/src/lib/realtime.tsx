@@ -100,6 +100,8 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
       });
       presence.subscribe((status) => {
         if (status === "SUBSCRIBED") void presence.track({ driver_id: identity.driverId, online_at: new Date().toISOString() });
+        // A platform that does not let drivers announce themselves: no presence, and no endless rejoining.
+        if (status === "CHANNEL_ERROR") void supabase.removeChannel(presence);
       });
       channels.push(presence);
     }
