@@ -179,6 +179,15 @@ test.describe.serial("the company panel and the driver app", () => {
   test("3. the driver requests a withdrawal and sees it complete live when TRANSFER_DONE arrives", async () => {
     const page = driverPage;
     await expectLabelled(page);
+    // More than the balance: refused, and said in words, not as the API's JSON.
+    await page.getByLabel("Amount (R$)").fill("1000");
+    await page.getByLabel("Pix key type").selectOption("email");
+    await page.getByLabel("Pix key", { exact: true }).fill("dora@pix.example.com");
+    await page.getByRole("button", { name: "Request withdrawal" }).click();
+    const refusal = page.getByRole("alert");
+    await expect(refusal).toHaveText(/^That cannot be done now: .+\.$/);
+    await expect(refusal).not.toContainText("{");
+
     await page.getByLabel("Amount (R$)").fill("5");
     await page.getByLabel("Pix key type").selectOption("email");
     await page.getByLabel("Pix key", { exact: true }).fill("dora@pix.example.com");
@@ -190,7 +199,7 @@ test.describe.serial("the company panel and the driver app", () => {
     await ownerPage.getByRole("link", { name: "Simulators" }).click();
     await expect(ownerPage.getByRole("heading", { name: "Simulators (local stack only)" })).toBeVisible();
     await ownerPage.getByRole("button", { name: /^TRANSFER_DONE for / }).click();
-    await expect(ownerPage.getByText("TRANSFER_DONE sent: accepted.")).toBeVisible();
+    await expect(ownerPage.getByText("TRANSFER_DONE sent: accepted by the webhook.")).toBeVisible();
 
     await expect(withdrawal).toHaveAccessibleName(/Completed/);
     await expect(page.getByRole("listitem").filter({ hasText: "Withdrawal:" })).toHaveCount(1);
@@ -251,6 +260,49 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(strangerPage.getByRole("alert")).toHaveText("The email or password is wrong. Check them and try again.");
     await shot(strangerPage, "4-wrong-password");
     await stranger.close();
+  });
+
+  test("5. the owner assigns an invoice delivery and cancels another; every panel page labels its inputs", async () => {
+    const page = ownerPage;
+    async function createInvoice(to: string) {
+      await page.getByRole("link", { name: "New delivery" }).first().click();
+      await page.getByLabel("Pick-up address").fill("Praça da Sé, São Paulo");
+      await page.getByLabel("Drop-off address").fill(to);
+      await page.getByLabel("Payment method", { exact: true }).selectOption("invoice");
+      await expect(page.getByLabel("Client name")).toHaveCount(0);
+      await page.getByRole("button", { name: "Create delivery" }).click();
+      await expect(page.getByRole("heading", { name: /^Delivery / })).toBeVisible();
+      await expect(page.getByText("Invoice: Invoiced")).toBeVisible();
+    }
+
+    await createInvoice("Rua Augusta, 500");
+    await page.getByLabel("Assign to driver").selectOption({ label: "Dino Driver" });
+    await page.getByRole("button", { name: "Assign", exact: true }).click();
+    await expect(page.getByText("Accepted", { exact: true }).first()).toBeVisible();
+    await expect(page.locator("dd").filter({ hasText: "Dino Driver" })).toBeVisible();
+
+    await createInvoice("Rua Oscar Freire, 10");
+    await page.getByLabel("Reason for cancelling").fill("The client changed their mind");
+    await page.getByRole("button", { name: "Cancel delivery" }).click();
+    await expect(page.getByText("Cancelled", { exact: true }).first()).toBeVisible();
+    await expect(page.getByText("Reason for cancelling: The client changed their mind")).toBeVisible();
+    await shot(page, "5-owner-cancelled");
+
+    for (const [link, heading] of [
+      ["Deliveries", "Deliveries"],
+      ["Drivers", "Drivers"],
+      ["Live map", "Live map of drivers"],
+      ["Prices", "Prices"],
+      ["Withdrawals", "Withdrawals"],
+      ["Webhook log", "Webhook log"],
+      ["Gateway", "Payment gateway"],
+      ["Billing", "Billing"],
+      ["Simulators", "Simulators (local stack only)"],
+    ]) {
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: link, exact: true }).click();
+      await expect(page.getByRole("heading", { name: heading, exact: true })).toBeVisible();
+      await expectLabelled(page);
+    }
   });
 
   test("the first load of the built app is under 300 KB of JavaScript, gzipped", async ({ browser }) => {

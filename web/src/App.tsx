@@ -104,7 +104,7 @@ export function App() {
 
   return (
     <div className={isDriver ? "layout driver" : "layout panel"}>
-      <a className="skip" href="#content">Skip to content</a>
+      <a className="skip" href="#content">{t.skipToContent}</a>
       <header className="top">
         <strong>{t.appName}</strong>
         <span className={connected ? "live on" : "live off"} role="status">{connected ? t.live : t.offline}</span>

@@ -47,7 +47,7 @@ export function Badge({ value, text }: { value: string; text: string }) {
 /** Cursor pagination: a stack of the cursors of the pages before this one. */
 export function Pager({ cursors, next, onChange }: { cursors: string[]; next: string | null; onChange: (c: string[]) => void }) {
   return (
-    <nav className="pager" aria-label="Pagination">
+    <nav className="pager" aria-label={t.pagination}>
       <button type="button" disabled={cursors.length === 0} onClick={() => onChange(cursors.slice(0, -1))}>
         {t.previous}
       </button>

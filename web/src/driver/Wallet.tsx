@@ -7,7 +7,7 @@ import { Badge, ErrorNote, Field, Loading, Note, Pager, Select } from "../compon
 import { formatBRL, formatDateTime } from "../format.ts";
 import { t } from "../i18n/index.ts";
 
-const KEY_TYPES: [string, string][] = [["cpf", "CPF"], ["cnpj", "CNPJ"], ["email", "Email"], ["phone", "Phone"], ["evp", "Random key (EVP)"]];
+const KEY_TYPES = Object.entries(t.wallet.keyTypes);
 
 export default function WalletPage() {
   const client = useQueryClient();

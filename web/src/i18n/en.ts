@@ -12,6 +12,9 @@ export const en = {
   previous: "Previous page",
   next: "Next page",
   live: "Live",
+  skipToContent: "Skip to content",
+  pagination: "Pagination",
+  actions: "Actions",
   offline: "Reconnecting…",
 
   auth: {
@@ -244,6 +247,8 @@ export const en = {
     sent: (event: string, result: string) => `${event} sent: ${result}.`,
     none: "Nothing to simulate right now.",
     fire: (event: string, id: string) => `${event} for ${id}`,
+    accepted: "accepted by the webhook",
+    answered: (status: number) => `answered ${status}`,
   },
   driverApp: {
     available: "Available deliveries",
@@ -278,5 +283,6 @@ export const en = {
     withdrawing: "Requesting the transfer…",
     amount: "Amount (R$)",
     myWithdrawals: "My withdrawals",
+    keyTypes: { cpf: "CPF", cnpj: "CNPJ", email: "Email", phone: "Phone", evp: "Random key (EVP)" } as Record<string, string>,
   },
 };

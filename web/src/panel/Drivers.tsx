@@ -91,7 +91,7 @@ export default function DriversPage() {
               <th scope="col">{t.drivers.active}</th>
               <th scope="col">{t.drivers.online}</th>
               <th scope="col">{t.drivers.lastSeen}</th>
-              {editable && <th scope="col"><span className="sr-only">Actions</span></th>}
+              {editable && <th scope="col"><span className="sr-only">{t.actions}</span></th>}
             </tr>
           </thead>
           <tbody>

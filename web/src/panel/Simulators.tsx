@@ -24,7 +24,7 @@ async function fire(body: Fire): Promise<string> {
   if (!res) throw new ApiError(0, null);
   const answer = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, answer);
-  return res.status === 200 ? "accepted" : String(res.status);
+  return res.status === 200 ? t.simulators.accepted : t.simulators.answered(res.status);
 }
 
 export default function SimulatorsPage() {
