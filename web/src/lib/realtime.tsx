@@ -96,7 +96,8 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
     if (identity.role === "driver") {
       // The driver announces itself on its company's channel while the app is open.
       const presence = supabase.channel(presenceTopic(identity.companyId), {
-        config: { private: true, presence: { key: identity.driverId ?? identity.userId } },
+        // enabled: a channel with no presence listeners would otherwise join for broadcast only.
+        config: { private: true, presence: { key: identity.driverId ?? identity.userId, enabled: true } },
       });
       presence.subscribe((status) => {
         if (status === "SUBSCRIBED") void presence.track({ driver_id: identity.driverId, online_at: new Date().toISOString() });
