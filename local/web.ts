@@ -126,7 +126,12 @@ export function createWebApp(options: WebOptions): (req: Request) => Promise<Res
   }
 
   async function file(path: string): Promise<Response | null> {
-    const relative = decodeURIComponent(path).replace(/^\/+/, "");
+    let relative: string;
+    try {
+      relative = decodeURIComponent(path).replace(/^\/+/, "");
+    } catch {
+      return null; // a malformed escape names no file
+    }
     if (relative.split("/").some((part) => part === ".." || part.startsWith("."))) return null;
     const url = new URL(relative, distDir);
     const info = await Deno.stat(url).catch(() => null);

@@ -1,6 +1,7 @@
 // The signed-in user: session from supabase-js (which refreshes it), and who
 // the platform says the user is (role and company from the membership).
 import type { Session } from "@supabase/supabase-js";
+import { useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useContext, useEffect, useState } from "react";
 import { api, call } from "../api/client.ts";
 import { supabase } from "./supabase.ts";
@@ -55,6 +56,7 @@ async function resolveIdentity(session: Session): Promise<Identity | null> {
 
 export function AuthProvider({ children }: { children: ReactNode }) {
   const [state, setState] = useState<AuthState>({ loading: true, session: null, identity: null, problem: null });
+  const queryClient = useQueryClient();
   useEffect(() => {
     let current: string | null = null;
     const apply = async (session: Session | null) => {
@@ -66,6 +68,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         return;
       }
       current = user;
+      // Nothing one user saw may show for the next one in this tab.
+      queryClient.clear();
       if (!session) {
         setState({ loading: false, session: null, identity: null, problem: null });
         return;
@@ -79,7 +83,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       setTimeout(() => void apply(session), 0);
     });
     return () => data.subscription.unsubscribe();
-  }, []);
+  }, [queryClient]);
   return <AuthContext.Provider value={state}>{children}</AuthContext.Provider>;
 }
 
