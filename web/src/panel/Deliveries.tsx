@@ -24,6 +24,11 @@ export function DeliveriesPage() {
       })),
   });
   const items = (query.data?.items ?? []).filter((d) => !payment || d.payment_status === payment);
+  const drivers = useQuery({
+    queryKey: ["drivers", "all-active"],
+    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
+  });
+  const driverName = (id: string | null) => (id ? drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id) : "—");
 
   return (
     <section aria-labelledby="deliveries-title">
@@ -49,10 +54,11 @@ export function DeliveriesPage() {
               <th scope="col">{t.deliveries.columns.status}</th>
               <th scope="col">{t.deliveries.columns.payment}</th>
               <th scope="col">{t.deliveries.columns.price}</th>
+              <th scope="col">{t.deliveries.columns.driver}</th>
             </tr>
           </thead>
           <tbody>
-            {items.length === 0 && <tr><td colSpan={5}>{t.deliveries.empty}</td></tr>}
+            {items.length === 0 && <tr><td colSpan={6}>{t.deliveries.empty}</td></tr>}
             {items.map((d) => (
               <tr key={d.id} data-delivery={d.id}>
                 <td>
@@ -64,6 +70,7 @@ export function DeliveriesPage() {
                 <td><Badge value={d.status} text={t.status[d.status]} /></td>
                 <td>{t.paymentMethod[d.payment_method]}: {t.paymentStatus[d.payment_status]}</td>
                 <td>{formatBRL(d.price as number)}</td>
+                <td>{driverName(d.driver_id ?? null)}</td>
               </tr>
             ))}
           </tbody>
