@@ -161,6 +161,7 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(page.getByText("In progress", { exact: true })).toBeVisible();
     await expect(page.getByText(/^Too many updates\. The next one goes in \d+ s\.$/)).toBeVisible();
     await expect(page.getByText(/^Location sent at /)).toBeVisible({ timeout: 15_000 });
+    await expect(page.getByRole("img", { name: "Route map" }).locator(".map-marker-driver")).toHaveCount(1);
     await expect(page.getByText(/^Too many updates/)).toHaveCount(0);
 
     // The owner follows the delivery on its page: the driver's position, then the next one.
@@ -315,6 +316,10 @@ test.describe.serial("the company panel and the driver app", () => {
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: link, exact: true }).click();
       await expect(page.getByRole("heading", { name: heading, exact: true })).toBeVisible();
       await expectLabelled(page);
+      if (link === "Live map") {
+        // Dora's last position, from journey 2.
+        await expect(page.getByRole("listitem").filter({ hasText: "Dora Driver" })).toContainText("-23.55610, -46.64490");
+      }
     }
   });
 

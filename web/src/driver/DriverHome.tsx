@@ -16,7 +16,7 @@ const SHARE_EVERY_MS = 10_000;
  * (the server's window counts from the last accepted one, so the next send
  * waits a little longer), and after a 429 as long as Retry-After says.
  */
-function LocationSharing() {
+function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => void }) {
   const [sentAt, setSentAt] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const stopped = useRef(false);
@@ -43,6 +43,7 @@ function LocationSharing() {
               },
             }));
             setSentAt(location.updated_at);
+            onSent(location.lat, location.lng);
             setProblem(null);
           } catch (error) {
             // A 429 only means this update came too early: shown, and sent again when allowed.
@@ -75,6 +76,7 @@ function LocationSharing() {
 
 function CurrentDelivery({ delivery }: { delivery: Delivery }) {
   const client = useQueryClient();
+  const [me, setMe] = useState<{ lat: number; lng: number } | null>(null);
   const id = delivery.id;
   const onDone = (d: Delivery) => {
     client.setQueryData(["delivery", id], d);
@@ -109,6 +111,9 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
               lng: delivery.destination.lng,
               label: `${t.driverApp.destination}: ${delivery.destination_address}`,
             },
+            ...(me && delivery.status === "in_progress"
+              ? [{ id: "me", kind: "driver" as const, lat: me.lat, lng: me.lng, label: t.driverApp.you }]
+              : []),
           ]}
           lines={[{
             id: "route",
@@ -117,7 +122,7 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
           }]}
         />
       </Suspense>
-      {delivery.status === "in_progress" && <LocationSharing />}
+      {delivery.status === "in_progress" && <LocationSharing onSent={(lat, lng) => setMe({ lat, lng })} />}
       <ErrorNote error={start.error ?? complete.error} />
       {delivery.status === "accepted" && (
         <button type="button" disabled={start.isPending} onClick={() => start.mutate()}>

@@ -267,6 +267,7 @@ export const en = {
     locationDenied: "Location access was refused; the company cannot follow this delivery.",
     completed: "Delivery completed. The credit is in your wallet.",
     destination: "Destination",
+    you: "You are here",
   },
   wallet: {
     title: "Wallet",
