@@ -42,6 +42,10 @@ async function expectLabelled(page: Page) {
   expect(unlabelled).toEqual([]);
 }
 
+/** A delivery's row in the deliveries table, found by its link. */
+const deliveryRow = (page: Page, id: string) =>
+  page.getByRole("row").filter({ has: page.getByRole("link", { name: `Open delivery ${id.slice(0, 8)}` }) });
+
 function signedWebhook(body: Record<string, unknown>, secret: string) {
   const raw = JSON.stringify(body);
   return {
@@ -106,7 +110,7 @@ test.describe.serial("the company panel and the driver app", () => {
     await page.getByLabel("Pick-up address").fill("Praça da Sé, São Paulo");
     await page.getByLabel("Drop-off address").fill("Av. Paulista, 1000");
     // The quote follows the points as they are typed.
-    const quote = page.getByTestId("quote");
+    const quote = page.getByRole("region", { name: "Quote" }).getByText(/ km, about /);
     await expect(quote).toHaveText(/km, about \d+ min: R\$\s?\d/);
     const firstQuote = await quote.textContent();
     await page.getByLabel("Drop-off latitude").fill("-23.5700");
@@ -125,7 +129,7 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(page.getByLabel("Pix copy-paste code")).toHaveValue(/^000201.*br\.gov\.bcb\.pix/);
 
     await page.getByRole("link", { name: "Back to deliveries" }).click();
-    const row = page.locator(`tr[data-delivery="${deliveryId}"]`);
+    const row = deliveryRow(page, deliveryId);
     await expect(row.getByText("Awaiting payment")).toBeVisible();
 
     // The gateway reports the payment to the company's webhook; the row changes without a reload.
@@ -161,15 +165,15 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(page.getByText("In progress", { exact: true })).toBeVisible();
     await expect(page.getByText(/^Too many updates\. The next one goes in \d+ s\.$/)).toBeVisible();
     await expect(page.getByText(/^Location sent at /)).toBeVisible({ timeout: 15_000 });
-    await expect(page.getByRole("img", { name: "Route map" }).locator(".map-marker-driver")).toHaveCount(1);
+    await expect(page.getByRole("img", { name: "Route map" }).getByTitle("You are here")).toHaveCount(1);
     await expect(page.getByText(/^Too many updates/)).toHaveCount(0);
 
     // The owner follows the delivery on its page: the driver's position, then the next one.
-    await ownerPage.locator(`tr[data-delivery="${deliveryId}"]`).getByRole("link").click();
+    await deliveryRow(ownerPage, deliveryId).getByRole("link").click();
     await expect(ownerPage.getByText("In progress", { exact: true })).toBeVisible();
-    const position = ownerPage.getByTestId("driver-position");
+    const position = ownerPage.getByText(/^Driver at /);
     await expect(position).toContainText("-23.55030, -46.63390");
-    await expect(ownerPage.getByRole("img", { name: "Route map" }).locator(".map-marker-driver")).toHaveCount(1);
+    await expect(ownerPage.getByRole("img", { name: "Route map" }).getByTitle("Driver", { exact: true })).toHaveCount(1);
     await driver.setGeolocation({ latitude: -23.5561, longitude: -46.6449 });
     // At most one update per 10 s: the next one arrives within about that.
     await expect(position).toContainText("-23.55610, -46.64490", { timeout: 20_000 });
@@ -185,7 +189,7 @@ test.describe.serial("the company panel and the driver app", () => {
     const credit = page.getByRole("listitem").filter({ hasText: "Delivery credit" });
     await expect(credit).toHaveCount(1);
     const amount = (await credit.locator("strong").textContent())!;
-    await expect(page.getByTestId("balance")).toHaveText(amount);
+    await expect(page.getByRole("status", { name: "Balance" })).toHaveText(amount);
     expect(amount).not.toMatch(/0,00$/);
     await shot(page, "2-driver-wallet-credited");
   });
@@ -219,7 +223,7 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(page.getByRole("listitem").filter({ hasText: "Withdrawal:" })).toHaveCount(1);
     // The debit is in the balance, also without a reload.
     const credit = brl(await page.getByRole("listitem").filter({ hasText: "Delivery credit" }).locator("strong").textContent());
-    await expect(page.getByTestId("balance")).toHaveText(formatBRL(credit - 5));
+    await expect(page.getByRole("status", { name: "Balance" })).toHaveText(formatBRL(credit - 5));
     await shot(page, "3-driver-withdrawal-completed");
   });
 
@@ -256,7 +260,7 @@ test.describe.serial("the company panel and the driver app", () => {
     const legacyPage = await legacy.newPage();
     await signIn(legacyPage, "legacy-admin@demo.test", "demo-legacy-pass");
     await expect(legacyPage.getByRole("heading", { name: "Deliveries" })).toBeVisible();
-    await expect(legacyPage.locator(`tr[data-delivery="${deliveryId}"]`).getByText("Completed")).toBeVisible();
+    await expect(deliveryRow(legacyPage, deliveryId).getByText("Completed")).toBeVisible();
     const legacyNav = legacyPage.getByRole("navigation", { name: "Main" });
     for (const name of ["Webhook log", "Withdrawals", "Gateway", "Billing"]) {
       await expect(legacyNav.getByRole("link", { name })).toHaveCount(0);

@@ -44,8 +44,10 @@ export default function WalletPage() {
         <ErrorNote error={wallet.error} />
         {wallet.data && (
           <dl className="facts">
-            <dt>{t.wallet.balance}</dt><dd data-testid="balance">{formatBRL(wallet.data.balance)}</dd>
-            <dt>{t.wallet.available}</dt><dd data-testid="available">{formatBRL(wallet.data.available_balance)}</dd>
+            <dt id="balance-label">{t.wallet.balance}</dt>
+            <dd><output aria-labelledby="balance-label">{formatBRL(wallet.data.balance)}</output></dd>
+            <dt id="available-label">{t.wallet.available}</dt>
+            <dd><output aria-labelledby="available-label">{formatBRL(wallet.data.available_balance)}</output></dd>
           </dl>
         )}
       </section>

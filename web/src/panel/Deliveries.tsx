@@ -60,7 +60,7 @@ export function DeliveriesPage() {
           <tbody>
             {items.length === 0 && <tr><td colSpan={6}>{t.deliveries.empty}</td></tr>}
             {items.map((d) => (
-              <tr key={d.id} data-delivery={d.id}>
+              <tr key={d.id}>
                 <td>
                   <Link to={`/deliveries/${d.id}`} aria-label={t.deliveries.open(shortId(d.id))}>
                     {formatDateTime(d.created_at)}

@@ -73,12 +73,11 @@ export default function DeliveryPage({ id }: { id: string }) {
     enabled: !!tracking,
     queryFn: () => call(api.GET("/api/v1/deliveries/{id}/trail", { params: { path: { id } } })),
   });
-  const [position, setPosition] = useState<DriverLocation | null>(null);
+  // The driver's positions while in progress extend the cached trail; its last point is where the driver is.
   useRealtimeEvent((event, payload) => {
     const location = payload as unknown as DriverLocation;
     if (event !== "driver_location" || !delivery || location.driver_id !== delivery.driver_id) return;
     if (delivery.status !== "in_progress") return;
-    setPosition(location);
     client.setQueryData<{ delivery_id: string; points: { lat: number; lng: number; recorded_at: string }[] }>(
       ["trail", id],
       (old) => old && { ...old, points: [...old.points, { lat: location.lat, lng: location.lng, recorded_at: location.updated_at }] },
@@ -110,7 +109,7 @@ export default function DeliveryPage({ id }: { id: string }) {
   const driverName = drivers.data?.items.find((d) => d.id === delivery?.driver_id)?.name;
 
   const points = trail.data?.points ?? [];
-  const last = position ?? (points.length ? { lat: points.at(-1)!.lat, lng: points.at(-1)!.lng, updated_at: points.at(-1)!.recorded_at } : null);
+  const last = points.at(-1) ?? null;
   const { markers, lines } = useMemo(() => {
     if (!delivery) return { markers: [], lines: [] };
     const markers: MapMarker[] = [
@@ -158,7 +157,7 @@ export default function DeliveryPage({ id }: { id: string }) {
           </Suspense>
           {tracking && <p>{t.delivery.trail(points.length)}</p>}
           {last && delivery.status === "in_progress" && (
-            <p role="status" data-testid="driver-position">{t.delivery.driverAt(last.lat, last.lng, formatTime(last.updated_at))}</p>
+            <p role="status">{t.delivery.driverAt(last.lat, last.lng, formatTime(last.recorded_at))}</p>
           )}
         </div>
       </div>

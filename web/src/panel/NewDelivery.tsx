@@ -118,7 +118,7 @@ export default function NewDeliveryPage() {
             ? <p role="status">{t.newDelivery.quoting}</p>
             : quote.data
             ? (
-              <p data-testid="quote">
+              <p>
                 {t.newDelivery.quoteLine(
                   formatKm(quote.data.distance_m),
                   formatMinutes(quote.data.duration_s),
