@@ -261,6 +261,8 @@ test.describe.serial("the company panel and the driver app", () => {
     await signIn(legacyPage, "legacy-admin@demo.test", "demo-legacy-pass");
     await expect(legacyPage.getByRole("heading", { name: "Deliveries" })).toBeVisible();
     await expect(deliveryRow(legacyPage, deliveryId).getByText("Completed")).toBeVisible();
+    // Its token has no company_id claim; the company channel lets it in all the same.
+    await expect(legacyPage.getByText("Live", { exact: true })).toBeVisible();
     const legacyNav = legacyPage.getByRole("navigation", { name: "Main" });
     for (const name of ["Webhook log", "Withdrawals", "Gateway", "Billing"]) {
       await expect(legacyNav.getByRole("link", { name })).toHaveCount(0);
