@@ -10,6 +10,7 @@ import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
+import { createWebApp } from "./web.ts";
 
 type Handler = (req: Request) => Response | Promise<Response>;
 
@@ -60,8 +61,9 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     ...config.auth,
   });
   const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
-  const gateway = createGatewaySimulator();
+  const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
+  const web = createWebApp({ apiUrl: options.apiUrl, anonKey: keys.anonKey, platformWebhookSecret: config.env.GATEWAY_PLATFORM_WEBHOOK_SECRET, gateway });
 
   /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
   async function invoke(fn: FunctionConfig & { fetch: Handler }, req: Request): Promise<Response> {
@@ -97,7 +99,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
       const target = functions.get(fn);
       if (pattern.test(path) && target) return await invoke(target, req);
     }
-    return Response.json({ detail: "Not Found" }, { status: 404 });
+    return (await web(req)) ?? Response.json({ detail: "Not Found" }, { status: 404 });
   }
 
   const server = Deno.serve(

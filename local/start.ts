@@ -6,6 +6,7 @@ import { migrate, startDatabase } from "./database.ts";
 import { loadKeys } from "./keys.ts";
 import { startServer } from "./server.ts";
 import { type Background, startBackground } from "./background.ts";
+import { buildWebIfStale } from "./web.ts";
 
 const started = performance.now();
 const log = (line: string) => console.log(line);
@@ -70,6 +71,7 @@ try {
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 
+  const webBuild = await buildWebIfStale(log);
   sql = postgres(database.url, { max: 10, onnotice: () => {} });
   server = await startServer({ config, keys, sql, apiUrl });
   // The scheduled jobs (pg_cron + pg_net) and the Vault secrets they read, as on a hosted project.
@@ -88,6 +90,7 @@ Started the local stack in ${seconds} s.
          API URL: ${apiUrl}
      OpenAPI doc: ${apiUrl}/api/v1/openapi.json
         Auth URL: ${apiUrl}/auth/v1
+ Web app (panel): ${apiUrl}/  (${webBuild})
     Realtime URL: ${apiUrl.replace("http", "ws")}/realtime/v1/websocket
   Functions URL: ${apiUrl}/functions/v1
           DB URL: ${database.url}

@@ -2,6 +2,8 @@
 // and Pix transfers in memory, answering as the gateway does. Runtime-neutral
 // (a fetch handler), so the local stack serves it and the test suite wraps it
 // in its loopback fake, where tests make it slow or failing.
+import { qrPngBase64 } from "./qr-png.ts";
+
 // The object shape of functions/_shared/gateway.ts, restated: that module reads
 // the Edge Functions' configuration, which the Node test harness cannot load.
 export interface GatewayObject {
@@ -41,7 +43,16 @@ function today(offsetDays = 0): string {
   return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
 
-export function createGatewaySimulator(): GatewaySimulator {
+export interface GatewaySimulatorOptions {
+  /**
+   * Answer pixQrCode with a real, scannable PNG of the Pix payload (the local
+   * stack, so the panel shows a code a phone reads); otherwise a short
+   * placeholder, which the test suite's fake asserts byte for byte.
+   */
+  pngQrCodes?: boolean;
+}
+
+export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): GatewaySimulator {
   let sequence = 0;
   const nextId = (prefix: string) => `${prefix}_${(++sequence).toString().padStart(6, "0")}${crypto.randomUUID().slice(0, 8)}`;
 
@@ -69,18 +80,18 @@ export function createGatewaySimulator(): GatewaySimulator {
       if (sim.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
       if (sim.mode === "fail") return internalError();
       if (sim.mode === "reject") return gatewayError(400, "invalid_action", "Operation rejected by the gateway");
-      const answer = handle(req.method, path, url.searchParams, req.headers.get("access_token"), body);
+      const answer = await handle(req.method, path, url.searchParams, req.headers.get("access_token"), body);
       return sim.mode === "fail-after-create" ? internalError() : answer;
     },
   };
 
-  function handle(
+  async function handle(
     method: string,
     path: string,
     query: URLSearchParams,
     accessToken: string | null,
     body: unknown,
-  ): Response {
+  ): Promise<Response> {
     if (!accessToken) return gatewayError(401, "invalid_access_token", "Missing access token");
     const input = (body ?? {}) as Record<string, unknown>;
 
@@ -107,9 +118,10 @@ export function createGatewaySimulator(): GatewaySimulator {
     }
     if (method === "GET" && (match = /^\/v3\/payments\/([^/]+)\/pixQrCode$/.exec(path))) {
       if (!sim.payments.has(match[1])) return gatewayError(404, "not_found", "Payment not found");
+      const payload = `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${match[1]}5204000053039865802BR6304ABCD`;
       return json({
-        encodedImage: btoa(`qr:${match[1]}`),
-        payload: `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${match[1]}5204000053039865802BR6304ABCD`,
+        encodedImage: options.pngQrCodes ? await qrPngBase64(payload) : btoa(`qr:${match[1]}`),
+        payload,
         expirationDate: `${today(1)} 23:59:59`,
       });
     }

@@ -1,0 +1,16 @@
+#!/bin/sh
+# `npm run test:web`: the browser journeys. Debian's chromium is the browser
+# (installed here when missing, as the pgTAP runner installs pgTAP); Playwright
+# never downloads one.
+set -e
+if [ ! -x /usr/bin/chromium ]; then
+  echo "Installing Debian's chromium for the browser tests..."
+  if [ "$(id -u)" = 0 ]; then
+    (apt-get install -y chromium || (apt-get update && apt-get install -y chromium)) >/dev/null
+  else
+    echo "chromium is missing: run 'apt-get install chromium' as root" >&2
+    exit 1
+  fi
+fi
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+exec npx playwright test -c tests/e2e/playwright.config.ts "$@"

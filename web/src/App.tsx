@@ -1,0 +1,124 @@
+// Layout and pages by role: the company panel for owners and admins, the
+// phone-sized driver app for drivers. A page a role may not open says so.
+import { lazy, type ReactNode, Suspense, useEffect } from "react";
+import { config } from "./config.ts";
+import { t } from "./i18n/index.ts";
+import { can, COMPANY_MANAGERS, DELIVERY_MANAGERS, type Role, useAuth } from "./lib/auth.tsx";
+import { useRealtime } from "./lib/realtime.tsx";
+import { Link, match, navigate, usePath } from "./lib/router.tsx";
+import { supabase } from "./lib/supabase.ts";
+import { Loading } from "./components/ui.tsx";
+import { SignIn } from "./SignIn.tsx";
+import { DeliveriesPage } from "./panel/Deliveries.tsx";
+
+const DeliveryPage = lazy(() => import("./panel/DeliveryPage.tsx"));
+const NewDeliveryPage = lazy(() => import("./panel/NewDelivery.tsx"));
+const DriversPage = lazy(() => import("./panel/Drivers.tsx"));
+const LiveMapPage = lazy(() => import("./panel/LiveMap.tsx"));
+const PricesPage = lazy(() => import("./panel/Prices.tsx"));
+const WithdrawalsPage = lazy(() => import("./panel/Withdrawals.tsx"));
+const WebhooksPage = lazy(() => import("./panel/Webhooks.tsx"));
+const GatewayPage = lazy(() => import("./panel/Gateway.tsx"));
+const BillingPage = lazy(() => import("./panel/Billing.tsx"));
+const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
+const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
+const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
+
+interface PageDef {
+  path: string;
+  roles: Role[];
+  nav?: string;
+  render: (params: Record<string, string>) => ReactNode;
+  localOnly?: boolean;
+}
+
+const DRIVER: Role[] = ["driver"];
+const OWNER: Role[] = ["company_owner"];
+
+const PAGES: PageDef[] = [
+  { path: "/deliveries", roles: DELIVERY_MANAGERS, nav: t.nav.deliveries, render: () => <DeliveriesPage /> },
+  { path: "/deliveries/new", roles: DELIVERY_MANAGERS, nav: t.nav.newDelivery, render: () => <NewDeliveryPage /> },
+  { path: "/deliveries/:id", roles: DELIVERY_MANAGERS, render: (p) => <DeliveryPage id={p.id} /> },
+  { path: "/drivers", roles: DELIVERY_MANAGERS, nav: t.nav.drivers, render: () => <DriversPage /> },
+  { path: "/map", roles: DELIVERY_MANAGERS, nav: t.nav.liveMap, render: () => <LiveMapPage /> },
+  { path: "/prices", roles: DELIVERY_MANAGERS, nav: t.nav.prices, render: () => <PricesPage /> },
+  { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: t.nav.withdrawals, render: () => <WithdrawalsPage /> },
+  { path: "/webhooks", roles: COMPANY_MANAGERS, nav: t.nav.webhooks, render: () => <WebhooksPage /> },
+  { path: "/gateway", roles: OWNER, nav: t.nav.gateway, render: () => <GatewayPage /> },
+  { path: "/billing", roles: OWNER, nav: t.nav.billing, render: () => <BillingPage /> },
+  {
+    path: "/simulators",
+    roles: COMPANY_MANAGERS,
+    nav: t.nav.simulators,
+    render: () => <SimulatorsPage />,
+    localOnly: true,
+  },
+  { path: "/driver", roles: DRIVER, nav: t.nav.available, render: () => <DriverHome /> },
+  { path: "/driver/wallet", roles: DRIVER, nav: t.nav.wallet, render: () => <WalletPage /> },
+];
+
+/** Pages anyone may open without signing in (e.g. a recipient's tracking page); none yet. */
+const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => ReactNode }[] = [];
+
+const home = (role: Role) => (role === "driver" ? "/driver" : "/deliveries");
+
+export function App() {
+  const { loading, identity, session, problem } = useAuth();
+  const path = usePath();
+  const { connected } = useRealtime();
+
+  const publicPage = PUBLIC_PAGES.map((p) => ({ page: p, params: match(p.path, path) })).find((p) => p.params);
+
+  useEffect(() => {
+    if (loading || publicPage) return;
+    if (!session && path !== "/signin") navigate("/signin", true);
+    if (identity && (path === "/" || path === "/signin")) navigate(home(identity.role), true);
+  }, [loading, session, identity, path, publicPage]);
+
+  if (publicPage) return <Suspense fallback={<Loading />}>{publicPage.page.render(publicPage.params!)}</Suspense>;
+
+  if (loading) return <main className="center"><Loading /></main>;
+  if (!session) return <SignIn />;
+  if (!identity) {
+    return (
+      <main className="center">
+        <p role="alert" className="error">{problem === "noRole" ? t.auth.noRole : t.errors.server}</p>
+        <button type="button" onClick={() => void supabase.auth.signOut()}>{t.auth.signOut}</button>
+      </main>
+    );
+  }
+
+  const pages = PAGES.filter((p) => !p.localOnly || config.localStack);
+  let content: ReactNode = <p role="alert" className="error">{t.notFound}</p>;
+  for (const page of pages) {
+    const params = match(page.path, path);
+    if (!params) continue;
+    content = can(identity, page.roles)
+      ? page.render(params)
+      : <p role="alert" className="error">{t.notAllowed}</p>;
+    // "/deliveries/new" is declared before "/deliveries/:id".
+    break;
+  }
+  const nav = pages.filter((p) => p.nav && can(identity, p.roles));
+  const isDriver = identity.role === "driver";
+
+  return (
+    <div className={isDriver ? "layout driver" : "layout panel"}>
+      <a className="skip" href="#content">{t.skipToContent}</a>
+      <header className="top">
+        <strong>{t.appName}</strong>
+        <span className={connected ? "live on" : "live off"} role="status">{connected ? t.live : t.offline}</span>
+        <span className="who">{t.auth.signedInAs(identity.email, t.roles[identity.role] ?? identity.role)}</span>
+        <button type="button" onClick={() => void supabase.auth.signOut()}>{t.auth.signOut}</button>
+      </header>
+      <nav className="nav" aria-label={t.nav.main}>
+        <ul>
+          {nav.map((p) => <li key={p.path}><Link to={p.path}>{p.nav}</Link></li>)}
+        </ul>
+      </nav>
+      <main id="content" className="content" tabIndex={-1}>
+        <Suspense fallback={<Loading />}>{content}</Suspense>
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,99 @@
+// The /api/v1 client, typed from the OpenAPI document the service serves
+// (schema.d.ts: `npm run web:types` regenerates it from a running stack).
+import createClient, { type Middleware } from "openapi-fetch";
+import { config } from "../config.ts";
+import { t } from "../i18n/index.ts";
+import { supabase } from "../lib/supabase.ts";
+import type { components, paths } from "./schema";
+
+export type Schemas = components["schemas"];
+export type Delivery = Schemas["Delivery"];
+export type Driver = Schemas["Driver"];
+export type Withdrawal = Schemas["Withdrawal"];
+export type WebhookEvent = Schemas["WebhookEvent"];
+export type Wallet = Schemas["Wallet"];
+export type WalletEntry = Schemas["WalletEntry"];
+export type DriverLocation = Schemas["DriverLocation"];
+export type DriverLocationItem = Schemas["DriverLocationItem"];
+export type RouteQuote = Schemas["RouteQuote"];
+export type Prices = Schemas["Prices"];
+export type Company = Schemas["Company"];
+export type Subscription = Schemas["Subscription"];
+export type DeliveryStatus = Delivery["status"];
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+/** An answer other than 2xx, or no answer at all (status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly retryAfter: number | null = null,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
+const auth: Middleware = {
+  async onRequest({ request }) {
+    const { data } = await supabase.auth.getSession();
+    if (data.session) request.headers.set("authorization", `Bearer ${data.session.access_token}`);
+    return request;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: config.apiUrl });
+api.use(auth);
+
+/** The data of an openapi-fetch answer, or an ApiError. */
+export async function call<T>(
+  request: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<T> {
+  let result;
+  try {
+    result = await request;
+  } catch {
+    throw new ApiError(0, null);
+  }
+  if (result.response.ok) return result.data as T;
+  const retry = Number(result.response.headers.get("retry-after"));
+  throw new ApiError(result.response.status, result.error ?? null, Number.isFinite(retry) && retry > 0 ? retry : null);
+}
+
+/** Every error the API can answer, as a sentence for people (never the raw body). */
+export function errorMessage(error: unknown): string {
+  if (!(error instanceof ApiError)) return t.errors.server;
+  const detail = (error.body as { detail?: unknown } | null)?.detail;
+  switch (error.status) {
+    case 0:
+      return t.errors.network;
+    case 400:
+      if (Array.isArray(detail)) {
+        const lines = detail.map((d: { loc?: (string | number)[]; msg?: string }) =>
+          t.errors.field(String(d.loc?.filter((p) => p !== "body").join(".") || "request"), String(d.msg ?? ""))
+        );
+        return `${t.errors.invalid} ${lines.join("; ")}`;
+      }
+      return typeof detail === "string" ? t.errors.rules(detail) : t.errors.server;
+    case 401:
+      return t.errors.unauthorized;
+    case 403:
+      return t.errors.forbidden;
+    case 404:
+      return t.errors.notFound;
+    case 409:
+      return typeof detail === "string" ? t.errors.rules(detail) : t.errors.conflict;
+    case 422:
+      return typeof detail === "string" ? t.errors.rules(detail) : t.errors.server;
+    case 429:
+      return t.errors.rateLimited(error.retryAfter ?? 10);
+    case 502:
+      return t.errors.gateway;
+    case 503:
+      return t.errors.unavailable;
+    default:
+      return t.errors.server;
+  }
+}

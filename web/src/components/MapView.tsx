@@ -1,0 +1,77 @@
+// A Leaflet map of markers and lines. Markers are HTML (divIcon) and lines
+// SVG, so they draw with no tile server reachable; tiles are a setting.
+import L from "leaflet";
+import "leaflet/dist/leaflet.css";
+import { useEffect, useRef } from "react";
+import { config } from "../config.ts";
+
+export interface MapMarker {
+  id: string;
+  lat: number;
+  lng: number;
+  label: string;
+  kind: "origin" | "destination" | "driver" | "offline";
+}
+export interface MapLine {
+  id: string;
+  points: [number, number][];
+  kind: "route" | "trail";
+}
+
+export default function MapView({ markers, lines = [], label }: { markers: MapMarker[]; lines?: MapLine[]; label: string }) {
+  const element = useRef<HTMLDivElement>(null);
+  const map = useRef<L.Map | null>(null);
+  const layer = useRef<L.LayerGroup | null>(null);
+  const fitted = useRef(false);
+
+  useEffect(() => {
+    if (!element.current) return;
+    const m = L.map(element.current, { zoomControl: true, attributionControl: !!config.tileUrl });
+    if (config.tileUrl) {
+      L.tileLayer(config.tileUrl, { maxZoom: 19, attribution: "© OpenStreetMap contributors" }).addTo(m);
+    }
+    m.setView([-23.55, -46.63], 12);
+    layer.current = L.layerGroup().addTo(m);
+    map.current = m;
+    return () => {
+      m.remove();
+      map.current = null;
+      fitted.current = false;
+    };
+  }, []);
+
+  useEffect(() => {
+    const m = map.current;
+    const group = layer.current;
+    if (!m || !group) return;
+    group.clearLayers();
+    const bounds: [number, number][] = [];
+    for (const line of lines) {
+      if (line.points.length < 2) continue;
+      L.polyline(line.points, {
+        className: `map-line map-line-${line.kind}`,
+        color: line.kind === "route" ? "#2563eb" : "#16a34a",
+        weight: line.kind === "route" ? 4 : 3,
+        dashArray: line.kind === "route" ? "8 6" : undefined,
+      }).addTo(group);
+      bounds.push(...line.points);
+    }
+    for (const marker of markers) {
+      const icon = L.divIcon({
+        className: `map-marker map-marker-${marker.kind}`,
+        html: `<span aria-hidden="true"></span>`,
+        iconSize: [18, 18],
+      });
+      L.marker([marker.lat, marker.lng], { icon, title: marker.label, alt: marker.label, keyboard: false })
+        .bindTooltip(marker.label)
+        .addTo(group);
+      bounds.push([marker.lat, marker.lng]);
+    }
+    if (bounds.length && !fitted.current) {
+      m.fitBounds(L.latLngBounds(bounds), { padding: [30, 30], maxZoom: 15 });
+      fitted.current = true;
+    }
+  }, [markers, lines]);
+
+  return <div ref={element} className="map" role="img" aria-label={label} />;
+}

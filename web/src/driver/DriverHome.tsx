@@ -1,0 +1,205 @@
+// The driver app's main screen: the current delivery (map, start, complete,
+// location sharing) and the available deliveries, which appear live.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { lazy, Suspense, useEffect, useRef, useState } from "react";
+import { ApiError, api, call, type Delivery, errorMessage } from "../api/client.ts";
+import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
+import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
+import { t } from "../i18n/index.ts";
+import { useAuth } from "../lib/auth.tsx";
+
+const MapView = lazy(() => import("../components/MapView.tsx"));
+const SHARE_EVERY_MS = 10_000;
+
+/**
+ * Sends the browser's position while mounted: at most one update per 10 s
+ * (the server's window counts from the last accepted one, so the next send
+ * waits a little longer), and after a 429 as long as Retry-After says.
+ */
+function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => void }) {
+  const [sentAt, setSentAt] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const stopped = useRef(false);
+  useEffect(() => {
+    if (!("geolocation" in navigator)) return;
+    stopped.current = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const later = (ms: number) => {
+      if (!stopped.current) timer = setTimeout(send, ms);
+    };
+    const send = () => {
+      navigator.geolocation.getCurrentPosition(
+        async ({ coords }) => {
+          let wait = SHARE_EVERY_MS + 500;
+          try {
+            const heading = coords.heading != null && Number.isFinite(coords.heading) && coords.heading < 360 ? coords.heading : null;
+            const location = await call(api.PUT("/api/v1/locations/me", {
+              body: {
+                lat: coords.latitude,
+                lng: coords.longitude,
+                heading,
+                speed: coords.speed != null && Number.isFinite(coords.speed) ? coords.speed : null,
+                accuracy: Number.isFinite(coords.accuracy) ? coords.accuracy : null,
+              },
+            }));
+            setSentAt(location.updated_at);
+            onSent(location.lat, location.lng);
+            setProblem(null);
+          } catch (error) {
+            // A 429 only means this update came too early: shown, and sent again when allowed.
+            if (error instanceof ApiError && error.status === 429 && error.retryAfter) wait = error.retryAfter * 1000 + 200;
+            setProblem(errorMessage(error));
+          }
+          later(wait);
+        },
+        () => {
+          setProblem(t.driverApp.locationDenied);
+          later(SHARE_EVERY_MS);
+        },
+        { enableHighAccuracy: true, maximumAge: 0, timeout: 8_000 },
+      );
+    };
+    send();
+    return () => {
+      stopped.current = true;
+      clearTimeout(timer);
+    };
+  }, []);
+  return (
+    <div className="sharing" aria-live="polite">
+      <p>{t.driverApp.sharing}</p>
+      {sentAt && <p role="status">{t.driverApp.lastSent(formatTime(sentAt))}</p>}
+      {problem && <p className="warning">{problem}</p>}
+    </div>
+  );
+}
+
+function CurrentDelivery({ delivery }: { delivery: Delivery }) {
+  const client = useQueryClient();
+  const [me, setMe] = useState<{ lat: number; lng: number } | null>(null);
+  const id = delivery.id;
+  const onDone = (d: Delivery) => {
+    client.setQueryData(["delivery", id], d);
+    void client.invalidateQueries({ queryKey: ["deliveries"] });
+    if (d.status === "completed") void client.invalidateQueries({ queryKey: ["wallet"] });
+  };
+  const start = useMutation({
+    mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/start", { params: { path: { id } } })),
+    onSuccess: onDone,
+  });
+  const complete = useMutation({
+    mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/complete", { params: { path: { id } } })),
+    onSuccess: onDone,
+  });
+  return (
+    <section className="card" aria-labelledby="current-title">
+      <h2 id="current-title">{t.driverApp.current}</h2>
+      <p><Badge value={delivery.status} text={t.status[delivery.status]} /></p>
+      <p>{delivery.origin_address} → <strong>{delivery.destination_address}</strong></p>
+      <p>{formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}</p>
+      {delivery.recipient_name && <p>{t.delivery.recipient}: {delivery.recipient_name} {delivery.recipient_phone}</p>}
+      {delivery.notes && <p>{delivery.notes}</p>}
+      <Suspense fallback={<Loading />}>
+        <MapView
+          label={t.delivery.map}
+          markers={[
+            { id: "o", kind: "origin", lat: delivery.origin.lat, lng: delivery.origin.lng, label: `${t.delivery.from}: ${delivery.origin_address}` },
+            {
+              id: "d",
+              kind: "destination",
+              lat: delivery.destination.lat,
+              lng: delivery.destination.lng,
+              label: `${t.driverApp.destination}: ${delivery.destination_address}`,
+            },
+            ...(me && delivery.status === "in_progress"
+              ? [{ id: "me", kind: "driver" as const, lat: me.lat, lng: me.lng, label: t.driverApp.you }]
+              : []),
+          ]}
+          lines={[{
+            id: "route",
+            kind: "route",
+            points: [[delivery.origin.lat, delivery.origin.lng], [delivery.destination.lat, delivery.destination.lng]],
+          }]}
+        />
+      </Suspense>
+      {delivery.status === "in_progress" && <LocationSharing onSent={(lat, lng) => setMe({ lat, lng })} />}
+      <ErrorNote error={start.error ?? complete.error} />
+      {delivery.status === "accepted" && (
+        <button type="button" disabled={start.isPending} onClick={() => start.mutate()}>
+          {start.isPending ? t.driverApp.starting : t.driverApp.start}
+        </button>
+      )}
+      {delivery.status === "in_progress" && (
+        <button type="button" disabled={complete.isPending} onClick={() => complete.mutate()}>
+          {complete.isPending ? t.driverApp.completing : t.driverApp.complete}
+        </button>
+      )}
+    </section>
+  );
+}
+
+function AvailableItem({ delivery }: { delivery: Delivery }) {
+  const client = useQueryClient();
+  const accept = useMutation({
+    mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/accept", { params: { path: { id: delivery.id } } })),
+    onSuccess: (d) => {
+      client.setQueryData(["delivery", d.id], d);
+      void client.invalidateQueries({ queryKey: ["deliveries"] });
+    },
+    onError: (error) => {
+      // Another driver was faster: the list is out of date.
+      if (error instanceof ApiError && error.status === 422) void client.invalidateQueries({ queryKey: ["deliveries"] });
+    },
+  });
+  return (
+    <li className="card" aria-label={`${delivery.origin_address} → ${delivery.destination_address}`}>
+      <p>{delivery.origin_address} → <strong>{delivery.destination_address}</strong></p>
+      <p>{formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}, {formatBRL(delivery.price as number)}</p>
+      <ErrorNote error={accept.error} />
+      <button type="button" disabled={accept.isPending} onClick={() => accept.mutate()}>
+        {accept.isPending ? t.driverApp.accepting : t.driverApp.accept}
+      </button>
+    </li>
+  );
+}
+
+export default function DriverHome() {
+  const { identity } = useAuth();
+  const driverId = identity?.driverId ?? undefined;
+  const mine = useQuery({
+    queryKey: ["deliveries", { driver_id: driverId }],
+    enabled: !!driverId,
+    queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { driver_id: driverId, limit: 20 } } })),
+  });
+  const available = useQuery({
+    queryKey: ["deliveries", { status: "pending" }],
+    queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 50 } } })),
+  });
+  const current = mine.data?.items.find((d) => d.status === "accepted" || d.status === "in_progress");
+  const justCompleted = mine.data?.items.find((d) => d.status === "completed" && d.completed_at &&
+    Date.now() - new Date(d.completed_at).getTime() < 120_000);
+  const offers = (available.data?.items ?? []).filter((d) => d.status === "pending" && !d.driver_id);
+
+  return (
+    <div className="driver-home">
+      {current ? <CurrentDelivery delivery={current} /> : (
+        <section aria-labelledby="current-title">
+          <h2 id="current-title">{t.driverApp.current}</h2>
+          <p>{t.driverApp.noCurrent}</p>
+          {justCompleted && <Note>{t.driverApp.completed}</Note>}
+        </section>
+      )}
+      <section aria-labelledby="available-title">
+        <h1 id="available-title">{t.driverApp.available}</h1>
+        <ErrorNote error={available.error} />
+        {available.isPending ? <Loading /> : offers.length === 0 ? <p>{t.driverApp.noneAvailable}</p> : (
+          <ul className="offers">
+            {offers.map((d) => (
+              <AvailableItem key={d.id} delivery={d} />
+            ))}
+          </ul>
+        )}
+      </section>
+    </div>
+  );
+}

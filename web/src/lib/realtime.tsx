@@ -1,0 +1,131 @@
+// The user's private Realtime channel (company:{id} for managers,
+// driver:{id} for drivers): its events update the TanStack Query cache, so
+// every list and page changes without a reload; pages may also listen.
+// Presence (who is online) rides on the company channel.
+import type { RealtimeChannel } from "@supabase/supabase-js";
+import { type QueryClient, useQueryClient } from "@tanstack/react-query";
+import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
+import type { Delivery, Page, Withdrawal } from "../api/client.ts";
+import { type Identity, useAuth } from "./auth.tsx";
+import { supabase } from "./supabase.ts";
+
+type Listener = (event: string, payload: Record<string, unknown>) => void;
+
+interface RealtimeState {
+  connected: boolean;
+  /** driver ids present on the company channel. */
+  online: Set<string>;
+  subscribe(listener: Listener): () => void;
+}
+
+const RealtimeContext = createContext<RealtimeState>({ connected: false, online: new Set(), subscribe: () => () => {} });
+
+export const presenceTopic = (companyId: string) => `company:${companyId}`;
+
+function upsert<T extends { id: string }>(client: QueryClient, key: string, item: T, fits: (item: T, filter: unknown) => boolean) {
+  let found = false;
+  client.setQueriesData<Page<T>>({ queryKey: [key] }, (page) => {
+    if (!page?.items) return page;
+    const index = page.items.findIndex((x) => x.id === item.id);
+    if (index < 0) return page;
+    found = true;
+    const items = [...page.items];
+    items[index] = item;
+    return { ...page, items };
+  });
+  // A new item, or one that moved into a filtered list: refetch the lists that could show it.
+  if (!found) void client.invalidateQueries({ queryKey: [key], predicate: (q) => fits(item, q.queryKey[1]) });
+}
+
+function applyEvent(client: QueryClient, event: string, payload: Record<string, unknown>) {
+  if (event === "delivery_updated" || event === "delivery_available") {
+    const delivery = payload as unknown as Delivery;
+    client.setQueryData(["delivery", delivery.id], delivery);
+    upsert(client, "deliveries", delivery, (d, filter) => {
+      const status = (filter as { status?: string } | undefined)?.status;
+      return !status || status === d.status;
+    });
+    if (event === "delivery_available" || delivery.status === "pending") void client.invalidateQueries({ queryKey: ["available"] });
+    if (delivery.status === "completed") void client.invalidateQueries({ queryKey: ["wallet"] });
+  } else if (event === "withdrawal_updated") {
+    const withdrawal = payload as unknown as Withdrawal;
+    client.setQueryData(["withdrawal", withdrawal.id], withdrawal);
+    upsert(client, "withdrawals", withdrawal, () => true);
+    void client.invalidateQueries({ queryKey: ["wallet"] });
+  }
+}
+
+function topicFor(identity: Identity): string | null {
+  if (identity.role === "driver") return identity.driverId ? `driver:${identity.driverId}` : null;
+  return `company:${identity.companyId}`;
+}
+
+export function RealtimeProvider({ children }: { children: ReactNode }) {
+  const { identity, session } = useAuth();
+  const client = useQueryClient();
+  const listeners = useRef(new Set<Listener>());
+  const [connected, setConnected] = useState(false);
+  const [online, setOnline] = useState<Set<string>>(new Set());
+
+  useEffect(() => {
+    if (!identity || !session) return;
+    const topic = topicFor(identity);
+    if (!topic) return;
+    const channels: RealtimeChannel[] = [];
+    const channel = supabase
+      .channel(topic, { config: { private: true, presence: { key: identity.driverId ?? identity.userId } } })
+      .on("broadcast", { event: "*" }, ({ event, payload }) => {
+        applyEvent(client, event, payload);
+        for (const listener of listeners.current) listener(event, payload);
+      });
+    if (identity.role !== "driver") {
+      channel.on("presence", { event: "sync" }, () => {
+        const state = channel.presenceState<{ driver_id?: string }>();
+        const ids = new Set<string>();
+        for (const metas of Object.values(state)) for (const meta of metas) if (meta.driver_id) ids.add(meta.driver_id);
+        setOnline(ids);
+      });
+    }
+    channel.subscribe((status) => {
+      setConnected(status === "SUBSCRIBED");
+      // A reconnect may have missed events: fetch again what is on screen.
+      if (status === "SUBSCRIBED") void client.invalidateQueries();
+    });
+    channels.push(channel);
+
+    if (identity.role === "driver") {
+      // The driver announces itself on its company's channel while the app is open.
+      const presence = supabase.channel(presenceTopic(identity.companyId), {
+        // enabled: a channel with no presence listeners would otherwise join for broadcast only.
+        config: { private: true, presence: { key: identity.driverId ?? identity.userId, enabled: true } },
+      });
+      presence.subscribe((status) => {
+        if (status === "SUBSCRIBED") void presence.track({ driver_id: identity.driverId, online_at: new Date().toISOString() });
+        // A platform that does not let drivers announce themselves: no presence, and no endless rejoining.
+        if (status === "CHANNEL_ERROR") void supabase.removeChannel(presence);
+      });
+      channels.push(presence);
+    }
+    return () => {
+      for (const ch of channels) void supabase.removeChannel(ch);
+      setConnected(false);
+    };
+  }, [identity, session?.user.id, client]);
+
+  const subscribe = useCallback((listener: Listener) => {
+    listeners.current.add(listener);
+    return () => void listeners.current.delete(listener);
+  }, []);
+  const value = useMemo<RealtimeState>(() => ({ connected, online, subscribe }), [connected, online, subscribe]);
+  return <RealtimeContext.Provider value={value}>{children}</RealtimeContext.Provider>;
+}
+
+export const useRealtime = () => useContext(RealtimeContext);
+
+/** Calls `handler` for each event of the user's channel while the component is mounted. */
+export function useRealtimeEvent(handler: Listener) {
+  const { subscribe } = useRealtime();
+  const ref = useRef(handler);
+  ref.current = handler;
+  useEffect(() => subscribe((event, payload) => ref.current(event, payload)), [subscribe]);
+}

@@ -1,0 +1,186 @@
+// One delivery: route on a map, timeline, the driver's trail and live
+// position while in progress, the Pix charge, and cancel / assign.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { lazy, Suspense, useMemo, useState } from "react";
+import { api, call, type Delivery, type DriverLocation } from "../api/client.ts";
+import { Badge, ErrorNote, Field, Loading, Note, Select } from "../components/ui.tsx";
+import { formatBRL, formatDateTime, formatKm, formatMinutes, formatTime, shortId } from "../format.ts";
+import { t } from "../i18n/index.ts";
+import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
+import { useRealtimeEvent } from "../lib/realtime.tsx";
+import { Link } from "../lib/router.tsx";
+import type { MapLine, MapMarker } from "../components/MapView.tsx";
+
+const MapView = lazy(() => import("../components/MapView.tsx"));
+
+export function PixCharge({ delivery }: { delivery: Delivery }) {
+  const [copied, setCopied] = useState(false);
+  if (!delivery.payment) return null;
+  return (
+    <section className="card pix" aria-labelledby="pix-title">
+      <h2 id="pix-title">{t.delivery.pix}</h2>
+      <p>{t.delivery.pixHint}</p>
+      <img src={`data:image/png;base64,${delivery.payment.pix_qr_code_image}`} alt={t.delivery.qrAlt} width={200}
+        height={200} />
+      <div className="field">
+        <label htmlFor="pix-code">{t.delivery.copyPaste}</label>
+        <textarea id="pix-code" readOnly rows={3} value={delivery.payment.pix_copy_paste} />
+      </div>
+      <button type="button" onClick={() =>
+        void navigator.clipboard?.writeText(delivery.payment!.pix_copy_paste).then(() => setCopied(true), () => {})}>
+        {copied ? t.delivery.copied : t.delivery.copy}
+      </button>
+    </section>
+  );
+}
+
+function Timeline({ delivery }: { delivery: Delivery }) {
+  const paid = ["received", "confirmed"].includes(delivery.payment_status);
+  const steps: [string, string | null | undefined, boolean][] = [
+    [t.delivery.created, delivery.created_at, true],
+    [t.delivery.paid, null, paid],
+    [t.delivery.acceptedAt, delivery.accepted_at, !!delivery.accepted_at],
+    [t.delivery.startedAt, delivery.started_at, !!delivery.started_at],
+    [t.delivery.completedAt, delivery.completed_at, !!delivery.completed_at],
+    [t.delivery.cancelledAt, delivery.cancelled_at, !!delivery.cancelled_at],
+  ];
+  return (
+    <section aria-labelledby="timeline-title">
+      <h2 id="timeline-title">{t.delivery.timeline}</h2>
+      <ol className="timeline">
+        {steps.filter(([, , done]) => done).map(([label, at]) => (
+          <li key={label}>
+            <strong>{label}</strong> {at ? <time dateTime={at}>{formatDateTime(at)}</time> : null}
+          </li>
+        ))}
+      </ol>
+      {delivery.cancel_reason && <p>{t.delivery.cancelReason}: {delivery.cancel_reason}</p>}
+    </section>
+  );
+}
+
+export default function DeliveryPage({ id }: { id: string }) {
+  const { identity } = useAuth();
+  const client = useQueryClient();
+  const query = useQuery({
+    queryKey: ["delivery", id],
+    queryFn: () => call(api.GET("/api/v1/deliveries/{id}", { params: { path: { id } } })),
+  });
+  const delivery = query.data;
+  const tracking = delivery && ["in_progress", "completed"].includes(delivery.status);
+  const trail = useQuery({
+    queryKey: ["trail", id],
+    enabled: !!tracking,
+    queryFn: () => call(api.GET("/api/v1/deliveries/{id}/trail", { params: { path: { id } } })),
+  });
+  // The driver's positions while in progress extend the cached trail; its last point is where the driver is.
+  useRealtimeEvent((event, payload) => {
+    const location = payload as unknown as DriverLocation;
+    if (event !== "driver_location" || !delivery || location.driver_id !== delivery.driver_id) return;
+    if (delivery.status !== "in_progress") return;
+    client.setQueryData<{ delivery_id: string; points: { lat: number; lng: number; recorded_at: string }[] }>(
+      ["trail", id],
+      (old) => old && { ...old, points: [...old.points, { lat: location.lat, lng: location.lng, recorded_at: location.updated_at }] },
+    );
+  });
+
+  const [reason, setReason] = useState("");
+  const [driverId, setDriverId] = useState("");
+  const update = (d: Delivery) => {
+    client.setQueryData(["delivery", id], d);
+    void client.invalidateQueries({ queryKey: ["deliveries"] });
+  };
+  const cancel = useMutation({
+    mutationFn: () =>
+      call(api.POST("/api/v1/deliveries/{id}/cancel", { params: { path: { id } }, body: { reason: reason || null } })),
+    onSuccess: update,
+  });
+  const assign = useMutation({
+    mutationFn: () =>
+      call(api.POST("/api/v1/deliveries/{id}/assign", { params: { path: { id } }, body: { driver_id: driverId } })),
+    onSuccess: update,
+  });
+  const managers = can(identity, COMPANY_MANAGERS);
+  const drivers = useQuery({
+    queryKey: ["drivers", "all-active"],
+    enabled: managers,
+    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
+  });
+  const driverName = drivers.data?.items.find((d) => d.id === delivery?.driver_id)?.name;
+
+  const points = trail.data?.points ?? [];
+  const last = points.at(-1) ?? null;
+  const { markers, lines } = useMemo(() => {
+    if (!delivery) return { markers: [], lines: [] };
+    const markers: MapMarker[] = [
+      { id: "o", kind: "origin", lat: delivery.origin.lat, lng: delivery.origin.lng, label: `${t.delivery.from}: ${delivery.origin_address}` },
+      { id: "d", kind: "destination", lat: delivery.destination.lat, lng: delivery.destination.lng, label: `${t.delivery.to}: ${delivery.destination_address}` },
+    ];
+    if (last && delivery.status === "in_progress") markers.push({ id: "drv", kind: "driver", lat: last.lat, lng: last.lng, label: t.delivery.driver });
+    const lines: MapLine[] = [
+      { id: "route", kind: "route", points: [[delivery.origin.lat, delivery.origin.lng], [delivery.destination.lat, delivery.destination.lng]] },
+      { id: "trail", kind: "trail", points: points.map((p) => [p.lat, p.lng]) },
+    ];
+    return { markers, lines };
+  }, [delivery, last?.lat, last?.lng, points.length]);
+
+  if (query.isPending) return <Loading />;
+  if (!delivery) return <ErrorNote error={query.error} />;
+  const open = ["awaiting_payment", "pending", "accepted"].includes(delivery.status);
+
+  return (
+    <section aria-labelledby="delivery-title">
+      <p><Link to="/deliveries">{t.delivery.back}</Link></p>
+      <div className="heading">
+        <h1 id="delivery-title">{t.delivery.title(shortId(delivery.id))}</h1>
+        <Badge value={delivery.status} text={t.status[delivery.status]} />
+        <span>{t.paymentMethod[delivery.payment_method]}: {t.paymentStatus[delivery.payment_status]}</span>
+      </div>
+      <div className="two">
+        <div>
+          <dl className="facts">
+            <dt>{t.delivery.from}</dt><dd>{delivery.origin_address}</dd>
+            <dt>{t.delivery.to}</dt><dd>{delivery.destination_address}</dd>
+            <dt>{t.delivery.distance}</dt><dd>{formatKm(delivery.distance_m)}</dd>
+            <dt>{t.delivery.duration}</dt><dd>{formatMinutes(delivery.duration_s)}</dd>
+            <dt>{t.delivery.price}</dt><dd>{formatBRL(delivery.price as number)}</dd>
+            <dt>{t.delivery.driver}</dt><dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t.delivery.unassigned}</dd>
+            {delivery.recipient_name && <><dt>{t.delivery.recipient}</dt><dd>{delivery.recipient_name} {delivery.recipient_phone}</dd></>}
+            {delivery.notes && <><dt>{t.delivery.notes}</dt><dd>{delivery.notes}</dd></>}
+          </dl>
+          <Timeline delivery={delivery} />
+          {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
+        </div>
+        <div>
+          <Suspense fallback={<Loading />}>
+            <MapView markers={markers} lines={lines} label={t.delivery.map} />
+          </Suspense>
+          {tracking && <p>{t.delivery.trail(points.length)}</p>}
+          {last && delivery.status === "in_progress" && (
+            <p role="status">{t.delivery.driverAt(last.lat, last.lng, formatTime(last.recorded_at))}</p>
+          )}
+        </div>
+      </div>
+      {open && (
+        <div className="actions">
+          {managers && delivery.status !== "accepted" && (
+            <form className="card" onSubmit={(e) => (e.preventDefault(), assign.mutate())}>
+              <Select label={t.delivery.assign} value={driverId} onChange={(e) => setDriverId(e.target.value)} required
+                options={[["", "—"], ...(drivers.data?.items ?? []).filter((d) => d.active).map((d): [string, string] => [d.id, d.name])]} />
+              <ErrorNote error={assign.error} />
+              <button type="submit" disabled={assign.isPending || !driverId}>
+                {assign.isPending ? t.delivery.assigning : t.delivery.assignSubmit}
+              </button>
+            </form>
+          )}
+          <form className="card" onSubmit={(e) => (e.preventDefault(), cancel.mutate())}>
+            <Field label={t.delivery.cancelReason} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={500} />
+            <ErrorNote error={cancel.error} />
+            {cancel.isPending && <Note>{t.delivery.cancelling}</Note>}
+            <button type="submit" className="danger" disabled={cancel.isPending}>{t.delivery.cancelDelivery}</button>
+          </form>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,121 @@
+// Drivers: add, edit, deactivate; who is online (Realtime presence) and their last position.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { api, call, type Driver } from "../api/client.ts";
+import { Badge, ErrorNote, Field, Loading, Note, Pager } from "../components/ui.tsx";
+import { formatDateTime } from "../format.ts";
+import { t } from "../i18n/index.ts";
+import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
+import { useRealtime } from "../lib/realtime.tsx";
+
+function DriverRow({ driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null }) {
+  const client = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [name, setName] = useState(driver.name);
+  const [phone, setPhone] = useState(driver.phone ?? "");
+  const patch = useMutation({
+    mutationFn: (body: { name?: string; phone?: string; active?: boolean }) =>
+      call(api.PATCH("/api/v1/drivers/{id}", { params: { path: { id: driver.id } }, body })),
+    onSuccess: () => {
+      setEditing(false);
+      void client.invalidateQueries({ queryKey: ["drivers"] });
+    },
+  });
+  return (
+    <tr>
+      <td>
+        {editing
+          ? (
+            <form onSubmit={(e: FormEvent) => (e.preventDefault(), patch.mutate({ name, ...(phone ? { phone } : {}) }))}>
+              <Field label={t.drivers.name} required value={name} onChange={(e) => setName(e.target.value)} />
+              <Field label={t.drivers.phone} type="tel" value={phone} onChange={(e) => setPhone(e.target.value)} />
+              <button type="submit">{t.save}</button>
+              <button type="button" onClick={() => setEditing(false)}>{t.cancel}</button>
+            </form>
+          )
+          : driver.name}
+        <ErrorNote error={patch.error} />
+      </td>
+      <td>{driver.email}</td>
+      <td>{driver.phone ?? ""}</td>
+      <td><Badge value={driver.active ? "active" : "inactive"} text={driver.active ? t.drivers.active : t.drivers.inactive} /></td>
+      <td><Badge value={online ? "online" : "offline"} text={online ? t.drivers.online : t.drivers.offlineNow} /></td>
+      <td>{seen ? formatDateTime(seen) : "—"}</td>
+      {editable && (
+        <td>
+          <button type="button" onClick={() => setEditing(true)}>{t.drivers.edit(driver.name)}</button>{" "}
+          <button type="button" onClick={() => patch.mutate({ active: !driver.active })}>
+            {driver.active ? t.drivers.deactivate(driver.name) : t.drivers.activate(driver.name)}
+          </button>
+        </td>
+      )}
+    </tr>
+  );
+}
+
+export default function DriversPage() {
+  const { identity } = useAuth();
+  const { online } = useRealtime();
+  const client = useQueryClient();
+  const editable = can(identity, COMPANY_MANAGERS);
+  const [cursors, setCursors] = useState<string[]>([]);
+  const query = useQuery({
+    queryKey: ["drivers", { cursor: cursors.at(-1) }],
+    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
+  });
+  const locations = useQuery({ queryKey: ["locations"], queryFn: () => call(api.GET("/api/v1/drivers/locations")) });
+  const seen = (id: string) => locations.data?.items.find((l) => l.driver_id === id)?.updated_at ?? null;
+  const [form, setForm] = useState({ name: "", email: "", phone: "", password: "" });
+  const create = useMutation({
+    mutationFn: () =>
+      call(api.POST("/api/v1/drivers", {
+        body: { name: form.name, email: form.email, password: form.password, phone: form.phone || null },
+      })),
+    onSuccess: () => {
+      setForm({ name: "", email: "", phone: "", password: "" });
+      void client.invalidateQueries({ queryKey: ["drivers"] });
+    },
+  });
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
+  return (
+    <section aria-labelledby="drivers-title">
+      <h1 id="drivers-title">{t.drivers.title}</h1>
+      <ErrorNote error={query.error} />
+      {query.isPending ? <Loading /> : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{t.drivers.name}</th>
+              <th scope="col">{t.drivers.email}</th>
+              <th scope="col">{t.drivers.phone}</th>
+              <th scope="col">{t.drivers.active}</th>
+              <th scope="col">{t.drivers.online}</th>
+              <th scope="col">{t.drivers.lastSeen}</th>
+              {editable && <th scope="col"><span className="sr-only">{t.actions}</span></th>}
+            </tr>
+          </thead>
+          <tbody>
+            {query.data?.items.length === 0 && <tr><td colSpan={7}>{t.drivers.empty}</td></tr>}
+            {query.data?.items.map((d) => (
+              <DriverRow key={d.id} driver={d} editable={editable} online={online.has(d.id)} seen={seen(d.id)} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
+      {editable && (
+        <form className="card" onSubmit={(e: FormEvent) => (e.preventDefault(), create.mutate())} aria-labelledby="add-driver">
+          <h2 id="add-driver">{t.drivers.create}</h2>
+          <Field label={t.drivers.name} required value={form.name} onChange={set("name")} />
+          <Field label={t.drivers.email} type="email" required value={form.email} onChange={set("email")} />
+          <Field label={t.drivers.phone} type="tel" value={form.phone} onChange={set("phone")} />
+          <Field label={t.drivers.password} type="password" autoComplete="new-password" minLength={8} required value={form.password}
+            onChange={set("password")} />
+          <ErrorNote error={create.error} />
+          {create.isSuccess && <Note>{t.drivers.created(create.data.name)}</Note>}
+          <button type="submit" disabled={create.isPending}>{create.isPending ? t.drivers.creating : t.drivers.create}</button>
+        </form>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,88 @@
+// Local stack only: fire the gateway's events for a delivery or a withdrawal,
+// so a person can play a whole delivery through in two browser windows.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, ApiError, call } from "../api/client.ts";
+import { ErrorNote, Note } from "../components/ui.tsx";
+import { config } from "../config.ts";
+import { formatBRL, shortId } from "../format.ts";
+import { t } from "../i18n/index.ts";
+
+interface Fire {
+  event: string;
+  object_id?: string | null;
+  external_reference: string;
+  value: number;
+}
+
+async function fire(body: Fire): Promise<string> {
+  const res = await fetch(`${config.apiUrl}/_sim/web/events`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  }).catch(() => null);
+  if (!res) throw new ApiError(0, null);
+  const answer = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, answer);
+  return res.status === 200 ? t.simulators.accepted : t.simulators.answered(res.status);
+}
+
+export default function SimulatorsPage() {
+  const client = useQueryClient();
+  const [last, setLast] = useState<string | null>(null);
+  const deliveries = useQuery({
+    queryKey: ["deliveries", { status: "awaiting_payment" }],
+    queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "awaiting_payment", limit: 50 } } })),
+  });
+  const withdrawals = useQuery({
+    queryKey: ["withdrawals", { cursor: undefined }],
+    queryFn: () => call(api.GET("/api/v1/withdrawals", { params: { query: { limit: 50 } } })),
+  });
+  const send = useMutation({
+    mutationFn: fire,
+    onSuccess: (result, body) => {
+      setLast(t.simulators.sent(body.event, result));
+      void client.invalidateQueries({ queryKey: ["webhook-events"] });
+    },
+  });
+  const pix = (deliveries.data?.items ?? []).filter((d) => d.payment);
+  const processing = (withdrawals.data?.items ?? []).filter((w) => w.status === "processing");
+  return (
+    <section aria-labelledby="sim-title">
+      <h1 id="sim-title">{t.simulators.title}</h1>
+      <p>{t.simulators.intro}</p>
+      <ErrorNote error={send.error} />
+      {last && <Note>{last}</Note>}
+      <h2>{t.simulators.deliveries}</h2>
+      {pix.length === 0 && <p>{t.simulators.none}</p>}
+      <ul className="list">
+        {pix.map((d) => (
+          <li key={d.id}>
+            {d.origin_address} → {d.destination_address} ({formatBRL(d.price as number)}){" "}
+            {["PAYMENT_RECEIVED", "PAYMENT_OVERDUE"].map((event) => (
+              <button key={event} type="button" disabled={send.isPending}
+                onClick={() => send.mutate({ event, object_id: d.payment!.gateway_payment_id, external_reference: d.id, value: d.price as number })}>
+                {t.simulators.fire(event, shortId(d.id))}
+              </button>
+            ))}
+          </li>
+        ))}
+      </ul>
+      <h2>{t.simulators.withdrawals}</h2>
+      {processing.length === 0 && <p>{t.simulators.none}</p>}
+      <ul className="list">
+        {processing.map((w) => (
+          <li key={w.id}>
+            {formatBRL(w.amount)} → {w.pix_key}{" "}
+            {["TRANSFER_DONE", "TRANSFER_FAILED"].map((event) => (
+              <button key={event} type="button" disabled={send.isPending}
+                onClick={() => send.mutate({ event, object_id: w.gateway_transfer_id, external_reference: w.id, value: w.amount })}>
+                {t.simulators.fire(event, shortId(w.id))}
+              </button>
+            ))}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,54 @@
+// The company's withdrawals, live through withdrawal_updated.
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, call } from "../api/client.ts";
+import { Badge, ErrorNote, Loading, Pager } from "../components/ui.tsx";
+import { formatBRL, formatDateTime, shortId } from "../format.ts";
+import { t } from "../i18n/index.ts";
+
+export default function WithdrawalsPage() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const query = useQuery({
+    queryKey: ["withdrawals", { cursor: cursors.at(-1) }],
+    queryFn: () => call(api.GET("/api/v1/withdrawals", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
+  });
+  const drivers = useQuery({
+    queryKey: ["drivers", "all-active"],
+    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
+  });
+  const name = (id: string) => drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id);
+  return (
+    <section aria-labelledby="withdrawals-title">
+      <h1 id="withdrawals-title">{t.withdrawals.title}</h1>
+      <ErrorNote error={query.error} />
+      {query.isPending ? <Loading /> : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">{t.withdrawals.requested}</th>
+              <th scope="col">{t.withdrawals.driver}</th>
+              <th scope="col">{t.withdrawals.amount}</th>
+              <th scope="col">{t.withdrawals.pixKey}</th>
+              <th scope="col">{t.withdrawals.status}</th>
+              <th scope="col">{t.withdrawals.error}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {query.data?.items.length === 0 && <tr><td colSpan={6}>{t.withdrawals.empty}</td></tr>}
+            {query.data?.items.map((w) => (
+              <tr key={w.id}>
+                <td><time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time></td>
+                <td>{name(w.driver_id)}</td>
+                <td>{formatBRL(w.amount)}</td>
+                <td>{w.pix_key}</td>
+                <td><Badge value={w.status} text={t.withdrawalStatus[w.status]} /></td>
+                <td>{w.error_message ?? ""}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
+    </section>
+  );
+}
