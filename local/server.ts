@@ -1,13 +1,14 @@
 // The one HTTP server of the local stack (DESIGN.md §8): the Edge Functions at
 // /functions/v1/<name> and behind the public paths, the identity provider at
-// /auth/v1, Realtime at /realtime/v1/websocket, and the external-service
+// /auth/v1, PostgREST at /rest/v1, Realtime at /realtime/v1/websocket, and the external-service
 // simulators at /_sim/gateway and /_sim/routing.
 import type postgres from "postgres";
 import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
 import { createAuth } from "./auth/mod.ts";
-import type { FunctionConfig, StackConfig } from "./config.ts";
+import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";
 import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
+import { createRest } from "./rest/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
 
@@ -60,12 +61,14 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     ...config.auth,
   });
   const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
   const gateway = createGatewaySimulator();
   const routing = createRoutingSimulator();
 
   /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
   async function invoke(fn: FunctionConfig & { fetch: Handler }, req: Request): Promise<Response> {
-    if (fn.verifyJwt) {
+    // Like `supabase functions serve`, a CORS preflight reaches the function without a token.
+    if (fn.verifyJwt && req.method !== "OPTIONS") {
       const token = bearerToken(req.headers.get("authorization"));
       if (!token) return Response.json({ code: 401, message: "Missing authorization header" }, { status: 401 });
       try {
@@ -82,6 +85,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     const path = url.pathname;
     if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
     if (path === "/realtime/v1/websocket") return realtime.handle(req);
+    if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 
@@ -115,6 +119,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   return {
     async close() {
       await realtime.close();
+      await rest.close();
       await server.shutdown();
     },
   };
