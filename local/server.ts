@@ -84,7 +84,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     const url = new URL(req.url);
     const path = url.pathname;
     if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
-    if (path === "/realtime/v1/websocket") return realtime.handle(req);
+    if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
     if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);

@@ -1,13 +1,17 @@
 // The versions of the Supabase services whose behaviour the local stand-ins
-// follow: the images the Supabase CLI pins for `supabase start`
-// (apps/cli-go/pkg/config/templates/Dockerfile in supabase/cli), whose source
-// the stand-ins were written from. This is the one place to change when they
+// follow, whose source the stand-ins were written from: the images the
+// Supabase CLI pins for `supabase start` (apps/cli-go/pkg/config/templates/
+// Dockerfile in supabase/cli), except where noted. This is the one place to change when they
 // move; the stand-ins report them where the real services do.
 export const EMULATED = {
   /** supabase/auth (GoTrue): reported by /auth/v1/health. */
   auth: "v2.189.0",
-  /** supabase/realtime: reported in the `server` header of /realtime/v1/api responses. */
-  realtime: "v2.102.1",
+  /**
+   * supabase/realtime. Newer than the CLI's pin (v2.102.1): a channel joined
+   * for presence alone (presence read without broadcast read) needs v2.124.0
+   * or later, which hosted projects run. Realtime reports no version to clients.
+   */
+  realtime: "v2.129.8",
   /** PostgREST: reported by /rest/v1 in the `Server` header, as `postgrest/<major.minor>`. */
   postgrest: "v14.12",
   /** Mailpit, the local mail catcher whose message API /_mail/api/v1 follows. */

@@ -26,3 +26,23 @@ create policy realtime_messages_select_own_topics on realtime.messages
       or (select realtime.topic()) = 'driver:' || (select private.driver_id())::text
     )
   );
+
+-- Presence on `company:{company_id}`: the company panel shows which drivers are
+-- online. Realtime lets a channel join only with a read policy (broadcast or
+-- presence), so the company's drivers read presence there too (they see
+-- colleagues online, never the managers' broadcasts); only drivers track.
+create policy realtime_messages_select_company_presence on realtime.messages
+  for select to authenticated
+  using (
+    extension = 'presence'
+    and (select realtime.topic()) = 'company:' || (select private.company_id())::text
+    and (select private.app_role()) in ('company_owner', 'company_admin', 'admin', 'driver')
+  );
+
+create policy realtime_messages_insert_driver_presence on realtime.messages
+  for insert to authenticated
+  with check (
+    extension = 'presence'
+    and (select realtime.topic()) = 'company:' || (select private.company_id())::text
+    and (select private.driver_id()) is not null
+  );
