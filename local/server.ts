@@ -1,6 +1,6 @@
 // The one HTTP server of the local stack (DESIGN.md §8): the Edge Functions at
 // /functions/v1/<name> and behind the public paths, the identity provider at
-// /auth/v1, PostgREST at /rest/v1, Realtime at /realtime/v1/websocket, and the external-service
+// /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, and the external-service
 // simulators at /_sim/gateway and /_sim/routing.
 import type postgres from "postgres";
 import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
@@ -59,6 +59,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     keys,
     issuer: `${options.apiUrl}/auth/v1`,
     ...config.auth,
+    configUrl: new URL("supabase/config.toml", projectRoot),
   });
   const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
@@ -86,6 +87,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
     if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
     if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
+    if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 
