@@ -76,7 +76,9 @@ beforeAll(async () => {
 });
 
 const apiIds = async (member: Member) =>
-  ((await api("/api/v1/deliveries?limit=100", { token: member.token })).body.items as { id: string }[]).map((d) => d.id);
+  ((await api("/api/v1/deliveries?limit=100", { token: member.token })).body.items as { id: string }[]).map((d) =>
+    d.id
+  );
 
 describe("from('deliveries') under row-level security", () => {
   it("gives every role exactly the rows GET /api/v1/deliveries gives it, with the driver embedded and counted", async () => {
@@ -101,9 +103,15 @@ describe("from('deliveries') under row-level security", () => {
       expect(ids, label).toEqual(await apiIds(member));
       expect(count, label).toBe(ids.length);
     }
-    const { data: ownerRows } = await as(c.owner).from("deliveries").select("id, driver:drivers(name)").eq("id", mine.id);
+    const { data: ownerRows } = await as(c.owner).from("deliveries").select("id, driver:drivers(name)").eq(
+      "id",
+      mine.id,
+    );
     expect(ownerRows).toEqual([{ id: mine.id, driver: { name: "Driver driver" } }]);
-    const { data: openRows } = await as(c.owner).from("deliveries").select("id, driver:drivers(name)").eq("id", open.id);
+    const { data: openRows } = await as(c.owner).from("deliveries").select("id, driver:drivers(name)").eq(
+      "id",
+      open.id,
+    );
     expect(openRows).toEqual([{ id: open.id, driver: null }]);
     // Another company's rows stay hidden even when asked for by id.
     const { data: hidden } = await as(c.owner).from("deliveries").select("id").eq("id", foreign.id);
@@ -161,7 +169,10 @@ describe("filters, order, pages and counts", () => {
     expect(res.headers.get("content-range")).toBe("0-1/3");
     expect((await res.json()).length).toBe(2);
 
-    const beyond = await rest("/deliveries?select=id&offset=10", { token: c.owner.token, headers: { prefer: "count=exact" } });
+    const beyond = await rest("/deliveries?select=id&offset=10", {
+      token: c.owner.token,
+      headers: { prefer: "count=exact" },
+    });
     expect(beyond.status).toBe(416);
     expect(await beyond.json()).toMatchObject({ code: "PGRST103", message: "Requested range not satisfiable" });
 
@@ -321,7 +332,9 @@ describe(".rpc() against the API's functions", () => {
     expect(viaGet.error?.code).toBe("25006");
     const { data, error } = await as(c.owner).rpc("cancel_delivery", { delivery_id: theirs.id, reason: "rest test" });
     expect(error).toBeNull();
-    expect(normalize(data)).toEqual(normalize((await api(`/api/v1/deliveries/${theirs.id}`, { token: c.owner.token })).body));
+    expect(normalize(data)).toEqual(
+      normalize((await api(`/api/v1/deliveries/${theirs.id}`, { token: c.owner.token })).body),
+    );
     expect((data as { status: string }).status).toBe("cancelled");
     const quote = await as(c.owner).rpc("quote_route", { distance_m: randomInt(1000, 5000), duration_s: 600 });
     expect(quote.error).toBeNull();

@@ -57,7 +57,12 @@ export const errors = {
       `Verify that '${resource}' is included in the 'select' query parameter.`,
     ),
   singularity: (rows: number) =>
-    new RestError(406, "PGRST116", "Cannot coerce the result to a single JSON object", `The result contains ${rows} rows`),
+    new RestError(
+      406,
+      "PGRST116",
+      "Cannot coerce the result to a single JSON object",
+      `The result contains ${rows} rows`,
+    ),
   unsupportedMethod: (method: string) => new RestError(405, "PGRST117", `Unsupported HTTP method: ${method}`),
   relatedOrderNotToOne: (origin: string, target: string) =>
     new RestError(
@@ -104,7 +109,9 @@ export const errors = {
     return new RestError(
       404,
       "PGRST202",
-      `Could not find the function ${fn}${keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`} in the schema cache`,
+      `Could not find the function ${fn}${
+        keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`
+      } in the schema cache`,
       `Searched for the function ${fn}${withParams}${
         isPostJson ? " or with a single unnamed json/jsonb parameter" : ""
       }, but no matches were found in the schema cache.`,

@@ -87,10 +87,11 @@ export async function createRest(options: RestOptions): Promise<Rest> {
   const verify = createVerifier(options.keys);
   const apiKeys = [options.keys.anonKey, options.keys.serviceRoleKey];
   let cache: Promise<SchemaCache> | undefined;
-  const schemaCache = () => cache ??= loadSchemaCache(options.sql, api.schemas[0]).catch((error) => {
-    cache = undefined;
-    throw error;
-  });
+  const schemaCache = () =>
+    cache ??= loadSchemaCache(options.sql, api.schemas[0]).catch((error) => {
+      cache = undefined;
+      throw error;
+    });
 
   async function handle(req: Request): Promise<Response> {
     const cors = corsHeaders(req);
@@ -251,7 +252,14 @@ interface QueryParams {
 }
 
 function queryParams(url: URL, rpcRead: boolean): QueryParams {
-  const out: QueryParams = { filters: [], logic: [], order: [], limits: new Map(), offsets: new Map(), args: new Map() };
+  const out: QueryParams = {
+    filters: [],
+    logic: [],
+    order: [],
+    limits: new Map(),
+    offsets: new Map(),
+    args: new Map(),
+  };
   for (const [key, value] of url.searchParams) {
     if (RESERVED.has(key)) continue;
     const last = key.split(".").pop()!;
@@ -418,7 +426,10 @@ async function runRead(
            count(_postgrest_t)::bigint as page_total,
            ${body}::text as body
       from pgrst_source as _postgrest_t`;
-  const [row] = await tx.unsafe<{ total: string | null; page_total: string; body: string }[]>(text, builder.params.values);
+  const [row] = await tx.unsafe<{ total: string | null; page_total: string; body: string }[]>(
+    text,
+    builder.params.values,
+  );
   return { total: row.total === null ? null : Number(row.total), pageTotal: Number(row.page_total), body: row.body };
 }
 
@@ -469,7 +480,9 @@ async function read(ctx: Context, relation: Relation): Promise<Response> {
     const list = builder.selectList(root, joins);
     const where = builder.where(root);
     const whereSql = where.length ? ` where ${where.join(" and ")}` : "";
-    const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${builder.page(root)}`;
+    const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${
+      builder.page(root)
+    }`;
     const count = wantCount ? `select count(*) from ${from}${whereSql}` : null;
     return await runRead(tx, builder, source, count, media);
   });
@@ -503,7 +516,10 @@ async function write(ctx: Context, relation: Relation): Promise<Response> {
   const target = `${ident(table.schema)}.${ident(table.name)}`;
   const body = method === "DELETE" ? undefined : await readBody(ctx.req);
   const rows = body === undefined ? [] : Array.isArray(body) ? body : [body];
-  if (method !== "DELETE" && (body === undefined || rows.some((r) => typeof r !== "object" || r === null || Array.isArray(r)))) {
+  if (
+    method !== "DELETE" &&
+    (body === undefined || rows.some((r) => typeof r !== "object" || r === null || Array.isArray(r)))
+  ) {
     throw errors.invalidBody("Empty or invalid json");
   }
   if (method === "PATCH" && Array.isArray(body)) throw errors.invalidBody("Empty or invalid json");
@@ -536,11 +552,16 @@ async function write(ctx: Context, relation: Relation): Promise<Response> {
         conflict = pref.resolution === "ignore-duplicates"
           ? ` on conflict (${onConflict.map(ident).join(", ")}) do nothing`
           : ` on conflict (${onConflict.map(ident).join(", ")}) do update set ${
-            keys.map((k) => `${ident(k)} = excluded.${ident(k)}`).join(", ") || `${ident(onConflict[0])} = excluded.${ident(onConflict[0])}`
+            keys.map((k) => `${ident(k)} = excluded.${ident(k)}`).join(", ") ||
+            `${ident(onConflict[0])} = excluded.${ident(onConflict[0])}`
           }`;
       }
       mutation = keys.length
-        ? `insert into ${target} as ${ident(root.alias)} (${cols}) select ${cols} from json_populate_recordset(null::${target}, ${payload})${conflict} returning ${ident(root.alias)}.*`
+        ? `insert into ${target} as ${
+          ident(root.alias)
+        } (${cols}) select ${cols} from json_populate_recordset(null::${target}, ${payload})${conflict} returning ${
+          ident(root.alias)
+        }.*`
         : `insert into ${target} as ${ident(root.alias)} default values returning ${ident(root.alias)}.*`;
     } else {
       const where = builder.where(root);
@@ -548,7 +569,11 @@ async function write(ctx: Context, relation: Relation): Promise<Response> {
       if (method === "PATCH") {
         if (!keys.length) throw errors.invalidBody("Empty or invalid json");
         const payload = builder.params.add(JSON.stringify(rows[0]), "json");
-        mutation = `update ${target} as ${ident(root.alias)} set (${cols}) = (select ${cols} from json_populate_record(null::${target}, ${payload}))${whereSql} returning ${ident(root.alias)}.*`;
+        mutation = `update ${target} as ${
+          ident(root.alias)
+        } set (${cols}) = (select ${cols} from json_populate_record(null::${target}, ${payload}))${whereSql} returning ${
+          ident(root.alias)
+        }.*`;
       } else {
         mutation = `delete from ${target} as ${ident(root.alias)}${whereSql} returning ${ident(root.alias)}.*`;
       }
@@ -559,7 +584,11 @@ async function write(ctx: Context, relation: Relation): Promise<Response> {
     const text = `with pgrst_mutation as (${mutation}),
       pgrst_source as (select ${list} from pgrst_mutation as ${ident(root.alias)}${joins.join("")})
       select count(*)::bigint as page_total,
-             ${media.kind === "object" ? "coalesce((json_agg(_postgrest_t)->0), 'null')" : "coalesce(json_agg(_postgrest_t), '[]')"}::text as body
+             ${
+      media.kind === "object"
+        ? "coalesce((json_agg(_postgrest_t)->0), 'null')"
+        : "coalesce(json_agg(_postgrest_t), '[]')"
+    }::text as body
         from pgrst_source as _postgrest_t`;
     const [row] = await tx.unsafe<{ page_total: string; body: string }[]>(text, builder.params.values);
     const pageTotal = Number(row.page_total);
@@ -624,8 +653,9 @@ async function callRoutine(ctx: Context, name: string): Promise<Response> {
   if (read) args = Object.fromEntries(params.args);
   else {
     rawBody = (await readBody(ctx.req)) ?? {};
-    if (typeof rawBody === "object" && rawBody !== null && !Array.isArray(rawBody)) args = rawBody as Record<string, unknown>;
-    else if (!pref.paramsSingleObject) throw errors.invalidBody("Empty or invalid json");
+    if (typeof rawBody === "object" && rawBody !== null && !Array.isArray(rawBody)) {
+      args = rawBody as Record<string, unknown>;
+    } else if (!pref.paramsSingleObject) throw errors.invalidBody("Empty or invalid json");
   }
   const keys = pref.paramsSingleObject ? [] : Object.keys(args);
   const routine = findRoutine(ctx, name, keys, !read, pref.paramsSingleObject);
@@ -679,20 +709,27 @@ async function callRoutine(ctx: Context, name: string): Promise<Response> {
   const { offset, limit } = topRange(ctx, params, true);
   root.offset = offset;
   root.limit = limit;
-  const from = fromArgs ? `${fromArgs} cross join lateral ${call} as ${ident(root.alias)}` : `${call} as ${ident(root.alias)}`;
+  const from = fromArgs
+    ? `${fromArgs} cross join lateral ${call} as ${ident(root.alias)}`
+    : `${call} as ${ident(root.alias)}`;
   const outcome = await transaction(ctx, readOnly, async (tx) => {
     const joins: string[] = [];
     const list = builder.selectList(root, joins);
     const where = builder.where(root);
     const whereSql = where.length ? ` where ${where.join(" and ")}` : "";
-    const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${builder.page(root)}`;
+    const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${
+      builder.page(root)
+    }`;
     const count = pref.count ? `select count(*) from ${from}${whereSql}` : null;
     const objectMedia = routine.returnsSet ? media : { kind: "object" as const, stripNulls: media.stripNulls };
     return await runRead(tx, builder, source, count, objectMedia);
   });
   if (!routine.returnsSet) {
     // A function returning one composite value answers it as an object, not an array.
-    return respond(ctx, { ...outcome, pageTotal: outcome.pageTotal }, offset, { kind: "array", stripNulls: media.stripNulls });
+    return respond(ctx, { ...outcome, pageTotal: outcome.pageTotal }, offset, {
+      kind: "array",
+      stripNulls: media.stripNulls,
+    });
   }
   return respond(ctx, outcome, offset, media);
 }

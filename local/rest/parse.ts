@@ -211,7 +211,9 @@ function selectItem(c: Cursor): SelectItem {
   const json = jsonPath(c);
   let cast: string | undefined;
   if (c.eat("::")) cast = identifier(c);
-  if (c.peek() === "." && /^\.(sum|avg|count|max|min)\(\)/.test(c.text.slice(c.pos))) throw errors.aggregatesNotAllowed();
+  if (c.peek() === "." && /^\.(sum|avg|count|max|min)\(\)/.test(c.text.slice(c.pos))) {
+    throw errors.aggregatesNotAllowed();
+  }
   if (!atItemEnd(c)) {
     c.pos = Math.max(c.pos, start);
     c.fail('"," or ")"');

@@ -116,9 +116,9 @@ export class Builder {
       const details = candidates.map((r) => ({
         cardinality: r.cardinality,
         embedding: `${r.table.name} with ${r.target.name}`,
-        relationship: `${r.constraint} using ${r.table.name}(${r.columns.map((c) => c[0]).join(", ")}) and ${r.target.name}(${
-          r.columns.map((c) => c[1]).join(", ")
-        })`,
+        relationship: `${r.constraint} using ${r.table.name}(${
+          r.columns.map((c) => c[0]).join(", ")
+        }) and ${r.target.name}(${r.columns.map((c) => c[1]).join(", ")})`,
       }));
       const hint = `Try changing '${item.name}' to one of the following: ${
         candidates.map((r) => `'${r.target.name}!${r.constraint}'`).join(", ")
@@ -175,20 +175,45 @@ export class Builder {
       case "plfts":
       case "phfts":
       case "wfts": {
-        const fn = { fts: "to_tsquery", plfts: "plainto_tsquery", phfts: "phraseto_tsquery", wfts: "websearch_to_tsquery" }[op.op];
+        const fn = {
+          fts: "to_tsquery",
+          plfts: "plainto_tsquery",
+          phfts: "phraseto_tsquery",
+          wfts: "websearch_to_tsquery",
+        }[op.op];
         const lang = op.lang ? `${this.params.add(op.lang, "regconfig")}, ` : "";
         out = `${lhs} @@ ${fn}(${lang}${this.params.add(op.value, "text")})`;
         break;
       }
       case "simple": {
-        const symbol = { neq: "<>", cs: "@>", cd: "<@", ov: "&&", sl: "<<", sr: ">>", nxr: "&<", nxl: "&>", adj: "-|-" }[
+        const symbol = {
+          neq: "<>",
+          cs: "@>",
+          cd: "<@",
+          ov: "&&",
+          sl: "<<",
+          sr: ">>",
+          nxr: "&<",
+          nxl: "&>",
+          adj: "-|-",
+        }[
           op.operator
         ]!;
         out = `${lhs} ${symbol} ${this.params.add(op.value, type)}`;
         break;
       }
       case "quant": {
-        const symbol = { eq: "=", gt: ">", gte: ">=", lt: "<", lte: "<=", like: "like", ilike: "ilike", match: "~", imatch: "~*" }[
+        const symbol = {
+          eq: "=",
+          gt: ">",
+          gte: ">=",
+          lt: "<",
+          lte: "<=",
+          like: "like",
+          ilike: "ilike",
+          match: "~",
+          imatch: "~*",
+        }[
           op.operator
         ]!;
         const textual = ["like", "ilike", "match", "imatch"].includes(op.operator);
@@ -218,8 +243,9 @@ export class Builder {
     ];
     for (const embed of node.embeds) {
       const nullFilter = node.embedNullFilters.find((f) => f.name === embed.outName);
-      if (embed.item.join === "inner" || nullFilter?.isNull === false) conditions.push(`exists (${this.exists(node, embed)})`);
-      else if (nullFilter?.isNull) conditions.push(`not exists (${this.exists(node, embed)})`);
+      if (embed.item.join === "inner" || nullFilter?.isNull === false) {
+        conditions.push(`exists (${this.exists(node, embed)})`);
+      } else if (nullFilter?.isNull) conditions.push(`not exists (${this.exists(node, embed)})`);
     }
     return conditions;
   }
@@ -249,9 +275,9 @@ export class Builder {
           throw errors.relatedOrderNotToOne(node.relation.name, term.relation);
         }
         const target = embed.relationship.target;
-        expr = `(select ${this.field(embed.node, term.field).sql} from ${ident(target.schema)}.${ident(target.name)} as ${
-          ident(embed.node.alias)
-        } where ${this.joinCondition(node, embed)})`;
+        expr = `(select ${this.field(embed.node, term.field).sql} from ${ident(target.schema)}.${
+          ident(target.name)
+        } as ${ident(embed.node.alias)} where ${this.joinCondition(node, embed)})`;
       } else expr = this.field(node, term.field).sql;
       return `${expr}${term.direction ? ` ${term.direction}` : ""}${term.nulls ? ` nulls ${term.nulls}` : ""}`;
     });

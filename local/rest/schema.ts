@@ -87,7 +87,9 @@ export async function loadSchemaCache(sql: postgres.Sql, schema: string): Promis
     tables.get(column.table_name)?.columns.set(column.column_name, { name: column.column_name, type: column.type });
   }
 
-  const foreignKeys = await sql<{ constraint: string; table: string; target: string; cols: string[]; fcols: string[] }[]>`
+  const foreignKeys = await sql<
+    { constraint: string; table: string; target: string; cols: string[]; fcols: string[] }[]
+  >`
     select con.conname as constraint, c.relname as table, f.relname as target,
            array(select a.attname from unnest(con.conkey) with ordinality k(n, o)
                    join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.n order by k.o) as cols,
@@ -197,7 +199,11 @@ export async function loadSchemaCache(sql: postgres.Sql, schema: string): Promis
       volatility: proc.volatility,
       returnsSet: proc.returns_set,
       returnsVoid: proc.is_void,
-      resultColumns: outParams ? tableColumns : proc.return_relid ? compositeColumns.get(proc.return_relid) ?? null : null,
+      resultColumns: outParams
+        ? tableColumns
+        : proc.return_relid
+        ? compositeColumns.get(proc.return_relid) ?? null
+        : null,
       resultTable: proc.return_relschema === schema && proc.return_relname
         ? tables.get(proc.return_relname) ?? null
         : null,
