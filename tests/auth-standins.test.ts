@@ -111,14 +111,19 @@ describe("admin listUsers", () => {
     expect(body.aud).toBe("authenticated");
     expect(body.users).toHaveLength(2);
 
-    const first = await admin.auth.admin.listUsers({ page: 1, perPage: 2 });
+    // auth-js reads page numbers from Link by their first digit only, so keep it to three pages here.
+    const perPage = Math.ceil(total / 3);
+    const pages = Math.ceil(total / perPage);
+    const first = await admin.auth.admin.listUsers({ page: 1, perPage });
     expect(first.error).toBeNull();
-    expect(first.data).toMatchObject({ total, nextPage: 2, lastPage: last, aud: "authenticated" });
-    const second = await admin.auth.admin.listUsers({ page: 2, perPage: 2 });
+    expect(first.data).toMatchObject({ total, nextPage: 2, lastPage: pages, aud: "authenticated" });
+    expect(first.data.users).toHaveLength(perPage);
+    const second = await admin.auth.admin.listUsers({ page: 2, perPage });
     const firstIds = first.data.users.map((u) => u.id);
     const secondIds = second.data.users.map((u) => u.id);
+    expect(secondIds.length).toBeGreaterThan(0);
     expect(secondIds.some((id) => firstIds.includes(id))).toBe(false);
-    const created = first.data.users.map((u) => Date.parse(u.created_at));
+    const created = body.users.map((u: { created_at: string }) => Date.parse(u.created_at));
     expect(created[0]).toBeGreaterThanOrEqual(created[1]);
 
     const member = await api("/auth/v1/admin/users", {

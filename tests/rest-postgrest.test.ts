@@ -140,6 +140,8 @@ describe("filters, order, pages and counts", () => {
     expect(ids((await owner().select("id").not("driver_id", "is", null)).data)).toEqual([mine.id, theirs.id].sort());
     expect(ids((await owner().select("id").or(`id.eq.${open.id},driver_id.eq.${c.driver2.driverId}`)).data))
       .toEqual([open.id, theirs.id].sort());
+    expect(ids((await owner().select("id").or(`driver_id.is.null,and(id.eq.${theirs.id},driver_id.not.is.null)`)).data))
+      .toEqual([open.id, theirs.id].sort());
     expect(ids((await owner().select("id").like("notes", "fir*")).data)).toEqual([open.id]);
     expect(ids((await owner().select("id").ilike("notes", "%SECOND%")).data)).toEqual([mine.id]);
     const { data: first } = await owner().select("id, created_at").eq("id", open.id).single();

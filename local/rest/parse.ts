@@ -231,9 +231,12 @@ function opExpr(c: Cursor, singleValue: (c: Cursor) => string): OpExpr {
   const rest = c.text.slice(c.pos);
   if (c.eat("in.")) return { negated, operation: { op: "in", values: listValue(c) } };
   if (c.eat("is.")) {
-    const value = /^(null|not_null|true|false|unknown)$/i.exec(c.text.slice(c.pos));
-    if (!value) c.fail("isVal: (null, not_null, true, false, unknown)");
-    c.pos = c.text.length;
+    const start = c.pos;
+    const value = /^(null|not_null|true|false|unknown)$/i.exec(singleValue(c));
+    if (!value) {
+      c.pos = start;
+      c.fail("isVal: (null, not_null, true, false, unknown)");
+    }
     return { negated, operation: { op: "is", value: value[1].toLowerCase() as "null" } };
   }
   if (c.eat("isdistinct.")) return { negated, operation: { op: "isdistinct", value: singleValue(c) } };
