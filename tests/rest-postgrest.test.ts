@@ -342,4 +342,36 @@ describe(".rpc() against the API's functions", () => {
     expect(quote.error).toBeNull();
     expect(quote.data).toHaveProperty("price");
   });
+
+  it("runs the API's write functions as the caller, with the results the API then reads back", async () => {
+    const prices = await as(c.owner).rpc("set_prices", { base_fee: 6, per_km: 2, minimum_fee: 9, driver_share: 0.75 });
+    expect(prices.error).toBeNull();
+    expect(normalize(prices.data)).toEqual(normalize((await api("/api/v1/prices", { token: c.owner.token })).body));
+
+    const renamed = await as(c.admin).rpc("update_driver", { driver_id: c.driver2.driverId, name: "Renamed" });
+    expect(renamed.error).toBeNull();
+    expect((renamed.data as { name: string }).name).toBe("Renamed");
+    expect(normalize(renamed.data)).toEqual(
+      normalize((await api(`/api/v1/drivers/${c.driver2.driverId}`, { token: c.owner.token })).body),
+    );
+
+    const fresh = await invoice(c);
+    const assigned = await as(c.owner).rpc("assign_delivery", { delivery_id: fresh.id, driver_id: c.driver.driverId });
+    expect(assigned.error).toBeNull();
+    expect(normalize(assigned.data)).toEqual(
+      normalize((await api(`/api/v1/deliveries/${fresh.id}`, { token: c.owner.token })).body),
+    );
+
+    const company = await as(c.owner).rpc("authorize_new_delivery", {});
+    expect(company).toMatchObject({ data: c.companyId, error: null });
+
+    // A function granted to the service role only is refused to a member by Postgres: 42501, 403.
+    const register = await as(c.owner).rpc("register_company", {
+      owner_user_id: c.owner.userId,
+      company_name: "x",
+      owner_name: "y",
+    });
+    expect(register.status).toBe(403);
+    expect(register.error).toMatchObject({ code: "42501", message: "permission denied for function register_company" });
+  });
 });
