@@ -178,6 +178,9 @@ describe("filters, order, pages and counts", () => {
     expect(beyond.status).toBe(416);
     expect(await beyond.json()).toMatchObject({ code: "PGRST103", message: "Requested range not satisfiable" });
 
+    const head = await owner().select("*", { count: "exact", head: true });
+    expect(head).toMatchObject({ status: 200, count: 3, data: null, error: null });
+
     const limited = await owner().select("id").order("created_at").limit(1);
     expect(limited.data!.map((r) => r.id)).toEqual([open.id]);
   });
