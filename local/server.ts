@@ -1,13 +1,14 @@
 // The one HTTP server of the local stack (DESIGN.md §8): the Edge Functions at
 // /functions/v1/<name> and behind the public paths, the identity provider at
-// /auth/v1, Realtime at /realtime/v1/websocket, and the external-service
+// /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, and the external-service
 // simulators at /_sim/gateway and /_sim/routing.
 import type postgres from "postgres";
 import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
 import { createAuth } from "./auth/mod.ts";
-import type { FunctionConfig, StackConfig } from "./config.ts";
+import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";
 import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
+import { createRest } from "./rest/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
 import { createWebApp } from "./web.ts";
@@ -59,15 +60,18 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     keys,
     issuer: `${options.apiUrl}/auth/v1`,
     ...config.auth,
+    configUrl: new URL("supabase/config.toml", projectRoot),
   });
   const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
   const web = createWebApp({ apiUrl: options.apiUrl, anonKey: keys.anonKey, platformWebhookSecret: config.env.GATEWAY_PLATFORM_WEBHOOK_SECRET, gateway });
 
   /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
   async function invoke(fn: FunctionConfig & { fetch: Handler }, req: Request): Promise<Response> {
-    if (fn.verifyJwt) {
+    // Like `supabase functions serve`, a CORS preflight reaches the function without a token.
+    if (fn.verifyJwt && req.method !== "OPTIONS") {
       const token = bearerToken(req.headers.get("authorization"));
       if (!token) return Response.json({ code: 401, message: "Missing authorization header" }, { status: 401 });
       try {
@@ -83,7 +87,9 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     const url = new URL(req.url);
     const path = url.pathname;
     if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
-    if (path === "/realtime/v1/websocket") return realtime.handle(req);
+    if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
+    if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
+    if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 
@@ -117,6 +123,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   return {
     async close() {
       await realtime.close();
+      await rest.close();
       await server.shutdown();
     },
   };

@@ -2,11 +2,22 @@
 // callers only (GoTrue's admin.go).
 import { z } from "zod";
 import type { Handler, RequestContext } from "./context.ts";
+import { NIL_UUID } from "./db.ts";
 import { errors } from "./errors.ts";
 import { requireAdmin } from "./guard.ts";
 import { log } from "./log.ts";
 import { readJson } from "./request.ts";
-import { createUser, deleteUser, findUserById, isUuid, updateUser, type User, userJson } from "./users.ts";
+import {
+  createUser,
+  deleteUser,
+  findUserById,
+  isUuid,
+  updateUser,
+  type User,
+  userJson,
+  type UserRow,
+  withIdentities,
+} from "./users.ts";
 
 const metadata = z.record(z.string(), z.unknown()).nullable().optional();
 
@@ -75,4 +86,48 @@ export const adminDeleteUser: Handler = async (ctx) => {
   await deleteUser(ctx.options.sql, id);
   log("admin_user_deleted", { user_id: id });
   return Response.json({});
+};
+
+/**
+ * GET /admin/users, auth-js listUsers(): a page of the audience's users,
+ * newest first (GoTrue's adminUsers), with `Link` (next, last) and
+ * `X-Total-Count` headers from which auth-js reads its pagination.
+ */
+export const adminListUsers: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  const number = (name: string, fallback: number) => {
+    const text = ctx.url.searchParams.get(name);
+    if (text === null || text === "") return fallback;
+    if (!/^\d+$/.test(text)) throw errors.badPagination(`strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+    return Number(text);
+  };
+  const page = number("page", 1);
+  const perPage = number("per_page", 50);
+  // Pop's paginator, under GoTrue, treats a page or page size below 1 as its defaults.
+  const [effectivePage, effectivePerPage] = [Math.max(page, 1), perPage < 1 ? 20 : perPage];
+  const filter = ctx.url.searchParams.get("filter") ?? "";
+  const like = `%${filter}%`;
+  const { sql } = ctx.options;
+  const where = filter
+    ? sql`instance_id = ${NIL_UUID} and aud = 'authenticated' and (email like ${like} or raw_user_meta_data->>'full_name' ilike ${like})`
+    : sql`instance_id = ${NIL_UUID} and aud = 'authenticated'`;
+  const [{ count }] = await sql<{ count: number }[]>`select count(*)::int as count from auth.users where ${where}`;
+  const rows = await sql<UserRow[]>`
+    select * from auth.users where ${where}
+    order by created_at desc
+    limit ${effectivePerPage} offset ${(effectivePage - 1) * effectivePerPage}`;
+  const users: User[] = [];
+  for (const row of rows) users.push((await withIdentities(sql, row))!);
+
+  const totalPages = Math.ceil(count / Math.max(perPage, 1));
+  const link = (n: number) => {
+    const query = new URLSearchParams(ctx.url.searchParams);
+    query.set("page", String(n));
+    const sorted = new URLSearchParams([...query].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return `</admin/users?${sorted}>`;
+  };
+  const links = [...(totalPages > page ? [`${link(page + 1)}; rel="next"`] : []), `${link(totalPages)}; rel="last"`];
+  return Response.json({ users: users.map(userJson), aud: "authenticated" }, {
+    headers: { link: links.join(", "), "x-total-count": String(count) },
+  });
 };

@@ -1,6 +1,8 @@
 // What every handler of the local identity provider gets.
 import type postgres from "postgres";
 import type { LocalKeys } from "../keys.ts";
+import type { Mailbox } from "./mailbox.ts";
+import type { AuthProject } from "./project.ts";
 import type { TokenVerifier } from "./tokens.ts";
 
 export interface AuthOptions {
@@ -26,6 +28,10 @@ export interface RequestContext {
   params: string[];
   options: AuthOptions;
   verifyToken: TokenVerifier;
+  /** supabase/config.toml's sign-up and e-mail settings. */
+  project: AuthProject;
+  /** Where e-mail goes locally (Mailpit's API at /_mail). */
+  mailbox: Mailbox;
 }
 
 export type Handler = (ctx: RequestContext) => Promise<Response>;

@@ -75,6 +75,28 @@ export const errors = {
   unsupported: (field: string) =>
     new AuthError(400, "validation_failed", `${field} is not supported by the local identity provider`),
 
+  // Sign-up (internal/api/api.go, signup.go).
+  signupDisabled: () => new AuthError(422, "signup_disabled", "Signups not allowed for this instance"),
+  anonymousDisabled: () => new AuthError(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled"),
+
+  // Recovery and verification (internal/api/recover.go, verify.go).
+  recoverNeedsEmail: () => new AuthError(400, "validation_failed", "Password recovery requires an email"),
+  verifyNeedsType: () => new AuthError(400, "validation_failed", "Verify requires a verification type"),
+  verifyNeedsToken: () => new AuthError(400, "validation_failed", "Verify requires a token or a token hash"),
+  verifyTokenOrHash: () => new AuthError(400, "validation_failed", "Verify requires either a token or a token hash"),
+  verifyOnlyHash: () => new AuthError(400, "validation_failed", "Only the token_hash and type should be provided"),
+  unsupportedVerifyType: () => new AuthError(400, "validation_failed", "Unsupported verification type"),
+  otpExpired: () => new AuthError(403, "otp_expired", "Token has expired or is invalid"),
+  emailLinkExpired: () => new AuthError(403, "otp_expired", "Email link is invalid or has expired"),
+
+  // The signed-in user (internal/api/user.go).
+  samePassword: () => new AuthError(422, "same_password", "New password should be different from the old password."),
+  appMetadataNeedsAdmin: () =>
+    new AuthError(403, "not_admin", "Updating app_metadata requires admin privileges"),
+  phoneChangeUnsupported: () => new AuthError(422, "phone_provider_disabled", "Phone logins are disabled"),
+  badPagination: (detail: string) =>
+    new AuthError(400, "validation_failed", `Bad Pagination Parameters: ${detail}`),
+
   // Custom access token hook (internal/hooks, internal/tokens/service.go).
   // GoTrue gives these no error code; its error handler then answers
   // `unexpected_failure` for a 500 and `unknown` for anything else.

@@ -29,7 +29,7 @@ export const token: Handler = async (ctx) => {
   }
 };
 
-function sessionResponse(accessToken: AccessToken, refreshToken: string, user: User): Response {
+export function sessionResponse(accessToken: AccessToken, refreshToken: string, user: User): Response {
   return Response.json({
     access_token: accessToken.token,
     token_type: "bearer",

@@ -1,9 +1,10 @@
 // The endpoints that describe the service: health, settings and the JWKS.
+import { EMULATED } from "../versions.ts";
 import type { Handler } from "./context.ts";
 
 export const health: Handler = () =>
   Promise.resolve(Response.json({
-    version: "local",
+    version: EMULATED.auth,
     name: "GoTrue",
     description: "GoTrue is a user registration and authentication API",
   }));

@@ -1,14 +1,18 @@
 // The local identity provider: a stand-in for Supabase Auth (GoTrue) behind
 // Supabase's API gateway, serving /auth/v1/* with the endpoints, bodies,
 // error codes and messages auth-js relies on. Tables: sql/local/10_auth.sql.
-import { adminCreateUser, adminDeleteUser, adminGetUser, adminUpdateUser } from "./admin.ts";
+import { adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser } from "./admin.ts";
 import type { AuthOptions, Handler } from "./context.ts";
 import { AuthError, errorResponse, errors, gatewayError, requestedApiVersion } from "./errors.ts";
 import { token } from "./grants.ts";
 import { log } from "./log.ts";
+import { Mailbox } from "./mailbox.ts";
 import { health, jwks, settings } from "./meta.ts";
+import { type AuthProject, loadAuthProject } from "./project.ts";
+import { recover, verify } from "./recovery.ts";
+import { signup } from "./signup.ts";
 import { createTokenVerifier } from "./tokens.ts";
-import { getUser, logout } from "./user.ts";
+import { getUser, logout, updateCurrentUser } from "./user.ts";
 
 export type { AuthOptions } from "./context.ts";
 
@@ -29,19 +33,34 @@ const ROUTES: Route[] = [
   { method: "GET", path: /^\/\.well-known\/jwks\.json$/, handler: jwks, open: true },
   { method: "GET", path: /^\/settings$/, handler: settings },
   { method: "POST", path: /^\/token$/, handler: token },
+  { method: "POST", path: /^\/signup$/, handler: signup },
+  { method: "POST", path: /^\/recover$/, handler: recover },
+  // Open at the gateway: the link in a recovery mail reaches it from a browser without a key.
+  { method: "GET", path: /^\/verify$/, handler: verify, open: true },
+  { method: "POST", path: /^\/verify$/, handler: verify, open: true },
   { method: "GET", path: /^\/user$/, handler: getUser },
+  { method: "PUT", path: /^\/user$/, handler: updateCurrentUser },
   { method: "POST", path: /^\/logout$/, handler: logout },
+  { method: "GET", path: /^\/admin\/users$/, handler: adminListUsers },
   { method: "POST", path: /^\/admin\/users$/, handler: adminCreateUser },
   { method: "GET", path: /^\/admin\/users\/([^/]+)$/, handler: adminGetUser },
   { method: "PUT", path: /^\/admin\/users\/([^/]+)$/, handler: adminUpdateUser },
   { method: "DELETE", path: /^\/admin\/users\/([^/]+)$/, handler: adminDeleteUser },
 ];
 
-export function createAuth(options: AuthOptions): (req: Request) => Promise<Response> {
+export interface Auth {
+  (req: Request): Promise<Response>;
+  /** The local mailbox, Mailpit's API, which the server mounts at /_mail/api/v1. */
+  mailbox(req: Request): Response;
+}
+
+export function createAuth(options: AuthOptions & { configUrl: URL }): Auth {
   const verifyToken = createTokenVerifier(options.keys);
   const apiKeys = [options.keys.anonKey, options.keys.serviceRoleKey];
+  const mailbox = new Mailbox();
+  let project: Promise<AuthProject> | undefined;
 
-  return async (req) => {
+  const handle = async (req: Request) => {
     const url = new URL(req.url);
     const path = url.pathname.slice(PREFIX.length);
     const onPath = ROUTES.filter((route) => route.path.test(path));
@@ -54,11 +73,13 @@ export function createAuth(options: AuthOptions): (req: Request) => Promise<Resp
     try {
       if (!route) throw onPath.length ? errors.methodNotAllowed() : errors.notFound();
       const params = route.path.exec(path)!.slice(1);
-      return await route.handler({ req, url, params, options, verifyToken });
+      project ??= loadAuthProject(options.configUrl);
+      return await route.handler({ req, url, params, options, verifyToken, project: await project, mailbox });
     } catch (error) {
       return failure(error, req, path);
     }
   };
+  return Object.assign(handle, { mailbox: (req: Request) => mailbox.handle(req) });
 }
 
 /** The gateway in front of GoTrue: the `apikey` header (or query parameter) must be the anon or service_role key. */

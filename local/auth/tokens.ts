@@ -18,7 +18,7 @@ import type { SessionRow } from "./sessions.ts";
 import type { UserRow } from "./users.ts";
 
 /** How the session was authenticated, as GoTrue names it for the hook. */
-type AuthenticationMethod = "password" | "token_refresh";
+type AuthenticationMethod = "password" | "token_refresh" | "otp";
 
 export interface AccessToken {
   token: string;

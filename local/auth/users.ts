@@ -25,6 +25,12 @@ export interface UserRow {
   updated_at: Date;
   banned_until: Date | null;
   is_anonymous: boolean;
+  recovery_sent_at: Date | null;
+  email_change: string | null;
+  email_change_sent_at: Date | null;
+  email_change_token_new: string | null;
+  email_change_token_current: string | null;
+  email_change_confirm_status: number | null;
 }
 
 interface IdentityRow {
@@ -63,6 +69,9 @@ export function userJson(user: User): Json {
     phone: user.phone ?? "",
     phone_confirmed_at: iso(user.phone_confirmed_at),
     confirmed_at: iso(user.confirmed_at),
+    recovery_sent_at: iso(user.recovery_sent_at),
+    new_email: user.email_change || undefined,
+    email_change_sent_at: iso(user.email_change_sent_at),
     last_sign_in_at: iso(user.last_sign_in_at),
     app_metadata: user.raw_app_meta_data ?? {},
     user_metadata: user.raw_user_meta_data ?? {},
@@ -93,7 +102,7 @@ export function isBanned(user: UserRow): boolean {
   return user.banned_until !== null && user.banned_until.getTime() > Date.now();
 }
 
-async function withIdentities(db: Db, user: UserRow | undefined): Promise<User | null> {
+export async function withIdentities(db: Db, user: UserRow | undefined): Promise<User | null> {
   if (!user) return null;
   const identities = await db<IdentityRow[]>`
     select * from auth.identities where user_id = ${user.id} order by created_at, id`;
@@ -128,7 +137,7 @@ export async function verifyPassword(password: string, hash: string | null | und
 }
 
 /** bcrypt reads only the first 72 bytes; GoTrue refuses longer passwords rather than ignore the rest. */
-function hashPassword(password: string, tooLong: () => Error): Promise<string> {
+export function hashPassword(password: string, tooLong: () => Error): Promise<string> {
   if (bcrypt.truncates(password)) throw tooLong();
   return bcrypt.hash(password, BCRYPT_COST);
 }
@@ -253,7 +262,7 @@ function validateCustomId(id: string): string {
 }
 
 /** GoTrue's checks (the HTML5 address grammar), and it stores addresses in lower case. */
-function validateEmail(email: string): string {
+export function validateEmail(email: string): string {
   if (email.length > 255) throw errors.emailTooLong();
   const pattern =
     /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
@@ -261,13 +270,13 @@ function validateEmail(email: string): string {
   return email.toLowerCase();
 }
 
-function checkPasswordStrength(password: string): string {
+export function checkPasswordStrength(password: string): string {
   if (new TextEncoder().encode(password).length > 72) throw errors.passwordTooLong();
   if (password.length < MIN_PASSWORD_LENGTH) throw errors.weakPassword(MIN_PASSWORD_LENGTH);
   return password;
 }
 
-function mergeMetadata(base: Json, updates: Json | null | undefined): Json {
+export function mergeMetadata(base: Json, updates: Json | null | undefined): Json {
   const merged = { ...base };
   for (const [key, value] of Object.entries(updates ?? {})) {
     if (value === null) delete merged[key];

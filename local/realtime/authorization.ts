@@ -14,6 +14,8 @@ export interface Policies {
   broadcastWrite: boolean;
   /** Null when presence was not enabled on the join: Realtime then leaves it unevaluated. */
   presenceRead: boolean | null;
+  /** Evaluated on the first `track` of a private channel (PresenceHandler), null until then. */
+  presenceWrite: boolean | null;
 }
 
 export interface AuthorizationContext {
@@ -59,10 +61,14 @@ async function actAs(tx: postgres.TransactionSql, context: AuthorizationContext)
     set_config('request.headers', ${JSON.stringify(headers)}, true)`;
 }
 
-async function mayInsertBroadcast(tx: postgres.TransactionSql, context: AuthorizationContext): Promise<boolean> {
+async function mayInsert(
+  tx: postgres.TransactionSql,
+  context: AuthorizationContext,
+  extension: "broadcast" | "presence",
+): Promise<boolean> {
   try {
     await tx.savepoint((sp) =>
-      sp`insert into realtime.messages (topic, extension) values (${context.topic}, 'broadcast')`
+      sp`insert into realtime.messages (topic, extension) values (${context.topic}, ${extension})`
     );
     return true;
   } catch (error) {
@@ -87,9 +93,37 @@ async function evaluate(tx: postgres.TransactionSql, context: AuthorizationConte
   const readable = (extension: string) => probes.some((p) => p.extension === extension && visibleIds.has(p.id));
   return {
     broadcastRead: readable("broadcast"),
-    broadcastWrite: await mayInsertBroadcast(tx, context),
+    broadcastWrite: await mayInsert(tx, context, "broadcast"),
     presenceRead: context.presenceEnabled ? readable("presence") : null,
+    presenceWrite: null,
   };
+}
+
+/**
+ * Realtime's get_write_authorizations: whether the role may insert a row of
+ * each extension for the topic (a presence `track`, a REST broadcast).
+ */
+export async function authorizeWrite(
+  sql: postgres.Sql,
+  context: AuthorizationContext,
+): Promise<{ ok: true; broadcastWrite: boolean; presenceWrite: boolean } | { ok: false; error: string }> {
+  try {
+    return await inRolledBackTransaction(sql, async (tx) => {
+      await actAs(tx, context);
+      return {
+        ok: true as const,
+        broadcastWrite: await mayInsert(tx, context, "broadcast"),
+        presenceWrite: await mayInsert(tx, context, "presence"),
+      };
+    });
+  } catch (error) {
+    if (error instanceof postgres.PostgresError) {
+      log("rls_policy_error", { topic: context.topic, role: context.claims.role, error: error.message });
+      return { ok: false, error: "rls_policy_error" };
+    }
+    log("database_unavailable", { topic: context.topic, error: String(error) });
+    return { ok: false, error: "database_unavailable" };
+  }
 }
 
 export async function authorize(sql: postgres.Sql, context: AuthorizationContext): Promise<AuthorizationResult> {

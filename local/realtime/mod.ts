@@ -1,14 +1,17 @@
 // The local stand-in for Supabase Realtime (DESIGN.md §8): /realtime/v1/websocket
-// speaking the Phoenix protocol as realtime-js does, Broadcast only, private
-// channels authorized with the realtime.messages policies. Real Realtime reads
+// speaking the Phoenix protocol as realtime-js does, Broadcast and Presence,
+// private channels authorized with the realtime.messages policies, and the
+// REST broadcast API (/realtime/v1/api/broadcast, realtime-js's httpSend()
+// and its send() before subscribing). Real Realtime reads
 // new realtime.messages rows from logical replication; here the NOTIFY of
 // sql/local/20_realtime.sql wakes us, and we fetch the row by its id.
 import { decodeJwt } from "jose";
+import { authorizeWrite } from "./authorization.ts";
 import type postgres from "postgres";
 import type { Claims } from "../../functions/_shared/jwt.ts";
 import { TopicHub } from "./hub.ts";
 import { log } from "./log.ts";
-import { codecFor } from "./protocol.ts";
+import { type Broadcast, codecFor, isPayload } from "./protocol.ts";
 import { Session, topicKey } from "./session.ts";
 
 export interface RealtimeOptions {
@@ -21,7 +24,7 @@ export interface RealtimeOptions {
 }
 
 export interface Realtime {
-  handle(req: Request): Response;
+  handle(req: Request): Response | Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -123,7 +126,8 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
   }, IDLE_SWEEP_MS);
   let closing = false;
 
-  function handle(req: Request): Response {
+  function handle(req: Request): Response | Promise<Response> {
+    if (new URL(req.url).pathname.startsWith("/realtime/v1/api/")) return broadcastApi(req);
     if (closing) return refusal(503, "Realtime is restarting, please standby");
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") return refusal(400, "Expected a WebSocket upgrade");
     const url = new URL(req.url);
@@ -147,6 +151,107 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
     sessions.add(session);
     socket.addEventListener("close", () => sessions.delete(session));
     return response;
+  }
+
+  /**
+   * POST /api/broadcast (a batch) and /api/broadcast/:topic/events/:event (one
+   * message), as Realtime's BroadcastController and BroadcastSingleController
+   * answer them: 202 once sent; a private message needs the caller's broadcast
+   * INSERT policy on its topic (403 for the single message, silently dropped
+   * in a batch).
+   */
+  async function broadcastApi(req: Request): Promise<Response> {
+    const cors = { "access-control-allow-origin": "*" };
+    const answer = (status: number, body?: unknown) =>
+      body === undefined
+        ? new Response(null, { status, headers: cors })
+        : Response.json(body, { status, headers: cors });
+    if (req.method === "OPTIONS") {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          ...cors,
+          "access-control-allow-methods": "POST, OPTIONS",
+          "access-control-allow-headers": "authorization, apikey, content-type, x-client-info",
+        },
+      });
+    }
+    const url = new URL(req.url);
+    const single = /^\/realtime\/v1\/api\/broadcast\/([^/]+)\/events\/([^/]+)$/.exec(url.pathname);
+    if (req.method !== "POST" || (!single && url.pathname !== "/realtime/v1/api/broadcast")) {
+      return answer(404, { message: "Not Found" });
+    }
+    // The API gateway checks the key; Realtime's AuthTenant then takes the bearer token, or the key itself.
+    const apiKey = req.headers.get("apikey");
+    if (!apiKey || !apiKeys.some((key) => sameSecret(key, apiKey))) return answer(401, { message: "Unauthorized" });
+    const bearer = /^bearer (\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1];
+    let claims: Claims;
+    try {
+      claims = await verifyToken(bearer ?? apiKey);
+    } catch {
+      return answer(401, { message: "Unauthorized" });
+    }
+    if (typeof claims.role !== "string") return answer(401, { message: "Unauthorized" });
+    const channelClaims = claims as Claims & { role: string; exp: number };
+    const headers = xHeaders(req.headers);
+    const mayWrite = async (topic: string) => {
+      const result = await authorizeWrite(sql, { topic, claims: channelClaims, headers, presenceEnabled: false });
+      return result.ok ? result.broadcastWrite : null;
+    };
+
+    const type = req.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+    if (single) {
+      const [topic, event] = [decodeURIComponent(single[1]), decodeURIComponent(single[2])];
+      const isPrivate = ["true"].includes(url.searchParams.get("private") ?? "");
+      let broadcast: Broadcast;
+      if (type === "application/octet-stream") {
+        broadcast = { kind: "user", event, body: new Uint8Array(await req.arrayBuffer()), encoding: "binary", meta: null };
+      } else if (type === "application/json") {
+        const text = await req.text();
+        let payload: unknown;
+        try {
+          payload = JSON.parse(text);
+        } catch {
+          return answer(400, { message: "Malformed JSON" });
+        }
+        if (payload === null) return answer(422, { errors: { payload: ["can't be blank"] } });
+        broadcast = { kind: "user", event, body: encoder.encode(JSON.stringify(payload)), encoding: "json", meta: null };
+      } else return answer(415, { message: "Unsupported Media Type" });
+      if (isPrivate) {
+        const allowed = await mayWrite(topic);
+        if (allowed === null) return answer(422, { message: "RLS policy error" });
+        if (!allowed) return answer(403, { message: "Unauthorized" });
+      }
+      hub.publish(topicKey(topic, isPrivate), broadcast);
+      return answer(202);
+    }
+
+    let body: unknown;
+    try {
+      body = await req.json();
+    } catch {
+      return answer(400, { message: "Malformed JSON" });
+    }
+    const messages = isPayload(body) && Array.isArray(body.messages) ? body.messages : null;
+    if (!messages || messages.length === 0) return answer(422, { errors: { messages: ["can't be blank"] } });
+    const invalid = messages.some((m) =>
+      !isPayload(m) || typeof m.topic !== "string" || typeof m.event !== "string" || m.payload === undefined ||
+      m.payload === null
+    );
+    if (invalid) return answer(422, { errors: { messages: [{ topic: ["can't be blank"] }] } });
+    const permissions = new Map<string, boolean>();
+    for (const message of messages as Record<string, unknown>[]) {
+      const topic = message.topic as string;
+      const isPrivate = message.private === true || message.private === "true";
+      if (isPrivate) {
+        if (!permissions.has(topic)) permissions.set(topic, (await mayWrite(topic)) === true);
+        if (!permissions.get(topic)) continue;
+      }
+      const payload: Record<string, unknown> = { payload: message.payload, event: message.event, type: "broadcast" };
+      if (typeof message.id === "string") payload.meta = { id: message.id };
+      hub.publish(topicKey(topic, isPrivate), { kind: "json", payload });
+    }
+    return answer(202);
   }
 
   async function close(): Promise<void> {

@@ -3,8 +3,9 @@
 // handled one at a time, in order, as Phoenix's socket process does.
 import type postgres from "postgres";
 import type { Claims } from "../../functions/_shared/jwt.ts";
-import { authorize, type Policies } from "./authorization.ts";
+import { authorize, authorizeWrite, type Policies } from "./authorization.ts";
 import { log } from "./log.ts";
+import type { PresenceDiff, PresenceState } from "./presence.ts";
 import {
   type Broadcast,
   type Codec,
@@ -22,6 +23,9 @@ export interface Hub {
   subscribe(channel: Channel): void;
   unsubscribe(channel: Channel): void;
   publish(key: string, broadcast: Broadcast, except?: Channel): void;
+  presenceState(channel: Channel): PresenceState;
+  track(channel: Channel, payload: Payload): void;
+  untrack(channel: Channel): void;
 }
 
 export interface SessionOptions {
@@ -38,6 +42,8 @@ interface JoinConfig {
   self: boolean;
   ack: boolean;
   presenceEnabled: boolean;
+  /** The key presences are tracked under: the client's, or a fresh UUID as Realtime gives. */
+  presenceKey: string;
   postgresChanges: Payload[];
 }
 
@@ -50,9 +56,8 @@ interface Denial {
 // Realtime re-confirms a channel's token at least this often, and at its expiry.
 const TOKEN_RECHECK_MS = 5 * 60_000;
 
-const PRESENCE_UNSUPPORTED = "PresenceNotSupported: the local Realtime serves Broadcast only";
 const POSTGRES_CHANGES_UNSUPPORTED =
-  "PostgresChangesNotSupported: the local Realtime serves Broadcast only; publish with realtime.send()";
+  "PostgresChangesNotSupported: the local Realtime serves Broadcast and Presence only; publish with realtime.send()";
 
 /** Channels of public and private joins of one topic never see each other's messages. */
 export function topicKey(subTopic: string, isPrivate: boolean): string {
@@ -73,7 +78,9 @@ function parseJoinConfig(payload: unknown): JoinConfig {
     private: flexibleBoolean(config.private),
     self: flexibleBoolean(broadcast.self),
     ack: flexibleBoolean(broadcast.ack),
-    presenceEnabled: flexibleBoolean(presence.enabled),
+    // Realtime takes only a JSON boolean here, unlike the other flags.
+    presenceEnabled: presence.enabled === true,
+    presenceKey: typeof presence.key === "string" && presence.key !== "" ? presence.key : crypto.randomUUID(),
     postgresChanges: Array.isArray(config.postgres_changes) ? config.postgres_changes.filter(isPayload) : [],
   };
 }
@@ -112,6 +119,16 @@ export class Channel {
     this.key = topicKey(subTopic, config.private);
   }
 
+  get presenceKey(): string {
+    return this.config.presenceKey;
+  }
+
+  /** Like Realtime's dispatcher, a private channel that may not read presence gets no presence_diff. */
+  deliverPresenceDiff(diff: PresenceDiff): void {
+    if (this.config.private && this.policies?.presenceRead !== true) return;
+    this.session.sendPush(this, null, "presence_diff", diff);
+  }
+
   /** Like Realtime's dispatcher, a private channel without broadcast read gets no broadcasts. */
   deliver(broadcast: Broadcast): void {
     if (this.config.private && this.policies?.broadcastRead !== true) return;
@@ -133,6 +150,11 @@ export class Session {
 
   close(code: number, reason: string): void {
     this.socket.close(code, reason);
+  }
+
+  /** A server push on a channel (Phoenix's push/3, or a fastlaned broadcast when joinRef is null). */
+  sendPush(channel: Channel, joinRef: string | null, event: string, payload: unknown): void {
+    this.#send({ joinRef, ref: null, topic: channel.topic, event, payload });
   }
 
   sendBroadcast(topic: string, broadcast: Broadcast): void {
@@ -179,7 +201,7 @@ export class Session {
       case "broadcast":
         return this.#relay(channel, message);
       case "presence":
-        return this.#send(reply(message, channel.joinRef, "error", { reason: PRESENCE_UNSUPPORTED }));
+        return await this.#presence(channel, message);
     }
   }
 
@@ -216,6 +238,10 @@ export class Session {
     // Realtime answers with the postgres_changes bindings, each with its id, for the client to match.
     const postgresChanges = config.postgresChanges.map((params, index) => ({ ...params, id: index + 1 }));
     this.#send(reply(message, channel.joinRef, "ok", { postgres_changes: postgresChanges }));
+    // PresenceHandler.sync: the current state, to public channels and to private ones that may read presence.
+    if (config.presenceEnabled && (!config.private || channel.policies?.presenceRead === true)) {
+      this.sendPush(channel, channel.joinRef, "presence_state", this.options.hub.presenceState(channel));
+    }
     if (postgresChanges.length > 0) {
       // As when Realtime cannot subscribe to the database: the channel stays joined for Broadcast.
       log("postgres_changes_unsupported", { topic: subTopic });
@@ -293,6 +319,49 @@ export class Session {
     if (channel.config.private && channel.policies?.broadcastWrite !== true) return;
     this.options.hub.publish(channel.key, broadcast, channel.config.self ? undefined : channel);
     if (channel.config.ack) this.#send(reply(message, channel.joinRef, "ok", {}));
+  }
+
+  /** `presence` track/untrack (PresenceHandler.handle): a private channel's track needs the presence INSERT policy. */
+  async #presence(channel: Channel, message: Message): Promise<void> {
+    const payload = isPayload(message.payload) ? message.payload : {};
+    const event = typeof payload.event === "string" ? payload.event.toLowerCase() : null;
+    const answer = (status: "ok" | "error", response: Payload = {}) =>
+      this.#send(reply(message, channel.joinRef, status, response));
+    if (event === "untrack") {
+      this.options.hub.untrack(channel);
+      return answer("ok");
+    }
+    if (event !== "track") {
+      if (event !== null) log("unknown_presence_event", { topic: channel.subTopic, event });
+      return event === null ? answer("ok") : answer("error");
+    }
+    if (channel.config.private && channel.policies && channel.policies.presenceWrite === null) {
+      const context = {
+        topic: channel.subTopic,
+        claims: channel.claims,
+        headers: this.options.headers,
+        presenceEnabled: true,
+      };
+      // Presence read is evaluated now if the join left it unevaluated (presence was off then).
+      if (channel.policies.presenceRead === null) {
+        const read = await authorize(this.options.sql, context);
+        if (!this.#isCurrent(channel)) return;
+        if (!read.ok) return answer("error");
+        channel.policies.presenceRead = read.policies.presenceRead;
+      }
+      const result = await authorizeWrite(this.options.sql, context);
+      if (!this.#isCurrent(channel)) return;
+      if (!result.ok) return answer("error");
+      channel.policies.presenceWrite = result.presenceWrite;
+    }
+    if (channel.config.private && channel.policies?.presenceWrite !== true) {
+      log("presence_track_refused", { topic: channel.subTopic, role: channel.claims.role });
+      return answer("error");
+    }
+    const tracked = payload.payload ?? {};
+    if (!isPayload(tracked)) return answer("error", { reason: "Presence track payload must be a map" });
+    this.options.hub.track(channel, tracked);
+    answer("ok");
   }
 
   #isCurrent(channel: Channel): boolean {

@@ -1,7 +1,8 @@
--- Realtime topics (DESIGN.md §5): `company:{company_id}` for the company's
--- managers, `driver:{driver_id}` for that driver. Triggers broadcast through
--- private.broadcast; joins are authorized by the select policy below, which
--- Supabase Realtime evaluates as the joining user.
+-- Realtime topics (docs/contract.md, Realtime): `company:{company_id}` for the
+-- company's managers, `driver:{driver_id}` for that driver. Triggers broadcast
+-- through private.broadcast. Supabase Realtime evaluates the realtime.messages
+-- policies below as the joining user: the select policies authorize reading
+-- broadcasts and presence, the insert policy tracking presence.
 
 create function private.broadcast(topic text, event text, payload jsonb)
 returns void
@@ -24,4 +25,24 @@ create policy realtime_messages_select_own_topics on realtime.messages
       (select realtime.topic()) = 'company:' || (select private.company_of(private.delivery_managers()))::text
       or (select realtime.topic()) = 'driver:' || (select private.driver_id())::text
     )
+  );
+
+-- Presence on `company:{company_id}`: the company panel shows which drivers are
+-- online. Realtime lets a channel join only with a read policy (broadcast or
+-- presence), so the company's drivers read presence there too (they see
+-- colleagues online, never the managers' broadcasts); only drivers track.
+create policy realtime_messages_select_company_presence on realtime.messages
+  for select to authenticated
+  using (
+    extension = 'presence'
+    and (select realtime.topic()) = 'company:' || (select private.company_id())::text
+    and (select private.app_role()) in ('company_owner', 'company_admin', 'admin', 'driver')
+  );
+
+create policy realtime_messages_insert_driver_presence on realtime.messages
+  for insert to authenticated
+  with check (
+    extension = 'presence'
+    and (select realtime.topic()) = 'company:' || (select private.company_id())::text
+    and (select private.driver_id()) is not null
   );
