@@ -1,4 +1,4 @@
-// Configuration of the local stack (DESIGN.md §7): environment variables and
+// Configuration of the local stack (docs/contract.md, Configuration): environment variables and
 // command-line flags, validated once at start-up. A bad value stops start-up
 // with a message that names the setting.
 import { parse as parseToml } from "smol-toml";

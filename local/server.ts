@@ -1,4 +1,4 @@
-// The one HTTP server of the local stack (DESIGN.md §8): the Edge Functions at
+// The one HTTP server of the local stack (docs/architecture.md, The local stack): the Edge Functions at
 // /functions/v1/<name> and behind the public paths, the identity provider at
 // /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, and the external-service
 // simulators at /_sim/gateway and /_sim/routing.
@@ -35,7 +35,7 @@ function withCors(res: Response): Response {
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
-/** Public paths served by a function, in order (DESIGN.md §5); the path reaches the function unchanged. */
+/** Public paths served by a function, in order (docs/contract.md); the path reaches the function unchanged. */
 const PUBLIC_ROUTES: { pattern: RegExp; fn: string }[] = [
   { pattern: /^\/api\/v1\/webhooks\/gateway(\/|$)/, fn: "gateway-webhook" },
   { pattern: /^\/api\/v1(\/|$)/, fn: "api" },

@@ -1,4 +1,4 @@
-// `npm start`: the whole local stack in one process (DESIGN.md §8).
+// `npm start`: the whole local stack in one process (docs/architecture.md, The local stack).
 // Flags: --reset wipes the database under DATA_DIR first.
 import postgres from "postgres";
 import { ConfigError, loadConfig, projectRoot } from "./config.ts";

@@ -1,4 +1,4 @@
-// The payment gateway client (DESIGN.md §6). A 4xx with `{"errors": [...]}` is
+// The payment gateway client (docs/contract.md, External services). A 4xx with `{"errors": [...]}` is
 // the caller's problem (422 with the gateway's description); a 5xx, a timeout
 // (10 s) or a refused connection is 502.
 import { decryptSecret } from "./crypto.ts";

@@ -1,4 +1,4 @@
-// The local stand-in for Supabase Realtime (DESIGN.md §8): /realtime/v1/websocket
+// The local stand-in for Supabase Realtime (docs/architecture.md, The local stack): /realtime/v1/websocket
 // speaking the Phoenix protocol as realtime-js does, Broadcast and Presence,
 // private channels authorized with the realtime.messages policies, and the
 // REST broadcast API (/realtime/v1/api/broadcast, realtime-js's httpSend()

@@ -1,4 +1,4 @@
-// A payment gateway sandbox simulator (DESIGN.md §6): customers, Pix charges
+// A payment gateway sandbox simulator (docs/contract.md, External services): customers, Pix charges
 // and Pix transfers in memory, answering as the gateway does. Runtime-neutral
 // (a fetch handler), so the local stack serves it and the test suite wraps it
 // in its loopback fake, where tests make it slow or failing.

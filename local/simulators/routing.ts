@@ -1,4 +1,4 @@
-// An OSRM-compatible routing simulator (DESIGN.md §6): great-circle distance
+// An OSRM-compatible routing simulator (docs/contract.md, External services): great-circle distance
 // times a road factor, at 30 km/h. Runtime-neutral (a fetch handler), so the
 // local stack serves it and the test suite wraps it in its loopback fake.
 export interface RoutingSimulator {

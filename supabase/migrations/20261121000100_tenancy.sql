@@ -1,6 +1,6 @@
 -- Tenancy: companies, the membership that gives each user one company and one
 -- role, the app roles as Postgres roles, the helpers every policy and function
--- authorizes with, and the custom access token hook (DESIGN.md §3).
+-- authorizes with, and the custom access token hook (docs/architecture.md, Roles).
 
 -- What is not granted cannot be called: functions created from here on are
 -- executable by nobody until a grant names the caller. (PUBLIC's execute
@@ -44,7 +44,7 @@ alter table public.companies enable row level security;
 create table public.memberships (
   user_id uuid primary key references auth.users (id) on delete cascade,
   company_id uuid not null references public.companies (id) on delete cascade,
-  -- `admin` is the older form's role (DESIGN.md §3): it rides in user_metadata, never in the role claim.
+  -- `admin` is the older form's role (docs/architecture.md, Roles): it rides in user_metadata, never in the role claim.
   role text not null check (role in ('company_owner', 'company_admin', 'driver', 'admin')),
   created_at timestamptz not null default now()
 );

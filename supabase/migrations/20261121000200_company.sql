@@ -1,4 +1,4 @@
--- The company side (DESIGN.md §5): drivers, prices, the subscription, the
+-- The company side (docs/contract.md): drivers, prices, the subscription, the
 -- gateway configuration (ciphertext only, in private) and the webhook audit
 -- log, with the RPC functions the /api/v1 proxy and supabase-js callers use.
 

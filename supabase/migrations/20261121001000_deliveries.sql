@@ -1,4 +1,4 @@
--- Deliveries (DESIGN.md §4-§6): the table, its one state machine, the history
+-- Deliveries (docs/state-machines.md, docs/contract.md): the table, its one state machine, the history
 -- of every move, the price of a route, the driver's credit on completion, the
 -- effect of the gateway's PAYMENT_* events, and the realtime broadcasts.
 --
@@ -47,7 +47,7 @@ create table public.deliveries (
   check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
   check ((status = 'cancelled') = (cancelled_at is not null))
 );
-comment on table public.deliveries is 'Deliveries of a company, from payment to completion (DESIGN.md §4).';
+comment on table public.deliveries is 'Deliveries of a company, from payment to completion (docs/state-machines.md).';
 create index deliveries_company_created_idx on public.deliveries (company_id, created_at desc, id desc);
 create index deliveries_company_status_created_idx on public.deliveries (company_id, status, created_at desc, id desc);
 create index deliveries_driver_created_idx on public.deliveries (driver_id, created_at desc, id desc);

@@ -1,4 +1,4 @@
--- Driver locations (SPEC.md §4.7, §8; DESIGN.md §5): each driver's latest GPS
+-- Driver locations (docs/spec.md §4.7, §8; docs/contract.md): each driver's latest GPS
 -- position, written only through public.update_my_location, which admits at
 -- most one update per 10 seconds per driver in one atomic statement, so the
 -- limit holds across any number of Edge Function instances and for callers
