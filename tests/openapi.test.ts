@@ -61,4 +61,14 @@ describe("GET /api/v1/openapi.json", () => {
       }
     }
   });
+
+  it("names every operation once, for generated clients", async () => {
+    const doc = (await api("/api/v1/openapi.json")).body;
+    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)
+      .flatMap((operations) => Object.values(operations).map((operation) => operation.operationId));
+    expect(ids.every((id) => typeof id === "string" && /^[a-z]+[A-Za-z0-9]+$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toContain("getDeliveriesById");
+    expect(ids).toContain("postWebhooksGatewayByCompanyId");
+  });
 });

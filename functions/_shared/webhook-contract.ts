@@ -23,7 +23,7 @@ const WebhookEventBody = z.object({
   ),
   transfer: GatewayObjectBody.optional(),
   payment: GatewayObjectBody.optional(),
-}).passthrough().meta({ id: "WebhookEvent" });
+}).passthrough().meta({ id: "GatewayWebhookBody" });
 const EVENT_DESCRIPTION =
   "Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md " +
   "§6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is " +

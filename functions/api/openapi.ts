@@ -23,8 +23,25 @@ function schemaOf(schema: z.ZodType, io: "input" | "output", components: Compone
   delete json.$schema;
   const defs = (json.$defs ?? {}) as Components;
   delete json.$defs;
-  for (const [name, def] of Object.entries(defs)) components[name] ??= pointAtComponents(def) as Record<string, unknown>;
+  for (const [name, def] of Object.entries(defs)) {
+    const component = pointAtComponents(def) as Record<string, unknown>;
+    // Two different schemas under one name would silently document only the first.
+    if (components[name] && JSON.stringify(components[name]) !== JSON.stringify(component)) {
+      throw new Error(`two different schemas are named ${name} in the OpenAPI document`);
+    }
+    components[name] = component;
+  }
   return pointAtComponents(json) as Record<string, unknown>;
+}
+
+/** A stable name for clients' generated methods: GET /api/v1/deliveries/{id}/trail -> getDeliveriesByIdTrail. */
+export function operationId(route: AnyRoute): string {
+  const words = route.path.split("/").filter((part) => part && part !== "api" && part !== "v1").map((part) => {
+    const param = /^\{(\w+)\}$/.exec(part);
+    const word = param ? `by_${param[1]}` : part;
+    return word.split(/[^a-zA-Z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  });
+  return route.method + words.join("");
 }
 
 function parameters(route: AnyRoute, components: Components): unknown[] {
@@ -75,6 +92,7 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
     }
     paths[route.path] ??= {};
     paths[route.path][route.method] = {
+      operationId: operationId(route),
       summary: route.summary,
       description: [route.description, route.roles ? `Roles: ${route.roles.join(", ")}.` : undefined]
         .filter(Boolean).join("\n\n") || undefined,
