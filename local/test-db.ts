@@ -66,6 +66,31 @@ async function runFile(sql: postgres.Sql, name: string, text: string): Promise<F
   return result;
 }
 
+/** `supabase gen types` for the migrated schema, as apps get it; the committed copy must equal it. */
+const TYPES_FILE = new URL("supabase/database.types.ts", projectRoot);
+
+async function typesAreCurrent(url: string): Promise<boolean> {
+  const output = await new Deno.Command("npx", {
+    args: ["--no-install", "supabase", "gen", "types", "typescript", `--db-url=${url}`, "--schema", "public"],
+    cwd: new URL(".", projectRoot),
+    stderr: "piped",
+  }).output();
+  if (!output.success) {
+    console.log(`  supabase gen types failed: ${new TextDecoder().decode(output.stderr).trim()}`);
+    return false;
+  }
+  // The CLI prints its notices (say, about TLS) on stdout too: the file starts at its first export.
+  const printed = new TextDecoder().decode(output.stdout);
+  const generated = printed.slice(Math.max(printed.indexOf("export type"), 0));
+  const committed = await Deno.readTextFile(TYPES_FILE).catch(() => "");
+  if (generated === committed) return true;
+  const fresh = new URL(".test-stack/database.types.ts", projectRoot);
+  await Deno.writeTextFile(fresh, generated);
+  console.log(`  supabase/database.types.ts differs from the migrations: the generated file is ${fresh.pathname};`);
+  console.log("  copy it over (or run `npm run db:types`) and commit it");
+  return false;
+}
+
 async function advisors(url: string): Promise<boolean> {
   const command = new Deno.Command("npx", {
     args: ["--no-install", "supabase", "db", "advisors", `--remote=${url}`, "--type", "all", "--level", "warn", "--fail-on", "warn"],
@@ -83,6 +108,11 @@ let ok = true;
 try {
   await migrate(database.url, { seed: false });
   // The advisors judge the migrated schema, before the test helpers add theirs.
+  console.log("# supabase gen types (supabase/database.types.ts is current)");
+  if (!(await typesAreCurrent(database.url))) {
+    ok = false;
+    console.log("FAIL supabase/database.types.ts is out of date");
+  }
   console.log("# supabase db advisors");
   if (!(await advisors(database.url))) {
     ok = false;

@@ -1,0 +1,525 @@
+export type Json = string | number | boolean | null | { [key: string]: Json | undefined } | Json[]
+
+export type Database = {
+  
+  "public": {
+          Tables: {
+            "companies": {
+                  Row: {
+                    "created_at": string,"id": string,"name": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "created_at"?: string,"id"?: string,"name": string
+                  }
+                  Update: {
+                    "created_at"?: string,"id"?: string,"name"?: string
+                  }
+                  Relationships: [
+                    
+                  ]
+                },"deliveries": {
+                  Row: {
+                    "accepted_at": string | null,"cancel_reason": string | null,"cancelled_at": string | null,"company_id": string,"completed_at": string | null,"created_at": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id": string | null,"driver_share": number,"duration_s": number,"gateway_payment_id": string | null,"id": string,"notes": string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date": string | null,"payment_method": string,"payment_status": string,"pix_copy_paste": string | null,"pix_qr_code_image": string | null,"price": number,"recipient_name": string | null,"recipient_phone": string | null,"started_at": string | null,"status": string,"updated_at": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id": string,"completed_at"?: string | null,"created_at"?: string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string | null,"driver_share": number,"duration_s": number,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string | null,"payment_method": string,"payment_status": string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price": number,"recipient_name"?: string | null,"recipient_phone"?: string | null,"started_at"?: string | null,"status": string,"updated_at"?: string
+                  }
+                  Update: {
+                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id"?: string,"completed_at"?: string | null,"created_at"?: string,"destination_address"?: string,"destination_lat"?: number,"destination_lng"?: number,"distance_m"?: number,"driver_id"?: string | null,"driver_share"?: number,"duration_s"?: number,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address"?: string,"origin_lat"?: number,"origin_lng"?: number,"payment_due_date"?: string | null,"payment_method"?: string,"payment_status"?: string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price"?: number,"recipient_name"?: string | null,"recipient_phone"?: string | null,"started_at"?: string | null,"status"?: string,"updated_at"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "deliveries_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "deliveries_driver_id_fkey"
+      columns: ["driver_id"]
+isOneToOne: false
+      referencedRelation: "drivers"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"delivery_history": {
+                  Row: {
+                    "actor_id": string | null,"company_id": string,"created_at": string,"delivery_id": string,"from_payment_status": string | null,"from_status": string | null,"id": number,"to_payment_status": string,"to_status": string,"trigger": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "actor_id"?: string | null,"company_id": string,"created_at"?: string,"delivery_id": string,"from_payment_status"?: string | null,"from_status"?: string | null,"id"?: never,"to_payment_status": string,"to_status": string,"trigger": string
+                  }
+                  Update: {
+                    "actor_id"?: string | null,"company_id"?: string,"created_at"?: string,"delivery_id"?: string,"from_payment_status"?: string | null,"from_status"?: string | null,"id"?: never,"to_payment_status"?: string,"to_status"?: string,"trigger"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "delivery_history_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "delivery_history_delivery_id_fkey"
+      columns: ["delivery_id"]
+isOneToOne: false
+      referencedRelation: "deliveries"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"delivery_trail_points": {
+                  Row: {
+                    "company_id": string,"delivery_id": string,"lat": number,"lng": number,"recorded_at": string,"seq": number
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "company_id": string,"delivery_id": string,"lat": number,"lng": number,"recorded_at": string,"seq": number
+                  }
+                  Update: {
+                    "company_id"?: string,"delivery_id"?: string,"lat"?: number,"lng"?: number,"recorded_at"?: string,"seq"?: number
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "delivery_trail_points_delivery_id_fkey"
+      columns: ["delivery_id"]
+isOneToOne: false
+      referencedRelation: "deliveries"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"driver_locations": {
+                  Row: {
+                    "accuracy": number | null,"company_id": string,"driver_id": string,"heading": number | null,"lat": number,"lng": number,"speed": number | null,"updated_at": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "accuracy"?: number | null,"company_id": string,"driver_id": string,"heading"?: number | null,"lat": number,"lng": number,"speed"?: number | null,"updated_at"?: string
+                  }
+                  Update: {
+                    "accuracy"?: number | null,"company_id"?: string,"driver_id"?: string,"heading"?: number | null,"lat"?: number,"lng"?: number,"speed"?: number | null,"updated_at"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "driver_locations_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "driver_locations_driver_id_fkey"
+      columns: ["driver_id"]
+isOneToOne: true
+      referencedRelation: "drivers"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"drivers": {
+                  Row: {
+                    "active": boolean,"company_id": string,"created_at": string,"email": string,"id": string,"name": string,"phone": string | null,"updated_at": string,"user_id": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "active"?: boolean,"company_id": string,"created_at"?: string,"email": string,"id"?: string,"name": string,"phone"?: string | null,"updated_at"?: string,"user_id": string
+                  }
+                  Update: {
+                    "active"?: boolean,"company_id"?: string,"created_at"?: string,"email"?: string,"id"?: string,"name"?: string,"phone"?: string | null,"updated_at"?: string,"user_id"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "drivers_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"memberships": {
+                  Row: {
+                    "company_id": string,"created_at": string,"role": string,"user_id": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "company_id": string,"created_at"?: string,"role": string,"user_id": string
+                  }
+                  Update: {
+                    "company_id"?: string,"created_at"?: string,"role"?: string,"user_id"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "memberships_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"prices": {
+                  Row: {
+                    "base_fee": number,"company_id": string,"driver_share": number,"minimum_fee": number,"per_km": number,"updated_at": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "base_fee": number,"company_id": string,"driver_share": number,"minimum_fee": number,"per_km": number,"updated_at"?: string
+                  }
+                  Update: {
+                    "base_fee"?: number,"company_id"?: string,"driver_share"?: number,"minimum_fee"?: number,"per_km"?: number,"updated_at"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "prices_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: true
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"subscriptions": {
+                  Row: {
+                    "company_id": string,"current_period_end": string | null,"plan": string,"status": string,"updated_at": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "company_id": string,"current_period_end"?: string | null,"plan"?: string,"status"?: string,"updated_at"?: string
+                  }
+                  Update: {
+                    "company_id"?: string,"current_period_end"?: string | null,"plan"?: string,"status"?: string,"updated_at"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "subscriptions_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: true
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"wallet_entries": {
+                  Row: {
+                    "amount": number,"company_id": string,"created_at": string,"delivery_id": string | null,"driver_id": string,"id": string,"kind": string,"withdrawal_id": string | null
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "amount": number,"company_id": string,"created_at"?: string,"delivery_id"?: string | null,"driver_id": string,"id"?: string,"kind": string,"withdrawal_id"?: string | null
+                  }
+                  Update: {
+                    "amount"?: number,"company_id"?: string,"created_at"?: string,"delivery_id"?: string | null,"driver_id"?: string,"id"?: string,"kind"?: string,"withdrawal_id"?: string | null
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "wallet_entries_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "wallet_entries_delivery_id_fkey"
+      columns: ["delivery_id"]
+isOneToOne: false
+      referencedRelation: "deliveries"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "wallet_entries_driver_id_fkey"
+      columns: ["driver_id"]
+isOneToOne: false
+      referencedRelation: "drivers"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "wallet_entries_withdrawal_id_fkey"
+      columns: ["withdrawal_id"]
+isOneToOne: false
+      referencedRelation: "withdrawals"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"webhook_events": {
+                  Row: {
+                    "company_id": string | null,"detail": string | null,"event": string | null,"id": string,"object_id": string | null,"received_at": string,"result": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "company_id"?: string | null,"detail"?: string | null,"event"?: string | null,"id"?: string,"object_id"?: string | null,"received_at"?: string,"result": string
+                  }
+                  Update: {
+                    "company_id"?: string | null,"detail"?: string | null,"event"?: string | null,"id"?: string,"object_id"?: string | null,"received_at"?: string,"result"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "webhook_events_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    }
+                  ]
+                },"withdrawals": {
+                  Row: {
+                    "amount": number,"company_id": string,"completed_at": string | null,"created_at": string,"driver_id": string,"error_message": string | null,"failure_kind": string | null,"gateway_transfer_id": string | null,"id": string,"in_doubt": boolean,"pix_key": string,"pix_key_type": string,"status": string,"updated_at": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "amount": number,"company_id": string,"completed_at"?: string | null,"created_at"?: string,"driver_id": string,"error_message"?: string | null,"failure_kind"?: string | null,"gateway_transfer_id"?: string | null,"id"?: string,"in_doubt"?: boolean,"pix_key": string,"pix_key_type": string,"status"?: string,"updated_at"?: string
+                  }
+                  Update: {
+                    "amount"?: number,"company_id"?: string,"completed_at"?: string | null,"created_at"?: string,"driver_id"?: string,"error_message"?: string | null,"failure_kind"?: string | null,"gateway_transfer_id"?: string | null,"id"?: string,"in_doubt"?: boolean,"pix_key"?: string,"pix_key_type"?: string,"status"?: string,"updated_at"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "withdrawals_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: false
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    },{
+      foreignKeyName: "withdrawals_driver_id_fkey"
+      columns: ["driver_id"]
+isOneToOne: false
+      referencedRelation: "drivers"
+      referencedColumns: ["id"]
+    }
+                  ]
+                }
+          }
+          Views: {
+            [_ in never]: never
+          }
+          Functions: {
+            "accept_delivery":
+{ Args: { "delivery_id": string }; Returns: Json
+                           },
+"apply_payment_event":
+{ Args: { "company_id": string,"event": string,"external_reference": string,"payment_id": string }; Returns: Json
+                           },
+"apply_transfer_event":
+{ Args: { "company_id": string,"event": string,"external_reference": string,"transfer_id": string }; Returns: Json
+                           },
+"assign_delivery":
+{ Args: { "delivery_id": string,"driver_id": string }; Returns: Json
+                           },
+"attach_transfer":
+{ Args: { "gateway_transfer_id": string,"withdrawal_id": string }; Returns: Json
+                           },
+"authorize_new_delivery":
+{ Args: { "driver_id"?: string }; Returns: string
+                           },
+"cancel_delivery":
+{ Args: { "delivery_id": string,"reason"?: string }; Returns: Json
+                           },
+"complete_delivery":
+{ Args: { "delivery_id": string }; Returns: Json
+                           },
+"create_delivery":
+{ Args: { "charged_price"?: number,"company_id": string,"created_by": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string,"duration_s": number,"gateway_payment_id"?: string,"id": string,"notes"?: string,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string,"payment_method": string,"pix_copy_paste"?: string,"pix_qr_code_image"?: string,"recipient_name"?: string,"recipient_phone"?: string }; Returns: Json
+                           },
+"create_driver":
+{ Args: { "company_id": string,"email": string,"name": string,"phone"?: string,"user_id": string }; Returns: Json
+                           },
+"custom_access_token_hook":
+{ Args: { "event": Json }; Returns: Json
+                           },
+"fail_withdrawal":
+{ Args: { "error_message": string,"withdrawal_id": string }; Returns: Json
+                           } |
+{ Args: { "error_message": string,"failure_kind": string,"withdrawal_id": string }; Returns: Json
+                           },
+"get_delivery":
+{ Args: { "delivery_id": string }; Returns: Json
+                           },
+"get_delivery_trail":
+{ Args: { "delivery_id": string }; Returns: Json
+                           },
+"get_driver":
+{ Args: { "driver_id": string }; Returns: Json
+                           },
+"get_my_company":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_prices":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_subscription":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_wallet":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_withdrawal":
+{ Args: { "withdrawal_id": string }; Returns: Json
+                           },
+"list_deliveries":
+{ Args: { "cursor"?: string,"driver_id"?: string,"page_limit"?: number,"status"?: string }; Returns: Json
+                           },
+"list_driver_locations":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"list_drivers":
+{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Json
+                           },
+"list_wallet_transactions":
+{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Json
+                           },
+"list_webhook_events":
+{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Json
+                           },
+"list_withdrawals":
+{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Json
+                           },
+"mark_transfer_in_doubt":
+{ Args: { "error_message": string,"withdrawal_id": string }; Returns: Json
+                           },
+"quote_route":
+{ Args: { "distance_m": number,"duration_s": number }; Returns: Json
+                           },
+"register_company":
+{ Args: { "company_name": string,"owner_name": string,"owner_user_id": string }; Returns: Json
+                           },
+"request_withdrawal":
+{ Args: { "amount": number,"pix_key": string,"pix_key_type": string }; Returns: Json
+                           },
+"save_gateway_config":
+{ Args: { "api_key_ciphertext": string,"company_id": string,"environment": string,"webhook_secret_ciphertext": string }; Returns: Json
+                           },
+"set_prices":
+{ Args: { "base_fee": number,"driver_share": number,"minimum_fee": number,"per_km": number }; Returns: Json
+                           },
+"set_subscription":
+{ Args: { "plan": string }; Returns: Json
+                           },
+"start_delivery":
+{ Args: { "delivery_id": string }; Returns: Json
+                           },
+"update_driver":
+{ Args: { "active"?: boolean,"driver_id": string,"name"?: string,"phone"?: string }; Returns: Json
+                           },
+"update_my_location":
+{ Args: { "accuracy"?: number,"heading"?: number,"lat": number,"lng": number,"speed"?: number }; Returns: Json
+                           },
+"withdrawals_to_reconcile":
+{ Args: { "max_rows"?: number }; Returns: {
+              "company_id": string,"created_at": string,"gateway_transfer_id": string,"id": string,"in_doubt": boolean
+            }[]
+                           }
+          }
+          Enums: {
+            [_ in never]: never
+          }
+          CompositeTypes: {
+            [_ in never]: never
+          }
+        }
+}
+
+type DatabaseWithoutInternals = Omit<Database, '__InternalSupabase'>
+
+type DefaultSchema = DatabaseWithoutInternals[Extract<keyof Database, "public">]
+
+export type Tables<
+  DefaultSchemaTableNameOrOptions extends
+    | keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
+    | { schema: keyof DatabaseWithoutInternals },
+  TableName extends DefaultSchemaTableNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals
+  }
+    ? keyof (DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"] &
+        DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Views"])
+    : never = never
+> = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+  ? (DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"] &
+      DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Views"])[TableName] extends {
+      Row: infer R
+    }
+    ? R
+    : never
+  : DefaultSchemaTableNameOrOptions extends keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
+  ? (DefaultSchema["Tables"] & DefaultSchema["Views"])[DefaultSchemaTableNameOrOptions] extends {
+      Row: infer R
+    }
+    ? R
+    : never
+  : never
+
+export type TablesInsert<
+  DefaultSchemaTableNameOrOptions extends
+    | keyof DefaultSchema["Tables"]
+    | { schema: keyof DatabaseWithoutInternals },
+  TableName extends DefaultSchemaTableNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals
+  }
+    ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
+    : never = never
+> = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"][TableName] extends {
+      Insert: infer I
+    }
+    ? I
+    : never
+  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
+  ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
+      Insert: infer I
+    }
+    ? I
+    : never
+  : never
+
+export type TablesUpdate<
+  DefaultSchemaTableNameOrOptions extends
+    | keyof DefaultSchema["Tables"]
+    | { schema: keyof DatabaseWithoutInternals },
+  TableName extends DefaultSchemaTableNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals
+  }
+    ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
+    : never = never
+> = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"][TableName] extends {
+      Update: infer U
+    }
+    ? U
+    : never
+  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
+  ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
+      Update: infer U
+    }
+    ? U
+    : never
+  : never
+
+export type Enums<
+  DefaultSchemaEnumNameOrOptions extends
+    | keyof DefaultSchema["Enums"]
+    | { schema: keyof DatabaseWithoutInternals },
+  EnumName extends DefaultSchemaEnumNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals
+  }
+    ? keyof DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]]["Enums"]
+    : never = never
+> = DefaultSchemaEnumNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]]["Enums"][EnumName]
+  : DefaultSchemaEnumNameOrOptions extends keyof DefaultSchema["Enums"]
+  ? DefaultSchema["Enums"][DefaultSchemaEnumNameOrOptions]
+  : never
+
+export type CompositeTypes<
+  PublicCompositeTypeNameOrOptions extends
+    | keyof DefaultSchema["CompositeTypes"]
+    | { schema: keyof DatabaseWithoutInternals },
+  CompositeTypeName extends PublicCompositeTypeNameOrOptions extends {
+    schema: keyof DatabaseWithoutInternals
+  }
+    ? keyof DatabaseWithoutInternals[PublicCompositeTypeNameOrOptions["schema"]]["CompositeTypes"]
+    : never = never
+> = PublicCompositeTypeNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
+  ? DatabaseWithoutInternals[PublicCompositeTypeNameOrOptions["schema"]]["CompositeTypes"][CompositeTypeName]
+  : PublicCompositeTypeNameOrOptions extends keyof DefaultSchema["CompositeTypes"]
+  ? DefaultSchema["CompositeTypes"][PublicCompositeTypeNameOrOptions]
+  : never
+
+export const Constants = {
+  "public": {
+          Enums: {
+            
+          }
+        }
+} as const
