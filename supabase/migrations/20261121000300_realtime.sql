@@ -35,8 +35,7 @@ create policy realtime_messages_select_company_presence on realtime.messages
   for select to authenticated
   using (
     extension = 'presence'
-    and (select realtime.topic()) = 'company:' || (select private.company_id())::text
-    and (select private.app_role()) in ('company_owner', 'company_admin', 'admin', 'driver')
+    and (select realtime.topic()) = 'company:' || (select private.company_of(private.members()))::text
   );
 
 create policy realtime_messages_insert_driver_presence on realtime.messages
