@@ -114,15 +114,13 @@ function portProblem(port: number): string | null {
 
 /** Why DATA_DIR cannot hold the stack's files, or null when it can (it is created when missing). */
 async function dataDirProblem(dir: string): Promise<string | null> {
-  try {
-    const info = await Deno.stat(dir);
-    if (!info.isDirectory) return "is not a directory";
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) return `cannot be read (${(error as Error).message})`;
+  const info = await Deno.stat(dir).catch(() => null);
+  if (info && !info.isDirectory) return "is not a directory";
+  if (!info) {
     try {
       await Deno.mkdir(dir, { recursive: true });
-    } catch (mkdirError) {
-      return `cannot be created (${(mkdirError as Error).message})`;
+    } catch (error) {
+      return `cannot be created (${(error as Error).message})`;
     }
   }
   const probe = `${dir}/.write-test-${Deno.pid}`;

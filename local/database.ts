@@ -4,7 +4,7 @@
 // applying twice changes nothing.
 import postgres from "postgres";
 import { projectRoot } from "./config.ts";
-import { initCluster, startPostgres } from "./postgres.ts";
+import { initCluster, releaseBinaries, startPostgres } from "./postgres.ts";
 
 export interface Database {
   url: string;
@@ -23,14 +23,19 @@ export interface DatabaseOptions {
 export async function startDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.externalUrl) return { url: options.externalUrl, stop: async () => {} };
 
-  const databaseDir = `${options.dataDir}/postgres`;
+  // Absolute, so that `ps` names the cluster whatever directory the stack was started from.
+  const dataDir = options.dataDir.startsWith("/") ? options.dataDir : `${Deno.cwd()}/${options.dataDir}`;
+  const databaseDir = `${dataDir}/postgres`;
   if (options.reset) await Deno.remove(databaseDir, { recursive: true }).catch(() => {});
-  await Deno.mkdir(options.dataDir, { recursive: true });
+  await Deno.mkdir(dataDir, { recursive: true });
   await initCluster(databaseDir);
   const server = await startPostgres({ dir: databaseDir, port: options.port, log: options.log });
   return {
     url: `postgresql://postgres:postgres@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      await releaseBinaries();
+    },
   };
 }
 

