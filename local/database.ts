@@ -20,14 +20,17 @@ export interface DatabaseOptions {
   log?: (line: string) => void;
 }
 
+/** The Postgres cluster under DATA_DIR, as an absolute path (so that `ps` names it wherever the stack started). */
+export function clusterDir(dataDir: string): string {
+  return `${dataDir.startsWith("/") ? dataDir : `${Deno.cwd()}/${dataDir}`}/postgres`;
+}
+
 export async function startDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.externalUrl) return { url: options.externalUrl, stop: async () => {} };
 
-  // Absolute, so that `ps` names the cluster whatever directory the stack was started from.
-  const dataDir = options.dataDir.startsWith("/") ? options.dataDir : `${Deno.cwd()}/${options.dataDir}`;
-  const databaseDir = `${dataDir}/postgres`;
+  const databaseDir = clusterDir(options.dataDir);
   if (options.reset) await Deno.remove(databaseDir, { recursive: true }).catch(() => {});
-  await Deno.mkdir(dataDir, { recursive: true });
+  await Deno.mkdir(options.dataDir, { recursive: true });
   await initCluster(databaseDir);
   const server = await startPostgres({ dir: databaseDir, port: options.port, log: options.log });
   return {

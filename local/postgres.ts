@@ -170,6 +170,26 @@ export async function initCluster(dir: string): Promise<void> {
   }
 }
 
+/**
+ * A postmaster of `dir` still running after its stack was killed (kill -9 of Deno leaves its
+ * Postgres behind, in a process group of its own): stops it, so that the port and the cluster are
+ * free again. Returns its pid, or null when there was none. Any other process is left alone.
+ */
+export async function stopLeftover(dir: string): Promise<number | null> {
+  const pidFile = await Deno.readTextFile(`${dir}/postmaster.pid`).catch(() => "");
+  const pid = Number(pidFile.split("\n")[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  const args = (await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "")).split("\0");
+  const ours = args[0]?.endsWith("/bin/postgres") && args[args.indexOf("-D") + 1] === dir;
+  if (!ours) return null;
+  Deno.kill(pid, "SIGINT"); // fast shutdown
+  const deadline = Date.now() + STOP_TIMEOUT_MS;
+  const alive = () => Deno.readTextFile(`/proc/${pid}/cmdline`).then(() => true, () => false);
+  while ((await alive()) && Date.now() < deadline) await delay(50);
+  if (await alive()) Deno.kill(pid, "SIGKILL");
+  return pid;
+}
+
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

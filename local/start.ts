@@ -5,7 +5,8 @@
 // stop the HTTP server and Postgres, then the process.
 import postgres from "postgres";
 import { checkResources, ConfigError, loadConfig, projectRoot } from "./config.ts";
-import { type Database, migrate, startDatabase } from "./database.ts";
+import { clusterDir, type Database, migrate, startDatabase } from "./database.ts";
+import { stopLeftover } from "./postgres.ts";
 import { loadKeys } from "./keys.ts";
 import { startServer } from "./server.ts";
 
@@ -26,6 +27,10 @@ globalThis.addEventListener("error", (event) => {
 let config;
 try {
   config = await loadConfig(Deno.args, Deno.env.toObject());
+  if (!config.env.DATABASE_URL) {
+    const leftover = await stopLeftover(clusterDir(config.env.DATA_DIR));
+    if (leftover) log(`Stopped Postgres ${leftover}, left running on ${config.env.DATA_DIR} by an earlier start`);
+  }
   await checkResources(config.env);
 } catch (error) {
   if (error instanceof ConfigError) {

@@ -183,6 +183,26 @@ describe("stopping `npm start`", () => {
   it("Ctrl-C (SIGINT to the process group) does the same", () => stopsCleanly("SIGINT", true), 150_000);
 });
 
+describe("a stack killed with SIGKILL", () => {
+  it("leaves its Postgres running, which the next start on that DATA_DIR stops before it starts its own", async () => {
+    const first = await startOwnStack();
+    const orphan = first.postmasterPid();
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+    // Deno cannot clean up after SIGKILL: its Postgres (a process group of its own) is still there.
+    expect(processes().some((p) => p.pid === orphan)).toBe(true);
+    const second = await startOwnStack({ dataDir: first.dataDir, apiPort: first.apiPort, dbPort: first.dbPort, args: [] });
+    try {
+      expect(second.output()).toContain(`Stopped Postgres ${orphan}, left running on ${first.dataDir}`);
+      expect(processes().some((p) => p.pid === orphan)).toBe(false);
+      expect(second.postmasterPid()).not.toBe(orphan);
+      expect((await fetch(`${second.apiUrl}/health`)).status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+  }, 150_000);
+});
+
 describe("a checkout in a private directory", () => {
   it(`starts, with Postgres running as ${isRoot ? "the postgres system user" : "the caller"}`, async () => {
     // A copy of the checkout under a mode-700 directory, as `git clone . "$(mktemp -d)/p"` makes it;

@@ -35,7 +35,7 @@ const healthRoute = defineRoute({
   },
   async handler() {
     // Within a second, whatever the database does (away, restarting, every connection busy).
-    if (await ping(600)) return { body: { status: "ok", database: "ok" } };
+    if (await ping(500)) return { body: { status: "ok", database: "ok" } };
     return { status: 503, body: { status: "degraded", database: "unreachable" } };
   },
 });

@@ -71,6 +71,10 @@ export interface StackOptions {
   args?: string[];
   /** Its own process group, so that a test can send it a terminal's Ctrl-C. */
   group?: boolean;
+  /** Those of an earlier stack, to start again on its data; fresh ones by default. */
+  dataDir?: string;
+  apiPort?: number;
+  dbPort?: number;
 }
 
 export interface OwnStack {
@@ -91,8 +95,9 @@ export interface OwnStack {
 }
 
 export async function startOwnStack(options: StackOptions = {}): Promise<OwnStack> {
-  const [apiPort, dbPort] = [await freePort(), await freePort()];
-  const dataDir = privateDir("delivery-platform-faults-");
+  const apiPort = options.apiPort ?? await freePort();
+  const dbPort = options.dbPort ?? await freePort();
+  const dataDir = options.dataDir ?? privateDir("delivery-platform-faults-");
   const env = {
     ...process.env,
     API_PORT: String(apiPort),
