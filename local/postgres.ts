@@ -94,6 +94,7 @@ async function copyTree(from: string, to: string): Promise<void> {
   }
 }
 
+const TEMPORARY_PREFIX = "/tmp/delivery-platform-postgres-";
 let binaries: Promise<{ dir: string; temporary: boolean }> | undefined;
 
 /** Where `user` runs the binaries from: in place when it can reach them, else a private-to-us copy under /tmp. */
@@ -106,7 +107,7 @@ function binariesFor(user: RunAs | null): Promise<{ dir: string; temporary: bool
       stderr: "null",
     }).output().catch(() => null);
     if (probe?.success) return { dir: NATIVE, temporary: false };
-    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: "delivery-platform-postgres-" });
+    const dir = await Deno.makeTempDir({ dir: "/tmp", prefix: TEMPORARY_PREFIX.slice("/tmp/".length) });
     await Deno.chmod(dir, 0o755);
     await copyTree(NATIVE, dir);
     return { dir, temporary: true };
@@ -182,11 +183,15 @@ export async function stopLeftover(dir: string): Promise<number | null> {
   const args = (await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "")).split("\0");
   const ours = args[0]?.endsWith("/bin/postgres") && args[args.indexOf("-D") + 1] === dir;
   if (!ours) return null;
+  const binary = await Deno.readLink(`/proc/${pid}/exe`).catch(() => "");
   Deno.kill(pid, "SIGINT"); // fast shutdown
   const deadline = Date.now() + STOP_TIMEOUT_MS;
   const alive = () => Deno.readTextFile(`/proc/${pid}/cmdline`).then(() => true, () => false);
   while ((await alive()) && Date.now() < deadline) await delay(50);
   if (await alive()) Deno.kill(pid, "SIGKILL");
+  // Its copy of the binaries, which the killed stack could not remove.
+  const copy = new RegExp(`^(${TEMPORARY_PREFIX}[^/]+)/bin/postgres$`).exec(binary);
+  if (copy) await Deno.remove(copy[1], { recursive: true }).catch(() => {});
   return pid;
 }
 

@@ -3,7 +3,7 @@
 // terminal's Ctrl-C stop Deno and Postgres with it; and it runs from a
 // checkout in a private directory, under root too.
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -223,6 +223,7 @@ describe("a checkout in a private directory", () => {
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
+    let binary = "";
     child.stdout.on("data", (c) => (output += c));
     child.stderr.on("data", (c) => (output += c));
     try {
@@ -236,6 +237,9 @@ describe("a checkout in a private directory", () => {
       const expected = isRoot ? Number(spawnSync("id", ["-u", "postgres"]).stdout.toString().trim()) : process.getuid!();
       expect(uid).toBe(expected);
       if (isRoot) expect(uid).not.toBe(0);
+      // Under root the binaries ran from a copy the postgres user can reach; stopping removes it.
+      binary = readlinkSync(`/proc/${postmaster}/exe`);
+      if (isRoot) expect(binary).toMatch(/^\/tmp\/delivery-platform-postgres-[^/]+\/bin\/postgres$/);
     } finally {
       const gone = new Promise((r) => child.once("exit", r));
       if (child.exitCode === null) child.kill("SIGTERM");
@@ -243,5 +247,7 @@ describe("a checkout in a private directory", () => {
       for (const p of processesMentioning(dataDir)) process.kill(p.pid, "SIGKILL");
       rmSync(parent, { recursive: true, force: true });
     }
+    expect(child.exitCode).toBe(0);
+    if (binary.startsWith("/tmp/delivery-platform-postgres-")) expect(existsSync(resolve(binary, "../.."))).toBe(false);
   }, 150_000);
 });
