@@ -183,6 +183,12 @@ export async function stopLeftover(dir: string): Promise<number | null> {
   const args = (await Deno.readTextFile(`/proc/${pid}/cmdline`).catch(() => "")).split("\0");
   const ours = args[0]?.endsWith("/bin/postgres") && args[args.indexOf("-D") + 1] === dir;
   if (!ours) return null;
+  // Left behind only if the stack that started it is gone: a running stack (a second `npm start`
+  // on the same DATA_DIR, say) keeps its Postgres.
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`).catch(() => "");
+  const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  const parentArgs = await Deno.readTextFile(`/proc/${parent}/cmdline`).catch(() => "");
+  if (parentArgs.split("\0").some((arg) => arg.endsWith("local/start.ts"))) return null;
   const binary = await Deno.readLink(`/proc/${pid}/exe`).catch(() => "");
   Deno.kill(pid, "SIGINT"); // fast shutdown
   const deadline = Date.now() + STOP_TIMEOUT_MS;

@@ -203,6 +203,22 @@ describe("a stack killed with SIGKILL", () => {
   }, 150_000);
 });
 
+describe("a second start on the same DATA_DIR", () => {
+  it("refuses (the ports are taken) and leaves the running stack and its Postgres alone", async () => {
+    const first = await startOwnStack();
+    try {
+      const postmaster = first.postmasterPid();
+      const run = await runStart({ API_PORT: String(first.apiPort), DB_PORT: String(first.dbPort), DATA_DIR: first.dataDir });
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim()).toBe(`configuration error: API_PORT ${first.apiPort} is already in use`);
+      expect(processes().some((p) => p.pid === postmaster)).toBe(true);
+      expect((await fetch(`${first.apiUrl}/health`)).status).toBe(200);
+    } finally {
+      await first.stop();
+    }
+  }, 150_000);
+});
+
 describe("a checkout in a private directory", () => {
   it(`starts, with Postgres running as ${isRoot ? "the postgres system user" : "the caller"}`, async () => {
     // A copy of the checkout under a mode-700 directory, as `git clone . "$(mktemp -d)/p"` makes it;
