@@ -233,7 +233,14 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
       "lc_messages=C",
     ]);
     // Its own process group: the terminal's Ctrl-C reaches us, and we stop the server in order.
-    const process = new Deno.Command(cmd, { args, env: ENV, stdin: "null", stdout: "null", stderr: "piped", detached: true })
+    const process = new Deno.Command(cmd, {
+      args,
+      env: ENV,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+      detached: true,
+    })
       .spawn();
     const tail: string[] = [];
     let ready!: () => void;
@@ -263,7 +270,8 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
       } catch { /* already gone */ }
     }
     await process.status;
-    const detail = tail.filter((line) => /FATAL|ERROR|PANIC/.test(line)).slice(-3).join("; ") || tail.slice(-3).join("; ");
+    const detail = tail.filter((line) => /FATAL|ERROR|PANIC/.test(line)).slice(-3).join("; ") ||
+      tail.slice(-3).join("; ");
     throw new Error(`postgres did not start on port ${options.port}: ${detail || outcome}`);
   }
 
@@ -294,7 +302,9 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
         return;
       } catch (error) {
         // Orphaned backends of a killed server, or someone on the port: try again.
-        if (attempt === 1 || attempt % 10 === 0) log(`postgres: restart failed (${(error as Error).message}); retrying`);
+        if (attempt === 1 || attempt % 10 === 0) {
+          log(`postgres: restart failed (${(error as Error).message}); retrying`);
+        }
       }
     }
   }

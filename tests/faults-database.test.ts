@@ -42,7 +42,10 @@ function load(clients: number) {
   const loops = Array.from({ length: clients }, async (_, i) => {
     for (let n = i; running; n++) {
       const path = ENDPOINTS[n % ENDPOINTS.length];
-      samples.push({ path, ...(await timed(`${stack.apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } })) });
+      samples.push({
+        path,
+        ...(await timed(`${stack.apiUrl}${path}`, { headers: { authorization: `Bearer ${token}` } })),
+      });
       await sleep(50);
     }
   });
@@ -110,8 +113,13 @@ describe("every pool connection busy", () => {
       // 30 callers at once: more than the pool's 10 connections, so most wait for one.
       const started = Date.now();
       const burst = Promise.all(
-        Array.from({ length: 30 }, (_, i) =>
-          timed(`${stack.apiUrl}${ENDPOINTS[i % ENDPOINTS.length]}`, { headers: { authorization: `Bearer ${token}` } })),
+        Array.from(
+          { length: 30 },
+          (_, i) =>
+            timed(`${stack.apiUrl}${ENDPOINTS[i % ENDPOINTS.length]}`, {
+              headers: { authorization: `Bearer ${token}` },
+            }),
+        ),
       );
       // /health, while the pool is busy with them.
       await sleep(300);
@@ -129,8 +137,11 @@ describe("every pool connection busy", () => {
     }
     // Nothing leaked: every connection came back to the pool.
     const after = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        timed(`${stack.apiUrl}${ENDPOINTS[i % ENDPOINTS.length]}`, { headers: { authorization: `Bearer ${token}` } })),
+      Array.from(
+        { length: 20 },
+        (_, i) =>
+          timed(`${stack.apiUrl}${ENDPOINTS[i % ENDPOINTS.length]}`, { headers: { authorization: `Bearer ${token}` } }),
+      ),
     );
     expect(after.map((a) => a.status)).toEqual(after.map(() => 200));
     expect((await timed(`${stack.apiUrl}/health`)).status).toBe(200);
@@ -228,7 +239,9 @@ describe("Postgres killed under load", () => {
     const during = traffic.samples.filter((s) => s.at > killedAt + 100 && s.at + s.ms < releasedAt);
     expect(during.length, report).toBeGreaterThan(20);
     expect(during.every((s) => s.status === 503), report).toBe(true);
-    expect(health.samples.filter((s) => s.at > killedAt + 100 && s.at + s.ms < releasedAt).every((s) => s.status === 503))
+    expect(
+      health.samples.filter((s) => s.at > killedAt + 100 && s.at + s.ms < releasedAt).every((s) => s.status === 503),
+    )
       .toBe(true);
     expect(traffic.samples.filter((s) => s.at > backAt).some((s) => s.status === 200), report).toBe(true);
 

@@ -126,12 +126,19 @@ describe("start-up refuses an unusable setting in one line, exit code 2", () => 
       const uncreatable = await refusal({ API_PORT: String(apiPort), DB_PORT: String(dbPort), DATA_DIR: under }, under);
       expect(uncreatable.code).toBe(2);
       expect(lines(uncreatable)).toHaveLength(1);
-      expect(lines(uncreatable)[0]).toMatch(new RegExp(`^configuration error: DATA_DIR ${under} cannot be created \\(`));
+      expect(lines(uncreatable)[0]).toMatch(
+        new RegExp(`^configuration error: DATA_DIR ${under} cannot be created \\(`),
+      );
 
-      const unwritable = await refusal({ API_PORT: String(apiPort), DB_PORT: String(dbPort), DATA_DIR: readOnly }, readOnly);
+      const unwritable = await refusal(
+        { API_PORT: String(apiPort), DB_PORT: String(dbPort), DATA_DIR: readOnly },
+        readOnly,
+      );
       expect(unwritable.code).toBe(2);
       expect(lines(unwritable)).toHaveLength(1);
-      expect(lines(unwritable)[0]).toMatch(new RegExp(`^configuration error: DATA_DIR ${readOnly} is not writable \\(`));
+      expect(lines(unwritable)[0]).toMatch(
+        new RegExp(`^configuration error: DATA_DIR ${readOnly} is not writable \\(`),
+      );
       expect(await listening(apiPort)).toBe(false);
       expect(await listening(dbPort)).toBe(false);
     } finally {
@@ -179,7 +186,11 @@ async function stopsCleanly(signal: "SIGTERM" | "SIGINT", toGroup: boolean) {
 }
 
 describe("stopping `npm start`", () => {
-  it("SIGTERM to the npm process stops Deno and Postgres: no orphans, ports freed", () => stopsCleanly("SIGTERM", false), 150_000);
+  it(
+    "SIGTERM to the npm process stops Deno and Postgres: no orphans, ports freed",
+    () => stopsCleanly("SIGTERM", false),
+    150_000,
+  );
   it("Ctrl-C (SIGINT to the process group) does the same", () => stopsCleanly("SIGINT", true), 150_000);
 });
 
@@ -191,7 +202,12 @@ describe("a stack killed with SIGKILL", () => {
     await new Promise((r) => first.child.once("exit", r));
     // Deno cannot clean up after SIGKILL: its Postgres (a process group of its own) is still there.
     expect(processes().some((p) => p.pid === orphan)).toBe(true);
-    const second = await startOwnStack({ dataDir: first.dataDir, apiPort: first.apiPort, dbPort: first.dbPort, args: [] });
+    const second = await startOwnStack({
+      dataDir: first.dataDir,
+      apiPort: first.apiPort,
+      dbPort: first.dbPort,
+      args: [],
+    });
     try {
       expect(second.output()).toContain(`Stopped Postgres ${orphan}, left running on ${first.dataDir}`);
       expect(processes().some((p) => p.pid === orphan)).toBe(false);
@@ -208,7 +224,11 @@ describe("a second start on the same DATA_DIR", () => {
     const first = await startOwnStack();
     try {
       const postmaster = first.postmasterPid();
-      const run = await runStart({ API_PORT: String(first.apiPort), DB_PORT: String(first.dbPort), DATA_DIR: first.dataDir });
+      const run = await runStart({
+        API_PORT: String(first.apiPort),
+        DB_PORT: String(first.dbPort),
+        DATA_DIR: first.dataDir,
+      });
       expect(run.code).toBe(2);
       expect(run.stderr.trim()).toBe(`configuration error: API_PORT ${first.apiPort} is already in use`);
       expect(processes().some((p) => p.pid === postmaster)).toBe(true);
@@ -230,7 +250,9 @@ describe("a checkout in a private directory", () => {
       cpSync(resolve(projectRoot, entry), resolve(checkout, entry), { recursive: true });
     }
     const linked = spawnSync("cp", ["-al", resolve(projectRoot, "node_modules"), resolve(checkout, "node_modules")]);
-    if (linked.status !== 0) cpSync(resolve(projectRoot, "node_modules"), resolve(checkout, "node_modules"), { recursive: true });
+    if (linked.status !== 0) {
+      cpSync(resolve(projectRoot, "node_modules"), resolve(checkout, "node_modules"), { recursive: true });
+    }
     const [apiPort, dbPort] = [await freePort(), await freePort()];
     const dataDir = resolve(checkout, ".local");
     const child = spawn(resolve(checkout, "node_modules/.bin/deno"), ["run", "-A", "local/start.ts"], {
@@ -250,7 +272,9 @@ describe("a checkout in a private directory", () => {
       expect(health.status).toBe(200);
       const postmaster = Number(readFileSync(resolve(dataDir, "postgres/postmaster.pid"), "utf8").split("\n")[0]);
       const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${postmaster}/status`, "utf8"))![1]);
-      const expected = isRoot ? Number(spawnSync("id", ["-u", "postgres"]).stdout.toString().trim()) : process.getuid!();
+      const expected = isRoot
+        ? Number(spawnSync("id", ["-u", "postgres"]).stdout.toString().trim())
+        : process.getuid!();
       expect(uid).toBe(expected);
       if (isRoot) expect(uid).not.toBe(0);
       // Under root the binaries ran from a copy the postgres user can reach; stopping removes it.

@@ -57,7 +57,13 @@ const CONNECTION_CODES = new Set([
   "CONNECTION_ENDED",
 ]);
 /** Deno's names for the same, on errors without a code. */
-const CONNECTION_NAMES = new Set(["BrokenPipe", "ConnectionRefused", "ConnectionReset", "ConnectionAborted", "TimedOut"]);
+const CONNECTION_NAMES = new Set([
+  "BrokenPipe",
+  "ConnectionRefused",
+  "ConnectionReset",
+  "ConnectionAborted",
+  "TimedOut",
+]);
 
 /**
  * True for an error that says the server is away rather than that the request was wrong:
@@ -67,7 +73,9 @@ const CONNECTION_NAMES = new Set(["BrokenPipe", "ConnectionRefused", "Connection
 export function isUnavailable(error: unknown): boolean {
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
   if (typeof code === "string") {
-    if (CONNECTION_CODES.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code) || code === "53300") return true;
+    if (CONNECTION_CODES.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code) || code === "53300") {
+      return true;
+    }
   }
   return typeof name === "string" && CONNECTION_NAMES.has(name);
 }

@@ -1,7 +1,7 @@
 // A local stack of a test's own (local/start.ts, or `npm start`), on free ports
 // with a data directory of its own, for tests that kill, lock or stop what the
 // shared stack of tests/setup/global.ts must keep running.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -108,7 +108,12 @@ export async function startOwnStack(options: StackOptions = {}): Promise<OwnStac
   };
   const args = options.args ?? ["--reset"];
   const child = options.via === "npm"
-    ? spawn("npm", ["start", "--silent", "--", ...args], { cwd: projectRoot, env, stdio: ["ignore", "pipe", "pipe"], detached: options.group })
+    ? spawn("npm", ["start", "--silent", "--", ...args], {
+      cwd: projectRoot,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: options.group,
+    })
     : spawn(resolve(projectRoot, "node_modules/.bin/deno"), ["run", "-A", "local/start.ts", ...args], {
       cwd: projectRoot,
       env,
