@@ -99,3 +99,51 @@ export async function loadConfig(args: string[], env: Record<string, string>): P
       .map(([name, fn]) => ({ name, verifyJwt: fn.verify_jwt, entrypoint: new URL(fn.entrypoint, supabaseDir) })),
   };
 }
+
+/** Why a port cannot be listened on, or null when it can. */
+function portProblem(port: number): string | null {
+  try {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port });
+    listener.close();
+    return null;
+  } catch (error) {
+    if (error instanceof Deno.errors.AddrInUse) return "is already in use";
+    return `cannot be listened on (${(error as Error).message})`;
+  }
+}
+
+/** Why DATA_DIR cannot hold the stack's files, or null when it can (it is created when missing). */
+async function dataDirProblem(dir: string): Promise<string | null> {
+  const info = await Deno.stat(dir).catch(() => null);
+  if (info && !info.isDirectory) return "is not a directory";
+  if (!info) {
+    try {
+      await Deno.mkdir(dir, { recursive: true });
+    } catch (error) {
+      return `cannot be created (${(error as Error).message})`;
+    }
+  }
+  const probe = `${dir}/.write-test-${Deno.pid}`;
+  try {
+    await Deno.writeTextFile(probe, "");
+    await Deno.remove(probe);
+    return null;
+  } catch (error) {
+    return `is not writable (${(error as Error).message})`;
+  }
+}
+
+/**
+ * What start-up needs from the machine, checked before anything is started:
+ * free ports and a usable DATA_DIR. Throws a ConfigError of one line naming the setting.
+ */
+export async function checkResources(env: StackConfig["env"]): Promise<void> {
+  const problems: [string, string | number, string | null][] = [
+    ["API_PORT", env.API_PORT, portProblem(env.API_PORT)],
+    ["DB_PORT", env.DB_PORT, env.DATABASE_URL ? null : portProblem(env.DB_PORT)],
+    ["DATA_DIR", env.DATA_DIR, await dataDirProblem(env.DATA_DIR)],
+  ];
+  for (const [name, value, problem] of problems) {
+    if (problem) throw new ConfigError(`${name} ${value} ${problem}`);
+  }
+}

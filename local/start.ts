@@ -1,8 +1,12 @@
 // `npm start`: the whole local stack in one process (docs/architecture.md, The local stack).
 // Flags: --reset wipes the database under DATA_DIR first.
+// A bad setting, a port in use or an unusable DATA_DIR stops start-up before
+// anything runs: one line per problem, exit code 2. SIGINT (Ctrl-C) and SIGTERM
+// stop the HTTP server and Postgres, then the process.
 import postgres from "postgres";
-import { ConfigError, loadConfig, projectRoot } from "./config.ts";
-import { migrate, startDatabase } from "./database.ts";
+import { checkResources, ConfigError, loadConfig, projectRoot } from "./config.ts";
+import { clusterDir, type Database, migrate, startDatabase } from "./database.ts";
+import { stopLeftover } from "./postgres.ts";
 import { loadKeys } from "./keys.ts";
 import { startServer } from "./server.ts";
 import { type Background, startBackground } from "./background.ts";
@@ -11,12 +15,28 @@ import { buildWebIfStale } from "./web.ts";
 const started = performance.now();
 const log = (line: string) => console.log(line);
 
+// The process outlives any one failure: an error nothing awaited is logged, never fatal
+// (the database going away must not take the stack down with it).
+globalThis.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  console.error(JSON.stringify({ event: "unhandled_rejection", error: String(event.reason) }));
+});
+globalThis.addEventListener("error", (event) => {
+  event.preventDefault();
+  console.error(JSON.stringify({ event: "uncaught_error", error: String(event.error ?? event.message) }));
+});
+
 let config;
 try {
   config = await loadConfig(Deno.args, Deno.env.toObject());
+  if (!config.env.DATABASE_URL) {
+    const leftover = await stopLeftover(clusterDir(config.env.DATA_DIR));
+    if (leftover) log(`Stopped Postgres ${leftover}, left running on ${config.env.DATA_DIR} by an earlier start`);
+  }
+  await checkResources(config.env);
 } catch (error) {
   if (error instanceof ConfigError) {
-    console.error(`configuration error:\n${error.message}`);
+    for (const line of error.message.split("\n")) console.error(`configuration error: ${line}`);
     Deno.exit(2);
   }
   throw error;
@@ -24,32 +44,43 @@ try {
 const { env } = config;
 const apiUrl = `http://127.0.0.1:${env.API_PORT}`;
 
-const database = await startDatabase({
-  dataDir: env.DATA_DIR,
-  port: env.DB_PORT,
-  reset: config.reset,
-  externalUrl: env.DATABASE_URL,
-  log,
-});
+let database: Promise<Database> | undefined;
 let sql: postgres.Sql | undefined;
 let server: { close(): Promise<void> } | undefined;
 let background: Background | undefined; // pg_cron and pg_net stand-ins
-let stopping = false;
 
-async function stop(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    await background?.stop().catch(() => {});
-    await server?.close().catch(() => {});
-    await sql?.end({ timeout: 1 }).catch(() => {});
-    await database.stop().catch(() => {});
-  }
-  Deno.exit(code);
+function within<T>(ms: number, work: Promise<T>): Promise<T | void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([work.catch(() => {}), new Promise<void>((r) => (timer = setTimeout(r, ms)))])
+    .finally(() => clearTimeout(timer));
+}
+
+let stopped: Promise<never> | undefined;
+/** Stops everything, once: a second signal (Ctrl-C reaches npm, which forwards it too) waits for the first stop. */
+function stop(code: number): Promise<never> {
+  stopped ??= (async () => {
+    // Each step is bounded, so that a stuck client cannot keep Postgres running.
+    await within(3_000, background?.stop() ?? Promise.resolve());
+    await within(3_000, server?.close() ?? Promise.resolve());
+    await within(2_000, sql?.end({ timeout: 1 }) ?? Promise.resolve());
+    // A signal during start-up waits for Postgres to be up, then stops it.
+    await (await database?.catch(() => undefined))?.stop().catch(() => {});
+    Deno.exit(code);
+  })();
+  return stopped;
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void stop(0));
 
 try {
-  const result = await migrate(database.url, { seed: true });
+  database = startDatabase({
+    dataDir: env.DATA_DIR,
+    port: env.DB_PORT,
+    reset: config.reset,
+    externalUrl: env.DATABASE_URL,
+    log,
+  });
+  const { url: databaseUrl } = await database;
+  const result = await migrate(databaseUrl, { seed: true });
   for (const file of result.applied) log(`Applied migration ${file}`);
   if (result.seeded) log("Seeded supabase/seed.sql");
 
@@ -57,7 +88,7 @@ try {
   // The Edge Functions read the same variables they get as secrets on Supabase.
   const functionEnv: Record<string, string> = {
     SUPABASE_URL: apiUrl,
-    SUPABASE_DB_URL: database.url,
+    SUPABASE_DB_URL: databaseUrl,
     SUPABASE_ANON_KEY: keys.anonKey,
     SUPABASE_SERVICE_ROLE_KEY: keys.serviceRoleKey,
     SUPABASE_JWT_SECRET: keys.jwtSecret,
@@ -72,11 +103,12 @@ try {
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 
   const webBuild = await buildWebIfStale(log);
-  sql = postgres(database.url, { max: 10, onnotice: () => {} });
-  server = await startServer({ config, keys, sql, apiUrl });
+  // Auth and Realtime's pool: a lost server fails its queries fast (connect_timeout) rather than queueing them.
+  sql = postgres(databaseUrl, { max: 10, connect_timeout: 3, onnotice: () => {} });
+  server = await startServer({ config, keys, sql, databaseUrl, apiUrl });
   // The scheduled jobs (pg_cron + pg_net) and the Vault secrets they read, as on a hosted project.
   background = await startBackground({
-    url: database.url,
+    url: databaseUrl,
     secrets: { project_url: apiUrl, service_role_key: keys.serviceRoleKey },
     log,
   });
@@ -93,7 +125,7 @@ Started the local stack in ${seconds} s.
  Web app (panel): ${apiUrl}/  (${webBuild})
     Realtime URL: ${apiUrl.replace("http", "ws")}/realtime/v1/websocket
   Functions URL: ${apiUrl}/functions/v1
-          DB URL: ${database.url}
+          DB URL: ${databaseUrl}
       JWT secret: ${keys.jwtSecret}
         anon key: ${keys.anonKey}
 service_role key: ${keys.serviceRoleKey}

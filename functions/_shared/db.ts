@@ -3,12 +3,25 @@
 // `asUser` runs a request the way PostgREST does: one transaction, `set local
 // role` to the token's role and `request.jwt.claims` to its claims, so every
 // row-level security policy and every function check applies unchanged.
+//
+// Every transaction has a deadline (3.5 s by default), waiting for a pool
+// connection included: postgres.js queues a query for as long as every
+// connection is busy, so a locked table or a lost server would otherwise keep
+// requests waiting for ever. Past the deadline, and when the server cannot be
+// reached, the caller gets a 503 (DatabaseUnavailable); a transaction whose
+// caller already got its answer is rolled back, never committed.
 import postgres from "postgres";
 import { env } from "./env.ts";
+import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
+
+/** How long one transaction may take, from asking for a connection to its commit. */
+export const TRANSACTION_BUDGET_MS = 3_500;
+/** Time for the server's own statement timeout to arrive before we stop waiting for it. */
+const GRACE_MS = 300;
 
 let pool: Sql | undefined;
 
@@ -17,31 +30,83 @@ export function db(): Sql {
     prepare: false,
     max: 10,
     idle_timeout: 20,
-    connect_timeout: 5,
+    connect_timeout: 3,
     onnotice: () => {},
   });
   return pool;
 }
 
+/** /health's probe: true when `select 1` answers within `timeoutMs`. */
+export async function ping(timeoutMs: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const query = db()`select 1`.then(() => true, () => false);
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    return await Promise.race([query, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface TransactionOptions {
+  /** When the transaction must be over (epoch ms); default TRANSACTION_BUDGET_MS from now. */
+  deadline?: number;
+}
+
+/** Raised inside a transaction whose caller stopped waiting: it rolls the transaction back. */
+class Abandoned extends Error {}
+
 /** Postgres roles a token may select; anything else is refused before SQL sees it. */
 export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
 
-export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function asUser<T>(
+  claims: Claims,
+  work: (tx: Tx) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
-  return await db().begin(async (tx) => {
-    // One round trip, as PostgREST does it: set_config('role', ..., true) is `set local role`.
+  const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
+  let abandoned = false;
+  const run = db().begin(async (tx) => {
+    // A connection that came after the caller got its 503 does nothing.
+    const left = Math.floor(deadline - Date.now());
+    if (abandoned || left < 20) throw new Abandoned();
+    // One round trip, as PostgREST does it: set_config('role', ..., true) is `set local role`;
+    // the statement timeout (transaction-local too) makes the server end a statement at the deadline.
     await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
                     set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
                     set_config('request.jwt.claim.role', ${role}, true),
+                    set_config('statement_timeout', ${String(left)}, true),
                     set_config('role', ${role}, true)`;
-    return await work(tx);
-  }) as T;
+    const result = await work(tx);
+    // Rolled back rather than committed behind a 503.
+    if (abandoned) throw new Abandoned();
+    return result;
+  }) as Promise<T>;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abandoned = true;
+      reject(new DatabaseUnavailable("The database is busy; try again"));
+    }, Math.max(deadline - Date.now(), 0) + GRACE_MS);
+  });
+  // The transaction may still settle after the deadline has answered.
+  run.catch(() => {});
+  try {
+    return await Promise.race([run, expired]);
+  } catch (error) {
+    if (error instanceof Abandoned) throw new DatabaseUnavailable("The database is busy; try again");
+    if (isConnectionError(error)) throw new DatabaseUnavailable();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A transaction as the service role (webhooks, which carry no user). */
-export async function asService<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-  return await asUser({ role: "service_role" }, work);
+export async function asService<T>(work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  return await asUser({ role: "service_role" }, work, options);
 }
 
 /** Calls `public.<fn>(name => value, ...)` and returns its jsonb result. */

@@ -139,12 +139,17 @@ export function isConnectionError(error: unknown): boolean {
   return typeof name === "string" && CONNECTION_ERRORS.has(name);
 }
 
-const unavailable = () => new HttpError(503, "The database is unavailable; try again", { "Retry-After": "1" });
+/** 503: the database is unreachable, restarting, or too busy to answer in time. */
+export class DatabaseUnavailable extends HttpError {
+  constructor(reason = "The database is unavailable; try again") {
+    super(503, reason, { "Retry-After": "1" });
+  }
+}
 
 /** Database errors become HTTP errors here and only here. */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
-  if (isConnectionError(error)) return unavailable();
+  if (isConnectionError(error)) return new DatabaseUnavailable();
   const pg = error as { code?: string; message?: string; severity?: string };
   if (pg && typeof pg.code === "string" && pg.severity) {
     const status = statusForSqlState(pg.code);

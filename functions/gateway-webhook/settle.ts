@@ -40,9 +40,6 @@ interface Ours {
   gateway_id: string | null;
 }
 
-/** Statements of a webhook wait this long at most (the gateway waits 5 s for the whole answer). */
-export const STATEMENT_TIMEOUT_MS = 4_000;
-
 const noun = (kind: Kind) => kind === "transfer" ? "withdrawal" : "delivery";
 const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
 
@@ -153,7 +150,6 @@ export async function applyStatus(
   const event = eventForStatus(kind, object.status);
   const checked = `${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `;
   return await asService(async (tx) => {
-    await tx.unsafe(`set local statement_timeout = ${STATEMENT_TIMEOUT_MS}; set local lock_timeout = ${STATEMENT_TIMEOUT_MS}`);
     let applied: { result: Outcome["result"]; detail: string };
     if (!event && kind === "transfer" && ours.gateway_id === null) {
       // Still pending at the gateway, but now we know the transfer: no longer in doubt; its events settle it.

