@@ -114,7 +114,9 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
   return {
     openapi: "3.1.0",
     info,
-    servers: [{ url: "/" }],
+    // Hosted, the api function answers under /functions/v1 (the function sees /api/v1/...); a domain that routes
+    // /api/v1 to it, and the local stack, answer at the root too.
+    servers: [{ url: "/functions/v1" }, { url: "/" }],
     paths,
     components: {
       schemas: components,
