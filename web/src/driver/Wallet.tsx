@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, call } from "../api/client.ts";
 import { Badge, ErrorNote, Field, Loading, Note, Pager, Select } from "../components/ui.tsx";
-import { formatBRL, formatDateTime } from "../format.ts";
+import { formatBRL, formatDateTime, withdrawalStatusText } from "../format.ts";
 import { t } from "../i18n/index.ts";
 
 const KEY_TYPES = Object.entries(t.wallet.keyTypes);
@@ -65,8 +65,8 @@ export default function WalletPage() {
         <ErrorNote error={withdrawals.error} />
         <ul className="list">
           {(withdrawals.data?.items ?? []).map((w) => (
-            <li key={w.id} aria-label={`${formatBRL(w.amount)} ${t.withdrawalStatus[w.status]}`}>
-              {formatBRL(w.amount)} → {w.pix_key} <Badge value={w.status} text={t.withdrawalStatus[w.status]} />{" "}
+            <li key={w.id} aria-label={`${formatBRL(w.amount)} ${withdrawalStatusText(w)}`}>
+              {formatBRL(w.amount)} → {w.pix_key} <Badge value={w.status} text={withdrawalStatusText(w)} />{" "}
               <time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time>
               {w.error_message && <span className="warning"> {w.error_message}</span>}
             </li>

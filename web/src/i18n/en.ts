@@ -87,6 +87,10 @@ export const en = {
   } as Record<string, string>,
   paymentMethod: { pix: "Pix", invoice: "Invoice" } as Record<string, string>,
   withdrawalStatus: { processing: "Processing", completed: "Completed", failed: "Failed" } as Record<string, string>,
+  /** A processing withdrawal whose transfer request got no answer: its amount stays held until the gateway says. */
+  withdrawalInDoubt: "Processing: waiting for the gateway to confirm",
+  /** A cancelled delivery whose payment was received: the company owes the client a refund. */
+  refundDue: "Refund due",
 
   deliveries: {
     title: "Deliveries",

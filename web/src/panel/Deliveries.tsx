@@ -68,7 +68,10 @@ export function DeliveriesPage() {
                 </td>
                 <td>{d.origin_address} → {d.destination_address}</td>
                 <td><Badge value={d.status} text={t.status[d.status]} /></td>
-                <td>{t.paymentMethod[d.payment_method]}: {t.paymentStatus[d.payment_status]}</td>
+                <td>
+                  {t.paymentMethod[d.payment_method]}: {t.paymentStatus[d.payment_status]}
+                  {d.refund_due && <> <Badge value="refund_due" text={t.refundDue} /></>}
+                </td>
                 <td>{formatBRL(d.price as number)}</td>
                 <td>{driverName(d.driver_id ?? null)}</td>
               </tr>

@@ -135,6 +135,7 @@ export default function DeliveryPage({ id }: { id: string }) {
         <h1 id="delivery-title">{t.delivery.title(shortId(delivery.id))}</h1>
         <Badge value={delivery.status} text={t.status[delivery.status]} />
         <span>{t.paymentMethod[delivery.payment_method]}: {t.paymentStatus[delivery.payment_status]}</span>
+        {delivery.refund_due && <Badge value="refund_due" text={t.refundDue} />}
       </div>
       <div className="two">
         <div>

@@ -3,7 +3,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, call } from "../api/client.ts";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui.tsx";
-import { formatBRL, formatDateTime, shortId } from "../format.ts";
+import { formatBRL, formatDateTime, shortId, withdrawalStatusText } from "../format.ts";
 import { t } from "../i18n/index.ts";
 
 export default function WithdrawalsPage() {
@@ -41,7 +41,7 @@ export default function WithdrawalsPage() {
                 <td>{name(w.driver_id)}</td>
                 <td>{formatBRL(w.amount)}</td>
                 <td>{w.pix_key}</td>
-                <td><Badge value={w.status} text={t.withdrawalStatus[w.status]} /></td>
+                <td><Badge value={w.status} text={withdrawalStatusText(w)} /></td>
                 <td>{w.error_message ?? ""}</td>
               </tr>
             ))}
