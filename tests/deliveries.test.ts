@@ -475,7 +475,12 @@ describe("cancel", () => {
     const res = await moveDelivery(a.owner, delivery.id, "cancel");
     expect(res).toMatchObject({ status: 200, body: { status: "cancelled" } });
     await gateway.up();
-    const log = readFileSync(stack().logFile, "utf8");
+    // The stack's stderr reaches its log file through the test runner's main process: give it a moment.
+    let log = "";
+    for (let i = 0; i < 100 && !log.includes(`"event":"pix_charge_not_removed"`); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 30));
+      log = readFileSync(stack().logFile, "utf8");
+    }
     expect(log).toContain(`"event":"pix_charge_not_removed"`);
     expect(log).toContain(delivery.payment.gateway_payment_id);
   });
