@@ -1,17 +1,19 @@
-// No path loses or creates money (issue 5): a randomized run of withdrawal
-// requests (some concurrent, some refused or failed by the gateway, some failed
-// although the gateway made the transfer and later reports it done), transfer
-// events (duplicated, concurrent, misaddressed, unsigned, in both payload
-// forms), credits and reversals, checked against a model and then summed: the
-// ledger against the deliveries and the withdrawals, and the withdrawals
-// against the transfers the gateway holds. The seed is printed; RUN_SEED=<n>
-// replays a run. And a refund's reversal waits for the wallet lock that a
-// withdrawal request holds.
+// No path loses or creates money (issue 5, issue 10): a randomized run of
+// withdrawal requests (some concurrent, some refused by the gateway, some left
+// in doubt by a gateway failure, outage or lost answer, with or without a
+// transfer behind them), transfer events (duplicated, concurrent, misaddressed,
+// unsigned, in both payload forms) whose outcome is what the gateway fake's
+// record of the transfer says, not the claim (the fake settles its transfers
+// as the run goes, now and then DONE after FAILED), credits and reversals,
+// checked against a model and then summed: the ledger against the deliveries
+// and the withdrawals, and the withdrawals against the transfers the gateway
+// holds. The seed is printed; RUN_SEED=<n> replays a run. And a refund's
+// reversal waits for the wallet lock that a withdrawal request holds.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
 import { companyWebhook, PLATFORM_WEBHOOK, webhook } from "./support/webhooks.ts";
-import { creditDriver } from "./support/money.ts";
+import { creditDriver, forgetGatewayLookups, transferStatusOf } from "./support/money.ts";
 import { gateway } from "./support/fakes.ts";
 
 /** mulberry32: small, seedable, good enough to pick actions. */
@@ -43,12 +45,12 @@ interface ModelWithdrawal {
   id: string;
   driver: DriverMember;
   cents: number;
-  /** The transfer the gateway holds for it, if any (also for one we failed because its answer was lost). */
+  /** The transfer the gateway holds for it, if any (also for one in doubt because its answer was lost). */
   transferId: string | null;
+  /** The gateway's record of that transfer: PENDING until the gateway settles it. */
+  gatewayStatus: string | null;
   status: Status;
-  /** Failed by us because the gateway did not answer: a trusted TRANSFER_DONE still completes it. */
-  givenUp: boolean;
-  /** Completed after it was given up on: its debit may take the balance below zero. */
+  /** Completed after it was recorded failed: its debit may take the balance below zero. */
   late: boolean;
 }
 
@@ -132,8 +134,8 @@ async function withdrawBatch() {
         driver,
         cents: amount,
         transferId: res.body.gateway_transfer_id,
+        gatewayStatus: "PENDING",
         status: "processing",
-        givenUp: false,
         late: false,
       });
     } else if (res.status === 422 && String(res.body.detail).startsWith("insufficient balance")) {
@@ -143,15 +145,19 @@ async function withdrawBatch() {
       failures++;
     }
   });
-  // A withdrawal the gateway did not take is recorded failed; its id is only in the database. With
-  // "fail-after-create" the gateway holds its transfer all the same.
+  // A withdrawal the gateway refused is recorded failed, its funds released; one whose request failed, timed
+  // out or found the gateway down stays processing in doubt, its funds held. Its id is only in the database.
+  // With "fail-after-create" the gateway holds its transfer all the same.
   if (failures > 0) {
     const known = withdrawals.map((w) => w.id);
-    const failed = await db()`select id, driver_id, amount from public.withdrawals
-                              where company_id = ${company.companyId} and status = 'failed' and not (id = any(${known}::uuid[]))`;
-    expect(failed.length, `seed ${SEED}`).toBe(failures);
+    const unanswered = await db()`select id, driver_id, amount, status, in_doubt from public.withdrawals
+                                  where company_id = ${company.companyId} and not (id = any(${known}::uuid[]))`;
+    expect(unanswered.length, `seed ${SEED}`).toBe(failures);
     const transfers = mode === "fail-after-create" ? (await gateway.state()).transfers : [];
-    for (const row of failed) {
+    for (const row of unanswered) {
+      expect([row.status, row.in_doubt], `seed ${SEED}`).toEqual(
+        mode === "reject" ? ["failed", false] : ["processing", true],
+      );
       const driver = row.driver_id === company.driver.driverId ? company.driver : company.driver2;
       const transfer = transfers.find((t) => t.externalReference === row.id);
       expect(Boolean(transfer), `seed ${SEED}`).toBe(mode === "fail-after-create");
@@ -160,8 +166,8 @@ async function withdrawBatch() {
         driver,
         cents: cents(row.amount),
         transferId: transfer?.id ?? null,
-        status: "failed",
-        givenUp: mode !== "reject",
+        gatewayStatus: transfer ? "PENDING" : null,
+        status: row.status,
         late: false,
       });
     }
@@ -187,9 +193,27 @@ async function eventBatch() {
   const event = random.pick(EVENTS);
   const route = random.pick(ROUTES);
   const copies = random.int(1, 5);
+  const claimedId = route === "reference only" ? null : target.transferId;
+  // Whether the service can tell which transfer of the gateway's the claim is about, and so ask the gateway:
+  // the claim names it, or our record already holds its id (an event or a reconciliation may have stored it).
+  const [{ gateway_transfer_id: stored }] =
+    await db()`select gateway_transfer_id from public.withdrawals where id = ${target.id}`;
+  const checked = target.transferId !== null && route !== "other company" && (claimedId !== null || stored !== null);
+  // The gateway settles its transfer, mostly as the event says, and now and then reports DONE after FAILED.
+  // Otherwise the claim is one the gateway's record does not back. (Only before a checked event, so that
+  // the gateway's record and ours never differ between steps, whenever the reconciliation job runs.)
+  const settles = target.gatewayStatus === "PENDING"
+    ? random.chance(0.7)
+    : target.gatewayStatus !== "DONE" && target.gatewayStatus !== null && random.chance(0.25);
+  if (checked && settles) {
+    target.gatewayStatus = target.gatewayStatus === "PENDING" ? transferStatusOf(event) : "DONE";
+    await gateway.setStatus(target.transferId!, target.gatewayStatus);
+  }
+  // An unsigned request may make us ask the gateway about a transfer once a minute: let a minute pass.
+  if (route === "unsigned" && target.transferId) await forgetGatewayLookups(`transfer:${target.transferId}`);
   const object = {
     object: "transfer",
-    id: route === "reference only" ? null : target.transferId,
+    id: claimedId,
     value: money(target.cents),
     status: event.startsWith("TRANSFER_D") || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", ""),
     externalReference: target.id,
@@ -205,21 +229,24 @@ async function eventBatch() {
   }[route] as [string, string | null];
   const responses = await Promise.all(Array.from({ length: copies }, () => webhook(path, body, key)));
   history.push(
-    `${event} x${copies} via ${route} for ${target.id.slice(0, 4)} (${target.status}) -> ${
+    `${event} x${copies} via ${route} for ${target.id.slice(0, 4)} (${target.status}, gateway ${target.gatewayStatus}) -> ${
       responses.map((r) => r.status)
     }`,
   );
-  expect(responses.map((r) => r.status), `seed ${SEED}`).toEqual(Array(copies).fill(200));
-  // Only a trusted event for the right company moves a processing withdrawal, or completes one we
-  // gave up on because the gateway did not answer. (An unsigned one is checked with the gateway,
-  // which still reports every transfer PENDING.)
-  const applies = route !== "other company" && route !== "unsigned";
-  const success = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED";
-  if (applies && target.status === "processing") {
-    target.status = success ? "completed" : "failed";
-  } else if (applies && target.status === "failed" && target.givenUp && success) {
+  // Copies of an unsigned request about one transfer: one asks the gateway, the others are 429.
+  const asks = route === "unsigned" && target.transferId !== null;
+  expect(responses.map((r) => r.status).sort(), `seed ${SEED}`).toEqual(
+    asks ? [200, ...Array(copies - 1).fill(429)] : Array(copies).fill(200),
+  );
+  // Only what the gateway's record says moves a withdrawal, whatever the claim: DONE completes a processing
+  // one or one recorded failed (late), FAILED or CANCELLED fails a processing one, PENDING moves nothing;
+  // a completed one stays completed. A claim the service cannot check moves nothing.
+  if (!checked) return;
+  if (target.gatewayStatus === "DONE" && target.status !== "completed") {
+    target.late = target.status === "failed";
     target.status = "completed";
-    target.late = true;
+  } else if ((target.gatewayStatus === "FAILED" || target.gatewayStatus === "CANCELLED") && target.status === "processing") {
+    target.status = "failed";
   }
 }
 
@@ -333,6 +360,8 @@ describe("a refund's credit reversal", () => {
       await released;
     });
     await isLocked;
+    // The gateway refunded the payment (a charge made outside the fake's API, under the id the row names).
+    await gateway.put("payment", { id: paymentId, status: "REFUNDED", value: 20, externalReference: delivery.id });
     const refund = webhook(companyWebhook(shop), {
       event: "PAYMENT_REFUNDED",
       payment: { object: "payment", id: paymentId, status: "REFUNDED", value: 20, externalReference: delivery.id },

@@ -48,6 +48,8 @@ describe("the driver app on driver:{driver_id}", () => {
       body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
     });
     expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
+    // The gateway made the transfer; its record says so before its event arrives.
+    await gateway.setStatus(withdrawal.body.gateway_transfer_id, "DONE");
     const done = await webhook(companyWebhook(company), {
       event: "TRANSFER_DONE",
       transfer: {

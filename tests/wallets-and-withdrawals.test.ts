@@ -12,7 +12,14 @@ import {
   type TestCompany,
 } from "./support/api.ts";
 import { gateway } from "./support/fakes.ts";
-import { creditDriver, debitsOf, requestWithdrawal, transferEvent, walletOf } from "./support/money.ts";
+import {
+  creditDriver,
+  debitsOf,
+  gatewayTransferEvent,
+  requestWithdrawal,
+  transferEvent,
+  walletOf,
+} from "./support/money.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
 let a: TestCompany;
@@ -34,6 +41,10 @@ const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
   creditDriver(company.companyId, driver, amount);
 const wallet = walletOf;
 const withdraw = requestWithdrawal;
+/** What a 502 adds after the gateway's failure: the withdrawal is in doubt, not failed. */
+const inDoubtDetail = (id: string) =>
+  `The withdrawal ${id} stays processing (in_doubt) with its amount held until the gateway confirms whether the ` +
+  "transfer was made.";
 
 
 describe("wallet", () => {
@@ -119,7 +130,7 @@ describe("a withdrawal", () => {
     expect(log.at(-1)).toMatchObject({ method: "POST", path: "/v3/transfers", accessToken: apiKeyA });
     expect(await wallet(driver)).toMatchObject({ balance: 100, available_balance: 70 });
 
-    const done = await transferEvent(a, secretA, "TRANSFER_DONE", created.body.gateway_transfer_id, id);
+    const done = await gatewayTransferEvent(a, secretA, "TRANSFER_DONE", created.body.gateway_transfer_id, id);
     expect(done).toMatchObject({ status: 200, body: { received: true } });
     const settled = await api(`/api/v1/withdrawals/${id}`, { token: driver.token });
     expect(settled.body).toMatchObject({ status: "completed", completed_at: expect.any(String), error_message: null });
@@ -147,14 +158,14 @@ describe("a withdrawal", () => {
     expect(created.status).toBe(201);
     expect((await wallet(driver)).available_balance).toBe(before.available_balance - 10);
 
-    expect((await transferEvent(a, secretA, event, created.body.gateway_transfer_id, created.body.id)).status).toBe(
-      200,
-    );
+    expect(
+      (await gatewayTransferEvent(a, secretA, event, created.body.gateway_transfer_id, created.body.id)).status,
+    ).toBe(200);
     const failed = await api(`/api/v1/withdrawals/${created.body.id}`, { token: driver.token });
     expect(failed.body).toMatchObject({ status: "failed", error_message: event, completed_at: null });
     expect(await wallet(driver)).toEqual(before);
 
-    // A later success report does not revive it.
+    // A later success claim, which the gateway's record (still failed) does not confirm, does not revive it.
     expect((await transferEvent(a, secretA, "TRANSFER_DONE", created.body.gateway_transfer_id, created.body.id)).status)
       .toBe(200);
     expect((await api(`/api/v1/withdrawals/${created.body.id}`, { token: driver.token })).body.status).toBe("failed");
@@ -163,18 +174,20 @@ describe("a withdrawal", () => {
   });
 
   it("is settled even when the event overtakes the transfer id (found by externalReference)", async () => {
-    await gateway.slow(300);
+    // The gateway makes the transfer at once but its answer to us is late.
+    await gateway.lateAnswer(1_000);
     const pending = withdraw(driver, 5);
-    // Wait until the withdrawal is recorded, then report it done before the gateway has answered us.
-    let id: string | undefined;
-    for (let i = 0; i < 100 && !id; i++) {
-      const [row] =
-        await db()`select id from public.withdrawals where driver_id = ${driver.driverId} and status = 'processing'`;
-      id = row?.id;
-      if (!id) await new Promise((r) => setTimeout(r, 10));
+    // Wait until the gateway holds the transfer, then report it done before the gateway has answered us.
+    let transfer: { id: string; externalReference?: string | null } | undefined;
+    for (let i = 0; i < 100 && !transfer; i++) {
+      transfer = (await gateway.state()).transfers[0];
+      if (!transfer) await new Promise((r) => setTimeout(r, 10));
     }
-    expect(id).toBeDefined();
-    expect((await transferEvent(a, secretA, "TRANSFER_DONE", null, id!)).status).toBe(200);
+    expect(transfer).toBeDefined();
+    const id = transfer!.externalReference!;
+    const [before] = await db()`select status, gateway_transfer_id from public.withdrawals where id = ${id}`;
+    expect(before).toEqual({ status: "processing", gateway_transfer_id: null });
+    expect((await gatewayTransferEvent(a, secretA, "TRANSFER_DONE", transfer!.id, id)).status).toBe(200);
     const created = await pending;
     expect(created.status).toBe(201);
     const settled = await api(`/api/v1/withdrawals/${id}`, { token: driver.token });
@@ -204,39 +217,53 @@ describe("a withdrawal", () => {
     const res = await withdraw(driver, 10);
     expect(res.status).toBe(422);
     expect(res.body.detail).toContain("Operation rejected by the gateway");
-    const [row] = await db()`select status, error_message from public.withdrawals where driver_id = ${driver.driverId}
-                             order by created_at desc limit 1`;
+    const [row] = await db()`select status, error_message, failure_kind, in_doubt from public.withdrawals
+                             where driver_id = ${driver.driverId} order by created_at desc limit 1`;
     expect(row.status).toBe("failed");
     expect(row.error_message).toContain("Operation rejected by the gateway");
+    expect(row).toMatchObject({ failure_kind: "gateway_rejected", in_doubt: false });
     expect(await wallet(driver)).toEqual(before);
   });
 
   it.each([
     ["failing (5xx)", () => gateway.set("fail")],
     ["down", () => gateway.down()],
-  ])("with the gateway %s is failed, 502, and releases the funds", async (_, breakGateway) => {
+  ])("with the gateway %s answers 502 and stays processing in doubt, its funds held", async (_, breakGateway) => {
     const before = await wallet(driver);
     await breakGateway();
     const res = await withdraw(driver, 10);
     expect(res.status).toBe(502);
-    const [row] = await db()`select status, error_message from public.withdrawals where driver_id = ${driver.driverId}
-                             order by created_at desc limit 1`;
+    const [row] = await db()`select id, status, error_message, in_doubt, failure_kind from public.withdrawals
+                             where driver_id = ${driver.driverId} order by created_at desc limit 1`;
     expect(row).toMatchObject({
-      status: "failed",
+      status: "processing",
+      in_doubt: true,
+      failure_kind: null,
       error_message: expect.stringContaining("Payment gateway unavailable"),
     });
-    expect(await wallet(driver)).toEqual(before);
+    expect(res.body.detail).toBe(`${row.error_message}. ${inDoubtDetail(row.id)}`);
+    expect((await api(`/api/v1/withdrawals/${row.id}`, { token: driver.token })).body).toMatchObject({
+      status: "processing",
+      in_doubt: true,
+      gateway_transfer_id: null,
+    });
+    expect(await wallet(driver)).toEqual({ ...before, available_balance: before.available_balance - 10 });
   });
 
-  it("with the gateway slower than 10 s is failed, 502", { timeout: 30_000 }, async () => {
+  it("with the gateway slower than 10 s answers 502 and stays processing in doubt, its funds held", {
+    timeout: 30_000,
+  }, async () => {
     const before = await wallet(driver);
     await gateway.slow(11_000);
     const started = Date.now();
     const res = await withdraw(driver, 10);
     expect(res.status).toBe(502);
-    expect(res.body.detail).toBe("Payment gateway unavailable: timed out");
+    const [row] = await db()`select id, status, in_doubt from public.withdrawals where driver_id = ${driver.driverId}
+                             order by created_at desc limit 1`;
+    expect(row).toMatchObject({ status: "processing", in_doubt: true });
+    expect(res.body.detail).toBe(`Payment gateway unavailable: timed out. ${inDoubtDetail(row.id)}`);
     expect(Date.now() - started).toBeLessThan(11_000);
-    expect(await wallet(driver)).toEqual(before);
+    expect(await wallet(driver)).toEqual({ ...before, available_balance: before.available_balance - 10 });
   });
 
   it("needs the company's gateway configuration (422)", async () => {
@@ -309,27 +336,30 @@ describe("a withdrawal whose transfer the gateway made but did not confirm", () 
     ({ webhookSecret: secret } = await configureGateway(company));
   });
 
-  /** A withdrawal failed with 502 although the gateway recorded its transfer: the id the gateway holds. */
+  /**
+   * A withdrawal answered 502 although the gateway recorded its transfer: in doubt, its amount held.
+   * Returns its id and the id the gateway holds.
+   */
   async function lostAnswer(driver: DriverMember, amount: number) {
     await gateway.set("fail-after-create");
     const res = await withdraw(driver, amount);
     await gateway.set("ok");
     expect(res.status).toBe(502);
-    expect(res.body.detail).toBe("Payment gateway unavailable: HTTP 500");
-    const [row] = await db()`select id, status, error_message, gateway_transfer_id from public.withdrawals
+    const [row] = await db()`select id, status, error_message, gateway_transfer_id, in_doubt from public.withdrawals
                              where driver_id = ${driver.driverId} order by created_at desc limit 1`;
-    expect(row).toMatchObject({ status: "failed", gateway_transfer_id: null });
+    expect(res.body.detail).toBe(`Payment gateway unavailable: HTTP 500. ${inDoubtDetail(row.id)}`);
+    expect(row).toMatchObject({ status: "processing", in_doubt: true, gateway_transfer_id: null });
     const transfer = (await gateway.state()).transfers.find((t) => t.externalReference === row.id);
     expect(transfer).toMatchObject({ value: amount, status: "PENDING" });
     return { id: row.id as string, transferId: transfer!.id };
   }
 
-  it("is failed with 502 and its funds released, then completed with one debit by the late TRANSFER_DONE", async () => {
+  it("stays in doubt with its funds held, then completed with one debit by the late TRANSFER_DONE the gateway confirms", async () => {
     await credit(company, company.driver, "50.00");
     const { id, transferId } = await lostAnswer(company.driver, 20);
-    expect(await wallet(company.driver)).toMatchObject({ balance: 50, available_balance: 50 });
+    expect(await wallet(company.driver)).toMatchObject({ balance: 50, available_balance: 30 });
 
-    const done = await transferEvent(company, secret, "TRANSFER_DONE", transferId, id);
+    const done = await gatewayTransferEvent(company, secret, "TRANSFER_DONE", transferId, id);
     expect(done).toMatchObject({ status: 200, body: { received: true } });
     const settled = await api(`/api/v1/withdrawals/${id}`, { token: company.driver.token });
     expect(settled.body).toMatchObject({
@@ -344,12 +374,13 @@ describe("a withdrawal whose transfer the gateway made but did not confirm", () 
                                 where company_id = ${company.companyId} order by received_at desc, id desc limit 1`;
     expect(logged).toEqual({
       result: "processed",
-      detail: "withdrawal completed after the gateway was given up as unavailable: debited now",
+      detail: "checked with the gateway (DONE = TRANSFER_DONE): withdrawal completed",
     });
+    expect((await api(`/api/v1/withdrawals/${id}`, { token: company.driver.token })).body.in_doubt).toBe(false);
 
-    // A copy is a duplicate; a contradicting TRANSFER_FAILED is ignored.
+    // A copy is a duplicate; a contradicting TRANSFER_FAILED, even once the gateway reports it, is ignored.
     expect((await transferEvent(company, secret, "TRANSFER_DONE", transferId, id)).status).toBe(200);
-    expect((await transferEvent(company, secret, "TRANSFER_FAILED", transferId, id)).status).toBe(200);
+    expect((await gatewayTransferEvent(company, secret, "TRANSFER_FAILED", transferId, id)).status).toBe(200);
     const results = await db()`select result from public.webhook_events where object_id = ${transferId}
                                order by received_at, id`;
     expect(results.map((r) => r.result)).toEqual(["processed", "duplicate", "ignored"]);
@@ -358,29 +389,44 @@ describe("a withdrawal whose transfer the gateway made but did not confirm", () 
     expect(await wallet(company.driver)).toMatchObject({ balance: 30, available_balance: 30 });
   });
 
-  it("is a duplicate when a TRANSFER_FAILED follows our own give-up", async () => {
+  it("is failed and its funds released once, when the gateway reports the transfer FAILED", async () => {
     await credit(company, company.driver2, "10.00");
     const { id, transferId } = await lostAnswer(company.driver2, 10);
+    expect(await wallet(company.driver2)).toMatchObject({ balance: 10, available_balance: 0 });
+    expect((await gatewayTransferEvent(company, secret, "TRANSFER_FAILED", transferId, id)).status).toBe(200);
+    // A copy changes nothing more.
     expect((await transferEvent(company, secret, "TRANSFER_FAILED", transferId, id)).status).toBe(200);
-    const [logged] = await db()`select result from public.webhook_events where object_id = ${transferId}`;
-    expect(logged.result).toBe("duplicate");
-    expect(await db()`select status, gateway_transfer_id from public.withdrawals where id = ${id}`).toEqual([
-      { status: "failed", gateway_transfer_id: null },
-    ]);
+    const logged = await db()`select result from public.webhook_events where object_id = ${transferId}
+                              order by received_at, id`;
+    expect(logged.map((r) => r.result)).toEqual(["processed", "duplicate"]);
+    expect(
+      await db()`select status, gateway_transfer_id, in_doubt, failure_kind from public.withdrawals where id = ${id}`,
+    ).toEqual([{ status: "failed", gateway_transfer_id: transferId, in_doubt: false, failure_kind: "transfer_failed" }]);
     expect(await wallet(company.driver2)).toMatchObject({ balance: 10, available_balance: 10 });
   });
 
-  it("debits even below zero when the released funds were withdrawn meanwhile: the money did leave", async () => {
+  it("debits even below zero when the gateway reports DONE after FAILED and the released funds were withdrawn meanwhile: the money did leave", async () => {
     const other = await createCompany("Money below zero");
     const { webhookSecret } = await configureGateway(other);
     await credit(other, other.driver, "10.00");
     const lost = await lostAnswer(other.driver, 10);
+    // The gateway first reports the transfer failed: the funds are released...
+    expect((await gatewayTransferEvent(other, webhookSecret, "TRANSFER_FAILED", lost.transferId, lost.id)).status)
+      .toBe(200);
+    // ...and withdrawn again.
     const again = await withdraw(other.driver, 10);
     expect(again.status).toBe(201);
-    await transferEvent(other, webhookSecret, "TRANSFER_DONE", again.body.gateway_transfer_id, again.body.id);
+    await gatewayTransferEvent(other, webhookSecret, "TRANSFER_DONE", again.body.gateway_transfer_id, again.body.id);
     expect(await wallet(other.driver)).toMatchObject({ balance: 0, available_balance: 0 });
 
-    expect((await transferEvent(other, webhookSecret, "TRANSFER_DONE", lost.transferId, lost.id)).status).toBe(200);
+    // Then its record says the first transfer was made after all.
+    expect(
+      (await gatewayTransferEvent(other, webhookSecret, "TRANSFER_DONE", lost.transferId, lost.id)).status,
+    ).toBe(200);
+    expect((await api(`/api/v1/withdrawals/${lost.id}`, { token: other.driver.token })).body).toMatchObject({
+      status: "completed",
+      failure_kind: "transfer_failed",
+    });
     expect(await debitsOf(lost.id)).toBe(1);
     expect(await wallet(other.driver)).toMatchObject({ balance: -10, available_balance: -10 });
     const refused = await withdraw(other.driver, 0.01);
@@ -390,17 +436,19 @@ describe("a withdrawal whose transfer the gateway made but did not confirm", () 
     });
   });
 
-  it("refused by the gateway (4xx) stays failed: a TRANSFER_DONE naming it changes nothing", async () => {
+  it("refused by the gateway (4xx) stays failed: a TRANSFER_DONE naming a transfer the gateway does not hold changes nothing", async () => {
     await credit(company, company.driver, "5.00");
     const before = await wallet(company.driver);
     await gateway.set("reject");
     expect((await withdraw(company.driver, 5)).status).toBe(422);
+    await gateway.set("ok");
     const [row] = await db()`select id from public.withdrawals where driver_id = ${company.driver.driverId}
                              order by created_at desc limit 1`;
     const claimed = `tra_claimed_${row.id}`;
     expect((await transferEvent(company, secret, "TRANSFER_DONE", claimed, row.id)).status).toBe(200);
     const [logged] = await db()`select result, detail from public.webhook_events where object_id = ${claimed}`;
-    expect(logged).toEqual({ result: "ignored", detail: "withdrawal is already failed" });
+    expect(logged).toEqual({ result: "ignored", detail: `the gateway has no transfer ${claimed}` });
+    expect((await api(`/api/v1/withdrawals/${row.id}`, { token: company.driver.token })).body.status).toBe("failed");
     expect(await debitsOf(row.id)).toBe(0);
     expect(await wallet(company.driver)).toEqual(before);
   });
@@ -496,7 +544,13 @@ describe("realtime", () => {
 
     const created = await withdraw(company.driver, 20);
     expect(created.status).toBe(201);
-    await transferEvent(company, webhookSecret, "TRANSFER_DONE", created.body.gateway_transfer_id, created.body.id);
+    await gatewayTransferEvent(
+      company,
+      webhookSecret,
+      "TRANSFER_DONE",
+      created.body.gateway_transfer_id,
+      created.body.id,
+    );
     const final = (await api(`/api/v1/withdrawals/${created.body.id}`, { token: company.driver.token })).body;
 
     for (const inbox of Object.values(inboxes)) {

@@ -7,7 +7,13 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
 import { PLATFORM_WEBHOOK, sign, webhook } from "./support/webhooks.ts";
-import { creditDriver, debitsOf, processingWithdrawal, requestWithdrawal } from "./support/money.ts";
+import {
+  creditDriver,
+  debitsOf,
+  forgetGatewayLookups,
+  processingWithdrawal,
+  requestWithdrawal,
+} from "./support/money.ts";
 import { createPixDelivery } from "./support/deliveries.ts";
 import { callFunctionProcess } from "./support/function-process.ts";
 import { gateway, routing } from "./support/fakes.ts";
@@ -68,10 +74,18 @@ describe("an unsigned transfer event", () => {
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
       result: "ignored",
-      detail: "unsigned: the gateway reports transfer status PENDING",
+      detail: "unsigned, checked with the gateway (PENDING): the transfer is not settled yet",
     });
 
     await gateway.setStatus(transferId, "DONE");
+    // Within the minute, another unsigned request about the same transfer does not make us ask again.
+    const tooSoon = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
+    expect(tooSoon.status).toBe(429);
+    expect(tooSoon.headers.get("retry-after")).toBe("60");
+    expect((await withdrawalRow(id)).status).toBe("processing");
+    expect(await debitsOf(id)).toBe(0);
+
+    await forgetGatewayLookups(`transfer:${transferId}`); // a minute later
     const done = await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null);
     expect(done).toMatchObject({ status: 200, body: { received: true } });
     expect(await withdrawalRow(id)).toMatchObject({
@@ -86,14 +100,15 @@ describe("an unsigned transfer event", () => {
       event: "TRANSFER_DONE",
       object_id: transferId,
       result: "processed",
-      detail: "unsigned, verified with the gateway (DONE = TRANSFER_DONE): withdrawal completed",
+      detail: "unsigned, checked with the gateway (DONE = TRANSFER_DONE): withdrawal completed",
     });
     expect(await wallet()).toMatchObject({
       balance: before.balance - 10,
       available_balance: before.available_balance - 10,
     });
 
-    // The same hint again: a duplicate, still one debit.
+    // The same hint again (a minute later): a duplicate, still one debit.
+    await forgetGatewayLookups(`transfer:${transferId}`);
     expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transferId, id), null)).status).toBe(200);
     expect(await lastLog()).toMatchObject({ result: "duplicate" });
     expect(await debitsOf(id)).toBe(1);
@@ -112,7 +127,7 @@ describe("an unsigned transfer event", () => {
     expect(await debitsOf(id)).toBe(0);
     expect(await lastLog()).toMatchObject({
       result: "processed",
-      detail: `unsigned, verified with the gateway (${status} = ${event}): withdrawal failed`,
+      detail: `unsigned, checked with the gateway (${status} = ${event}): withdrawal failed`,
     });
     expect(await wallet()).toEqual(before);
   });
@@ -126,24 +141,31 @@ describe("an unsigned transfer event", () => {
     expect(await debitsOf(id)).toBe(1);
   });
 
-  it("completes, with one debit, a withdrawal we failed because the gateway's answer was lost", async () => {
+  it("completes, with one debit, a withdrawal left in doubt because the gateway's answer was lost", async () => {
     const before = await wallet();
     await gateway.set("fail-after-create");
     const res = await requestWithdrawal(a.driver, 10);
     await gateway.set("ok");
     expect(res.status).toBe(502);
-    const [row] = await db()`select id from public.withdrawals where driver_id = ${a.driver.driverId}
+    const [row] = await db()`select id, in_doubt from public.withdrawals where driver_id = ${a.driver.driverId}
                              order by created_at desc limit 1`;
-    expect((await withdrawalRow(row.id)).status).toBe("failed");
+    expect(row.in_doubt).toBe(true);
+    expect((await withdrawalRow(row.id)).status).toBe("processing");
     const transfer = (await gateway.state()).transfers.find((t) => t.externalReference === row.id)!;
     expect(transfer).toBeDefined();
-    expect(await wallet()).toEqual(before);
+    expect(await wallet()).toEqual({ ...before, available_balance: before.available_balance - 10 });
 
-    // Still pending at the gateway: nothing.
+    // Still pending at the gateway: nothing moves, but the withdrawal now knows its transfer.
     expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
-    expect((await withdrawalRow(row.id)).status).toBe("failed");
+    expect(await withdrawalRow(row.id)).toMatchObject({ status: "processing", gateway_transfer_id: transfer.id });
+    expect(await debitsOf(row.id)).toBe(0);
+    expect(await lastLog()).toMatchObject({
+      result: "processed",
+      detail: "unsigned, checked with the gateway (PENDING): the transfer exists and is pending: attached to the withdrawal",
+    });
 
     await gateway.setStatus(transfer.id, "DONE");
+    await forgetGatewayLookups(`transfer:${transfer.id}`); // a minute later
     expect((await webhook(PLATFORM_WEBHOOK, claim("TRANSFER_DONE", transfer.id, row.id), null)).status).toBe(200);
     expect(await withdrawalRow(row.id)).toMatchObject({
       status: "completed",
@@ -153,8 +175,7 @@ describe("an unsigned transfer event", () => {
     expect(await debitsOf(row.id)).toBe(1);
     expect(await lastLog()).toMatchObject({
       result: "processed",
-      detail: "unsigned, verified with the gateway (DONE = TRANSFER_DONE): " +
-        "withdrawal completed after the gateway was given up as unavailable: debited now",
+      detail: "unsigned, checked with the gateway (DONE = TRANSFER_DONE): withdrawal completed",
     });
     expect(await wallet()).toMatchObject({
       balance: before.balance - 10,
@@ -191,10 +212,11 @@ describe("an unsigned payment event", () => {
     expect(await lastLog()).toMatchObject({
       company_id: a.companyId,
       result: "ignored",
-      detail: "unsigned: the gateway reports payment status PENDING",
+      detail: "unsigned, checked with the gateway (PENDING): the payment is not settled yet",
     });
 
     await gateway.setStatus(paymentId, "RECEIVED");
+    await forgetGatewayLookups(`payment:${paymentId}`); // a minute later
     expect((await webhook(PLATFORM_WEBHOOK, body, null)).status).toBe(200);
     expect(await read()).toMatchObject({ status: "pending", payment_status: "received" });
     expect(await lastLog()).toMatchObject({
@@ -202,7 +224,7 @@ describe("an unsigned payment event", () => {
       event: "PAYMENT_RECEIVED",
       object_id: paymentId,
       result: "processed",
-      detail: expect.stringMatching(/^unsigned, verified with the gateway \(RECEIVED = PAYMENT_RECEIVED\): /),
+      detail: expect.stringMatching(/^unsigned, checked with the gateway \(RECEIVED = PAYMENT_RECEIVED\): /),
     });
   });
 });
@@ -210,8 +232,8 @@ describe("an unsigned payment event", () => {
 describe("with GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true", () => {
   it("an unsigned request is 401 and logged rejected; a signed one is still applied", { timeout: 60_000 }, async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
-    await gateway.setStatus(transferId, "DONE");
-    const unsigned = JSON.stringify(claim("TRANSFER_DONE", transferId, id));
+    await gateway.setStatus(transferId, "FAILED");
+    const unsigned = JSON.stringify(claim("TRANSFER_FAILED", transferId, id));
     const signed = JSON.stringify(claim("TRANSFER_FAILED", transferId, id));
     const rejected = async () =>
       (await db()`select count(*)::int as n from public.webhook_events
@@ -234,10 +256,17 @@ describe("with GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true", () => {
       { status: 200, body: { received: true } },
     ]);
 
-    // The unsigned claim was not even checked with the gateway (which says DONE): the signed event decided.
+    // The unsigned claim was not even checked with the gateway: the signed event, checked once, decided.
     expect(await withdrawalRow(id)).toMatchObject({ status: "failed", error_message: "TRANSFER_FAILED" });
     expect(await debitsOf(id)).toBe(0);
     expect(await rejected()).toBe(rejectedBefore + 1);
-    expect((await gateway.state()).log.filter((entry) => entry.method === "GET")).toEqual([]);
+    expect((await gateway.state()).log.filter((entry) => entry.method === "GET")).toEqual([
+      expect.objectContaining({ path: `/v3/transfers/${transferId}` }),
+    ]);
+    expect(await lastLog()).toMatchObject({
+      object_id: transferId,
+      result: "processed",
+      detail: "checked with the gateway (FAILED = TRANSFER_FAILED): withdrawal failed",
+    });
   });
 });

@@ -72,6 +72,8 @@ async function lastLog(n = 1) {
 describe("signatures", () => {
   it("a signature over different bytes (the same JSON re-serialised) is 401, and changes nothing", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    // The gateway did make the transfer: only the signature stands between the event and the withdrawal.
+    await gateway.setStatus(transferId, "DONE");
     const body = transferBody("TRANSFER_DONE", transferId, id);
     const sent = JSON.stringify(body);
     const res = await api(companyWebhook(a), {
@@ -182,6 +184,7 @@ describe("requests that are not events", () => {
 describe("transfer events", () => {
   it("find the transfer id in payment.id in the other payload form", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    await gateway.setStatus(transferId, "DONE");
     expect((await webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, null, "payment"), secretA)).status)
       .toBe(200);
     expect(await statusOf(id)).toBe("completed");
@@ -189,6 +192,7 @@ describe("transfer events", () => {
 
   it("for another company's withdrawal change nothing", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    await gateway.setStatus(transferId, "DONE");
     const res = await webhook(companyWebhook(b), transferBody("TRANSFER_DONE", transferId, id), secretB);
     expect(res.status).toBe(200);
     expect((await lastLog())[0]).toMatchObject({
@@ -202,6 +206,7 @@ describe("transfer events", () => {
 
   it("20 concurrent copies of one TRANSFER_DONE produce one debit", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    await gateway.setStatus(transferId, "DONE");
     const before = await logSize();
     const raw = JSON.stringify(transferBody("TRANSFER_DONE", transferId, id));
     const responses = await Promise.all(Array.from({ length: 20 }, () => webhook(companyWebhook(a), raw, secretA)));
@@ -216,6 +221,7 @@ describe("transfer events", () => {
 
   it("on the platform endpoint, signed with the platform secret, apply to the withdrawal's company", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    await gateway.setStatus(transferId, "FAILED");
     const res = await webhook(
       PLATFORM_WEBHOOK,
       transferBody("TRANSFER_FAILED", transferId, id),
@@ -228,6 +234,7 @@ describe("transfer events", () => {
 
   it("answer 503 within 5 s when processing cannot finish, then apply on redelivery", { timeout: 20_000 }, async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    await gateway.setStatus(transferId, "DONE");
     const raw = JSON.stringify(transferBody("TRANSFER_DONE", transferId, id));
     // Another transaction holds the withdrawal's row lock for longer than the gateway waits.
     let release!: () => void;
@@ -266,6 +273,8 @@ describe("payment events", () => {
       values (${a.companyId}, 'awaiting_payment', 'pending', 'pix', 'Origin', 0, 0, 'Destination', 0, 0, 1000, 100,
         20.00, 0.8, ${paymentId})
       returning id`;
+    // The gateway received the payment (a charge made outside the fake's API, under the id the row names).
+    await gateway.put("payment", { id: paymentId, status: "RECEIVED", value: 20, externalReference: delivery.id });
     const body = {
       event: "PAYMENT_RECEIVED",
       payment: { id: paymentId, status: "RECEIVED", value: 20, externalReference: delivery.id },
@@ -296,7 +305,7 @@ describe("the unsigned platform webhook", () => {
     expect((await lastLog())[0]).toMatchObject({
       company_id: a.companyId,
       result: "ignored",
-      detail: "unsigned: the gateway reports transfer status PENDING",
+      detail: "unsigned, checked with the gateway (PENDING): the transfer is not settled yet",
     });
     // It asked the gateway, with the company's key.
     expect((await gateway.state()).log.at(-1)).toMatchObject({ method: "GET", path: `/v3/transfers/${transferId}` });
@@ -304,9 +313,11 @@ describe("the unsigned platform webhook", () => {
 
   it("cannot redirect a withdrawal to a transfer that is not its own", async () => {
     const { id } = await processingWithdrawal(a.driver);
+    // Even a transfer the gateway holds, done and naming the withdrawal as its reference.
+    await gateway.put("transfer", { id: "tra_invented", status: "DONE", value: 10, externalReference: id });
     const res = await webhook(PLATFORM_WEBHOOK, transferBody("TRANSFER_DONE", "tra_invented", id), null);
     expect(res.status).toBe(200);
-    expect((await lastLog())[0]).toMatchObject({ result: "ignored", detail: "unsigned: no such withdrawal" });
+    expect((await lastLog())[0]).toMatchObject({ result: "ignored", detail: "unsigned, no such withdrawal" });
     expect(await statusOf(id)).toBe("processing");
   });
 
@@ -320,15 +331,15 @@ describe("the unsigned platform webhook", () => {
     expect((await lastLog())[0]).toMatchObject({
       company_id: null,
       result: "ignored",
-      detail: "unsigned: no such withdrawal",
+      detail: "unsigned, no such withdrawal",
     });
   });
 
-  it("is 502 (not 200) when the gateway cannot confirm it", async () => {
+  it("is 503 (not 200) when the gateway cannot confirm it", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.down();
     const res = await webhook(PLATFORM_WEBHOOK, transferBody("TRANSFER_DONE", transferId, id), null);
-    expect(res.status).toBe(502);
+    expect(res.status).toBe(503);
     expect(await statusOf(id)).toBe("processing");
     expect((await lastLog())[0]).toMatchObject({ company_id: a.companyId, result: "error" });
   });
@@ -347,6 +358,7 @@ describe("the unsigned platform webhook", () => {
 describe("the audit log", () => {
   it("has one row per request, accepted or not, and never a secret or a signature", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
+    await gateway.setStatus(transferId, "DONE");
     const requests = [
       () => webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, id), secretA),
       () => webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, id), secretA),

@@ -45,10 +45,14 @@ export async function startFake(
   snapshot: (fake: Controllable) => unknown,
 ): Promise<FakeHandle> {
   let fake = create();
+  /** How long the fake holds its answer after doing the work (the answer is late, the work is done). */
+  let answerDelayMs = 0;
   const sockets = new Set<import("node:net").Socket>();
   const data = createServer(async (req, res) => {
     try {
-      await send(res, await fake.fetch(await toRequest(req, "http://fake")));
+      const answer = await fake.fetch(await toRequest(req, "http://fake"));
+      if (answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
+      await send(res, answer);
     } catch {
       res.destroy();
     }
@@ -71,16 +75,21 @@ export async function startFake(
     await listen(data, port);
     up = true;
   }
-  const actions: Record<string, (body: { mode?: string; delayMs?: number }) => Promise<void> | void> = {
+  const actions: Record<
+    string,
+    (body: { mode?: string; delayMs?: number; answerDelayMs?: number }) => Promise<void> | void
+  > = {
     "GET /state": () => {},
-    "POST /mode": ({ mode, delayMs }) => {
+    "POST /mode": ({ mode, delayMs, answerDelayMs: answerDelay }) => {
       if (mode !== undefined) fake.mode = mode;
       if (delayMs !== undefined) fake.delayMs = delayMs;
+      if (answerDelay !== undefined) answerDelayMs = answerDelay;
     },
     "POST /down": goDown,
     "POST /up": goUp,
     "POST /reset": async () => {
       fake = create();
+      answerDelayMs = 0;
       await goUp();
     },
   };

@@ -28,6 +28,8 @@ function fake<State>(which: "gateway" | "routing") {
      */
     set: (mode: string, delayMs = 0) => control(base(), "/mode", { mode, delayMs }),
     slow: (delayMs: number) => control(base(), "/mode", { delayMs }),
+    /** Does the work at once but holds the answer `answerDelayMs` (an answer that is late, not a slow service). */
+    lateAnswer: (answerDelayMs: number) => control(base(), "/mode", { answerDelayMs }),
     down: () => control(base(), "/down", {}),
     up: () => control(base(), "/up", {}),
     reset: () => control(base(), "/reset", {}),

@@ -2,7 +2,8 @@
 // fakes: for settings the running stack does not have, or for paths the local
 // router sends to another function.
 import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { stack } from "./api.ts";
 
 export interface FunctionRequest {
@@ -20,6 +21,12 @@ export interface FunctionAnswer {
 }
 
 const root = resolve(import.meta.dirname, "../..");
+
+/** The secrets encryption key the running stack made in its data directory (local/keys.ts), beside its log. */
+function stackSecretsKey(): string {
+  const keys = JSON.parse(readFileSync(resolve(dirname(stack().logFile), "keys.json"), "utf8"));
+  return keys.secretsEncryptionKey;
+}
 
 /** Sends `requests` in order to functions/<fn>/index.ts, with `env` over the stack's settings. */
 export function callFunctionProcess(
@@ -50,8 +57,8 @@ export function callFunctionProcess(
       SUPABASE_ANON_KEY: stack().anonKey,
       SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
       SUPABASE_JWT_SECRET: stack().jwtSecret,
-      // Not the stack's key: nothing called through here decrypts a company's secrets.
-      SECRETS_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64"),
+      // The stack's own key (kept in its data directory): a webhook decrypts the company's gateway key.
+      SECRETS_ENCRYPTION_KEY: stackSecretsKey(),
       GATEWAY_SANDBOX_URL: stack().fakes.gateway.url,
       GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,

@@ -2,6 +2,7 @@
 import { expect } from "vitest";
 import { api, db, type DriverMember, type TestCompany } from "./api.ts";
 import { companyWebhook, webhook } from "./webhooks.ts";
+import { gateway } from "./fakes.ts";
 
 /** Credits a driver as a completed delivery would: a delivery row and its ledger entry. Returns the delivery id. */
 export async function creditDriver(companyId: string, driver: DriverMember, amount: string): Promise<string> {
@@ -25,6 +26,10 @@ export const walletOf = async (driver: DriverMember) => (await api("/api/v1/wall
 export const requestWithdrawal = (driver: DriverMember, amount: number, pixKey = "12345678901", pixKeyType = "cpf") =>
   api("/api/v1/withdrawals", { token: driver.token, body: { amount, pix_key: pixKey, pix_key_type: pixKeyType } });
 
+/** The status the gateway's record of a transfer shows once the event happened (DONE, FAILED, CANCELLED). */
+export const transferStatusOf = (event: string) =>
+  event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
+
 /** A signed TRANSFER_* event for one of the company's transfers, in the gateway's payload form. */
 export function transferEvent(
   company: TestCompany,
@@ -33,7 +38,7 @@ export function transferEvent(
   transferId: string | null,
   reference: string,
 ) {
-  const status = event === "TRANSFER_DONE" || event === "TRANSFER_APPROVED" ? "DONE" : event.replace("TRANSFER_", "");
+  const status = transferStatusOf(event);
   return webhook(companyWebhook(company), {
     event,
     transfer: {
@@ -47,6 +52,29 @@ export function transferEvent(
       ...(status === "DONE" ? { confirmedDate: "2026-11-21" } : { failReason: "Recusada pelo banco" }),
     },
   }, secret);
+}
+
+/**
+ * What the gateway does when a transfer settles: its record moves to the event's status, then it sends the
+ * signed event (the service applies what the gateway's record shows, never the event alone).
+ */
+export async function gatewayTransferEvent(
+  company: TestCompany,
+  secret: string,
+  event: string,
+  transferId: string,
+  reference: string,
+) {
+  await gateway.setStatus(transferId, transferStatusOf(event));
+  return transferEvent(company, secret, event, transferId, reference);
+}
+
+/**
+ * Forgets that an unsigned request made us ask the gateway about these objects ("transfer:<id>",
+ * "payment:<id>"), so the next unsigned request about them is not held to the once-a-minute limit.
+ */
+export async function forgetGatewayLookups(...objectKeys: string[]): Promise<void> {
+  await db()`delete from private.gateway_lookups where object_key = any(${objectKeys}::text[])`;
 }
 
 /** A processing withdrawal of `driver`, with its transfer at the gateway (PENDING there). */
