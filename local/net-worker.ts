@@ -105,6 +105,9 @@ export function startNetWorker(options: NetWorkerOptions): NetWorker {
   const sql = postgres(options.url, {
     max: 3,
     connect_timeout: 5,
+    // postgres.js leaves a failed type lookup on a new connection uncaught (porsager/postgres #1192);
+    // nothing here binds arrays, so it is not needed.
+    fetch_types: false,
     idle_timeout: 60,
     onnotice: () => {},
     // net.check_worker_is_up() and net.wait_until_running() look for this name.

@@ -99,6 +99,9 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
   const sql = postgres(options.url, {
     max: 2,
     connect_timeout: 5,
+    // postgres.js leaves a failed type lookup on a new connection uncaught (porsager/postgres #1192);
+    // nothing here binds arrays, so it is not needed.
+    fetch_types: false,
     idle_timeout: 60,
     onnotice: () => {},
     connection: { application_name: "pg_cron scheduler" },
@@ -141,6 +144,9 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     const client = postgres(urlFor(options.url, job.database), {
       max: 1,
       connect_timeout: 10,
+      // postgres.js leaves a failed type lookup on a new connection uncaught (porsager/postgres #1192);
+      // nothing here binds arrays, so it is not needed.
+      fetch_types: false,
       onnotice: () => {},
       connection: { application_name: "pg_cron" },
     });
