@@ -2,7 +2,7 @@
 // with a data directory of its own, for tests that kill, lock or stop what the
 // shared stack of tests/setup/global.ts must keep running.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { resolve } from "node:path";
@@ -75,6 +75,8 @@ export interface StackOptions {
   dataDir?: string;
   apiPort?: number;
   dbPort?: number;
+  /** Everything the stack prints is also appended to this file. */
+  logFile?: string;
 }
 
 export interface OwnStack {
@@ -121,8 +123,14 @@ export async function startOwnStack(options: StackOptions = {}): Promise<OwnStac
       detached: options.group,
     });
   let text = "";
-  child.stdout!.on("data", (chunk) => (text += chunk));
-  child.stderr!.on("data", (chunk) => (text += chunk));
+  const log = options.logFile ? createWriteStream(options.logFile, { flags: "a" }) : null;
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.on("data", (chunk) => {
+      text += chunk;
+      log?.write(chunk);
+    });
+  }
+  child.once("exit", () => log?.end());
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const deadline = Date.now() + 120_000;
   while (!text.includes("Press Ctrl-C")) {
