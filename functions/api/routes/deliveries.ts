@@ -57,6 +57,20 @@ export const Delivery = z.object({
   started_at: Timestamp.nullable(),
   completed_at: Timestamp.nullable(),
   cancelled_at: Timestamp.nullable(),
+  remaining_m: z.number().int().nullable().describe(
+    "While in progress: metres by road from the driver's position to the destination, as last measured.",
+  ),
+  eta_at: Timestamp.nullable().describe(
+    "While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most " +
+      "once per 30 s, after more than 100 m); the last value stays when the routing service fails.",
+  ),
+  eta_refreshed_at: Timestamp.nullable().describe("When remaining_m and eta_at were measured."),
+  tracking_token: z.string().optional().describe(
+    "The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only.",
+  ),
+  tracking_url: z.string().optional().describe(
+    "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only.",
+  ),
 }).meta({ id: "Delivery" });
 
 /** CPF or CNPJ, kept as digits only. */
