@@ -25,6 +25,7 @@ const VIEW_KEYS = [
   "eta_at",
   "eta_refreshed_at",
   "position",
+  "realtime_topic",
   "remaining_m",
   "started_at",
   "status",
@@ -37,7 +38,9 @@ async function tokenOf(company: TestCompany, id: string): Promise<string> {
 }
 
 const etaRow = async (id: string) =>
-  (await db()<{ eta_at: Date | null; remaining_m: number | null; eta_refreshed_at: Date | null; eta_requested_at: Date | null }[]>`
+  (await db()<
+    { eta_at: Date | null; remaining_m: number | null; eta_refreshed_at: Date | null; eta_requested_at: Date | null }[]
+  >`
     select eta_at, remaining_m, eta_refreshed_at, eta_requested_at from public.deliveries where id = ${id}`)[0];
 
 /**
@@ -86,8 +89,15 @@ describe("the tracking link", () => {
     const pending = await track(token);
     expect(pending.status).toBe(200);
     expect(Object.keys(pending.body).sort()).toEqual(VIEW_KEYS);
-    expect(pending.body).toMatchObject({ status: "pending", driver: null, position: null, eta_at: null, remaining_m: null });
+    expect(pending.body).toMatchObject({
+      status: "pending",
+      driver: null,
+      position: null,
+      eta_at: null,
+      remaining_m: null,
+    });
     expect(pending.headers.get("cache-control")).toBe("no-store");
+    expect(pending.body.realtime_topic).toBe(topicOf(token));
 
     await lastAcceptedAgo(a.driver);
     expect((await put(a.driver, { lat: -23.50, lng: -46.60 })).status).toBe(200); // before the pick-up
@@ -137,7 +147,11 @@ describe("the tracking link", () => {
 
   it("a wrong token is 404, in about the time a right one takes", async () => {
     const token = await tokenOf(a, await deliveryIn(a, "pending"));
-    const wrong = [`${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`, randomBytes(16).toString("base64url"), "x"];
+    const wrong = [
+      `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`,
+      randomBytes(16).toString("base64url"),
+      "x",
+    ];
     for (const w of wrong) {
       const res = await track(w);
       expect(res.status).toBe(404);
@@ -277,7 +291,11 @@ describe("the live ETA", () => {
       const took = await move(lat, -46.64);
       expect(took).toBeLessThan(1_500);
       const after = await etaRow(id);
-      expect([after.eta_at, after.remaining_m, after.eta_refreshed_at]).toEqual([before.eta_at, before.remaining_m, before.eta_refreshed_at]);
+      expect([after.eta_at, after.remaining_m, after.eta_refreshed_at]).toEqual([
+        before.eta_at,
+        before.remaining_m,
+        before.eta_refreshed_at,
+      ]);
       expect(after.eta_requested_at!.getTime()).toBeGreaterThan(before.eta_requested_at!.getTime());
       await routing.up();
       await routing.set("ok");

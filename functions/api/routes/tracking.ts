@@ -29,7 +29,17 @@ export const Tracking = z.object({
   started_at: Timestamp.nullable(),
   completed_at: Timestamp.nullable(),
   cancelled_at: Timestamp.nullable(),
+  realtime_topic: z.string().describe(
+    "The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the " +
+      "`tracking_updated` broadcasts).",
+  ),
 }).meta({ id: "Tracking" });
+
+/** `track:` and the hex SHA-256 of the token: the topic the database broadcasts on and lets a token holder join. */
+export async function trackingTopic(token: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  return `track:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
 
 /** The caller's address as the platform's proxy reports it: the first hop of X-Forwarded-For. */
 export function clientAddress(req: Request): string {
@@ -75,7 +85,7 @@ export const trackDelivery = defineRoute({
     }
     const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);
-    return { body: view, headers };
+    return { body: { ...(view as Record<string, unknown>), realtime_topic: await trackingTopic(params.token) }, headers };
   },
 });
 

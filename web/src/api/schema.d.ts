@@ -192,7 +192,7 @@ export interface paths {
         };
         /**
          * The caller's company
-         * @description Roles: company_owner, company_admin, driver, admin.
+         * @description Roles: company_owner, company_admin, admin, driver.
          */
         get: {
             parameters: {
@@ -358,7 +358,7 @@ export interface paths {
         get?: never;
         /**
          * Update the calling driver's position
-         * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response.
+         * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response, and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
          *
          *     Roles: driver.
          */
@@ -2371,7 +2371,7 @@ export interface paths {
         put?: never;
         /**
          * Withdraw from the wallet by Pix
-         * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message) or cannot be reached (502), the withdrawal is `failed` with that message and the amount is released. The transfer events complete or fail it later (POST /api/v1/webhooks/gateway/{company_id}). After a 502 the gateway may have made the transfer all the same: its TRANSFER_DONE then still completes the failed withdrawal and debits it, even below a zero balance, because the money did leave; after a refusal (422) it stays failed. A withdrawal left processing without a transfer by a request that died is failed the same way by a scheduled job (public.expire_stale_withdrawals). Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
+         * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
          *
          *     Roles: driver.
          */
@@ -2448,7 +2448,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The gateway failed or could not be reached; the withdrawal is failed and nothing is held, unless a later TRANSFER_DONE shows that the transfer was made */
+                /** @description The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, until the gateway says whether it made the transfer */
                 502: {
                     headers: {
                         [name: string]: unknown;
@@ -2544,6 +2544,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/track/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A delivery as its recipient sees it
+         * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address, enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    token: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The delivery's tracking view */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Tracking"];
+                    };
+                };
+                /** @description Malformed request: the body, query or path failed validation */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description No delivery has this token */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Too many lookups from this client in the last minute */
+                429: {
+                    headers: {
+                        /** @description Whole seconds until a lookup will be answered (1 to 60) */
+                        "Retry-After"?: string;
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/gateway/{company_id}": {
         parameters: {
             query?: never;
@@ -2555,7 +2625,7 @@ export interface paths {
         put?: never;
         /**
          * The gateway's events for one company
-         * @description Body: `{event, transfer | payment: {id, status, value, externalReference, ...}}` (SPEC.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. TRANSFER_DONE / TRANSFER_APPROVED complete the withdrawal found by `transfer.id` (or `payment.id`), falling back to `externalReference` (our withdrawal id), and debit the wallet once; TRANSFER_FAILED / TRANSFER_CANCELLED fail it with the event name as error_message. PAYMENT_* events move the delivery. A settled withdrawal ignores later events, but for one that we failed because the gateway did not answer our transfer request (timeout, 5xx): a TRANSFER_DONE / TRANSFER_APPROVED for it is proof that the money left, so it completes and is debited once (possibly below a zero balance); copies of an event change nothing more than the first; any other event is acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s: 503 when the event could not be applied in time (the gateway delivers it again), never 200 for an event not applied.
+         * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
          *
          *     The signature is checked with the company's webhook_secret; only a company that has none (no gateway configuration) falls back to the platform secret. Only this company's withdrawals and deliveries are touched. An unknown company (or one that is not a UUID) is 404.
          */
@@ -2610,7 +2680,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Not applied in time or the database is unavailable; the gateway retries */
+                /** @description The body is larger than 1 MiB */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2638,9 +2717,9 @@ export interface paths {
         put?: never;
         /**
          * The gateway's events for the platform account
-         * @description Body: `{event, transfer | payment: {id, status, value, externalReference, ...}}` (SPEC.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. TRANSFER_DONE / TRANSFER_APPROVED complete the withdrawal found by `transfer.id` (or `payment.id`), falling back to `externalReference` (our withdrawal id), and debit the wallet once; TRANSFER_FAILED / TRANSFER_CANCELLED fail it with the event name as error_message. PAYMENT_* events move the delivery. A settled withdrawal ignores later events, but for one that we failed because the gateway did not answer our transfer request (timeout, 5xx): a TRANSFER_DONE / TRANSFER_APPROVED for it is proof that the money left, so it completes and is debited once (possibly below a zero balance); copies of an event change nothing more than the first; any other event is acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s: 503 when the event could not be applied in time (the gateway delivers it again), never 200 for an event not applied.
+         * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
          *
-         *     A signed request is checked with the platform secret. An unsigned one is a hint, not a fact: the named transfer or payment is fetched back from the gateway with its company's key and the status the gateway reports is applied (DONE, FAILED, CANCELLED; RECEIVED, CONFIRMED, REFUNDED, OVERDUE), never the claim; if it cannot be fetched the answer is 502 or 503. With GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true an unsigned request is 401.
+         *     A signed request is checked with the platform secret. An unsigned one is accepted as a claim like any other (the gateway is asked before anything moves), but may make us ask the gateway about one object at most once a minute (429 otherwise). With GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true an unsigned request is 401. Without a company in the path, an id we do not know can only be matched through the externalReference or description the event carries.
          */
         post: {
             parameters: {
@@ -2682,8 +2761,8 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Unsigned, and the gateway could not confirm it */
-                502: {
+                /** @description The body is larger than 1 MiB */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2691,7 +2770,16 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Not applied in time or the database is unavailable; the gateway retries */
+                /** @description Unsigned, and the object was checked with the gateway less than a minute ago */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -2857,6 +2945,8 @@ export interface components {
                 due_date: string;
             } | null;
             cancel_reason: string | null;
+            /** @description True for a cancelled delivery whose payment was received (paid after it went overdue, or cancelled after it was paid): refund it at the gateway; the gateway's PAYMENT_REFUNDED then clears it. */
+            refund_due: boolean;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2865,6 +2955,16 @@ export interface components {
             started_at: string | null;
             completed_at: string | null;
             cancelled_at: string | null;
+            /** @description While in progress: metres by road from the driver's position to the destination, as last measured. */
+            remaining_m: number | null;
+            /** @description While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most once per 30 s, after more than 100 m); the last value stays when the routing service fails. */
+            eta_at: string | null;
+            /** @description When remaining_m and eta_at were measured. */
+            eta_refreshed_at: string | null;
+            /** @description The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only. */
+            tracking_token?: string;
+            /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only. */
+            tracking_url?: string;
         };
         Wallet: {
             /** Format: uuid */
@@ -2900,13 +3000,47 @@ export interface components {
             pix_key_type: "cpf" | "cnpj" | "email" | "phone" | "evp";
             /** @enum {string} */
             status: "processing" | "completed" | "failed";
+            /** @description True while our transfer request failed in a way that may have made the transfer (timeout, 5xx): the amount stays held until the gateway says what happened. */
+            in_doubt: boolean;
             gateway_transfer_id: string | null;
             error_message: string | null;
+            /** @description Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the gateway has no transfer for it. Kept when a later DONE from the gateway completes it. */
+            failure_kind: ("gateway_rejected" | "transfer_failed" | "no_transfer") | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
             completed_at: string | null;
+        };
+        Tracking: {
+            /** @enum {string} */
+            status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+            /** @description Once a driver has the delivery. */
+            driver: {
+                first_name: string;
+            } | null;
+            /** @description The driver's last position, only while the delivery is in progress and only one sent since the pick-up. */
+            position: {
+                lat: number;
+                lng: number;
+                heading: number | null;
+                /** Format: date-time */
+                updated_at: string;
+            } | null;
+            /** @description Expected arrival, while in progress, once the routing service has measured it. */
+            eta_at: string | null;
+            /** @description Metres by road still to go, while in progress. */
+            remaining_m: number | null;
+            /** @description When the ETA was last measured. */
+            eta_refreshed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            accepted_at: string | null;
+            started_at: string | null;
+            completed_at: string | null;
+            cancelled_at: string | null;
+            /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
+            realtime_topic: string;
         };
         WebhookAcknowledgement: {
             /** @constant */

@@ -139,6 +139,54 @@ export const en = {
     copy: "Copy code",
     copied: "Copied",
     back: "Back to deliveries",
+    trackingLink: "Tracking link for the recipient",
+    copyLink: "Copy link",
+    linkCopied: "Link copied",
+    eta: "Arrival",
+    etaLine: (time: string, km: string) => `around ${time}, ${km} to go`,
+  },
+  track: {
+    title: "Your delivery",
+    notFound: "This tracking link is not valid. Check that you copied all of it.",
+    tooMany: (seconds: number) => `Too many requests from your connection. Try again in ${seconds} s.`,
+    status: {
+      awaiting_payment: "Confirming",
+      pending: "Looking for a driver",
+      accepted: "Driver assigned",
+      in_progress: "On the way",
+      completed: "Delivered",
+      cancelled: "Cancelled",
+    } as Record<string, string>,
+    summaryLabel: "Delivery status",
+    summary: (status: string, driver: string | null) => {
+      const who = driver ?? "Your driver";
+      switch (status) {
+        case "accepted":
+          return `${who} will pick up your delivery soon.`;
+        case "in_progress":
+          return `${who} is on the way with your delivery.`;
+        case "completed":
+          return "Your delivery has arrived.";
+        case "cancelled":
+          return "This delivery was cancelled.";
+        default:
+          return "We are finding a driver for your delivery.";
+      }
+    },
+    etaLabel: "Arrival",
+    eta: (time: string, km: string) => `Arriving around ${time} (${km} to go).`,
+    etaUnknown: "Working out the arrival time…",
+    map: "Driver's position",
+    driverMarker: "Your driver",
+    lastSeen: (time: string) => `Position updated at ${time}.`,
+    timeline: "Progress",
+    steps: {
+      created: "Ordered",
+      accepted: "Driver assigned",
+      started: "Picked up",
+      completed: "Delivered",
+      cancelled: "Cancelled",
+    },
   },
   newDelivery: {
     title: "New delivery",

@@ -34,6 +34,25 @@ export function PixCharge({ delivery }: { delivery: Delivery }) {
   );
 }
 
+/** The recipient's link, to copy into a message; the page it opens needs no account. */
+function TrackingLink({ delivery }: { delivery: Delivery }) {
+  const [copied, setCopied] = useState(false);
+  if (!delivery.tracking_url) return null;
+  const url = new URL(delivery.tracking_url, window.location.origin).href;
+  return (
+    <div className="field tracking-link">
+      <label htmlFor="tracking-link">{t.delivery.trackingLink}</label>
+      <input id="tracking-link" readOnly value={url} onFocus={(e) => e.target.select()} />
+      <div>
+        <button type="button" onClick={() =>
+          void navigator.clipboard?.writeText(url).then(() => setCopied(true), () => {})}>
+          {copied ? t.delivery.linkCopied : t.delivery.copyLink}
+        </button>
+      </div>
+    </div>
+  );
+}
+
 function Timeline({ delivery }: { delivery: Delivery }) {
   const paid = ["received", "confirmed"].includes(delivery.payment_status);
   const steps: [string, string | null | undefined, boolean][] = [
@@ -147,7 +166,11 @@ export default function DeliveryPage({ id }: { id: string }) {
             <dt>{t.delivery.driver}</dt><dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t.delivery.unassigned}</dd>
             {delivery.recipient_name && <><dt>{t.delivery.recipient}</dt><dd>{delivery.recipient_name} {delivery.recipient_phone}</dd></>}
             {delivery.notes && <><dt>{t.delivery.notes}</dt><dd>{delivery.notes}</dd></>}
+            {delivery.status === "in_progress" && delivery.eta_at && delivery.remaining_m != null && (
+              <><dt>{t.delivery.eta}</dt><dd>{t.delivery.etaLine(formatTime(delivery.eta_at), formatKm(delivery.remaining_m))}</dd></>
+            )}
           </dl>
+          <TrackingLink delivery={delivery} />
           <Timeline delivery={delivery} />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
         </div>
