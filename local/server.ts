@@ -10,6 +10,7 @@ import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
+import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
 
 type Handler = (req: Request) => Response | Promise<Response>;
@@ -29,7 +30,7 @@ export interface Server {
 function withCors(res: Response): Response {
   const headers = new Headers(res.headers);
   headers.set("access-control-allow-origin", "*");
-  headers.set("access-control-allow-headers", "authorization, apikey, content-type, x-client-info, x-supabase-api-version");
+  headers.set("access-control-allow-headers", "authorization, apikey, content-type, x-client-info, x-supabase-api-version, x-upsert, cache-control, x-metadata");
   headers.set("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
@@ -61,6 +62,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     ...config.auth,
   });
   const realtime = await createRealtime({ sql, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
   const web = createWebApp({ apiUrl: options.apiUrl, anonKey: keys.anonKey, platformWebhookSecret: config.env.GATEWAY_PLATFORM_WEBHOOK_SECRET, gateway });
@@ -84,6 +86,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     const path = url.pathname;
     if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
     if (path === "/realtime/v1/websocket") return realtime.handle(req);
+    if (path.startsWith("/storage/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await storage(req));
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 

@@ -52,6 +52,11 @@ create table public.deliveries (
   eta_requested_at timestamptz,
   eta_from_lat double precision,
   eta_from_lng double precision,
+  -- Proof of delivery, set on completion (20261121004500_proof_of_delivery.sql): the Storage
+  -- object names of the photo and the signature the driver uploaded, and the driver's note.
+  proof_photo_path text,
+  proof_signature_path text,
+  proof_note text check (length(proof_note) <= 1000),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
   check ((payment_method = 'invoice') = (payment_status = 'invoiced')),
   check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
@@ -247,7 +252,9 @@ as $$
     'cancelled_at', d.cancelled_at,
     'remaining_m', d.remaining_m,
     'eta_at', d.eta_at,
-    'eta_refreshed_at', d.eta_refreshed_at)
+    'eta_refreshed_at', d.eta_refreshed_at,
+    'proof', case when d.status = 'completed' then jsonb_build_object(
+      'photo_path', d.proof_photo_path, 'signature_path', d.proof_signature_path, 'note', d.proof_note) end)
     || private.delivery_tracking_fields(d.id, d.company_id)
 $$;
 comment on function private.delivery_json(public.deliveries) is 'A delivery as the API and the realtime broadcasts show it.';
@@ -686,7 +693,7 @@ $$;
 comment on function public.start_delivery(uuid) is 'The linked driver sets off with an accepted delivery.';
 grant execute on function public.start_delivery(uuid) to authenticated;
 
-create function public.complete_delivery(delivery_id uuid)
+create function public.complete_delivery(delivery_id uuid, note text default null)
 returns jsonb
 language plpgsql
 security definer
@@ -695,14 +702,19 @@ as $$
 declare
   delivery public.deliveries := private.lock_own_delivery(complete_delivery.delivery_id);
 begin
+  if delivery.status = 'in_progress' then
+    -- The photo and signature uploaded to Storage, and the note; 422 naming what the company
+    -- requires and is missing (private.attach_proof, in the proof-of-delivery migration).
+    delivery := private.attach_proof(delivery, complete_delivery.note);
+  end if;
   delivery := private.move_delivery(delivery, 'complete', (select auth.uid()));
   insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
   values (delivery.company_id, delivery.driver_id, 'delivery_credit', round(delivery.price * delivery.driver_share, 2), delivery.id);
   return private.delivery_json(delivery);
 end;
 $$;
-comment on function public.complete_delivery(uuid) is 'The linked driver completes a delivery in progress and is credited price * driver_share.';
-grant execute on function public.complete_delivery(uuid) to authenticated;
+comment on function public.complete_delivery(uuid, text) is 'The linked driver completes a delivery in progress, with its proof, and is credited price * driver_share.';
+grant execute on function public.complete_delivery(uuid, text) to authenticated;
 
 -- Gateway events -----------------------------------------------------------------
 
