@@ -2056,7 +2056,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a delivery in progress
-         * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry.
+         * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.
          *
          *     Roles: driver.
          */
@@ -2069,7 +2069,13 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        note?: string | null;
+                    } | null;
+                };
+            };
             responses: {
                 /** @description The delivery */
                 200: {
@@ -2116,7 +2122,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description The delivery's state does not allow this move (the message names both states) */
+                /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2614,6 +2620,148 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/companies/me/proof-requirements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which proof of delivery the company requires
+         * @description Nothing is required until the company says so.
+         *
+         *     Roles: company_owner, company_admin, admin, driver.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The requirements */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProofRequirements"];
+                    };
+                };
+                /** @description Malformed request: the body, query or path failed validation */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's role may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Does not exist, or belongs to another company */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Set which proof of delivery the company requires
+         * @description POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver has uploaded the required photo and signature and sends the required note.
+         *
+         *     Roles: company_owner, company_admin.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ProofRequirements"];
+                };
+            };
+            responses: {
+                /** @description The requirements */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ProofRequirements"];
+                    };
+                };
+                /** @description Malformed request: the body, query or path failed validation */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, invalid or expired token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The caller's role may not do this */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Does not exist, or belongs to another company */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks/gateway/{company_id}": {
         parameters: {
             query?: never;
@@ -2961,6 +3109,12 @@ export interface components {
             eta_at: string | null;
             /** @description When remaining_m and eta_at were measured. */
             eta_refreshed_at: string | null;
+            /** @description Proof of delivery, once completed: the names of the photo and the signature in the private Storage bucket `delivery-proofs` (the company's managers read them with supabase-js, e.g. `createSignedUrl`), and the note. */
+            proof: {
+                photo_path: string | null;
+                signature_path: string | null;
+                note: string | null;
+            } | null;
             /** @description The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only. */
             tracking_token?: string;
             /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only. */
@@ -3041,6 +3195,14 @@ export interface components {
             cancelled_at: string | null;
             /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
             realtime_topic: string;
+        };
+        ProofRequirements: {
+            /** @description A photo must be uploaded before completing. */
+            photo: boolean;
+            /** @description The recipient's signature must be uploaded before completing. */
+            signature: boolean;
+            /** @description Completing must carry a note. */
+            note: boolean;
         };
         WebhookAcknowledgement: {
             /** @constant */

@@ -9,6 +9,7 @@ import { t } from "../i18n/index.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { useRealtimeEvent } from "../lib/realtime.tsx";
 import { Link } from "../lib/router.tsx";
+import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -50,6 +51,39 @@ function TrackingLink({ delivery }: { delivery: Delivery }) {
         </button>
       </div>
     </div>
+  );
+}
+
+/** The photo, signature and note the driver left, through short-lived signed URLs (managers may read them). */
+function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
+  const proof = delivery.proof;
+  const paths = [proof?.photo_path, proof?.signature_path].filter((p): p is string => !!p);
+  const urls = useQuery({
+    queryKey: ["proof", delivery.id, paths],
+    enabled: paths.length > 0,
+    staleTime: 50 * 60_000,
+    queryFn: async () => {
+      const { data, error } = await supabase.storage.from("delivery-proofs").createSignedUrls(paths, 3600);
+      if (error) throw error;
+      return Object.fromEntries(data.map((d) => [d.path, d.signedUrl]));
+    },
+  });
+  if (!proof) return null;
+  return (
+    <section className="card" aria-labelledby="proof-title">
+      <h2 id="proof-title">{t.proof.shown}</h2>
+      {paths.length === 0 && !proof.note && <p>{t.proof.none}</p>}
+      {urls.isError && <ErrorNote error={t.errors.server} />}
+      <div className="proof-images">
+        {proof.photo_path && urls.data?.[proof.photo_path] && (
+          <img src={urls.data[proof.photo_path]!} alt={t.proof.photoAlt} />
+        )}
+        {proof.signature_path && urls.data?.[proof.signature_path] && (
+          <img src={urls.data[proof.signature_path]!} alt={t.proof.signatureAlt} className="signature" />
+        )}
+      </div>
+      {proof.note && <p>{t.proof.noteLabel}: {proof.note}</p>}
+    </section>
   );
 }
 
@@ -171,6 +205,7 @@ export default function DeliveryPage({ id }: { id: string }) {
             )}
           </dl>
           <TrackingLink delivery={delivery} />
+          <ProofOfDelivery delivery={delivery} />
           <Timeline delivery={delivery} />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
         </div>
