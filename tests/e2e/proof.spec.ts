@@ -22,6 +22,16 @@ test("the driver captures a photo and a signature; the panel shows them after co
   await ownerPage.getByLabel("Email").fill("owner@demo.test");
   await ownerPage.getByLabel("Password").fill("demo-owner-pass");
   await ownerPage.getByRole("button", { name: "Sign in" }).click();
+  // The company requires a photo and a signature.
+  await ownerPage.getByRole("link", { name: "Prices" }).click();
+  const required = ownerPage.getByRole("group", { name: "Proof of delivery required to complete" });
+  // Each box saves when clicked, and shows the saved state.
+  await required.getByLabel("A photo").click();
+  await expect(required.getByLabel("A photo")).toBeChecked();
+  await expect(required.getByText("Saved.")).toBeVisible();
+  await required.getByLabel("The recipient's signature").click();
+  await expect(required.getByLabel("The recipient's signature")).toBeChecked();
+
   await ownerPage.getByRole("link", { name: "New delivery" }).first().click();
   await ownerPage.getByLabel("Pick-up address").fill("Praça da Sé, São Paulo");
   await ownerPage.getByLabel("Drop-off address").fill("Rua da Consolação, 200");
@@ -56,6 +66,13 @@ test("the driver captures a photo and a signature; the panel shows them after co
   });
   await expect(driverPage.getByRole("alert")).toHaveCount(0);
 
+  await expect(proof.getByText("Photo of the delivery (required)")).toBeVisible();
+  // Without the signature the company requires, completing is refused in words (the photo is sent already).
+  await driverPage.getByRole("button", { name: "Complete delivery" }).click();
+  await expect(driverPage.getByRole("alert")).toHaveText(
+    "That cannot be done now: proof of delivery required: signature missing.",
+  );
+
   // The recipient signs on the pad.
   const pad = proof.getByRole("img", { name: "Recipient's signature" });
   await pad.scrollIntoViewIfNeeded();
@@ -84,6 +101,14 @@ test("the driver captures a photo and a signature; the panel shows them after co
     await shown.getByRole("img", { name: "Recipient's signature" }).evaluate((i: HTMLImageElement) => i.naturalWidth),
   ).toBe(600);
   await expect(shown.getByText("Driver's note: Left with the doorman")).toBeVisible();
+  // Back to requiring nothing, for the journeys that follow.
+  await ownerPage.getByRole("link", { name: "Prices" }).click();
+  for (const kind of ["A photo", "The recipient's signature"]) {
+    await required.getByLabel(kind).click();
+    await expect(required.getByLabel(kind)).not.toBeChecked();
+  }
+  await ownerPage.goto(deliveryPath);
+  await expect(shown.getByRole("img", { name: "Photo of the delivery" })).toBeVisible();
   await ownerPage.screenshot({
     path: resolve(import.meta.dirname, "screenshots", "proof-on-panel.png"),
     fullPage: true,

@@ -44,6 +44,17 @@ test("the recipient's page follows a driver to the door; the panel shows and cop
   await ownerPage.getByLabel("Email").fill("owner@demo.test");
   await ownerPage.getByLabel("Password").fill("demo-owner-pass");
   await ownerPage.getByRole("button", { name: "Sign in" }).click();
+  await expect(ownerPage.getByRole("heading", { name: "Deliveries" })).toBeVisible();
+  // This journey completes without proof: the company requires none (whatever an earlier spec left).
+  const ownerToken = await ownerPage.evaluate(() => {
+    const key = Object.keys(localStorage).find((k) => k.startsWith("sb-") && k.endsWith("-auth-token"))!;
+    return JSON.parse(localStorage.getItem(key)!).access_token as string;
+  });
+  const none = await ownerPage.request.put("/api/v1/companies/me/proof-requirements", {
+    headers: { authorization: `Bearer ${ownerToken}` },
+    data: { photo: false, signature: false, note: false },
+  });
+  expect(none.status()).toBe(200);
   await ownerPage.getByRole("link", { name: "New delivery" }).first().click();
   await ownerPage.getByLabel("Pick-up address").fill("Praça da Sé, São Paulo");
   await ownerPage.getByLabel("Drop-off address").fill("Rua Vergueiro, 1000");

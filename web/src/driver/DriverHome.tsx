@@ -91,6 +91,10 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
   const { identity } = useAuth();
   const [draft, setDraft] = useState<ProofDraft>({ photo: null, signature: null, signed: false, note: "" });
   const sent = useRef(new Set<string>());
+  const required = useQuery({
+    queryKey: ["proof-requirements"],
+    queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
+  });
   const complete = useMutation({
     mutationFn: async () => {
       await uploadProof(`${identity?.companyId}/${id}`, draft, sent.current);
@@ -140,7 +144,7 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
           {start.isPending ? t.driverApp.starting : t.driverApp.start}
         </button>
       )}
-      {delivery.status === "in_progress" && <ProofCapture draft={draft} onChange={setDraft} />}
+      {delivery.status === "in_progress" && <ProofCapture draft={draft} onChange={setDraft} required={required.data} />}
       {delivery.status === "in_progress" && (
         <button type="button" disabled={complete.isPending} onClick={() => complete.mutate()}>
           {complete.isPending ? t.driverApp.completing : t.driverApp.complete}

@@ -54,7 +54,14 @@ export async function uploadProof(folder: string, draft: ProofDraft, sent: Set<s
   }
 }
 
-export function ProofCapture({ draft, onChange }: { draft: ProofDraft; onChange: (d: ProofDraft) => void }) {
+export function ProofCapture(
+  { draft, onChange, required }: {
+    draft: ProofDraft;
+    onChange: (d: ProofDraft) => void;
+    required?: { photo: boolean; signature: boolean; note: boolean };
+  },
+) {
+  const label = (text: string, needed?: boolean) => (needed ? t.proof.required(text) : text);
   const canvas = useRef<HTMLCanvasElement>(null);
   const drawing = useRef(false);
   const [problem, setProblem] = useState<string | null>(null);
@@ -95,7 +102,7 @@ export function ProofCapture({ draft, onChange }: { draft: ProofDraft; onChange:
     <fieldset className="proof">
       <legend>{t.proof.title}</legend>
       <div className="field">
-        <label htmlFor="proof-photo">{t.proof.photo}</label>
+        <label htmlFor="proof-photo">{label(t.proof.photo, required?.photo)}</label>
         <input
           id="proof-photo"
           type="file"
@@ -111,7 +118,7 @@ export function ProofCapture({ draft, onChange }: { draft: ProofDraft; onChange:
       </div>
       {problem && <p className="error" role="alert">{problem}</p>}
       <div className="field">
-        <span id="proof-signature-label">{t.proof.signature}</span>
+        <span id="proof-signature-label">{label(t.proof.signature, required?.signature)}</span>
         <canvas
           ref={canvas}
           width={600}
@@ -130,7 +137,7 @@ export function ProofCapture({ draft, onChange }: { draft: ProofDraft; onChange:
         </div>
       </div>
       <div className="field">
-        <label htmlFor="proof-note">{t.proof.note}</label>
+        <label htmlFor="proof-note">{label(t.proof.note, required?.note)}</label>
         <textarea
           id="proof-note"
           rows={2}

@@ -243,6 +243,14 @@ export const en = {
     driverShare: "Driver share (0 to 1)",
     saved: "Prices saved.",
   },
+  proofRequirements: {
+    title: "Proof of delivery required to complete",
+    hint: "Drivers cannot complete a delivery without what is ticked here.",
+    photo: "A photo",
+    signature: "The recipient's signature",
+    note: "A note",
+    saved: "Saved.",
+  },
   withdrawals: {
     title: "Withdrawals",
     amount: "Amount",
@@ -325,6 +333,7 @@ export const en = {
     signed: "Signed.",
     clear: "Clear signature",
     note: "Note for the company",
+    required: (what: string) => `${what} (required)`,
     tooLarge: "The photo is larger than 5 MB. Take it again at a lower resolution.",
     wrongType: "The photo must be a JPEG, PNG or WebP image.",
     uploadFailed: (why: string) => `The proof could not be uploaded (${why}). Try again.`,
