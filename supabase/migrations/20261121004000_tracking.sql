@@ -135,14 +135,14 @@ set search_path = ''
 as $$
 declare
   found_id uuid;
+  view jsonb;
 begin
   perform private.admit_tracking_request(left(coalesce(track_delivery.client, 'unknown'), 100));
   select t.delivery_id into found_id from private.delivery_tracking t
   where t.token_hash = sha256(convert_to(track_delivery.token, 'UTF8'));
-  if found_id is null then
-    return null;
-  end if;
-  return private.tracking_json_of(found_id);
+  -- On a miss too: the same query, which then finds nothing.
+  view := private.tracking_json_of(found_id);
+  return view;
 end;
 $$;
 comment on function public.track_delivery(text, text) is 'The tracking view of the delivery a token opens, or null; counts the lookup against the client''s limit (service role).';

@@ -77,6 +77,8 @@ export const trackDelivery = defineRoute({
     },
   },
   async handler({ params, req }) {
+    // Before the lookup, so that a miss does this work too.
+    const topic = await trackingTopic(params.token);
     let view: unknown;
     try {
       view = await asService((tx) => rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) }));
@@ -85,7 +87,7 @@ export const trackDelivery = defineRoute({
     }
     const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);
-    return { body: { ...(view as Record<string, unknown>), realtime_topic: await trackingTopic(params.token) }, headers };
+    return { body: { ...(view as Record<string, unknown>), realtime_topic: topic }, headers };
   },
 });
 
