@@ -11,6 +11,7 @@ import { createRealtime } from "./realtime/mod.ts";
 import { createRest } from "./rest/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
+import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
 
 type Handler = (req: Request) => Response | Promise<Response>;
@@ -31,7 +32,7 @@ export interface Server {
 function withCors(res: Response): Response {
   const headers = new Headers(res.headers);
   headers.set("access-control-allow-origin", "*");
-  headers.set("access-control-allow-headers", "authorization, apikey, content-type, x-client-info, x-supabase-api-version");
+  headers.set("access-control-allow-headers", "authorization, apikey, content-type, x-client-info, x-supabase-api-version, x-upsert, cache-control, x-metadata");
   headers.set("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
@@ -65,6 +66,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   });
   const realtime = await createRealtime({ sql, databaseUrl: options.databaseUrl, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
+  const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
   const web = createWebApp({ apiUrl: options.apiUrl, anonKey: keys.anonKey, platformWebhookSecret: config.env.GATEWAY_PLATFORM_WEBHOOK_SECRET, gateway });
@@ -91,6 +93,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
     if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
     if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
+    if (path.startsWith("/storage/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await storage(req));
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 

@@ -20,14 +20,14 @@ export type Database = {
                   ]
                 },"deliveries": {
                   Row: {
-                    "accepted_at": string | null,"cancel_reason": string | null,"cancelled_at": string | null,"company_id": string,"completed_at": string | null,"created_at": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id": string | null,"driver_share": number,"duration_s": number,"gateway_payment_id": string | null,"id": string,"notes": string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date": string | null,"payment_method": string,"payment_status": string,"pix_copy_paste": string | null,"pix_qr_code_image": string | null,"price": number,"recipient_name": string | null,"recipient_phone": string | null,"started_at": string | null,"status": string,"updated_at": string
+                    "accepted_at": string | null,"cancel_reason": string | null,"cancelled_at": string | null,"company_id": string,"completed_at": string | null,"created_at": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id": string | null,"driver_share": number,"duration_s": number,"eta_at": string | null,"eta_from_lat": number | null,"eta_from_lng": number | null,"eta_refreshed_at": string | null,"eta_requested_at": string | null,"gateway_payment_id": string | null,"id": string,"notes": string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date": string | null,"payment_method": string,"payment_status": string,"pix_copy_paste": string | null,"pix_qr_code_image": string | null,"price": number,"proof_note": string | null,"proof_photo_path": string | null,"proof_signature_path": string | null,"recipient_name": string | null,"recipient_phone": string | null,"remaining_m": number | null,"started_at": string | null,"status": string,"updated_at": string
                   }
                   ComputedFields: never
                   Insert: {
-                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id": string,"completed_at"?: string | null,"created_at"?: string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string | null,"driver_share": number,"duration_s": number,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string | null,"payment_method": string,"payment_status": string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price": number,"recipient_name"?: string | null,"recipient_phone"?: string | null,"started_at"?: string | null,"status": string,"updated_at"?: string
+                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id": string,"completed_at"?: string | null,"created_at"?: string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string | null,"driver_share": number,"duration_s": number,"eta_at"?: string | null,"eta_from_lat"?: number | null,"eta_from_lng"?: number | null,"eta_refreshed_at"?: string | null,"eta_requested_at"?: string | null,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string | null,"payment_method": string,"payment_status": string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price": number,"proof_note"?: string | null,"proof_photo_path"?: string | null,"proof_signature_path"?: string | null,"recipient_name"?: string | null,"recipient_phone"?: string | null,"remaining_m"?: number | null,"started_at"?: string | null,"status": string,"updated_at"?: string
                   }
                   Update: {
-                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id"?: string,"completed_at"?: string | null,"created_at"?: string,"destination_address"?: string,"destination_lat"?: number,"destination_lng"?: number,"distance_m"?: number,"driver_id"?: string | null,"driver_share"?: number,"duration_s"?: number,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address"?: string,"origin_lat"?: number,"origin_lng"?: number,"payment_due_date"?: string | null,"payment_method"?: string,"payment_status"?: string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price"?: number,"recipient_name"?: string | null,"recipient_phone"?: string | null,"started_at"?: string | null,"status"?: string,"updated_at"?: string
+                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id"?: string,"completed_at"?: string | null,"created_at"?: string,"destination_address"?: string,"destination_lat"?: number,"destination_lng"?: number,"distance_m"?: number,"driver_id"?: string | null,"driver_share"?: number,"duration_s"?: number,"eta_at"?: string | null,"eta_from_lat"?: number | null,"eta_from_lng"?: number | null,"eta_refreshed_at"?: string | null,"eta_requested_at"?: string | null,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address"?: string,"origin_lat"?: number,"origin_lng"?: number,"payment_due_date"?: string | null,"payment_method"?: string,"payment_status"?: string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price"?: number,"proof_note"?: string | null,"proof_photo_path"?: string | null,"proof_signature_path"?: string | null,"recipient_name"?: string | null,"recipient_phone"?: string | null,"remaining_m"?: number | null,"started_at"?: string | null,"status"?: string,"updated_at"?: string
                   }
                   Relationships: [
                     {
@@ -176,6 +176,26 @@ isOneToOne: true
       referencedColumns: ["id"]
     }
                   ]
+                },"proof_requirements": {
+                  Row: {
+                    "company_id": string,"note": boolean,"photo": boolean,"signature": boolean,"updated_at": string
+                  }
+                  ComputedFields: never
+                  Insert: {
+                    "company_id": string,"note"?: boolean,"photo"?: boolean,"signature"?: boolean,"updated_at"?: string
+                  }
+                  Update: {
+                    "company_id"?: string,"note"?: boolean,"photo"?: boolean,"signature"?: boolean,"updated_at"?: string
+                  }
+                  Relationships: [
+                    {
+      foreignKeyName: "proof_requirements_company_id_fkey"
+      columns: ["company_id"]
+isOneToOne: true
+      referencedRelation: "companies"
+      referencedColumns: ["id"]
+    }
+                  ]
                 },"subscriptions": {
                   Row: {
                     "company_id": string,"current_period_end": string | null,"plan": string,"status": string,"updated_at": string
@@ -307,8 +327,11 @@ isOneToOne: false
 "cancel_delivery":
 { Args: { "delivery_id": string,"reason"?: string }; Returns: Json
                            },
+"claim_eta_refreshes":
+{ Args: { "driver_id": string }; Returns: Json
+                           },
 "complete_delivery":
-{ Args: { "delivery_id": string }; Returns: Json
+{ Args: { "delivery_id": string,"note"?: string }; Returns: Json
                            },
 "create_delivery":
 { Args: { "charged_price"?: number,"company_id": string,"created_by": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string,"duration_s": number,"gateway_payment_id"?: string,"id": string,"notes"?: string,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string,"payment_method": string,"pix_copy_paste"?: string,"pix_qr_code_image"?: string,"recipient_name"?: string,"recipient_phone"?: string }; Returns: Json
@@ -337,6 +360,9 @@ isOneToOne: false
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
 "get_prices":
+{ Args: Record<PropertyKey, never>; Returns: Json
+                           },
+"get_proof_requirements":
 { Args: Record<PropertyKey, never>; Returns: Json
                            },
 "get_subscription":
@@ -372,6 +398,9 @@ isOneToOne: false
 "quote_route":
 { Args: { "distance_m": number,"duration_s": number }; Returns: Json
                            },
+"record_eta":
+{ Args: { "delivery_id": string,"duration_s": number,"from_lat": number,"from_lng": number,"remaining_m": number }; Returns: boolean
+                           },
 "register_company":
 { Args: { "company_name": string,"owner_name": string,"owner_user_id": string }; Returns: Json
                            },
@@ -384,11 +413,17 @@ isOneToOne: false
 "set_prices":
 { Args: { "base_fee": number,"driver_share": number,"minimum_fee": number,"per_km": number }; Returns: Json
                            },
+"set_proof_requirements":
+{ Args: { "note": boolean,"photo": boolean,"signature": boolean }; Returns: Json
+                           },
 "set_subscription":
 { Args: { "plan": string }; Returns: Json
                            },
 "start_delivery":
 { Args: { "delivery_id": string }; Returns: Json
+                           },
+"track_delivery":
+{ Args: { "client": string,"token": string }; Returns: Json
                            },
 "update_driver":
 { Args: { "active"?: boolean,"driver_id": string,"name"?: string,"phone"?: string }; Returns: Json

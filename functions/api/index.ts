@@ -14,12 +14,14 @@ import deliveries from "./routes/deliveries.ts";
 import drivers from "./routes/drivers.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
+import proof from "./routes/proof.ts";
 import settings from "./routes/settings.ts";
+import tracking from "./routes/tracking.ts";
 
 env(); // fail at start-up, naming the setting, rather than on the first request
 
 // Order matters where paths overlap: /api/v1/drivers/locations before /api/v1/drivers/{id}.
-export const routes: AnyRoute[] = [...companies, ...locations, ...drivers, ...settings, ...deliveries, ...money];
+export const routes: AnyRoute[] = [...companies, ...locations, ...drivers, ...settings, ...deliveries, ...money, ...tracking, ...proof];
 
 const app = createApp();
 

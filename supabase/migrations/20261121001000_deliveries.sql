@@ -42,6 +42,21 @@ create table public.deliveries (
   started_at timestamptz,
   completed_at timestamptz,
   cancelled_at timestamptz,
+  -- The live ETA while in progress (supabase/migrations/20261121004000_tracking.sql): the remaining
+  -- road distance and the expected arrival as the routing service last measured them from the
+  -- driver's position, when, and from where (the next refresh needs the driver to have moved).
+  remaining_m integer check (remaining_m >= 0),
+  eta_at timestamptz,
+  eta_refreshed_at timestamptz,
+  -- When the routing service was last asked (answered or not): the 30-second gate.
+  eta_requested_at timestamptz,
+  eta_from_lat double precision,
+  eta_from_lng double precision,
+  -- Proof of delivery, set on completion (20261121004500_proof_of_delivery.sql): the Storage
+  -- object names of the photo and the signature the driver uploaded, and the driver's note.
+  proof_photo_path text,
+  proof_signature_path text,
+  proof_note text check (length(proof_note) <= 1000),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
   check ((payment_method = 'invoice') = (payment_status = 'invoiced')),
   check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
@@ -68,6 +83,72 @@ create policy deliveries_select_visible on public.deliveries
 -- Rows change only through the functions below.
 grant select on public.deliveries to authenticated;
 grant all on public.deliveries to service_role;
+
+-- Section: tracking tokens
+-- Every delivery is born with an unguessable tracking token (128 random bits,
+-- base64url) for its recipient's link. The token is kept apart from the
+-- deliveries, which drivers may read, and only its SHA-256 is ever looked up:
+-- the public endpoint and the tracking channel's policy find a delivery by the
+-- hash (20261121004000_tracking.sql). The row is written before the delivery's
+-- own (so the delivery's first broadcast already carries the link); the key is
+-- checked at commit.
+create extension if not exists pgcrypto with schema extensions;
+create table private.delivery_tracking (
+  delivery_id uuid primary key
+    references public.deliveries (id) on delete cascade deferrable initially deferred,
+  token text not null unique,
+  token_hash bytea not null unique
+);
+comment on table private.delivery_tracking is 'The tracking token of each delivery and its SHA-256, the only form it is looked up by.';
+alter table private.delivery_tracking enable row level security;
+
+create function private.new_tracking_token()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  token text := rtrim(translate(encode(extensions.gen_random_bytes(16), 'base64'), '+/', '-_'), '=');
+begin
+  insert into private.delivery_tracking (delivery_id, token, token_hash)
+  values (new.id, token, sha256(convert_to(token, 'UTF8')));
+  return new;
+end;
+$$;
+comment on function private.new_tracking_token() is 'Gives a new delivery its tracking token (128 random bits, base64url) and the token''s hash.';
+create trigger deliveries_new_tracking_token before insert on public.deliveries
+  for each row execute function private.new_tracking_token();
+
+-- The link's fields: shown to the delivery's managers (and the service role),
+-- never to drivers.
+create function private.delivery_tracking_link(delivery_id uuid)
+returns jsonb
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select coalesce((select jsonb_build_object('tracking_token', t.token, 'tracking_url', '/track/' || t.token)
+    from private.delivery_tracking t where t.delivery_id = delivery_tracking_link.delivery_id), '{}'::jsonb)
+$$;
+comment on function private.delivery_tracking_link(uuid) is 'The tracking token and URL path of a delivery, for its managers.';
+
+create function private.delivery_tracking_fields(delivery_id uuid, company_id uuid)
+returns jsonb
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select case
+    when (select auth.jwt() ->> 'role') = 'service_role'
+      or delivery_tracking_fields.company_id = (select private.company_of(private.delivery_managers()))
+    then private.delivery_tracking_link(delivery_tracking_fields.delivery_id)
+    else '{}'::jsonb end
+$$;
+comment on function private.delivery_tracking_fields(uuid, uuid) is 'The tracking link of a delivery when the caller manages its company (or is the service role), else nothing.';
+grant execute on function private.delivery_tracking_fields(uuid, uuid) to authenticated, service_role;
 
 -- A driver credit may only point at a delivery that exists.
 alter table public.wallet_entries
@@ -168,7 +249,13 @@ as $$
     'accepted_at', d.accepted_at,
     'started_at', d.started_at,
     'completed_at', d.completed_at,
-    'cancelled_at', d.cancelled_at)
+    'cancelled_at', d.cancelled_at,
+    'remaining_m', d.remaining_m,
+    'eta_at', d.eta_at,
+    'eta_refreshed_at', d.eta_refreshed_at,
+    'proof', case when d.status = 'completed' then jsonb_build_object(
+      'photo_path', d.proof_photo_path, 'signature_path', d.proof_signature_path, 'note', d.proof_note) end)
+    || private.delivery_tracking_fields(d.id, d.company_id)
 $$;
 comment on function private.delivery_json(public.deliveries) is 'A delivery as the API and the realtime broadcasts show it.';
 
@@ -606,7 +693,7 @@ $$;
 comment on function public.start_delivery(uuid) is 'The linked driver sets off with an accepted delivery.';
 grant execute on function public.start_delivery(uuid) to authenticated;
 
-create function public.complete_delivery(delivery_id uuid)
+create function public.complete_delivery(delivery_id uuid, note text default null)
 returns jsonb
 language plpgsql
 security definer
@@ -615,14 +702,19 @@ as $$
 declare
   delivery public.deliveries := private.lock_own_delivery(complete_delivery.delivery_id);
 begin
+  if delivery.status = 'in_progress' then
+    -- The photo and signature uploaded to Storage, and the note; 422 naming what the company
+    -- requires and is missing (private.attach_proof, in the proof-of-delivery migration).
+    delivery := private.attach_proof(delivery, complete_delivery.note);
+  end if;
   delivery := private.move_delivery(delivery, 'complete', (select auth.uid()));
   insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
   values (delivery.company_id, delivery.driver_id, 'delivery_credit', round(delivery.price * delivery.driver_share, 2), delivery.id);
   return private.delivery_json(delivery);
 end;
 $$;
-comment on function public.complete_delivery(uuid) is 'The linked driver completes a delivery in progress and is credited price * driver_share.';
-grant execute on function public.complete_delivery(uuid) to authenticated;
+comment on function public.complete_delivery(uuid, text) is 'The linked driver completes a delivery in progress, with its proof, and is credited price * driver_share.';
+grant execute on function public.complete_delivery(uuid, text) to authenticated;
 
 -- Gateway events -----------------------------------------------------------------
 
@@ -779,10 +871,12 @@ security definer
 set search_path = ''
 as $$
 declare
-  payload jsonb := private.delivery_json(new);
+  -- The company's managers get the tracking link; drivers never do, whoever made the change.
+  payload jsonb := private.delivery_json(new) - 'tracking_token' - 'tracking_url';
   driver record;
 begin
-  perform private.broadcast('company:' || new.company_id, 'delivery_updated', payload);
+  perform private.broadcast('company:' || new.company_id, 'delivery_updated',
+    payload || private.delivery_tracking_link(new.id));
   if new.driver_id is not null and new.accepted_at is not null then
     perform private.broadcast('driver:' || new.driver_id, 'delivery_updated', payload);
   end if;
@@ -798,8 +892,9 @@ comment on function private.broadcast_delivery_change() is 'Broadcasts a new or 
 
 create trigger deliveries_broadcast_insert after insert on public.deliveries
   for each row execute function private.broadcast_delivery_change();
-create trigger deliveries_broadcast_update after update of status, payment_status on public.deliveries
-  for each row when (old.status is distinct from new.status or old.payment_status is distinct from new.payment_status)
+create trigger deliveries_broadcast_update after update of status, payment_status, eta_refreshed_at on public.deliveries
+  for each row when (old.status is distinct from new.status or old.payment_status is distinct from new.payment_status
+    or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
   execute function private.broadcast_delivery_change();
 
 -- Grants of the helpers ------------------------------------------------------------

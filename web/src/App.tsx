@@ -57,8 +57,12 @@ const PAGES: PageDef[] = [
   { path: "/driver/wallet", roles: DRIVER, nav: t.nav.wallet, render: () => <WalletPage /> },
 ];
 
-/** Pages anyone may open without signing in (e.g. a recipient's tracking page); none yet. */
-const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => ReactNode }[] = [];
+const TrackPage = lazy(() => import("./track/TrackPage.tsx"));
+
+/** Pages anyone may open without signing in: the recipient's tracking page. */
+const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => ReactNode }[] = [
+  { path: "/track/:token", render: (p) => <TrackPage token={p.token} /> },
+];
 
 const home = (role: Role) => (role === "driver" ? "/driver" : "/deliveries");
 

@@ -57,6 +57,28 @@ export const Delivery = z.object({
   started_at: Timestamp.nullable(),
   completed_at: Timestamp.nullable(),
   cancelled_at: Timestamp.nullable(),
+  remaining_m: z.number().int().nullable().describe(
+    "While in progress: metres by road from the driver's position to the destination, as last measured.",
+  ),
+  eta_at: Timestamp.nullable().describe(
+    "While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most " +
+      "once per 30 s, after more than 100 m); the last value stays when the routing service fails.",
+  ),
+  eta_refreshed_at: Timestamp.nullable().describe("When remaining_m and eta_at were measured."),
+  proof: z.object({
+    photo_path: z.string().nullable(),
+    signature_path: z.string().nullable(),
+    note: z.string().nullable(),
+  }).nullable().describe(
+    "Proof of delivery, once completed: the names of the photo and the signature in the private Storage bucket " +
+      "`delivery-proofs` (the company's managers read them with supabase-js, e.g. `createSignedUrl`), and the note.",
+  ),
+  tracking_token: z.string().optional().describe(
+    "The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only.",
+  ),
+  tracking_url: z.string().optional().describe(
+    "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only.",
+  ),
 }).meta({ id: "Delivery" });
 
 /** CPF or CNPJ, kept as digits only. */
@@ -299,7 +321,7 @@ export const assignDelivery = defineRoute({
   }),
 });
 
-function driverMove(move: "accept" | "start" | "complete", summary: string, description: string) {
+function driverMove(move: "accept" | "start", summary: string, description: string) {
   return defineRoute({
     method: "post",
     path: `/api/v1/deliveries/{id}/${move}`,
@@ -327,12 +349,30 @@ export const startDelivery = driverMove(
   "Set off with an accepted delivery",
   "accepted → in_progress, by the driver who took it; another driver's delivery is 404.",
 );
-export const completeDelivery = driverMove(
-  "complete",
-  "Complete a delivery in progress",
-  "in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share " +
-    "(the share in force when the delivery was created), rounded to cents, as one ledger entry.",
-);
+export const completeDelivery = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/{id}/complete",
+  tag: "deliveries",
+  summary: "Complete a delivery in progress",
+  description: "in_progress → completed, by the driver who took it. The driver's wallet is credited " +
+    "price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger " +
+    "entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature " +
+    "with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` " +
+    "and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); " +
+    "completion attaches them, with the optional `note`. When the company requires a proof " +
+    "(PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.",
+  auth: "bearer",
+  roles: DRIVER,
+  params: IdParams,
+  body: z.object({ note: Text(1000).nullish() }).nullish(),
+  responses: {
+    200: { description: "The delivery", schema: Delivery },
+    422: { description: "The delivery's state does not allow this move, or a required proof is missing (named)" },
+  },
+  handler: async ({ params, body, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "complete_delivery", { delivery_id: params.id, note: body?.note })),
+  }),
+});
 
 export default [
   quoteRoute,

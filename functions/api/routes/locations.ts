@@ -6,6 +6,7 @@ import { ErrorBody, HttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
 import { IdParams, LatLng, Timestamp } from "../schemas.ts";
+import { refreshEtasInBackground } from "../eta.ts";
 
 const Position = {
   lat: z.number(),
@@ -43,10 +44,10 @@ const WINDOW_SECONDS = 10;
  * update_my_location refuses with PT429 and `{"retry_after": n}` in the
  * error's detail; clients get n as Retry-After beside the usual `{detail}`.
  */
-function rateLimitError(error: unknown): HttpError | undefined {
+export function rateLimitError(error: unknown, windowSeconds = WINDOW_SECONDS): HttpError | undefined {
   const pg = error as { code?: string; message?: string; detail?: string } | null;
   if (pg?.code !== "PT429") return undefined;
-  let seconds = WINDOW_SECONDS;
+  let seconds = windowSeconds;
   try {
     const retryAfter = JSON.parse(pg.detail ?? "").retry_after;
     if (Number.isInteger(retryAfter) && retryAfter > 0) seconds = retryAfter;
@@ -64,7 +65,9 @@ export const updateMyLocation = defineRoute({
     "changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and " +
     "`accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last " +
     "update. An accepted position is broadcast as `driver_location` on the private Realtime topic " +
-    "`company:{company_id}` with the same object as the response.",
+    "`company:{company_id}` with the same object as the response, and to the tracking topic of the driver's " +
+    "delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the " +
+    "answer: a slow or failing routing service never delays or fails this call.",
   auth: "bearer",
   roles: DRIVER,
   body: LocationUpdate,
@@ -77,21 +80,23 @@ export const updateMyLocation = defineRoute({
     },
   },
   async handler({ body, asCaller }) {
+    let location: { driver_id: string };
     try {
-      return {
-        body: await asCaller((tx) =>
-          rpc(tx, "update_my_location", {
-            lat: body.lat,
-            lng: body.lng,
-            heading: body.heading,
-            speed: body.speed,
-            accuracy: body.accuracy,
-          })
-        ),
-      };
+      location = await asCaller((tx) =>
+        rpc(tx, "update_my_location", {
+          lat: body.lat,
+          lng: body.lng,
+          heading: body.heading,
+          speed: body.speed,
+          accuracy: body.accuracy,
+        })
+      );
     } catch (error) {
       throw rateLimitError(error) ?? error;
     }
+    // After the position's transaction, and without holding up the answer.
+    refreshEtasInBackground(location.driver_id);
+    return { body: location };
   },
 });
 

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(113);
+select plan(121);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -44,7 +44,9 @@ from t, o, lateral (values
   (format('select public.get_withdrawal(%L)', o.withdrawal), array['owner', 'admin', 'driver']),
   ('select public.update_my_location(1, 1)', array['driver']),
   ('select public.list_driver_locations()', array['owner', 'admin', 'legacy_admin']),
-  (format('select public.get_delivery_trail(%L)', o.delivery), array['owner', 'admin', 'legacy_admin'])
+  (format('select public.get_delivery_trail(%L)', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  ('select public.get_proof_requirements()', array['owner', 'admin', 'legacy_admin', 'driver']),
+  ('select public.set_proof_requirements(false, false, false)', array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -55,7 +57,7 @@ select is(
   'the matrix names every public function users may execute'
 );
 
--- 26 calls x 4 roles = 104 assertions, then 8 foreign ones
+-- 28 calls x 4 roles = 112 assertions, then 8 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$

@@ -1,7 +1,7 @@
 -- Realtime: the realtime.messages rows each delivery change writes (topic,
 -- event, payload), and who may read each topic.
 begin;
-select plan(26);
+select plan(28);
 
 create temp table t as select tests.create_tenant('rt-a') as a, tests.create_tenant('rt-b') as b;
 grant select on t to public;
@@ -17,7 +17,9 @@ create temp view topic_names as
   union all select 'driver:' || (b ->> 'driver_id'), 'driver:b1' from t
   union all select 'driver:' || (b ->> 'driver2_id'), 'driver:b2' from t;
 
--- What was broadcast since the last call, as sorted `event topic status/payment_status` lines.
+-- What was broadcast since the last call, as sorted `event topic status/payment_status` lines,
+-- on the company and driver topics (tracking topics: 400-tracking-link-and-channel.test.sql).
+-- The messages are all deleted either way.
 create function pg_temp.sent() returns text[]
 language plpgsql as $$
 declare
@@ -25,7 +27,8 @@ declare
 begin
   select coalesce(array_agg(l.line order by l.line), '{}') into lines
   from (select format('%s %s %s/%s', m.event, coalesce(n.name, m.topic), m.payload ->> 'status', m.payload ->> 'payment_status') as line
-        from realtime.messages m left join topic_names n on n.topic = m.topic) l;
+        from realtime.messages m left join topic_names n on n.topic = m.topic
+        where m.topic not like 'track:%') l;
   delete from realtime.messages;
   return lines;
 end;
@@ -111,10 +114,15 @@ select is(pg_temp.sent(), array['delivery_updated company:a accepted/invoiced', 
 select tests.act_as_member(a, 'owner') from t;
 select public.cancel_delivery((select id from ids where name = 'given'));
 select tests.reset_role();
+-- (as the company's managers get it, with the tracking link).
 select is((select payload from realtime.messages where topic like 'company:%'),
-  (select private.delivery_json(d) from public.deliveries d where d.id = (select id from ids where name = 'given')),
+  (select private.delivery_json(d) || private.delivery_tracking_link(d.id) from public.deliveries d
+   where d.id = (select id from ids where name = 'given')),
   'the payload is the same object the API returns');
-select is((select count(*)::integer from realtime.messages where private), 2, 'every message is private');
+select is((select count(*)::integer from realtime.messages where private and topic not like 'track:%'), 2, 'every message is private');
+select is((select count(*)::integer from realtime.messages where not private), 0, 'the tracking topic''s message too');
+select is((select payload from realtime.messages where topic like 'driver:%') ? 'tracking_token', false,
+  'a driver''s payload never carries the tracking link');
 
 -- Who may read which topic --------------------------------------------------------
 

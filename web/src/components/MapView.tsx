@@ -18,7 +18,10 @@ export interface MapLine {
   kind: "route" | "trail";
 }
 
-export default function MapView({ markers, lines = [], label }: { markers: MapMarker[]; lines?: MapLine[]; label: string }) {
+/** `follow`: keep every marker and line in view as they change (a moving driver), not only at first. */
+export default function MapView(
+  { markers, lines = [], label, follow = false }: { markers: MapMarker[]; lines?: MapLine[]; label: string; follow?: boolean },
+) {
   const element = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);
   const layer = useRef<L.LayerGroup | null>(null);
@@ -67,11 +70,11 @@ export default function MapView({ markers, lines = [], label }: { markers: MapMa
         .addTo(group);
       bounds.push([marker.lat, marker.lng]);
     }
-    if (bounds.length && !fitted.current) {
+    if (bounds.length && (!fitted.current || follow)) {
       m.fitBounds(L.latLngBounds(bounds), { padding: [30, 30], maxZoom: 15 });
       fitted.current = true;
     }
-  }, [markers, lines]);
+  }, [markers, lines, follow]);
 
   return <div ref={element} className="map" role="img" aria-label={label} />;
 }

@@ -7,6 +7,7 @@ import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { t } from "../i18n/index.ts";
 import { useAuth } from "../lib/auth.tsx";
+import { ProofCapture, type ProofDraft, ProofUploadError, uploadProof } from "./ProofCapture.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
 const SHARE_EVERY_MS = 10_000;
@@ -87,8 +88,22 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
     mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/start", { params: { path: { id } } })),
     onSuccess: onDone,
   });
+  const { identity } = useAuth();
+  const [draft, setDraft] = useState<ProofDraft>({ photo: null, signature: null, signed: false, note: "" });
+  const sent = useRef(new Set<string>());
+  const required = useQuery({
+    queryKey: ["proof-requirements"],
+    queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
+  });
   const complete = useMutation({
-    mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/complete", { params: { path: { id } } })),
+    mutationFn: async () => {
+      await uploadProof(`${identity?.companyId}/${id}`, draft, sent.current);
+      const note = draft.note.trim();
+      return await call(api.POST("/api/v1/deliveries/{id}/complete", {
+        params: { path: { id } },
+        body: note ? { note } : undefined,
+      }));
+    },
     onSuccess: onDone,
   });
   return (
@@ -123,12 +138,13 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
         />
       </Suspense>
       {delivery.status === "in_progress" && <LocationSharing onSent={(lat, lng) => setMe({ lat, lng })} />}
-      <ErrorNote error={start.error ?? complete.error} />
+      <ErrorNote error={start.error ?? (complete.error instanceof ProofUploadError ? complete.error.message : complete.error)} />
       {delivery.status === "accepted" && (
         <button type="button" disabled={start.isPending} onClick={() => start.mutate()}>
           {start.isPending ? t.driverApp.starting : t.driverApp.start}
         </button>
       )}
+      {delivery.status === "in_progress" && <ProofCapture draft={draft} onChange={setDraft} required={required.data} />}
       {delivery.status === "in_progress" && (
         <button type="button" disabled={complete.isPending} onClick={() => complete.mutate()}>
           {complete.isPending ? t.driverApp.completing : t.driverApp.complete}

@@ -143,6 +143,54 @@ export const en = {
     copy: "Copy code",
     copied: "Copied",
     back: "Back to deliveries",
+    trackingLink: "Tracking link for the recipient",
+    copyLink: "Copy link",
+    linkCopied: "Link copied",
+    eta: "Arrival",
+    etaLine: (time: string, km: string) => `around ${time}, ${km} to go`,
+  },
+  track: {
+    title: "Your delivery",
+    notFound: "This tracking link is not valid. Check that you copied all of it.",
+    tooMany: (seconds: number) => `Too many requests from your connection. Try again in ${seconds} s.`,
+    status: {
+      awaiting_payment: "Confirming",
+      pending: "Looking for a driver",
+      accepted: "Driver assigned",
+      in_progress: "On the way",
+      completed: "Delivered",
+      cancelled: "Cancelled",
+    } as Record<string, string>,
+    summaryLabel: "Delivery status",
+    summary: (status: string, driver: string | null) => {
+      const who = driver ?? "Your driver";
+      switch (status) {
+        case "accepted":
+          return `${who} will pick up your delivery soon.`;
+        case "in_progress":
+          return `${who} is on the way with your delivery.`;
+        case "completed":
+          return "Your delivery has arrived.";
+        case "cancelled":
+          return "This delivery was cancelled.";
+        default:
+          return "We are finding a driver for your delivery.";
+      }
+    },
+    etaLabel: "Arrival",
+    eta: (time: string, km: string) => `Arriving around ${time} (${km} to go).`,
+    etaUnknown: "Working out the arrival time…",
+    map: "Driver's position",
+    driverMarker: "Your driver",
+    lastSeen: (time: string) => `Position updated at ${time}.`,
+    timeline: "Progress",
+    steps: {
+      created: "Ordered",
+      accepted: "Driver assigned",
+      started: "Picked up",
+      completed: "Delivered",
+      cancelled: "Cancelled",
+    },
   },
   newDelivery: {
     title: "New delivery",
@@ -198,6 +246,14 @@ export const en = {
     minimumFee: "Minimum fee (R$)",
     driverShare: "Driver share (0 to 1)",
     saved: "Prices saved.",
+  },
+  proofRequirements: {
+    title: "Proof of delivery required to complete",
+    hint: "Drivers cannot complete a delivery without what is ticked here.",
+    photo: "A photo",
+    signature: "The recipient's signature",
+    note: "A note",
+    saved: "Saved.",
   },
   withdrawals: {
     title: "Withdrawals",
@@ -272,6 +328,24 @@ export const en = {
     completed: "Delivery completed. The credit is in your wallet.",
     destination: "Destination",
     you: "You are here",
+  },
+  proof: {
+    title: "Proof of delivery",
+    photo: "Photo of the delivery",
+    signature: "Recipient's signature",
+    signHere: "Ask the recipient to sign in the box with a finger or the mouse.",
+    signed: "Signed.",
+    clear: "Clear signature",
+    note: "Note for the company",
+    required: (what: string) => `${what} (required)`,
+    tooLarge: "The photo is larger than 5 MB. Take it again at a lower resolution.",
+    wrongType: "The photo must be a JPEG, PNG or WebP image.",
+    uploadFailed: (why: string) => `The proof could not be uploaded (${why}). Try again.`,
+    shown: "Proof of delivery",
+    photoAlt: "Photo of the delivery",
+    signatureAlt: "Recipient's signature",
+    noteLabel: "Driver's note",
+    none: "No proof was given.",
   },
   wallet: {
     title: "Wallet",

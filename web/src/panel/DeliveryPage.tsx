@@ -9,6 +9,7 @@ import { t } from "../i18n/index.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { useRealtimeEvent } from "../lib/realtime.tsx";
 import { Link } from "../lib/router.tsx";
+import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -30,6 +31,58 @@ export function PixCharge({ delivery }: { delivery: Delivery }) {
         void navigator.clipboard?.writeText(delivery.payment!.pix_copy_paste).then(() => setCopied(true), () => {})}>
         {copied ? t.delivery.copied : t.delivery.copy}
       </button>
+    </section>
+  );
+}
+
+/** The recipient's link, to copy into a message; the page it opens needs no account. */
+function TrackingLink({ delivery }: { delivery: Delivery }) {
+  const [copied, setCopied] = useState(false);
+  if (!delivery.tracking_url) return null;
+  const url = new URL(delivery.tracking_url, window.location.origin).href;
+  return (
+    <div className="field tracking-link">
+      <label htmlFor="tracking-link">{t.delivery.trackingLink}</label>
+      <input id="tracking-link" readOnly value={url} onFocus={(e) => e.target.select()} />
+      <div>
+        <button type="button" onClick={() =>
+          void navigator.clipboard?.writeText(url).then(() => setCopied(true), () => {})}>
+          {copied ? t.delivery.linkCopied : t.delivery.copyLink}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The photo, signature and note the driver left, through short-lived signed URLs (managers may read them). */
+function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
+  const proof = delivery.proof;
+  const paths = [proof?.photo_path, proof?.signature_path].filter((p): p is string => !!p);
+  const urls = useQuery({
+    queryKey: ["proof", delivery.id, paths],
+    enabled: paths.length > 0,
+    staleTime: 50 * 60_000,
+    queryFn: async () => {
+      const { data, error } = await supabase.storage.from("delivery-proofs").createSignedUrls(paths, 3600);
+      if (error) throw error;
+      return Object.fromEntries(data.map((d) => [d.path, d.signedUrl]));
+    },
+  });
+  if (!proof) return null;
+  return (
+    <section className="card" aria-labelledby="proof-title">
+      <h2 id="proof-title">{t.proof.shown}</h2>
+      {paths.length === 0 && !proof.note && <p>{t.proof.none}</p>}
+      {urls.isError && <ErrorNote error={t.errors.server} />}
+      <div className="proof-images">
+        {proof.photo_path && urls.data?.[proof.photo_path] && (
+          <img src={urls.data[proof.photo_path]!} alt={t.proof.photoAlt} />
+        )}
+        {proof.signature_path && urls.data?.[proof.signature_path] && (
+          <img src={urls.data[proof.signature_path]!} alt={t.proof.signatureAlt} className="signature" />
+        )}
+      </div>
+      {proof.note && <p>{t.proof.noteLabel}: {proof.note}</p>}
     </section>
   );
 }
@@ -148,7 +201,12 @@ export default function DeliveryPage({ id }: { id: string }) {
             <dt>{t.delivery.driver}</dt><dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t.delivery.unassigned}</dd>
             {delivery.recipient_name && <><dt>{t.delivery.recipient}</dt><dd>{delivery.recipient_name} {delivery.recipient_phone}</dd></>}
             {delivery.notes && <><dt>{t.delivery.notes}</dt><dd>{delivery.notes}</dd></>}
+            {delivery.status === "in_progress" && delivery.eta_at && delivery.remaining_m != null && (
+              <><dt>{t.delivery.eta}</dt><dd>{t.delivery.etaLine(formatTime(delivery.eta_at), formatKm(delivery.remaining_m))}</dd></>
+            )}
           </dl>
+          <TrackingLink delivery={delivery} />
+          <ProofOfDelivery delivery={delivery} />
           <Timeline delivery={delivery} />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
         </div>

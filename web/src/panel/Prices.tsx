@@ -4,6 +4,7 @@ import { type FormEvent, useEffect, useState } from "react";
 import { api, call } from "../api/client.ts";
 import { ErrorNote, Field, Loading, Note } from "../components/ui.tsx";
 import { t } from "../i18n/index.ts";
+import { ProofRequirements } from "./ProofRequirements.tsx";
 
 export default function PricesPage() {
   const client = useQueryClient();
@@ -46,6 +47,7 @@ export default function PricesPage() {
         {save.isSuccess && <Note>{t.prices.saved}</Note>}
         <button type="submit" disabled={save.isPending}>{save.isPending ? t.saving : t.save}</button>
       </form>
+      <ProofRequirements />
     </section>
   );
 }

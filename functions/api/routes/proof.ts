@@ -1,0 +1,41 @@
+// Proof of delivery: which proof a company requires before a delivery may be
+// completed. The proof itself goes to Supabase Storage (bucket
+// `delivery-proofs`, policies in supabase/migrations/20261121004500_proof_of_delivery.sql).
+import { z } from "zod";
+import { rpc } from "../../_shared/db.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { COMPANY_MANAGERS, MEMBERS } from "../roles.ts";
+
+const ProofRequirements = z.object({
+  photo: z.boolean().describe("A photo must be uploaded before completing."),
+  signature: z.boolean().describe("The recipient's signature must be uploaded before completing."),
+  note: z.boolean().describe("Completing must carry a note."),
+}).meta({ id: "ProofRequirements" });
+
+export const getProofRequirements = defineRoute({
+  method: "get",
+  path: "/api/v1/companies/me/proof-requirements",
+  tag: "companies",
+  summary: "Which proof of delivery the company requires",
+  description: "Nothing is required until the company says so.",
+  auth: "bearer",
+  roles: MEMBERS,
+  responses: { 200: { description: "The requirements", schema: ProofRequirements } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_proof_requirements")) }),
+});
+
+export const putProofRequirements = defineRoute({
+  method: "put",
+  path: "/api/v1/companies/me/proof-requirements",
+  tag: "companies",
+  summary: "Set which proof of delivery the company requires",
+  description: "POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver " +
+    "has uploaded the required photo and signature and sends the required note.",
+  auth: "bearer",
+  roles: COMPANY_MANAGERS,
+  body: ProofRequirements,
+  responses: { 200: { description: "The requirements", schema: ProofRequirements } },
+  handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_proof_requirements", body)) }),
+});
+
+export default [getProofRequirements, putProofRequirements];

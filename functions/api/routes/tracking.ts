@@ -1,0 +1,94 @@
+// The recipient's tracking link (docs/contract.md, Tracking): a public lookup by
+// the delivery's tracking token, rate-limited per client address in Postgres.
+import { z } from "zod";
+import { asService, rpc } from "../../_shared/db.ts";
+import { ErrorBody, HttpError } from "../../_shared/errors.ts";
+import { defineRoute } from "../../_shared/route.ts";
+import { DeliveryStatus } from "./deliveries.ts";
+import { rateLimitError } from "./locations.ts";
+import { Timestamp } from "../schemas.ts";
+
+export const Tracking = z.object({
+  status: DeliveryStatus,
+  driver: z.object({ first_name: z.string() }).nullable().describe("Once a driver has the delivery."),
+  position: z.object({
+    lat: z.number(),
+    lng: z.number(),
+    heading: z.number().nullable(),
+    updated_at: Timestamp,
+  }).nullable().describe(
+    "The driver's last position, only while the delivery is in progress and only one sent since the pick-up.",
+  ),
+  eta_at: Timestamp.nullable().describe(
+    "Expected arrival, while in progress, once the routing service has measured it.",
+  ),
+  remaining_m: z.number().int().nullable().describe("Metres by road still to go, while in progress."),
+  eta_refreshed_at: Timestamp.nullable().describe("When the ETA was last measured."),
+  created_at: Timestamp,
+  accepted_at: Timestamp.nullable(),
+  started_at: Timestamp.nullable(),
+  completed_at: Timestamp.nullable(),
+  cancelled_at: Timestamp.nullable(),
+  realtime_topic: z.string().describe(
+    "The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the " +
+      "`tracking_updated` broadcasts).",
+  ),
+}).meta({ id: "Tracking" });
+
+/** `track:` and the hex SHA-256 of the token: the topic the database broadcasts on and lets a token holder join. */
+export async function trackingTopic(token: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  return `track:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The caller's address as the platform's proxy reports it: the first hop of X-Forwarded-For. */
+export function clientAddress(req: Request): string {
+  const forwarded = req.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+  return forwarded || req.headers.get("x-real-ip")?.trim() || "unknown";
+}
+
+const NOT_FOUND = "tracking link not found";
+
+export const trackDelivery = defineRoute({
+  method: "get",
+  path: "/api/v1/track/{token}",
+  tag: "tracking",
+  summary: "A delivery as its recipient sees it",
+  description: "Public: the tracking token is the credential (every delivery has one, shown to its company's " +
+    "managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the " +
+    "driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, " +
+    "and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. " +
+    "At most 60 lookups a minute per client address, enforced in the database; past that, 429 with `Retry-After`. " +
+    "Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be " +
+    "joined while a driver has the delivery (accepted or in progress) and carries `driver_location` " +
+    "(`{lat, lng, heading, updated_at}`, only while in progress) and `tracking_updated` (this object, on every " +
+    "status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most " +
+    "once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, " +
+    "the last ETA stays.",
+  auth: "none",
+  params: z.object({ token: z.string().min(1).max(200) }),
+  responses: {
+    200: { description: "The delivery's tracking view", schema: Tracking },
+    404: { description: "No delivery has this token", schema: ErrorBody },
+    429: {
+      description: "Too many lookups from this client in the last minute",
+      schema: ErrorBody,
+      headers: { "Retry-After": "Whole seconds until a lookup will be answered (1 to 60)" },
+    },
+  },
+  async handler({ params, req }) {
+    // Before the lookup, so that a miss does this work too.
+    const topic = await trackingTopic(params.token);
+    let view: unknown;
+    try {
+      view = await asService((tx) => rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) }));
+    } catch (error) {
+      throw rateLimitError(error, 60) ?? error;
+    }
+    const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
+    if (view === null) throw new HttpError(404, NOT_FOUND, headers);
+    return { body: { ...(view as Record<string, unknown>), realtime_topic: topic }, headers };
+  },
+});
+
+export default [trackDelivery];

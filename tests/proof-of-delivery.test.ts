@@ -1,0 +1,195 @@
+// Proof of delivery with the real supabase-js Storage client against the local
+// Storage stand-in: the driver of a delivery in progress uploads its photo and
+// signature once, the company's managers read them, nobody else does; size and
+// type limits; completion requires what the company requires.
+import { createClient, type SupabaseClient } from "@supabase/supabase-js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, createCompany, type Member, stack, type TestCompany } from "./support/api.ts";
+import { deliveryIn, moveDelivery } from "./support/deliveries.ts";
+
+const BUCKET = "delivery-proofs";
+// A 1x1 PNG.
+const PNG = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="),
+  (c) => c.charCodeAt(0),
+);
+const png = () => new Blob([PNG], { type: "image/png" });
+
+async function clientOf(member?: Member): Promise<SupabaseClient> {
+  const client = createClient(stack().apiUrl, stack().anonKey, {
+    auth: { persistSession: false, autoRefreshToken: false },
+  });
+  if (member) {
+    const { error } = await client.auth.signInWithPassword({ email: member.email, password: member.password });
+    expect(error).toBeNull();
+  }
+  return client;
+}
+
+const bytesOf = async (blob: Blob | null) => new Uint8Array(await blob!.arrayBuffer());
+
+describe("the delivery-proofs bucket", () => {
+  let a: TestCompany;
+  let b: TestCompany;
+  let id: string;
+  let folder: string;
+  let driver: SupabaseClient;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([createCompany("Proof A"), createCompany("Proof B")]);
+    id = await deliveryIn(a, "in_progress");
+    folder = `${a.companyId}/${id}`;
+    driver = await clientOf(a.driver);
+  });
+
+  it("the delivery's driver uploads its photo; its managers read it, download it and sign a URL for it", async () => {
+    const { data, error } = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png());
+    expect(error).toBeNull();
+    expect(data?.fullPath).toBe(`${BUCKET}/${folder}/photo.png`);
+
+    for (const who of [a.owner, a.admin, a.legacyAdmin]) {
+      const manager = await clientOf(who);
+      const download = await manager.storage.from(BUCKET).download(`${folder}/photo.png`);
+      expect(download.error).toBeNull();
+      expect(await bytesOf(download.data)).toEqual(PNG);
+      const listed = await manager.storage.from(BUCKET).list(folder);
+      expect(listed.data?.map((o) => o.name)).toEqual(["photo.png"]);
+    }
+    const owner = await clientOf(a.owner);
+    const signed = await owner.storage.from(BUCKET).createSignedUrl(`${folder}/photo.png`, 60);
+    expect(signed.error).toBeNull();
+    const res = await fetch(signed.data!.signedUrl);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(PNG);
+    const many = await owner.storage.from(BUCKET).createSignedUrls(
+      [`${folder}/photo.png`, `${folder}/signature.png`],
+      60,
+    );
+    expect(many.data?.map((s) => [s.path, !!s.signedUrl])).toEqual([[`${folder}/photo.png`, true], [
+      `${folder}/signature.png`,
+      false,
+    ]]);
+    const tampered = signed.data!.signedUrl.replace("photo.png", "signature.png");
+    expect((await fetch(tampered)).status).toBe(400);
+  });
+
+  it("writes once: a second upload, an upsert, or another photo over the proof is refused, and nothing is removed", async () => {
+    const again = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png());
+    // The insert policy refuses it before the unique name would (the proof of that kind exists).
+    expect(again.error?.message).toBe("new row violates row-level security policy");
+    const upsert = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png(), { upsert: true });
+    expect(upsert.error?.message).toBe("new row violates row-level security policy");
+    const other = await driver.storage.from(BUCKET).upload(
+      `${folder}/photo.jpg`,
+      new Blob([PNG], { type: "image/jpeg" }),
+    );
+    expect(other.error?.message).toBe("new row violates row-level security policy");
+    const removed = await driver.storage.from(BUCKET).remove([`${folder}/photo.png`]);
+    expect(removed.data).toEqual([]);
+    const owner = await clientOf(a.owner);
+    expect((await owner.storage.from(BUCKET).remove([`${folder}/photo.png`])).data).toEqual([]);
+    expect((await owner.storage.from(BUCKET).download(`${folder}/photo.png`)).error).toBeNull();
+  });
+
+  it("is refused to another driver, another company and anon, both ways", async () => {
+    const outsiders = [await clientOf(a.driver2), await clientOf(b.owner), await clientOf(b.driver), await clientOf()];
+    for (const outsider of outsiders) {
+      const read = await outsider.storage.from(BUCKET).download(`${folder}/photo.png`);
+      expect(read.error?.message).toBe("Object not found");
+      expect((await outsider.storage.from(BUCKET).list(folder)).data).toEqual([]);
+      expect((await outsider.storage.from(BUCKET).createSignedUrl(`${folder}/photo.png`, 60)).error).not.toBeNull();
+      const write = await outsider.storage.from(BUCKET).upload(`${folder}/signature.png`, png());
+      expect(write.error).not.toBeNull();
+    }
+    // The driver reads nothing back either, its own upload included.
+    expect((await driver.storage.from(BUCKET).download(`${folder}/photo.png`)).error?.message).toBe("Object not found");
+    // Company B's driver cannot write into its own company's folder for A's delivery.
+    const bDriver = await clientOf(b.driver);
+    const crossed = await bDriver.storage.from(BUCKET).upload(`${b.companyId}/${id}/signature.png`, png());
+    expect(crossed.error?.message).toBe("new row violates row-level security policy");
+  });
+
+  it("takes images only, up to 5 MB, and says so", async () => {
+    const text = await driver.storage.from(BUCKET).upload(
+      `${folder}/signature.txt`,
+      new Blob(["hi"], { type: "text/plain" }),
+    );
+    expect(text.error?.message).toBe("mime type text/plain is not supported");
+    const big = new Uint8Array(5 * 1024 * 1024 + 1);
+    big.set(PNG);
+    const large = await driver.storage.from(BUCKET).upload(
+      `${folder}/signature.png`,
+      new Blob([big], { type: "image/png" }),
+    );
+    expect(large.error?.message).toBe("The object exceeded the maximum allowed size");
+    const odd = await driver.storage.from(BUCKET).upload(`${folder}/selfie.png`, png());
+    expect(odd.error?.message).toBe("new row violates row-level security policy");
+  });
+});
+
+describe("completing with proof", () => {
+  let a: TestCompany;
+  beforeAll(async () => {
+    a = await createCompany("Proof Rules");
+  });
+
+  it("only owners and admins set the requirements; every member reads them", async () => {
+    const none = await api("/api/v1/companies/me/proof-requirements", { token: a.driver.token });
+    expect(none.body).toEqual({ photo: false, signature: false, note: false });
+    const refused = await api("/api/v1/companies/me/proof-requirements", {
+      method: "PUT",
+      token: a.driver.token,
+      body: { photo: true, signature: true, note: true },
+    });
+    expect(refused.status).toBe(403);
+    const set = await api("/api/v1/companies/me/proof-requirements", {
+      method: "PUT",
+      token: a.admin.token,
+      body: { photo: true, signature: true, note: true },
+    });
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({ photo: true, signature: true, note: true });
+  });
+
+  it("completion names what the company requires and is missing, then carries the proof", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const folder = `${a.companyId}/${id}`;
+    const missing = await moveDelivery(a.driver, id, "complete");
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toBe("proof of delivery required: photo, signature, note missing");
+
+    const driver = await clientOf(a.driver);
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png())).error).toBeNull();
+    const stillMissing = await moveDelivery(a.driver, id, "complete");
+    expect(stillMissing.body.detail).toBe("proof of delivery required: signature, note missing");
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/signature.png`, png())).error).toBeNull();
+
+    const done = await moveDelivery(a.driver, id, "complete", { note: "Left with the doorman" });
+    expect(done.status).toBe(200);
+    expect(done.body.proof).toEqual({
+      photo_path: `${folder}/photo.png`,
+      signature_path: `${folder}/signature.png`,
+      note: "Left with the doorman",
+    });
+    const seen = await api(`/api/v1/deliveries/${id}`, { token: a.owner.token });
+    expect(seen.body.proof).toEqual(done.body.proof);
+    // Completed: the driver can no longer add anything.
+    const late = await driver.storage.from(BUCKET).upload(
+      `${folder}/photo.webp`,
+      new Blob([PNG], { type: "image/webp" }),
+    );
+    expect(late.error?.message).toBe("new row violates row-level security policy");
+  });
+
+  it("without requirements, a delivery completes with no proof", async () => {
+    await api("/api/v1/companies/me/proof-requirements", {
+      method: "PUT",
+      token: a.owner.token,
+      body: { photo: false, signature: false, note: false },
+    });
+    const id = await deliveryIn(a, "in_progress");
+    const done = await moveDelivery(a.driver, id, "complete");
+    expect(done.status).toBe(200);
+    expect(done.body.proof).toEqual({ photo_path: null, signature_path: null, note: null });
+  });
+});

@@ -1,0 +1,156 @@
+// The recipient's tracking page, /track/{token}: public, no sign-in. The view
+// comes from GET /api/v1/track/{token}; while a driver has the delivery, the
+// page joins the link's private Realtime topic with the anon key (the token is
+// what lets it in) and follows the driver on the map. Positions never outlive
+// the delivery: the server stops sending them, and the page stops drawing them.
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { lazy, Suspense, useEffect, useMemo } from "react";
+import { api, ApiError, call, type Schemas } from "../api/client.ts";
+import type { MapLine, MapMarker } from "../components/MapView.tsx";
+import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
+import { formatDateTime, formatKm, formatTime } from "../format.ts";
+import { t } from "../i18n/index.ts";
+import { supabase } from "../lib/supabase.ts";
+
+const MapView = lazy(() => import("../components/MapView.tsx"));
+
+type Tracking = Schemas["Tracking"];
+type Point = { lat: number; lng: number; at: string };
+
+/** Statuses during which the link's topic is open (a driver has the delivery). */
+const UNDER_WAY = ["accepted", "in_progress"];
+const FINISHED = ["completed", "cancelled"];
+
+export default function TrackPage({ token }: { token: string }) {
+  const client = useQueryClient();
+  const viewKey = ["track", token];
+  const pathKey = ["track-path", token];
+  const query = useQuery({
+    queryKey: viewKey,
+    queryFn: () => call(api.GET("/api/v1/track/{token}", { params: { path: { token } } })),
+    retry: (count, error) => !(error instanceof ApiError && [404, 429].includes(error.status)) && count < 2,
+    // Live updates arrive on the topic; before a driver has it, look again now and then.
+    refetchInterval: (q) => {
+      const status = q.state.data?.status;
+      return !status || FINISHED.includes(status) ? false : UNDER_WAY.includes(status) ? 60_000 : 20_000;
+    },
+  });
+  const view = query.data;
+  const topic = view?.realtime_topic;
+  const open = !!view && UNDER_WAY.includes(view.status);
+
+  // The path the page has seen the driver take: its own observations, kept in the query cache.
+  const path =
+    useQuery<Point[]>({ queryKey: pathKey, queryFn: () => [], staleTime: Infinity, gcTime: Infinity }).data ?? [];
+  const position = view?.position;
+  useEffect(() => {
+    if (!position) return;
+    client.setQueryData<Point[]>(
+      pathKey,
+      (old = []) =>
+        old.at(-1)?.at === position.updated_at
+          ? old
+          : [...old, { lat: position.lat, lng: position.lng, at: position.updated_at }],
+    );
+  }, [position?.updated_at]);
+
+  useEffect(() => {
+    if (!topic || !open) return;
+    const channel = supabase
+      .channel(topic, { config: { private: true } })
+      .on("broadcast", { event: "tracking_updated" }, ({ payload }) => {
+        client.setQueryData<Tracking>(viewKey, (old) => old && { ...old, ...(payload as Partial<Tracking>) });
+      })
+      .on("broadcast", { event: "driver_location" }, ({ payload }) => {
+        const p = payload as { lat: number; lng: number; heading: number | null; updated_at: string };
+        client.setQueryData<Tracking>(
+          viewKey,
+          (old) =>
+            old && old.status === "in_progress"
+              ? { ...old, position: { lat: p.lat, lng: p.lng, heading: p.heading, updated_at: p.updated_at } }
+              : old,
+        );
+      })
+      .subscribe();
+    return () => void supabase.removeChannel(channel);
+  }, [topic, open]);
+
+  const live = view?.status === "in_progress" ? view.position : null;
+  const { markers, lines } = useMemo(() => {
+    const markers: MapMarker[] = live
+      ? [{ id: "drv", kind: "driver", lat: live.lat, lng: live.lng, label: t.track.driverMarker }]
+      : [];
+    const lines: MapLine[] = view?.status === "in_progress"
+      ? [{ id: "trail", kind: "trail", points: path.map((p): [number, number] => [p.lat, p.lng]) }]
+      : [];
+    return { markers, lines };
+  }, [live?.updated_at, view?.status, path.length]);
+
+  if (query.isPending) {
+    return (
+      <main className="center">
+        <Loading />
+      </main>
+    );
+  }
+  if (!view) {
+    const error = query.error;
+    const missing = error instanceof ApiError && error.status === 404;
+    return (
+      <main className="center track">
+        <section className="card">
+          <h1>{t.track.title}</h1>
+          <ErrorNote
+            error={missing
+              ? t.track.notFound
+              : error instanceof ApiError && error.status === 429
+              ? t.track.tooMany(error.retryAfter ?? 60)
+              : error}
+          />
+        </section>
+      </main>
+    );
+  }
+
+  const steps: [string, string | null][] = [
+    [t.track.steps.created, view.created_at],
+    [t.track.steps.accepted, view.accepted_at],
+    [t.track.steps.started, view.started_at],
+    [t.track.steps.completed, view.completed_at],
+    [t.track.steps.cancelled, view.cancelled_at],
+  ];
+  return (
+    <main className="track">
+      <header className="heading">
+        <h1>{t.track.title}</h1>
+        <Badge value={view.status} text={t.track.status[view.status] ?? view.status} />
+      </header>
+      <p role="status" aria-live="polite" aria-label={t.track.summaryLabel}>
+        {t.track.summary(view.status, view.driver?.first_name ?? null)}
+      </p>
+      {view.status === "in_progress" && (
+        <p role="status" aria-label={t.track.etaLabel}>
+          {view.eta_at && view.remaining_m != null
+            ? t.track.eta(formatTime(view.eta_at), formatKm(view.remaining_m))
+            : t.track.etaUnknown}
+        </p>
+      )}
+      {view.status === "in_progress" && (
+        <Suspense fallback={<Loading />}>
+          <MapView markers={markers} lines={lines} label={t.track.map} follow />
+        </Suspense>
+      )}
+      {live && <p className="hint">{t.track.lastSeen(formatTime(live.updated_at))}</p>}
+      <section aria-labelledby="track-timeline">
+        <h2 id="track-timeline">{t.track.timeline}</h2>
+        <ol className="timeline">
+          {steps.filter(([, at]) => at).map(([label, at]) => (
+            <li key={label}>
+              <strong>{label}</strong> <time dateTime={at!}>{formatDateTime(at)}</time>
+            </li>
+          ))}
+        </ol>
+      </section>
+    </main>
+  );
+}
