@@ -697,7 +697,10 @@ describe("realtime", () => {
       "delivery_available:pending",
       "delivery_updated:accepted",
     ]);
-    expect(driverInbox.at(-1)!.payload).toEqual(final);
+    // The driver gets the delivery as it reads it: without the recipient's tracking link, which is the company's.
+    expect(driverInbox.at(-1)!.payload).toEqual((await get(company.driver, created.id)).body);
+    const { tracking_token: _token, tracking_url: _url, ...asTheDriverSees } = final;
+    expect(driverInbox.at(-1)!.payload).toEqual(asTheDriverSees);
     expect(companyInbox.at(-1)!.payload).toEqual(final);
   });
 });

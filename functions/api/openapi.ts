@@ -18,6 +18,11 @@ function pointAtComponents(value: unknown): unknown {
   ));
 }
 
+/** A schema's JSON without `additionalProperties`, to compare a request's and a response's use of one schema. */
+function shape(schema: unknown): string {
+  return JSON.stringify(schema, (key, value) => (key === "additionalProperties" ? undefined : value));
+}
+
 function schemaOf(schema: z.ZodType, io: "input" | "output", components: Components): Record<string, unknown> {
   const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
   delete json.$schema;
@@ -25,8 +30,9 @@ function schemaOf(schema: z.ZodType, io: "input" | "output", components: Compone
   delete json.$defs;
   for (const [name, def] of Object.entries(defs)) {
     const component = pointAtComponents(def) as Record<string, unknown>;
-    // Two different schemas under one name would silently document only the first.
-    if (components[name] && JSON.stringify(components[name]) !== JSON.stringify(component)) {
+    // Two different schemas under one name would silently document only the first. (One schema used for a
+    // request and a response differs only in additionalProperties, which zod closes for outputs.)
+    if (components[name] && shape(components[name]) !== shape(component)) {
       throw new Error(`two different schemas are named ${name} in the OpenAPI document`);
     }
     components[name] = component;
