@@ -160,7 +160,9 @@ export async function startOwnStack(options: StackOptions = {}): Promise<OwnStac
       if (!exited()) {
         const gone = new Promise((done) => child.once("exit", done));
         child.kill("SIGINT");
-        await Promise.race([gone, sleep(20_000)]);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([gone, new Promise((r) => (timer = setTimeout(r, 20_000)))]);
+        clearTimeout(timer);
         if (!exited()) child.kill("SIGKILL");
       }
       for (const p of processesMentioning(dataDir)) {
