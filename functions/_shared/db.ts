@@ -29,14 +29,35 @@ export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "co
 export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): Promise<T> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
-  return await db().begin(async (tx) => {
-    // One round trip, as PostgREST does it: set_config('role', ..., true) is `set local role`.
-    await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
-                    set_config('request.jwt.claim.role', ${role}, true),
-                    set_config('role', ${role}, true)`;
-    return await work(tx);
-  }) as T;
+  const conn = await db().reserve();
+  try {
+    // `begin`, the claims and role (set_config('role', ..., true) is `set local
+    // role`, as PostgREST does it) and the work's first statement leave in one
+    // write: postgres.js pipelines the queries of one tick on a connection, and
+    // Postgres runs them in order, so the first statement already runs as the
+    // token's role. The commit is the second round trip (sql.begin would make
+    // four: begin, claims, statement, commit, each awaited).
+    const opened = Promise.all([
+      conn.unsafe("begin"),
+      conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                  set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
+                  set_config('request.jwt.claim.role', ${role}, true),
+                  set_config('role', ${role}, true)`,
+    ]);
+    opened.catch(() => {}); // awaited below; a failure there fails the work's statements too
+    let result: T;
+    try {
+      result = await work(conn as unknown as Tx);
+      await opened;
+    } catch (error) {
+      await conn.unsafe("rollback").catch(() => {});
+      throw error;
+    }
+    await conn.unsafe("commit");
+    return result;
+  } finally {
+    conn.release();
+  }
 }
 
 /** A transaction as the service role (webhooks, which carry no user). */
