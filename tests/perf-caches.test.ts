@@ -1,8 +1,11 @@
 // The caches that spare the proxy work (issue 12), and what they must never do:
 // a verified token is remembered only until its `exp` (and a refused one never),
-// at most a bounded number of them.
+// at most a bounded number of them; and a company's gateway settings are reused
+// for at most 5 s, so that a changed webhook secret applies within that time.
 import { describe, expect, it } from "vitest";
 import { cachingVerifier, type Claims, TokenError } from "../functions/_shared/jwt.ts";
+import { api, configureGateway, createCompany, db } from "./support/api.ts";
+import { companyWebhook, webhook } from "./support/webhooks.ts";
 
 describe("the token cache", () => {
   /** A stand-in for the signature check: accepts "good-*" tokens until their exp, on the test's clock. */
@@ -61,5 +64,56 @@ describe("the token cache", () => {
     expect(calls).toEqual([]); // the newest are remembered
     await cached("good-1");
     expect(calls).toEqual(["good-1"]); // the oldest made room
+  });
+});
+
+describe("the gateway settings cache", () => {
+  /** An event the service does not handle: 200 once the signature is right, 401 otherwise; nothing else runs. */
+  const ping = (companyId: string, secret: string) =>
+    webhook(companyWebhook(companyId), { event: "PAYMENT_CREATED", payment: { id: "pay_x" } }, secret);
+
+  it("applies a webhook secret changed behind the instance's back within 5 s", async () => {
+    const [x, y] = await Promise.all([createCompany("Cache X"), createCompany("Cache Y")]);
+    const [{ webhookSecret: oldSecret }, { webhookSecret: newSecret }] = await Promise.all([
+      configureGateway(x),
+      configureGateway(y),
+    ]);
+    expect((await ping(x.companyId, oldSecret)).status).toBe(200); // now remembered
+    // Another instance stores X's new secret (here: Y's ciphertext, the same key encrypts both).
+    await db()`update private.gateway_configs
+               set webhook_secret_ciphertext = (select webhook_secret_ciphertext from private.gateway_configs
+                                                where company_id = ${y.companyId})
+               where company_id = ${x.companyId}`;
+    const changedAt = Date.now();
+    let status = 0;
+    while (Date.now() - changedAt < 10_000) {
+      status = (await ping(x.companyId, newSecret)).status;
+      if (status === 200) break;
+      expect(status).toBe(401);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const elapsed = Date.now() - changedAt;
+    expect(status).toBe(200);
+    // 5 s, plus the time of one poll on a loaded machine.
+    expect(elapsed).toBeLessThan(6_000);
+    expect((await ping(x.companyId, oldSecret)).status).toBe(401);
+  });
+
+  it("applies a secret stored through the API at once on the instance that stored it", async () => {
+    const x = await createCompany("Cache Z");
+    const { webhookSecret: first } = await configureGateway(x);
+    expect((await ping(x.companyId, first)).status).toBe(200);
+    const { webhookSecret: second } = await configureGateway(x);
+    expect((await ping(x.companyId, second)).status).toBe(200);
+    expect((await ping(x.companyId, first)).status).toBe(401);
+  });
+
+  it("answers 404 for a company that does not exist", async () => {
+    const res = await api(companyWebhook("00000000-0000-4000-8000-000000000000"), {
+      method: "POST",
+      rawBody: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(404);
   });
 });
