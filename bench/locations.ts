@@ -12,83 +12,13 @@
 // own connection pool size).
 import bcrypt from "bcryptjs";
 import postgres from "postgres";
+import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 10);
 const CONCURRENCY = positiveInt("BENCH_CONCURRENCY", 10);
 /** The whole run, start-up included, is bounded: past this the stack is stopped and the bench fails. */
 const DEADLINE_MS = 90_000;
-const PASSWORD = "bench-password";
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = Deno.env.get(name);
-  const value = raw === undefined ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-interface Stack {
-  apiUrl: string;
-  dbUrl: string;
-  anonKey: string;
-  stop(): Promise<void>;
-}
-
-/** The local stack as `npm start` runs it, on free ports, with a fresh database of its own. */
-async function startStack(): Promise<Stack> {
-  const root = new URL("../", import.meta.url);
-  const dataDir = new URL(`.test-stack/bench-${Deno.pid}/`, root).pathname;
-  const apiPort = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "local/start.ts", "--reset"],
-    cwd: root,
-    env: { API_PORT: String(apiPort), DB_PORT: String(freePort()), DATA_DIR: dataDir, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-
-  let output = "";
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) output += chunk;
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    return s;
-  });
-
-  const stop = async () => {
-    if (!exited) {
-      child.kill("SIGINT");
-      const timer = setTimeout(() => !exited && child.kill("SIGKILL"), 10_000);
-      await status;
-      clearTimeout(timer);
-    }
-    await drained;
-    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
-  };
-
-  const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const startedBy = Date.now() + 60_000;
-  while (!output.includes("Press Ctrl-C")) {
-    if (exited || Date.now() > startedBy) {
-      await stop();
-      throw new Error(`the local stack did not start:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(output)?.[1] ?? "";
-  return { apiUrl, dbUrl: field("DB URL"), anonKey: field("anon key"), stop };
-}
 
 interface Driver {
   id: string;
@@ -152,20 +82,6 @@ async function arrangeDrivers(
     return { id: ids.get(row.user_id)!, token, claims };
   });
   return { companyId, drivers };
-}
-
-/** Runs `work` over `items` with at most `limit` in flight; results in input order. */
-async function pool<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index], index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 interface Measurement {
@@ -243,29 +159,24 @@ function viaHttp(apiUrl: string) {
   };
 }
 
-/** What the proxy runs per request (functions/_shared/db.ts asUser), without the proxy. */
+/** What the proxy runs per request (functions/_shared/db.ts asUser), sent the same way, without the proxy. */
 function viaSql(sql: postgres.Sql) {
   return async (driver: Driver, round: number) => {
     const p = position(driver, round);
     try {
-      await sql.begin(async (tx) => {
-        await tx`select set_config('request.jwt.claims', ${JSON.stringify(driver.claims)}, true),
-                        set_config('request.jwt.claim.sub', ${String(driver.claims.sub)}, true),
-                        set_config('request.jwt.claim.role', 'driver', true),
-                        set_config('role', 'driver', true)`;
-        await tx`select public.update_my_location(lat => ${p.lat}, lng => ${p.lng}, heading => ${p.heading},
-                                                  speed => ${p.speed}, accuracy => ${p.accuracy})`;
-      });
+      await pipelined(sql, [
+        claimsStatement(driver.claims),
+        [
+          `select public.update_my_location(lat => $1, lng => $2, heading => $3, speed => $4, accuracy => $5)`,
+          [p.lat, p.lng, p.heading, p.speed, p.accuracy],
+        ],
+      ]);
       return true;
     } catch (error) {
       if ((error as { code?: string }).code === "PT429") return false;
       throw error;
     }
   };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 function rateOf(m: Measurement): number {

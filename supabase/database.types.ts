@@ -375,7 +375,7 @@ isOneToOne: false
 { Args: { "withdrawal_id": string }; Returns: Json
                            },
 "list_deliveries":
-{ Args: { "cursor"?: string,"driver_id"?: string,"page_limit"?: number,"status"?: string }; Returns: Json
+{ Args: { "cursor"?: string,"driver_id"?: string,"page_limit"?: number,"payment_status"?: string,"status"?: string }; Returns: Json
                            },
 "list_driver_locations":
 { Args: Record<PropertyKey, never>; Returns: Json

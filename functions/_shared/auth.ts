@@ -2,7 +2,7 @@
 // secret, or asymmetric keys from SUPABASE_JWKS or the project's JWKS URL.
 import { env } from "./env.ts";
 import { HttpError } from "./errors.ts";
-import { bearerToken, type Claims, createVerifier, TokenError } from "./jwt.ts";
+import { bearerToken, cachingVerifier, type Claims, createVerifier, TokenError } from "./jwt.ts";
 import { UUID_PATTERN } from "./schemas.ts";
 
 /** The role claims of user sessions: Supabase's own and the app roles of the access token hook. */
@@ -12,11 +12,12 @@ let verifier: ((token: string) => Promise<Claims>) | undefined;
 
 function verify(token: string): Promise<Claims> {
   const config = env();
-  verifier ??= createVerifier({
+  // Each token's signature is checked once; what it proved is remembered until its `exp` (jwt.ts).
+  verifier ??= cachingVerifier(createVerifier({
     jwtSecret: config.SUPABASE_JWT_SECRET,
     jwks: config.SUPABASE_JWKS as never,
     jwksUrl: `${config.SUPABASE_URL}/auth/v1/.well-known/jwks.json`,
-  });
+  }));
   return verifier(token);
 }
 

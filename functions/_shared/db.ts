@@ -68,22 +68,43 @@ export async function asUser<T>(
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
   const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
   let abandoned = false;
-  const run = db().begin(async (tx) => {
-    // A connection that came after the caller got its 503 does nothing.
-    const left = Math.floor(deadline - Date.now());
-    if (abandoned || left < 20) throw new Abandoned();
-    // One round trip, as PostgREST does it: set_config('role', ..., true) is `set local role`;
-    // the statement timeout (transaction-local too) makes the server end a statement at the deadline.
-    await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+  const run = (async () => {
+    const conn = await db().reserve();
+    try {
+      // A connection that came after the caller got its 503 does nothing.
+      const left = Math.floor(deadline - Date.now());
+      if (abandoned || left < 20) throw new Abandoned();
+      // `begin`, the claims and role (set_config('role', ..., true) is `set local
+      // role`, as PostgREST does it), the statement timeout that ends a statement at
+      // the deadline, and the work's first statement leave in one write: postgres.js
+      // pipelines the queries of one tick on a connection, and Postgres runs them in
+      // order, so the first statement already runs as the token's role. The commit is
+      // the second round trip (sql.begin would make four, each awaited).
+      const opened = Promise.all([
+        conn.unsafe("begin"),
+        conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
                     set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
                     set_config('request.jwt.claim.role', ${role}, true),
                     set_config('statement_timeout', ${String(left)}, true),
-                    set_config('role', ${role}, true)`;
-    const result = await work(tx);
-    // Rolled back rather than committed behind a 503.
-    if (abandoned) throw new Abandoned();
-    return result;
-  }) as Promise<T>;
+                    set_config('role', ${role}, true)`,
+      ]);
+      opened.catch(() => {}); // awaited below; a failure there fails the work's statements too
+      let result: T;
+      try {
+        result = await work(conn as unknown as Tx);
+        await opened;
+        // Rolled back rather than committed behind a 503.
+        if (abandoned) throw new Abandoned();
+      } catch (error) {
+        await conn.unsafe("rollback").catch(() => {});
+        throw error;
+      }
+      await conn.unsafe("commit");
+      return result;
+    } finally {
+      conn.release();
+    }
+  })();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {

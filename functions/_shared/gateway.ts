@@ -2,7 +2,7 @@
 // the caller's problem (422 with the gateway's description); a 5xx, a timeout
 // (10 s) or a refused connection is 502.
 import { decryptSecret } from "./crypto.ts";
-import { asService } from "./db.ts";
+import { db } from "./db.ts";
 import { env } from "./env.ts";
 import { HttpError } from "./errors.ts";
 
@@ -118,32 +118,106 @@ export interface CompanyGateway {
   environment: "sandbox" | "production";
 }
 
-interface StoredConfig {
+/** A company's row as stored: the secrets still encrypted. */
+export interface StoredConfig {
   api_key_ciphertext: string;
   webhook_secret_ciphertext: string;
   environment: "sandbox" | "production";
 }
 
-async function storedConfig(companyId: string): Promise<StoredConfig | null> {
-  const [row] = await asService((tx) =>
-    tx<StoredConfig[]>`select api_key_ciphertext, webhook_secret_ciphertext, environment
-                       from private.gateway_configs where company_id = ${companyId}`
-  );
-  return row ?? null;
+/**
+ * How long a company's gateway settings are reused before they are read again:
+ * a configuration change applies within this time on every instance (at once on
+ * the one that stored it). docs/contract.md, Configuration.
+ */
+export const SETTINGS_TTL_MS = 5_000;
+const MAX_COMPANIES = 1_000;
+
+interface Settings {
+  /** Whether the company exists at all (the company webhook endpoint answers 404 otherwise). */
+  known: boolean;
+  row: StoredConfig | null;
+  readAt: number;
+  /** Each secret is decrypted only when a request needs it, then kept with the entry. */
+  apiKey?: Promise<string>;
+  webhookSecret?: Promise<string>;
+}
+
+const settings = new Map<string, Settings>();
+
+/**
+ * Remembers a company's settings read elsewhere (the webhook's own read joins
+ * them), replacing what was known if they differ.
+ */
+export function rememberGatewayConfig(companyId: string, row: StoredConfig | null): void {
+  const known = settings.get(companyId);
+  if (
+    known && known.row?.api_key_ciphertext === row?.api_key_ciphertext &&
+    known.row?.webhook_secret_ciphertext === row?.webhook_secret_ciphertext &&
+    known.row?.environment === row?.environment
+  ) {
+    known.readAt = Date.now();
+    return;
+  }
+  put(companyId, { known: true, row, readAt: Date.now() });
+}
+
+/** Forgets a company's settings (after this instance stored new ones). */
+export function forgetGatewayConfig(companyId: string): void {
+  settings.delete(companyId);
+}
+
+function put(companyId: string, entry: Settings): Settings {
+  settings.delete(companyId);
+  if (settings.size >= MAX_COMPANIES) settings.delete(settings.keys().next().value!);
+  settings.set(companyId, entry);
+  return entry;
+}
+
+async function settingsOf(companyId: string): Promise<Settings> {
+  const hit = settings.get(companyId);
+  if (hit && Date.now() - hit.readAt < SETTINGS_TTL_MS) return hit;
+  // One statement, no transaction: a read by trusted code of the company and its row.
+  const [row] = await db()<(StoredConfig & { found: boolean })[]>`
+    select true as found, g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+    from public.companies c left join private.gateway_configs g on g.company_id = c.id
+    where c.id = ${companyId}`;
+  return put(companyId, {
+    known: row !== undefined,
+    row: row?.api_key_ciphertext ? {
+      api_key_ciphertext: row.api_key_ciphertext,
+      webhook_secret_ciphertext: row.webhook_secret_ciphertext,
+      environment: row.environment,
+    } : null,
+    readAt: Date.now(),
+  });
+}
+
+function decrypted(entry: Settings, field: "apiKey" | "webhookSecret"): Promise<string> {
+  const sealed = field === "apiKey" ? entry.row!.api_key_ciphertext : entry.row!.webhook_secret_ciphertext;
+  const plain = entry[field] ??= decryptSecret(sealed, env().SECRETS_ENCRYPTION_KEY);
+  plain.catch(() => {
+    // A failure is not kept: the next request tries again.
+    if (entry[field] === plain) delete entry[field];
+  });
+  return plain;
 }
 
 /** The company's gateway (its API key decrypted), or null when it has not configured one. */
 export async function companyGateway(companyId: string): Promise<CompanyGateway | null> {
-  const row = await storedConfig(companyId);
-  if (!row) return null;
+  const entry = await settingsOf(companyId);
+  if (!entry.row) return null;
   const config = env();
-  const apiKey = await decryptSecret(row.api_key_ciphertext, config.SECRETS_ENCRYPTION_KEY);
-  const baseUrl = row.environment === "sandbox" ? config.GATEWAY_SANDBOX_URL : config.GATEWAY_PRODUCTION_URL;
-  return { client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey), environment: row.environment };
+  const apiKey = await decrypted(entry, "apiKey");
+  const baseUrl = entry.row.environment === "sandbox" ? config.GATEWAY_SANDBOX_URL : config.GATEWAY_PRODUCTION_URL;
+  return { client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey), environment: entry.row.environment };
 }
 
-/** The company's webhook secret, decrypted, or null when it has not configured the gateway. */
-export async function companyWebhookSecret(companyId: string): Promise<string | null> {
-  const row = await storedConfig(companyId);
-  return row ? await decryptSecret(row.webhook_secret_ciphertext, env().SECRETS_ENCRYPTION_KEY) : null;
+/**
+ * For the company webhook endpoint: whether the company exists, and its webhook
+ * secret, decrypted (null when it has not configured the gateway).
+ */
+export async function companyWebhookSecret(companyId: string): Promise<{ known: boolean; secret: string | null }> {
+  const entry = await settingsOf(companyId);
+  return { known: entry.known, secret: entry.row ? await decrypted(entry, "webhookSecret") : null };
 }

@@ -76,3 +76,54 @@ export function bearerToken(header: string | null | undefined): string | null {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
   return match ? match[1] : null;
 }
+
+export interface CacheOptions {
+  /** At most this many tokens are remembered; the oldest go first. */
+  maxEntries?: number;
+  /** The clock, in milliseconds (tests move it). */
+  now?: () => number;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Remembers what `verify` accepted, so that a token's signature is checked once
+ * per its lifetime rather than on every request: keyed by the token's SHA-256
+ * (the token itself is never kept), each entry only until the token's `exp`,
+ * at most `maxEntries` of them. Refusals are not remembered: a token that fails
+ * is verified again (and fails again) each time. A token without `exp` is
+ * verified every time.
+ */
+export function cachingVerifier(
+  verify: (token: string) => Promise<Claims>,
+  options: CacheOptions = {},
+): (token: string) => Promise<Claims> {
+  const maxEntries = options.maxEntries ?? 10_000;
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, { claims: Claims; expiresAt: number }>();
+
+  return async (token: string): Promise<Claims> => {
+    const key = await sha256Hex(token);
+    const hit = entries.get(key);
+    if (hit) {
+      if (now() < hit.expiresAt) return hit.claims;
+      entries.delete(key);
+    }
+    const claims = await verify(token);
+    if (typeof claims.exp === "number" && now() < claims.exp * 1000) {
+      if (entries.size >= maxEntries) {
+        for (const [k, e] of entries) if (now() >= e.expiresAt) entries.delete(k);
+        // Still full: the oldest entries make room.
+        for (const k of entries.keys()) {
+          if (entries.size < maxEntries) break;
+          entries.delete(k);
+        }
+      }
+      entries.set(key, { claims: Object.freeze(claims), expiresAt: claims.exp * 1000 });
+    }
+    return claims;
+  };
+}

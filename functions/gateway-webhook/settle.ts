@@ -5,9 +5,16 @@
 // the gateway with the owning company's key, check that it is ours, and apply
 // its status in one transaction together with the audit row. The reconciliation
 // job settles withdrawals the same way.
-import { asService, rpc, type Tx } from "../_shared/db.ts";
+import { asService, db, type Sql, type Tx } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
-import { companyGateway, type GatewayClient, type GatewayObject, GatewayRejected } from "../_shared/gateway.ts";
+import {
+  companyGateway,
+  type GatewayClient,
+  type GatewayObject,
+  GatewayRejected,
+  rememberGatewayConfig,
+  type StoredConfig,
+} from "../_shared/gateway.ts";
 import { describedId, eventForStatus, type Kind } from "./events.ts";
 
 export type Result = "processed" | "duplicate" | "ignored" | "rejected" | "error";
@@ -43,18 +50,38 @@ interface Ours {
 const noun = (kind: Kind) => kind === "transfer" ? "withdrawal" : "delivery";
 const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
 
-/** Our withdrawal or delivery a claim names, within `companyId` (null: any company). */
+/**
+ * Our withdrawal or delivery a claim names, within `companyId` (null: any
+ * company), with its company's gateway settings, which stay remembered for a
+ * few seconds (gateway.ts): one statement, one round trip, no transaction (a
+ * read by trusted code).
+ */
 async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
   const reference = claim.externalReference ?? claim.describedId;
-  const [row] = await asService((tx) =>
-    claim.kind === "transfer"
-      ? tx<Ours[]>`select id, company_id, gateway_transfer_id as gateway_id from public.withdrawals
-                   where id = private.withdrawal_for_event(${companyId}, ${claim.objectId}, ${reference})`
-      : tx<Ours[]>`select id, company_id, gateway_payment_id as gateway_id from public.deliveries
-                   where id = private.delivery_for_payment(${claim.objectId}, ${reference})
-                     and (${companyId}::uuid is null or company_id = ${companyId})`
+  const [row] = await (claim.kind === "transfer"
+    ? db()<(Ours & Partial<StoredConfig>)[]>`
+        select w.id, w.company_id, w.gateway_transfer_id as gateway_id,
+               g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+        from public.withdrawals w left join private.gateway_configs g on g.company_id = w.company_id
+        where w.id = private.withdrawal_for_event(${companyId}, ${claim.objectId}, ${reference})`
+    : db()<(Ours & Partial<StoredConfig>)[]>`
+        select d.id, d.company_id, d.gateway_payment_id as gateway_id,
+               g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+        from public.deliveries d left join private.gateway_configs g on g.company_id = d.company_id
+        where d.id = private.delivery_for_payment(${claim.objectId}, ${reference})
+          and (${companyId}::uuid is null or d.company_id = ${companyId})`);
+  if (!row) return null;
+  rememberGatewayConfig(
+    row.company_id,
+    row.api_key_ciphertext && row.webhook_secret_ciphertext && row.environment
+      ? {
+        api_key_ciphertext: row.api_key_ciphertext,
+        webhook_secret_ciphertext: row.webhook_secret_ciphertext,
+        environment: row.environment,
+      }
+      : null,
   );
-  return row ?? null;
+  return { id: row.id, company_id: row.company_id, gateway_id: row.gateway_id };
 }
 
 /** Whether the gateway's object is the one behind our record. */
@@ -139,7 +166,32 @@ function tooSoon(): never {
   throw new HttpError(429, "this object was checked with the gateway less than a minute ago", { "Retry-After": "60" });
 }
 
-/** Applies the status of the gateway's object to ours, writing the audit row in the same transaction. */
+/** What applies a gateway status: a function call returning `{result, detail}`, or nothing to call. */
+function applyCall(ours: Ours, kind: Kind, object: GatewayObject, event: string | null): [string, unknown[]] | null {
+  if (!event && kind === "transfer" && ours.gateway_id === null) {
+    // Still pending at the gateway, but now we know the transfer: no longer in doubt; its events settle it.
+    return [
+      `select public.attach_transfer(withdrawal_id => $1, gateway_transfer_id => $2) as attached,
+              jsonb_build_object('result', 'processed',
+                'detail', 'the transfer exists and is pending: attached to the withdrawal') as r`,
+      [ours.id, object.id],
+    ];
+  }
+  if (!event) return null;
+  const fn = kind === "transfer" ? "apply_transfer_event" : "apply_payment_event";
+  const idArg = kind === "transfer" ? "transfer_id" : "payment_id";
+  return [
+    `select public.${fn}(company_id => $1, event => $2, ${idArg} => $3, external_reference => $4) as r`,
+    [ours.company_id, event, object.id, ours.id],
+  ];
+}
+
+/**
+ * Applies the status of the gateway's object to ours, writing the audit row in
+ * the same transaction and the same statement: the timeouts, the call and the
+ * audit row leave in one write with the transaction's begin, and the commit
+ * follows (functions/_shared/db.ts).
+ */
 export async function applyStatus(
   audit: Audit | null,
   ours: Ours,
@@ -149,37 +201,38 @@ export async function applyStatus(
 ): Promise<Outcome> {
   const event = eventForStatus(kind, object.status);
   const checked = `${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `;
+  const call = applyCall(ours, kind, object, event);
+  // With nothing to call, the outcome is known: only the audit row remains.
+  const fixed = call ? null : { result: "ignored" as const, detail: `the ${kind} is not settled yet` };
   return await asService(async (tx) => {
-    let applied: { result: Outcome["result"]; detail: string };
-    if (!event && kind === "transfer" && ours.gateway_id === null) {
-      // Still pending at the gateway, but now we know the transfer: no longer in doubt; its events settle it.
-      await rpc(tx, "attach_transfer", { withdrawal_id: ours.id, gateway_transfer_id: object.id });
-      applied = { result: "processed", detail: "the transfer exists and is pending: attached to the withdrawal" };
-    } else if (!event) {
-      applied = { result: "ignored", detail: `the ${kind} is not settled yet` };
-    } else if (kind === "transfer") {
-      applied = await rpc(tx, "apply_transfer_event", {
-        company_id: ours.company_id,
-        event,
-        transfer_id: object.id,
-        external_reference: ours.id,
-      });
+    let statement: string;
+    let args: unknown[];
+    if (!call) {
+      statement = `select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`;
+      args = [fixed!.result, fixed!.detail];
     } else {
-      applied = await rpc(tx, "apply_payment_event", {
-        company_id: ours.company_id,
-        event,
-        payment_id: object.id,
-        external_reference: ours.id,
-      });
+      [statement, args] = call;
     }
-    const detail = checked + applied.detail;
-    if (audit) await insertAudit(tx, audit, applied.result, detail);
+    const n = args.length;
+    if (audit) {
+      // The audit row is written by the statement that applies the event, from its outcome.
+      statement = `with applied as (${statement})
+        insert into public.webhook_events (company_id, event, object_id, result, detail)
+        select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${n + 4}::text || (applied.r ->> 'detail')
+        from applied
+        returning jsonb_build_object('result', result, 'detail', detail) as r`;
+      args = [...args, audit.companyId, audit.event, audit.objectId, checked];
+    }
+    // deno-lint-ignore no-explicit-any
+    const rows = await tx.unsafe(statement, args as any[]);
+    const applied = rows[0].r as { result: Outcome["result"]; detail: string };
+    const detail = audit ? applied.detail : checked + applied.detail;
     return { result: applied.result, detail, logged: audit !== null };
   });
 }
 
-/** The request's audit row, in the transaction given: the one that applied the event, or one of its own. */
-export async function insertAudit(tx: Tx, audit: Audit, result: Result, detail: string): Promise<void> {
-  await tx`insert into public.webhook_events (company_id, event, object_id, result, detail)
-           values (${audit.companyId}, ${audit.event}, ${audit.objectId}, ${result}, ${detail})`;
+/** The request's audit row: in the transaction given, or on its own (one statement). */
+export async function insertAudit(sql: Tx | Sql, audit: Audit, result: Result, detail: string): Promise<void> {
+  await sql`insert into public.webhook_events (company_id, event, object_id, result, detail)
+            values (${audit.companyId}, ${audit.event}, ${audit.objectId}, ${result}, ${detail})`;
 }

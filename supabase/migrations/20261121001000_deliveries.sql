@@ -66,6 +66,17 @@ comment on table public.deliveries is 'Deliveries of a company, from payment to 
 create index deliveries_company_created_idx on public.deliveries (company_id, created_at desc, id desc);
 create index deliveries_company_status_created_idx on public.deliveries (company_id, status, created_at desc, id desc);
 create index deliveries_driver_created_idx on public.deliveries (driver_id, created_at desc, id desc);
+-- What the lists filter by, each in the lists' order, so that a page is one index
+-- range scan whatever the company's history (public.list_deliveries): by payment
+-- status; a driver's by state or payment status; and the pending deliveries
+-- offered to every driver of a company (few, whatever the history).
+create index deliveries_company_payment_created_idx
+  on public.deliveries (company_id, payment_status, created_at desc, id desc);
+create index deliveries_driver_status_created_idx on public.deliveries (driver_id, status, created_at desc, id desc);
+create index deliveries_driver_payment_created_idx
+  on public.deliveries (driver_id, payment_status, created_at desc, id desc);
+create index deliveries_offered_created_idx on public.deliveries (company_id, created_at desc, id desc)
+  where status = 'pending' and driver_id is null;
 alter table public.deliveries enable row level security;
 
 -- Managers (and the older-form admin) see the company's deliveries. A driver
@@ -546,14 +557,21 @@ comment on function private.remember_gateway_customer(uuid, text, text) is 'Cach
 -- Reads --------------------------------------------------------------------------
 
 create function public.list_deliveries(
-  status text default null, driver_id uuid default null, page_limit integer default 20, cursor text default null)
+  status text default null, driver_id uuid default null, page_limit integer default 20, cursor text default null,
+  payment_status text default null)
 returns jsonb
 language plpgsql
 stable
 set search_path = ''
+-- Each call is planned with its own values, so that a filter left null drops
+-- out of the plan and the one given picks its index (a generic plan would keep
+-- `x is null or ...` and walk the company's whole history).
+set plan_cache_mode = force_custom_plan
 as $$
 declare
   company uuid := private.authorize(variadic private.members());
+  -- Null for owners and admins; a driver's own id for a driver.
+  me uuid := case when private.app_role() = 'driver' then private.driver_id() end;
   -- Scalars, not a record: a record left unassigned cannot be read even where
   -- `cursor is null` makes the comparison moot.
   after_key timestamptz;
@@ -564,22 +582,54 @@ begin
   if list_deliveries.cursor is not null then
     select c.sort_key, c.id into after_key, after_id from private.decode_cursor(list_deliveries.cursor) c;
   end if;
-  -- Row-level security narrows a driver to its scope.
-  select coalesce(jsonb_agg(private.delivery_json(d) order by d.created_at desc, d.id desc), '[]'::jsonb) into rows
-  from (
-    select * from public.deliveries d
-    where d.company_id = company
-      and (list_deliveries.status is null or d.status = list_deliveries.status)
-      and (list_deliveries.driver_id is null or d.driver_id = list_deliveries.driver_id)
-      and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
-    order by d.created_at desc, d.id desc
-    limit list_deliveries.page_limit + 1
-  ) d;
+  -- Row-level security stays the authority: the predicates here only narrow
+  -- the scan to what the policy lets the caller see, so that each part is one
+  -- index range scan in (created_at desc, id desc) order.
+  if me is null then
+    select coalesce(jsonb_agg(private.delivery_json(d) order by d.created_at desc, d.id desc), '[]'::jsonb) into rows
+    from (
+      select * from public.deliveries d
+      where d.company_id = company
+        and (list_deliveries.status is null or d.status = list_deliveries.status)
+        and (list_deliveries.driver_id is null or d.driver_id = list_deliveries.driver_id)
+        and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+        and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+      order by d.created_at desc, d.id desc
+      limit list_deliveries.page_limit + 1
+    ) d;
+  else
+    -- A driver's scope is two ranges, as in the policy: the pending deliveries
+    -- offered to every driver of its company, and those it has taken.
+    select coalesce(jsonb_agg(private.delivery_json(d) order by d.created_at desc, d.id desc), '[]'::jsonb) into rows
+    from (
+      select * from (
+        (select * from public.deliveries d
+         where d.company_id = company and d.status = 'pending' and d.driver_id is null
+           and (list_deliveries.status is null or list_deliveries.status = 'pending')
+           and list_deliveries.driver_id is null
+           and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+         order by d.created_at desc, d.id desc
+         limit list_deliveries.page_limit + 1)
+        union all
+        (select * from public.deliveries d
+         where d.driver_id = me and d.accepted_at is not null and d.company_id = company
+           and (list_deliveries.status is null or d.status = list_deliveries.status)
+           and (list_deliveries.driver_id is null or list_deliveries.driver_id = me)
+           and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+         order by d.created_at desc, d.id desc
+         limit list_deliveries.page_limit + 1)
+      ) scope
+      order by scope.created_at desc, scope.id desc
+      limit list_deliveries.page_limit + 1
+    ) d;
+  end if;
   return private.page(rows, list_deliveries.page_limit, 'created_at');
 end;
 $$;
-comment on function public.list_deliveries(text, uuid, integer, text) is 'The deliveries the caller may see, newest first, one page, optionally by status and driver.';
-grant execute on function public.list_deliveries(text, uuid, integer, text) to authenticated;
+comment on function public.list_deliveries(text, uuid, integer, text, text) is 'The deliveries the caller may see, newest first, one page, optionally by status, driver and payment status.';
+grant execute on function public.list_deliveries(text, uuid, integer, text, text) to authenticated;
 
 create function public.get_delivery(delivery_id uuid)
 returns jsonb

@@ -226,6 +226,9 @@ returns jsonb
 language plpgsql
 stable
 set search_path = ''
+-- Planned with each call's values: a generic plan would keep `cursor is null or ...`
+-- and walk from the newest row to the cursor (public.list_deliveries says more).
+set plan_cache_mode = force_custom_plan
 as $$
 declare
   driver uuid;
@@ -400,6 +403,9 @@ language plpgsql
 stable
 security definer
 set search_path = ''
+-- Planned with each call's values: a generic plan would keep `cursor is null or ...`
+-- and walk from the newest row to the cursor (public.list_deliveries says more).
+set plan_cache_mode = force_custom_plan
 as $$
 declare
   company uuid := private.authorize(variadic array['driver'] || private.company_managers());

@@ -4,6 +4,7 @@ import { withNewAuthUser } from "../auth-admin.ts";
 import { encryptSecret } from "../../_shared/crypto.ts";
 import { asService, rpc } from "../../_shared/db.ts";
 import { env } from "../../_shared/env.ts";
+import { forgetGatewayConfig } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { MEMBERS, OWNER } from "../roles.ts";
 import { Email, HeaderSafe, Name, Password, Timestamp } from "../schemas.ts";
@@ -65,8 +66,8 @@ export const gatewayConfig = defineRoute({
   tag: "companies",
   summary: "Store the company's payment gateway key and webhook secret",
   description: "Both are stored encrypted (AES-256-GCM) and are never returned or logged. The environment is " +
-    "detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on, webhooks to " +
-    "/api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.",
+    "detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on (within 5 s on " +
+    "every instance), webhooks to /api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.",
   auth: "bearer",
   roles: OWNER,
   body: z.object({
@@ -88,7 +89,10 @@ export const gatewayConfig = defineRoute({
       webhook_secret_ciphertext: await encryptSecret(body.webhook_secret, key),
       environment: environmentOf(body.api_key),
     };
-    return { body: await asService((tx) => rpc(tx, "save_gateway_config", args)) };
+    const saved = await asService((tx) => rpc(tx, "save_gateway_config", args));
+    // This instance uses the new settings at once; the others within SETTINGS_TTL_MS (gateway.ts).
+    forgetGatewayConfig(companyId);
+    return { body: saved };
   },
 });
 

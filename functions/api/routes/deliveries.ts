@@ -109,6 +109,7 @@ const CreateDelivery = Route.extend({
 const DeliveryQuery = PageQuery.extend({
   status: DeliveryStatus.optional(),
   driver_id: z.uuid().optional(),
+  payment_status: PaymentStatus.optional(),
 });
 
 const Quote = z.object({
@@ -225,7 +226,8 @@ export const listDeliveries = defineRoute({
   summary: "List deliveries, newest first",
   description: "Owners, admins and legacy admins list every delivery of the company. A driver lists the pending " +
     "deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never " +
-    "another driver's, never one still awaiting payment. `status` and `driver_id` narrow the list further. " +
+    "another driver's, never one still awaiting payment. `status`, `driver_id` and `payment_status` narrow the list " +
+    "further (together: all of them). " +
     "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
   auth: "bearer",
   roles: [...DELIVERY_MANAGERS, ...DRIVER],
@@ -236,6 +238,7 @@ export const listDeliveries = defineRoute({
       rpc(tx, "list_deliveries", {
         status: query.status,
         driver_id: query.driver_id,
+        payment_status: query.payment_status,
         page_limit: query.limit,
         cursor: query.cursor,
       })

@@ -26,7 +26,7 @@ select results_eq(
   'the allowed moves are those of docs/state-machines.md');
 
 -- Who may call what.
-select ok(not has_function_privilege('anon', 'public.list_deliveries(text, uuid, integer, text)', 'execute'), 'anon may not list deliveries');
+select ok(not has_function_privilege('anon', 'public.list_deliveries(text, uuid, integer, text, text)', 'execute'), 'anon may not list deliveries');
 select ok(not has_function_privilege('anon', 'public.accept_delivery(uuid)', 'execute'), 'anon may not accept');
 select ok(has_function_privilege('authenticated', 'public.accept_delivery(uuid)', 'execute'), 'authenticated may call accept (it authorizes inside)');
 select ok(not has_function_privilege('authenticated',

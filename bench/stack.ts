@@ -1,0 +1,194 @@
+// What the benchmarks share: the local stack on free loopback ports with a
+// fresh database (started as `npm start` does, stopped and removed at the end),
+// users arranged in SQL and signed in through the identity provider, a small
+// worker pool and percentiles. Nothing here is product code.
+import bcrypt from "bcryptjs";
+import type postgres from "postgres";
+
+export function positiveInt(name: string, fallback: number): number {
+  const raw = Deno.env.get(name);
+  const value = raw === undefined ? fallback : Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return value;
+}
+
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+export interface Stack {
+  apiUrl: string;
+  dbUrl: string;
+  anonKey: string;
+  serviceRoleKey: string;
+  stop(): Promise<void>;
+}
+
+/** The local stack as `npm start` runs it, on free ports, with a fresh database of its own. */
+export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
+  const root = new URL("../", import.meta.url);
+  const dataDir = new URL(`.test-stack/bench-${Deno.pid}/`, root).pathname;
+  const apiPort = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "local/start.ts", "--reset"],
+    cwd: root,
+    env: { API_PORT: String(apiPort), DB_PORT: String(freePort()), DATA_DIR: dataDir, NO_COLOR: "1", ...extraEnv },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+
+  let output = "";
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      // Keep the start-up banner, not every log line of a long run.
+      if (output.length < 100_000) output += chunk;
+    }
+  };
+  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  let exited = false;
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+
+  const stop = async () => {
+    if (!exited) {
+      child.kill("SIGINT");
+      const timer = setTimeout(() => !exited && child.kill("SIGKILL"), 10_000);
+      await status;
+      clearTimeout(timer);
+    }
+    await drained;
+    await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+  };
+
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const startedBy = Date.now() + 60_000;
+  while (!output.includes("Press Ctrl-C")) {
+    if (exited || Date.now() > startedBy) {
+      await stop();
+      throw new Error(`the local stack did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(output)?.[1] ?? "";
+  return {
+    apiUrl,
+    dbUrl: field("DB URL"),
+    anonKey: field("anon key"),
+    serviceRoleKey: field("service_role key"),
+    stop,
+  };
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; results in input order. */
+export async function pool<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index], index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export const PASSWORD = "bench-password";
+
+export interface NewUser {
+  userId: string;
+  email: string;
+  /** user_metadata; `{ role: "admin" }` makes the older-form admin token. */
+  metadata?: Record<string, unknown>;
+}
+
+/** Auth users straight in SQL, with a cheap bcrypt cost so that signing them in is quick. */
+export async function insertUsers(tx: postgres.TransactionSql | postgres.Sql, users: NewUser[]): Promise<void> {
+  const hash = bcrypt.hashSync(PASSWORD, 4);
+  for (const user of users) {
+    await tx`insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
+               raw_app_meta_data, raw_user_meta_data, created_at, updated_at,
+               confirmation_token, recovery_token, email_change_token_new, email_change)
+             values ('00000000-0000-0000-0000-000000000000', ${user.userId}, 'authenticated', 'authenticated',
+               ${user.email}, ${hash}, now(), '{"provider": "email", "providers": ["email"]}',
+               jsonb_strip_nulls(jsonb_build_object('role', ${(user.metadata?.role as string) ?? null}::text)), now(), now(), '', '', '', '')`;
+  }
+}
+
+export interface SignedIn {
+  token: string;
+  claims: Record<string, unknown>;
+}
+
+/** A real access token from the local identity provider (the access token hook adds role and company). */
+export async function signIn(stack: Stack, email: string): Promise<SignedIn> {
+  const res = await fetch(`${stack.apiUrl}/auth/v1/token?grant_type=password`, {
+    method: "POST",
+    headers: { "content-type": "application/json", apikey: stack.anonKey },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in failed: ${res.status} ${await res.text()}`);
+  const token = (await res.json()).access_token as string;
+  const claims = JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+  return { token, claims };
+}
+
+/** A company through the public API (its owner signed in). */
+export async function registerCompany(stack: Stack, name: string): Promise<{ companyId: string; owner: SignedIn }> {
+  const email = `owner-${crypto.randomUUID()}@bench.example`;
+  const registered = await fetch(`${stack.apiUrl}/api/v1/companies/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ company_name: name, owner_name: "Owner", email, password: PASSWORD }),
+  });
+  if (registered.status !== 201) {
+    throw new Error(`registration failed: ${registered.status} ${await registered.text()}`);
+  }
+  const { company_id: companyId } = await registered.json();
+  return { companyId, owner: await signIn(stack, email) };
+}
+
+/**
+ * The set_config statement the proxy sends before each call, so the direct side
+ * of a benchmark does the same work as the proxy (functions/_shared/db.ts).
+ */
+export function claimsStatement(claims: Record<string, unknown>): [string, string[]] {
+  return [
+    `select set_config('request.jwt.claims', $1, true), set_config('request.jwt.claim.sub', $2, true),
+            set_config('request.jwt.claim.role', $3, true), set_config('role', $3, true)`,
+    [JSON.stringify(claims), String(claims.sub ?? ""), String(claims.role ?? "anon")],
+  ];
+}
+
+/**
+ * One transaction sent the way functions/_shared/db.ts sends it: `begin` and
+ * every statement in one write (postgres.js pipelines the queries of one tick
+ * on a reserved connection), then `commit`. The rows of the last statement.
+ */
+export async function pipelined(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+  const conn = await sql.reserve();
+  try {
+    let results: postgres.Row[][];
+    try {
+      // deno-lint-ignore no-explicit-any
+      results = await Promise.all([conn.unsafe("begin"), ...statements.map(([q, args]) => conn.unsafe(q, args as any[]))]);
+    } catch (error) {
+      await conn.unsafe("rollback").catch(() => {});
+      throw error;
+    }
+    await conn.unsafe("commit");
+    return results[results.length - 1];
+  } finally {
+    conn.release();
+  }
+}

@@ -1,0 +1,119 @@
+// The caches that spare the proxy work (issue 12), and what they must never do:
+// a verified token is remembered only until its `exp` (and a refused one never),
+// at most a bounded number of them; and a company's gateway settings are reused
+// for at most 5 s, so that a changed webhook secret applies within that time.
+import { describe, expect, it } from "vitest";
+import { cachingVerifier, type Claims, TokenError } from "../functions/_shared/jwt.ts";
+import { api, configureGateway, createCompany, db } from "./support/api.ts";
+import { companyWebhook, webhook } from "./support/webhooks.ts";
+
+describe("the token cache", () => {
+  /** A stand-in for the signature check: accepts "good-*" tokens until their exp, on the test's clock. */
+  function fakeVerifier(clock: { now: number }, exp: number | undefined) {
+    const calls: string[] = [];
+    const verify = (token: string): Promise<Claims> => {
+      calls.push(token);
+      if (!token.startsWith("good-")) return Promise.reject(new TokenError("invalid JWT: unable to verify signature"));
+      if (exp !== undefined && clock.now >= exp * 1000) {
+        return Promise.reject(new TokenError("invalid JWT: token is expired"));
+      }
+      return Promise.resolve({ sub: token, exp } as Claims);
+    };
+    return { calls, verify };
+  }
+
+  it("verifies a token once while it is valid, and again (refusing it) once its exp has passed", async () => {
+    const clock = { now: 1_000_000_000_000 };
+    const exp = clock.now / 1000 + 60;
+    const { calls, verify } = fakeVerifier(clock, exp);
+    const cached = cachingVerifier(verify, { now: () => clock.now });
+    expect((await cached("good-a")).sub).toBe("good-a");
+    clock.now += 59_999;
+    expect((await cached("good-a")).sub).toBe("good-a");
+    expect(calls).toEqual(["good-a"]);
+    clock.now = exp * 1000; // the second the token expires
+    await expect(cached("good-a")).rejects.toThrow("token is expired");
+    expect(calls).toEqual(["good-a", "good-a"]);
+  });
+
+  it("never remembers a refusal, nor a token without exp", async () => {
+    const clock = { now: 1_000_000_000_000 };
+    const refusing = fakeVerifier(clock, clock.now / 1000 + 60);
+    const cached = cachingVerifier(refusing.verify, { now: () => clock.now });
+    await expect(cached("forged")).rejects.toThrow("unable to verify signature");
+    await expect(cached("forged")).rejects.toThrow("unable to verify signature");
+    expect(refusing.calls).toEqual(["forged", "forged"]);
+
+    const noExp = fakeVerifier(clock, undefined);
+    const cachedNoExp = cachingVerifier(noExp.verify, { now: () => clock.now });
+    await cachedNoExp("good-b");
+    await cachedNoExp("good-b");
+    expect(noExp.calls).toEqual(["good-b", "good-b"]);
+  });
+
+  it("keys entries by the whole token and holds at most maxEntries", async () => {
+    const clock = { now: 1_000_000_000_000 };
+    const { calls, verify } = fakeVerifier(clock, clock.now / 1000 + 3600);
+    const cached = cachingVerifier(verify, { now: () => clock.now, maxEntries: 3 });
+    for (const t of ["good-1", "good-2", "good-3", "good-4"]) await cached(t);
+    // One character more is another token.
+    await cached("good-4x");
+    calls.length = 0;
+    await cached("good-4x");
+    await cached("good-4");
+    expect(calls).toEqual([]); // the newest are remembered
+    await cached("good-1");
+    expect(calls).toEqual(["good-1"]); // the oldest made room
+  });
+});
+
+describe("the gateway settings cache", () => {
+  /** An event the service does not handle: 200 once the signature is right, 401 otherwise; nothing else runs. */
+  const ping = (companyId: string, secret: string) =>
+    webhook(companyWebhook(companyId), { event: "PAYMENT_CREATED", payment: { id: "pay_x" } }, secret);
+
+  it("applies a webhook secret changed behind the instance's back within 5 s", async () => {
+    const [x, y] = await Promise.all([createCompany("Cache X"), createCompany("Cache Y")]);
+    const [{ webhookSecret: oldSecret }, { webhookSecret: newSecret }] = await Promise.all([
+      configureGateway(x),
+      configureGateway(y),
+    ]);
+    expect((await ping(x.companyId, oldSecret)).status).toBe(200); // now remembered
+    // Another instance stores X's new secret (here: Y's ciphertext, the same key encrypts both).
+    await db()`update private.gateway_configs
+               set webhook_secret_ciphertext = (select webhook_secret_ciphertext from private.gateway_configs
+                                                where company_id = ${y.companyId})
+               where company_id = ${x.companyId}`;
+    const changedAt = Date.now();
+    let status = 0;
+    while (Date.now() - changedAt < 10_000) {
+      status = (await ping(x.companyId, newSecret)).status;
+      if (status === 200) break;
+      expect(status).toBe(401);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const elapsed = Date.now() - changedAt;
+    expect(status).toBe(200);
+    // 5 s, plus the time of one poll on a loaded machine.
+    expect(elapsed).toBeLessThan(6_000);
+    expect((await ping(x.companyId, oldSecret)).status).toBe(401);
+  });
+
+  it("applies a secret stored through the API at once on the instance that stored it", async () => {
+    const x = await createCompany("Cache Z");
+    const { webhookSecret: first } = await configureGateway(x);
+    expect((await ping(x.companyId, first)).status).toBe(200);
+    const { webhookSecret: second } = await configureGateway(x);
+    expect((await ping(x.companyId, second)).status).toBe(200);
+    expect((await ping(x.companyId, first)).status).toBe(401);
+  });
+
+  it("answers 404 for a company that does not exist", async () => {
+    const res = await api(companyWebhook("00000000-0000-4000-8000-000000000000"), {
+      method: "POST",
+      rawBody: "{}",
+      headers: { "content-type": "application/json" },
+    });
+    expect(res.status).toBe(404);
+  });
+});
