@@ -20,13 +20,14 @@ const SHARE_EVERY_MS = 10_000;
 function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => void }) {
   const [sentAt, setSentAt] = useState<string | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const stopped = useRef(false);
   useEffect(() => {
     if (!("geolocation" in navigator)) return;
-    stopped.current = false;
+    // One flag per run of this effect: a cleanup stops exactly the loop it belongs to, also when React runs
+    // the effect again on the same component (StrictMode, a Suspense boundary hiding and showing it).
+    let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const later = (ms: number) => {
-      if (!stopped.current) timer = setTimeout(send, ms);
+      if (!stopped) timer = setTimeout(send, ms);
     };
     const send = () => {
       navigator.geolocation.getCurrentPosition(
@@ -62,7 +63,7 @@ function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => voi
     };
     send();
     return () => {
-      stopped.current = true;
+      stopped = true;
       clearTimeout(timer);
     };
   }, []);

@@ -22,7 +22,13 @@ const RealtimeContext = createContext<RealtimeState>({ connected: false, online:
 
 export const presenceTopic = (companyId: string) => `company:${companyId}`;
 
-function upsert<T extends { id: string }>(client: QueryClient, key: string, item: T, fits: (item: T, filter: unknown) => boolean) {
+type Versioned = { id: string; updated_at: string };
+
+/** A broadcast may arrive after the answer to a later move: an older version never replaces a newer one. */
+const newest = <T extends Versioned>(cached: T | undefined, item: T): T =>
+  cached && new Date(cached.updated_at) > new Date(item.updated_at) ? cached : item;
+
+function upsert<T extends Versioned>(client: QueryClient, key: string, item: T, fits: (item: T, filter: unknown) => boolean) {
   let found = false;
   client.setQueriesData<Page<T>>({ queryKey: [key] }, (page) => {
     if (!page?.items) return page;
@@ -30,7 +36,7 @@ function upsert<T extends { id: string }>(client: QueryClient, key: string, item
     if (index < 0) return page;
     found = true;
     const items = [...page.items];
-    items[index] = item;
+    items[index] = newest(items[index], item);
     return { ...page, items };
   });
   // A new item, or one that moved into a filtered list: refetch the lists that could show it.
@@ -40,7 +46,7 @@ function upsert<T extends { id: string }>(client: QueryClient, key: string, item
 function applyEvent(client: QueryClient, event: string, payload: Record<string, unknown>) {
   if (event === "delivery_updated" || event === "delivery_available") {
     const delivery = payload as unknown as Delivery;
-    client.setQueryData(["delivery", delivery.id], delivery);
+    client.setQueryData<Delivery>(["delivery", delivery.id], (cached) => newest(cached, delivery));
     upsert(client, "deliveries", delivery, (d, filter) => {
       const status = (filter as { status?: string } | undefined)?.status;
       return !status || status === d.status;
@@ -49,7 +55,7 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
     if (delivery.status === "completed") void client.invalidateQueries({ queryKey: ["wallet"] });
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
-    client.setQueryData(["withdrawal", withdrawal.id], withdrawal);
+    client.setQueryData<Withdrawal>(["withdrawal", withdrawal.id], (cached) => newest(cached, withdrawal));
     upsert(client, "withdrawals", withdrawal, () => true);
     void client.invalidateQueries({ queryKey: ["wallet"] });
   }
