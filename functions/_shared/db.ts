@@ -51,7 +51,8 @@ export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): P
       await opened;
     } catch (error) {
       await conn.unsafe("rollback").catch(() => {});
-      throw error;
+      // A failed begin or claims statement is the cause; the work's error is then only "transaction aborted".
+      throw (await opened.then(() => null, (cause) => cause)) ?? error;
     }
     await conn.unsafe("commit");
     return result;
