@@ -61,6 +61,44 @@ export async function asUser<T>(claims: Claims, work: (tx: Tx) => Promise<T>): P
   }
 }
 
+/**
+ * A transaction of statements known in advance, as `claims`: `begin`, the
+ * claims and role, every statement and `commit` leave in one write, one round
+ * trip. The rows of each statement. The first error is thrown; Postgres has then
+ * ended the transaction, the commit acting as a rollback.
+ */
+export async function asUserAtOnce(claims: Claims, statements: [string, unknown[]][]): Promise<postgres.Row[][]> {
+  const role = claims.role ?? "anon";
+  if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
+  const conn = await db().reserve();
+  try {
+    const settled = await Promise.allSettled([
+      conn.unsafe("begin"),
+      conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                  set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
+                  set_config('request.jwt.claim.role', ${role}, true),
+                  set_config('role', ${role}, true)`,
+      // deno-lint-ignore no-explicit-any
+      ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
+      conn.unsafe("commit"),
+    ]);
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) {
+      // Whatever failed, no transaction may stay open on the connection.
+      await conn.unsafe("rollback").catch(() => {});
+      throw failed.reason;
+    }
+    return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
+  } finally {
+    conn.release();
+  }
+}
+
+/** The same, as the service role. */
+export function asServiceAtOnce(statements: [string, unknown[]][]): Promise<postgres.Row[][]> {
+  return asUserAtOnce({ role: "service_role" }, statements);
+}
+
 /** A transaction as the service role (webhooks, which carry no user). */
 export async function asService<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
   return await asUser({ role: "service_role" }, work);
