@@ -192,3 +192,28 @@ export async function pipelined(sql: postgres.Sql, statements: [string, unknown[
     conn.release();
   }
 }
+
+/**
+ * One transaction of statements known in advance, sent the way
+ * functions/_shared/db.ts asUserAtOnce sends it: `begin`, every statement and
+ * `commit` in one write. The rows of the last statement.
+ */
+export async function atOnce(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+  const conn = await sql.reserve();
+  try {
+    const settled = await Promise.allSettled([
+      conn.unsafe("begin"),
+      // deno-lint-ignore no-explicit-any
+      ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
+      conn.unsafe("commit"),
+    ]);
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) {
+      await conn.unsafe("rollback").catch(() => {});
+      throw failed.reason;
+    }
+    return (settled[statements.length] as PromiseFulfilledResult<postgres.Row[]>).value;
+  } finally {
+    conn.release();
+  }
+}

@@ -3,7 +3,7 @@
 // finding the withdrawal, asking the gateway for the transfer, applying it with
 // its audit row) beside the same work called directly (the same read, the same
 // gateway GET, the same applying transaction with its audit row, over
-// postgres.js, one transaction sent in one write as the proxy sends it), so the
+// postgres.js, the transaction sent in one write as the proxy sends it), so the
 // proxy's overhead shows as a ratio; then the HTTP path
 // alone at a steady 200 requests per second, for its latency.
 //
@@ -16,7 +16,7 @@
 // Settings (environment): BENCH_EVENTS (400 per side and round), BENCH_ROUNDS
 // (5), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
-import { freePort, insertUsers, percentile, pipelined, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
+import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
 const EVENTS = positiveInt("BENCH_EVENTS", 400);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 5);
@@ -105,8 +105,8 @@ function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send 
       headers: { access_token: "bench" },
     });
     const object = await res.json();
-    // One transaction, pipelined: the role, the timeouts, the call with its audit row; then the commit.
-    const [applied] = await pipelined(sql, [
+    // One transaction in one write: begin, the role, the timeouts, the call with its audit row, commit.
+    const [applied] = await atOnce(sql, [
       [`select set_config('role', 'service_role', true)`, []],
       [`set local statement_timeout = 4000; set local lock_timeout = 4000`, []],
       [

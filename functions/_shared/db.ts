@@ -97,7 +97,8 @@ export async function asUser<T>(
         if (abandoned) throw new Abandoned();
       } catch (error) {
         await conn.unsafe("rollback").catch(() => {});
-        throw error;
+        // A failed begin or claims statement is the cause; the work's error is then only "transaction aborted".
+        throw (await opened.then(() => null, (cause) => cause)) ?? error;
       }
       await conn.unsafe("commit");
       return result;
@@ -123,6 +124,72 @@ export async function asUser<T>(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * A transaction of statements known in advance, as `claims`: `begin`, the
+ * claims and role, every statement and `commit` leave in one write, one round
+ * trip. The rows of each statement. The first error is thrown; Postgres has then
+ * ended the transaction, the commit acting as a rollback.
+ */
+export async function asUserAtOnce(
+  claims: Claims,
+  statements: [string, unknown[]][],
+  options: TransactionOptions = {},
+): Promise<postgres.Row[][]> {
+  const role = claims.role ?? "anon";
+  if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
+  const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
+  const run = (async () => {
+    const conn = await db().reserve();
+    try {
+      const left = Math.floor(deadline - Date.now());
+      if (left < 20) throw new Abandoned();
+      const settled = await Promise.allSettled([
+        conn.unsafe("begin"),
+        conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
+                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
+                    set_config('request.jwt.claim.role', ${role}, true),
+                    set_config('statement_timeout', ${String(left)}, true),
+                    set_config('role', ${role}, true)`,
+        // deno-lint-ignore no-explicit-any
+        ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
+        conn.unsafe("commit"),
+      ]);
+      const failed = settled.find((s) => s.status === "rejected");
+      if (failed) {
+        // Whatever failed, no transaction may stay open on the connection.
+        await conn.unsafe("rollback").catch(() => {});
+        throw failed.reason;
+      }
+      return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
+    } finally {
+      conn.release();
+    }
+  })();
+  // Sent in one write, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new DatabaseUnavailable("The database is busy; try again")),
+      Math.max(deadline - Date.now(), 0) + GRACE_MS,
+    );
+  });
+  run.catch(() => {});
+  try {
+    return await Promise.race([run, expired]);
+  } catch (error) {
+    if (error instanceof Abandoned) throw new DatabaseUnavailable("The database is busy; try again");
+    if (isConnectionError(error)) throw new DatabaseUnavailable();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The same, as the service role. */
+export function asServiceAtOnce(statements: [string, unknown[]][]): Promise<postgres.Row[][]> {
+  return asUserAtOnce({ role: "service_role" }, statements);
 }
 
 /** A transaction as the service role (webhooks, which carry no user). */

@@ -5,7 +5,7 @@
 // the gateway with the owning company's key, check that it is ours, and apply
 // its status in one transaction together with the audit row. The reconciliation
 // job settles withdrawals the same way.
-import { asService, db, type Sql, type Tx } from "../_shared/db.ts";
+import { asService, asServiceAtOnce, db, type Sql, type Tx } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
 import {
   companyGateway,
@@ -204,31 +204,29 @@ export async function applyStatus(
   const call = applyCall(ours, kind, object, event);
   // With nothing to call, the outcome is known: only the audit row remains.
   const fixed = call ? null : { result: "ignored" as const, detail: `the ${kind} is not settled yet` };
-  return await asService(async (tx) => {
-    let statement: string;
-    let args: unknown[];
-    if (!call) {
-      statement = `select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`;
-      args = [fixed!.result, fixed!.detail];
-    } else {
-      [statement, args] = call;
-    }
-    const n = args.length;
-    if (audit) {
-      // The audit row is written by the statement that applies the event, from its outcome.
-      statement = `with applied as (${statement})
-        insert into public.webhook_events (company_id, event, object_id, result, detail)
-        select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${n + 4}::text || (applied.r ->> 'detail')
-        from applied
-        returning jsonb_build_object('result', result, 'detail', detail) as r`;
-      args = [...args, audit.companyId, audit.event, audit.objectId, checked];
-    }
-    // deno-lint-ignore no-explicit-any
-    const rows = await tx.unsafe(statement, args as any[]);
-    const applied = rows[0].r as { result: Outcome["result"]; detail: string };
-    const detail = audit ? applied.detail : checked + applied.detail;
-    return { result: applied.result, detail, logged: audit !== null };
-  });
+  let statement: string;
+  let args: unknown[];
+  if (!call) {
+    statement = `select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`;
+    args = [fixed!.result, fixed!.detail];
+  } else {
+    [statement, args] = call;
+  }
+  const n = args.length;
+  if (audit) {
+    // The audit row is written by the statement that applies the event, from its outcome.
+    statement = `with applied as (${statement})
+      insert into public.webhook_events (company_id, event, object_id, result, detail)
+      select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${n + 4}::text || (applied.r ->> 'detail')
+      from applied
+      returning jsonb_build_object('result', result, 'detail', detail) as r`;
+    args = [...args, audit.companyId, audit.event, audit.objectId, checked];
+  }
+  // One transaction, one round trip: begin, the role, the statement timeout, the statement and commit in one write.
+  const [rows] = await asServiceAtOnce([[statement, args]]);
+  const applied = rows[0].r as { result: Outcome["result"]; detail: string };
+  const detail = audit ? applied.detail : checked + applied.detail;
+  return { result: applied.result, detail, logged: audit !== null };
 }
 
 /** The request's audit row: in the transaction given, or on its own (one statement). */
