@@ -20,6 +20,7 @@ export type Prices = Schemas["Prices"];
 export type Company = Schemas["Company"];
 export type Subscription = Schemas["Subscription"];
 export type DeliveryStatus = Delivery["status"];
+export type PaymentStatus = Delivery["payment_status"];
 export interface Page<T> {
   items: T[];
   next_cursor: string | null;

@@ -107,7 +107,6 @@ export const en = {
       driver: "Driver",
     },
     open: (id: string) => `Open delivery ${id}`,
-    paymentFilterNote: "The payment filter applies to the page shown.",
   },
   delivery: {
     title: (id: string) => `Delivery ${id}`,

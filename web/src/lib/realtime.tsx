@@ -48,8 +48,8 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
     const delivery = payload as unknown as Delivery;
     client.setQueryData<Delivery>(["delivery", delivery.id], (cached) => newest(cached, delivery));
     upsert(client, "deliveries", delivery, (d, filter) => {
-      const status = (filter as { status?: string } | undefined)?.status;
-      return !status || status === d.status;
+      const { status, payment_status } = (filter ?? {}) as { status?: string; payment_status?: string };
+      return (!status || status === d.status) && (!payment_status || payment_status === d.payment_status);
     });
     if (event === "delivery_available" || delivery.status === "pending") void client.invalidateQueries({ queryKey: ["available"] });
     if (delivery.status === "completed") void client.invalidateQueries({ queryKey: ["wallet"] });

@@ -2,7 +2,7 @@
 // through delivery_updated (lib/realtime.tsx updates the cached pages).
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, call, type DeliveryStatus } from "../api/client.ts";
+import { api, call, type DeliveryStatus, type PaymentStatus } from "../api/client.ts";
 import { Badge, ErrorNote, Loading, Pager, Select } from "../components/ui.tsx";
 import { formatBRL, formatDateTime, shortId } from "../format.ts";
 import { t } from "../i18n/index.ts";
@@ -17,13 +17,20 @@ export function DeliveriesPage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
   const query = useQuery({
-    queryKey: ["deliveries", { status: status || undefined, cursor }],
+    queryKey: ["deliveries", { status: status || undefined, payment_status: payment || undefined, cursor }],
     queryFn: () =>
       call(api.GET("/api/v1/deliveries", {
-        params: { query: { limit: 20, cursor, status: (status || undefined) as DeliveryStatus | undefined } },
+        params: {
+          query: {
+            limit: 20,
+            cursor,
+            status: (status || undefined) as DeliveryStatus | undefined,
+            payment_status: (payment || undefined) as PaymentStatus | undefined,
+          },
+        },
       })),
   });
-  const items = (query.data?.items ?? []).filter((d) => !payment || d.payment_status === payment);
+  const items = query.data?.items ?? [];
   const drivers = useQuery({
     queryKey: ["drivers", "all-active"],
     queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
@@ -39,10 +46,9 @@ export function DeliveriesPage() {
       <div className="filters">
         <Select label={t.deliveries.filterStatus} value={status} onChange={(e) => (setStatus(e.target.value), setCursors([]))}
           options={[["", t.deliveries.any], ...STATUSES.map((s): [string, string] => [s, t.status[s]])]} />
-        <Select label={t.deliveries.filterPayment} value={payment} onChange={(e) => setPayment(e.target.value)}
+        <Select label={t.deliveries.filterPayment} value={payment} onChange={(e) => (setPayment(e.target.value), setCursors([]))}
           options={[["", t.deliveries.any], ...PAYMENTS.map((s): [string, string] => [s, t.paymentStatus[s]])]} />
       </div>
-      {payment && <p className="hint">{t.deliveries.paymentFilterNote}</p>}
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
         <table>
