@@ -4,11 +4,14 @@
 // net.http_* requests reach the network and their answers land in
 // net._http_response; the scheduled job of the migrations, written as on a
 // hosted project, runs unchanged against the local stack.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cronMatches, type CronSchedule } from "../local/scheduler.ts";
 import { db, stack } from "./support/api.ts";
+import { projectRoot } from "./support/stack.ts";
 
 interface Received {
   method: string;
@@ -263,18 +266,8 @@ describe("the scheduled job of the migrations", () => {
 
   test("runs verbatim: the reconcile call carries the project URL, the service role key and an empty body", async () => {
     const [before] = await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-withdrawals'`;
-    // The migration's text, unchanged.
-    const migration = `
-create extension if not exists pg_net with schema extensions;
-create extension if not exists pg_cron with schema pg_catalog;
-select cron.schedule('reconcile-withdrawals', '*/5 * * * *', $$
-  select net.http_post(
-    url := (select decrypted_secret from vault.decrypted_secrets where name = 'project_url') || '/functions/v1/gateway-webhook/reconcile',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization',
-      'Bearer ' || (select decrypted_secret from vault.decrypted_secrets where name = 'service_role_key')),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000)
-$$);`;
+    // The migration itself, unchanged.
+    const migration = readFileSync(resolve(projectRoot, "supabase/migrations/20261121005000_scheduled_jobs.sql"), "utf8");
     const [{ id: projectUrlId }] = await db()`select id from vault.secrets where name = 'project_url'`;
     try {
       await db().unsafe(migration).simple();

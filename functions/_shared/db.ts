@@ -56,6 +56,32 @@ export interface TransactionOptions {
 /** Raised inside a transaction whose caller stopped waiting: it rolls the transaction back. */
 class Abandoned extends Error {}
 
+/**
+ * The transaction's outcome, or a 503 at its deadline (plus the grace for the server's own statement timeout
+ * to arrive), whichever comes first; `abandon` tells the transaction its caller stopped waiting. A server
+ * that cannot be reached is a 503 too.
+ */
+async function answerByDeadline<T>(run: Promise<T>, deadline: number, abandon: () => void = () => {}): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abandon();
+      reject(new DatabaseUnavailable("The database is busy; try again"));
+    }, Math.max(deadline - Date.now(), 0) + GRACE_MS);
+  });
+  // The transaction may still settle after the deadline has answered.
+  run.catch(() => {});
+  try {
+    return await Promise.race([run, expired]);
+  } catch (error) {
+    if (error instanceof Abandoned) throw new DatabaseUnavailable("The database is busy; try again");
+    if (isConnectionError(error)) throw new DatabaseUnavailable();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Postgres roles a token may select; anything else is refused before SQL sees it. */
 export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
 
@@ -106,24 +132,7 @@ export async function asUser<T>(
       conn.release();
     }
   })();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abandoned = true;
-      reject(new DatabaseUnavailable("The database is busy; try again"));
-    }, Math.max(deadline - Date.now(), 0) + GRACE_MS);
-  });
-  // The transaction may still settle after the deadline has answered.
-  run.catch(() => {});
-  try {
-    return await Promise.race([run, expired]);
-  } catch (error) {
-    if (error instanceof Abandoned) throw new DatabaseUnavailable("The database is busy; try again");
-    if (isConnectionError(error)) throw new DatabaseUnavailable();
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+  return await answerByDeadline(run, deadline, () => (abandoned = true));
 }
 
 /**
@@ -168,23 +177,7 @@ export async function asUserAtOnce(
     }
   })();
   // Sent in one write, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new DatabaseUnavailable("The database is busy; try again")),
-      Math.max(deadline - Date.now(), 0) + GRACE_MS,
-    );
-  });
-  run.catch(() => {});
-  try {
-    return await Promise.race([run, expired]);
-  } catch (error) {
-    if (error instanceof Abandoned) throw new DatabaseUnavailable("The database is busy; try again");
-    if (isConnectionError(error)) throw new DatabaseUnavailable();
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+  return await answerByDeadline(run, deadline);
 }
 
 /** The same, as the service role. */
