@@ -124,13 +124,16 @@ Started the local stack in ${seconds} s.
         Auth URL: ${apiUrl}/auth/v1
  Web app (panel): ${apiUrl}/  (${webBuild})
     Realtime URL: ${apiUrl.replace("http", "ws")}/realtime/v1/websocket
-  Functions URL: ${apiUrl}/functions/v1
+        REST URL: ${apiUrl}/rest/v1
+     Storage URL: ${apiUrl}/storage/v1
+   Functions URL: ${apiUrl}/functions/v1
+         Mailbox: ${apiUrl}/_mail/api/v1/messages
           DB URL: ${databaseUrl}
       JWT secret: ${keys.jwtSecret}
         anon key: ${keys.anonKey}
 service_role key: ${keys.serviceRoleKey}
-  Gateway (sim): ${functionEnv.GATEWAY_SANDBOX_URL}
-  Routing (sim): ${functionEnv.ROUTING_URL}
+   Gateway (sim): ${functionEnv.GATEWAY_SANDBOX_URL}
+   Routing (sim): ${functionEnv.ROUTING_URL}
 ${demoUsers.length ? `\nDemo users (email / password / role):\n${demoUsers.map((u) => `  ${u}`).join("\n")}\n` : ""}
 Press Ctrl-C to stop.`);
 } catch (error) {
