@@ -16,6 +16,7 @@
 // Settings (environment): BENCH_EVENTS (400 per side and round), BENCH_ROUNDS
 // (5), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
+import { hmacHex } from "../functions/_shared/crypto.ts";
 import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
 const EVENTS = positiveInt("BENCH_EVENTS", 400);
@@ -38,18 +39,6 @@ function startFakeGateway(): { url: string; requests: () => number; stop: () => 
     return Response.json({ id: decodeURIComponent(match[1]), status: "DONE", value: 5 });
   });
   return { url: `http://127.0.0.1:${port}`, requests: () => count, stop: () => server.shutdown() };
-}
-
-async function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  return Array.from(new Uint8Array(await crypto.subtle.sign("HMAC", key, body)), (b) => b.toString(16).padStart(2, "0"))
-    .join("");
 }
 
 interface Withdrawal {

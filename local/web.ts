@@ -3,6 +3,7 @@
 // paths, the app's runtime settings injected into that page, and two
 // local-only helpers under /_sim/ for the app's simulators page. Also builds
 // the app when web/dist is missing or older than its sources.
+import { hmacHex } from "../functions/_shared/crypto.ts";
 import { projectRoot } from "./config.ts";
 import type { GatewaySimulator } from "./simulators/gateway.ts";
 
@@ -80,14 +81,6 @@ export async function buildWebIfStale(log: (line: string) => void): Promise<stri
   return `built in ${((performance.now() - started) / 1000).toFixed(1)} s`;
 }
 
-async function hmacHex(secret: string, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(body)));
-  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** The handler of `/` and `/_sim/web/*`; null for any path it does not serve. */
 export function createWebApp(options: WebOptions): (req: Request) => Promise<Response | null> {
   // The page is served by the stack itself: the app talks to its own origin.
@@ -129,7 +122,7 @@ export function createWebApp(options: WebOptions): (req: Request) => Promise<Res
     const path = companyId ? `/api/v1/webhooks/gateway/${encodeURIComponent(companyId)}` : "/api/v1/webhooks/gateway";
     const res = await fetch(`${options.apiUrl}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "gateway-signature": await hmacHex(secret, body) },
+      headers: { "content-type": "application/json", "gateway-signature": await hmacHex(secret, new TextEncoder().encode(body)) },
       body,
     });
     return new Response(res.body, { status: res.status, headers: { "content-type": "application/json" } });
