@@ -167,7 +167,7 @@ function viaSql(sql: postgres.Sql) {
       await pipelined(sql, [
         claimsStatement(driver.claims),
         [
-          `select public.update_my_location(lat => $1, lng => $2, heading => $3, speed => $4, accuracy => $5)`,
+          `select to_jsonb(public.update_my_location(lat => $1, lng => $2, heading => $3, speed => $4, accuracy => $5))`,
           [p.lat, p.lng, p.heading, p.speed, p.accuracy],
         ],
       ]);

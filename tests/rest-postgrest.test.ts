@@ -6,17 +6,24 @@
 // PostgREST's shape and statuses.
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { randomInt } from "node:crypto";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import type { Database } from "../supabase/database.types.ts";
 import { api, configureGateway, createCompany, type Member, stack, type TestCompany } from "./support/api.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
-/** A supabase-js client acting as a signed-in member, as an app does after sign-in. */
+/**
+ * A supabase-js client acting as a signed-in member, as an app does after
+ * sign-in. Untyped, so that the tests can also call what does not exist.
+ */
 function as(member: Member): SupabaseClient {
   return createClient(stack().apiUrl, stack().anonKey, {
     auth: { persistSession: false, autoRefreshToken: false },
     global: { headers: { Authorization: `Bearer ${member.token}` } },
   });
 }
+
+/** The same, typed as an app types it: by `supabase gen types` (supabase/database.types.ts). */
+const typed = (member: Member) => as(member) as unknown as SupabaseClient<Database>;
 
 const rest = (path: string, init: RequestInit & { token?: string } = {}) =>
   fetch(`${stack().apiUrl}/rest/v1${path}`, {
@@ -294,6 +301,27 @@ describe(".rpc() against the API's functions", () => {
       expect(normalize(post.data), fn).toEqual(normalize(viaApi.body));
       expect(normalize(get.data), fn).toEqual(normalize(viaApi.body));
     }
+  });
+
+  it("returns typed rows, which the generated types describe field by field", async () => {
+    type Composite = Database["public"]["CompositeTypes"];
+    const page = await typed(c.owner).rpc("list_deliveries", { page_limit: 2 });
+    expect(page.error).toBeNull();
+    // Type-checked by `npm run check`: with jsonb results every one of these was `Json`.
+    expectTypeOf(page.data!.items).toEqualTypeOf<Composite["delivery"][] | null>();
+    const first = page.data!.items![0];
+    expectTypeOf(first.origin).toEqualTypeOf<Composite["geo_point"] | null>();
+    expect(first.origin!.lat).toBeTypeOf("number");
+    expect(first.status).toBeTypeOf("string");
+    expect(typeof page.data!.next_cursor).toBe("string");
+
+    const wallet = await typed(c.driver).rpc("get_wallet");
+    expectTypeOf(wallet.data!).toEqualTypeOf<Composite["wallet"]>();
+    expect(wallet.data).toMatchObject({ driver_id: c.driver.driverId, currency: "BRL" });
+
+    const withdrawals = await typed(c.owner).rpc("list_withdrawals", { page_limit: 1 });
+    expectTypeOf(withdrawals.data!.items).toEqualTypeOf<Composite["withdrawal"][] | null>();
+    expect(Array.isArray(withdrawals.data!.items)).toBe(true);
   });
 
   it("answers the functions' errors with their status and message, in PostgREST's body", async () => {

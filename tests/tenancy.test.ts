@@ -346,7 +346,7 @@ describe("direct database calls see what the proxy sees", () => {
       const direct = await db().begin(async (tx) => {
         await tx`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true)`;
         await tx.unsafe(`set local role ${claims.role}`);
-        const [row] = await tx`select public.list_drivers(100) as result`;
+        const [row] = await tx`select to_jsonb(public.list_drivers(100)) as result`;
         return row.result;
       });
       expect(direct, role).toEqual(viaProxy.body);

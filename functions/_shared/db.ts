@@ -190,14 +190,18 @@ export async function asService<T>(work: (tx: Tx) => Promise<T>, options: Transa
   return await asUser({ role: "service_role" }, work, options);
 }
 
-/** Calls `public.<fn>(name => value, ...)` and returns its jsonb result. */
+/**
+ * Calls `public.<fn>(name => value, ...)` and returns its result as JSON: the
+ * functions return typed rows (composite types, which `supabase gen types`
+ * describes to apps), and to_jsonb gives them the JSON shape PostgREST gives.
+ */
 export async function rpc<T = unknown>(tx: Tx, fn: string, args: Record<string, unknown> = {}): Promise<T> {
   const names = Object.keys(args);
   // Names go into the statement itself; only plain identifiers, never input.
   for (const name of [fn, ...names]) {
     if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an SQL identifier: ${name}`);
   }
-  const call = `select public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")}) as result`;
+  const call = `select to_jsonb(public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")})) as result`;
   // deno-lint-ignore no-explicit-any
   const [row] = await tx.unsafe(call, names.map((name) => args[name] ?? null) as any[]);
   return row.result as T;

@@ -171,7 +171,7 @@ function applyCall(ours: Ours, kind: Kind, object: GatewayObject, event: string 
   if (!event && kind === "transfer" && ours.gateway_id === null) {
     // Still pending at the gateway, but now we know the transfer: no longer in doubt; its events settle it.
     return [
-      `select public.attach_transfer(withdrawal_id => $1, gateway_transfer_id => $2) as attached,
+      `select to_jsonb(public.attach_transfer(withdrawal_id => $1, gateway_transfer_id => $2)) as attached,
               jsonb_build_object('result', 'processed',
                 'detail', 'the transfer exists and is pending: attached to the withdrawal') as r`,
       [ours.id, object.id],

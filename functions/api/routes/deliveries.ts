@@ -73,11 +73,12 @@ export const Delivery = z.object({
     "Proof of delivery, once completed: the names of the photo and the signature in the private Storage bucket " +
       "`delivery-proofs` (the company's managers read them with supabase-js, e.g. `createSignedUrl`), and the note.",
   ),
-  tracking_token: z.string().optional().describe(
-    "The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only.",
+  tracking_token: z.string().nullable().describe(
+    "The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only (null for " +
+      "drivers).",
   ),
-  tracking_url: z.string().optional().describe(
-    "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only.",
+  tracking_url: z.string().nullable().describe(
+    "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers).",
   ),
 }).meta({ id: "Delivery" });
 

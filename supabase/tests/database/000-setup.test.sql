@@ -217,7 +217,7 @@ declare
   withdrawal_id uuid;
 begin
   perform tests.act_as_member(tenant, driver);
-  withdrawal_id := (public.request_withdrawal(amount, pix_key, pix_key_type) ->> 'id')::uuid;
+  withdrawal_id := (to_jsonb(public.request_withdrawal(amount, pix_key, pix_key_type)) ->> 'id')::uuid;
   perform tests.reset_role();
   return withdrawal_id;
 end;

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(121);
+select plan(122);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -19,34 +19,34 @@ create temp table matrix (call text, allowed text[]);
 insert into matrix
 select m.call, m.allowed
 from t, o, lateral (values
-  ('select public.list_drivers()', array['owner', 'admin', 'legacy_admin']),
-  (format('select public.get_driver(%L)', t.a ->> 'driver_id'), array['owner', 'admin', 'legacy_admin']),
-  (format('select public.update_driver(%L, name => %L)', t.a ->> 'driver2_id', 'Y'), array['owner', 'admin']),
-  ('select public.get_prices()', array['owner', 'admin', 'legacy_admin', 'driver']),
-  ('select public.set_prices(1, 1, 1, 0.5)', array['owner', 'admin', 'legacy_admin']),
-  ('select public.get_subscription()', array['owner']),
-  ('select public.set_subscription(''pro'')', array['owner']),
-  ('select public.get_my_company()', array['owner', 'admin', 'legacy_admin', 'driver']),
-  ('select public.list_webhook_events()', array['owner', 'admin']),
-  ('select public.quote_route(1000, 100)', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.list_drivers())', array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.get_driver(%L))', t.a ->> 'driver_id'), array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.update_driver(%L, name => %L))', t.a ->> 'driver2_id', 'Y'), array['owner', 'admin']),
+  ('select to_jsonb(public.get_prices())', array['owner', 'admin', 'legacy_admin', 'driver']),
+  ('select to_jsonb(public.set_prices(1, 1, 1, 0.5))', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.get_subscription())', array['owner']),
+  ('select to_jsonb(public.set_subscription(''pro''))', array['owner']),
+  ('select to_jsonb(public.get_my_company())', array['owner', 'admin', 'legacy_admin', 'driver']),
+  ('select to_jsonb(public.list_webhook_events())', array['owner', 'admin']),
+  ('select to_jsonb(public.quote_route(1000, 100))', array['owner', 'admin', 'legacy_admin']),
   ('select public.authorize_new_delivery(null)', array['owner', 'admin', 'legacy_admin']),
-  ('select public.list_deliveries()', array['owner', 'admin', 'legacy_admin', 'driver']),
-  (format('select public.get_delivery(%L)', o.delivery), array['owner', 'admin', 'legacy_admin', 'driver']),
-  (format('select public.cancel_delivery(%L)', o.delivery), array['owner', 'admin', 'legacy_admin']),
-  (format('select public.assign_delivery(%L, %L)', o.delivery, t.a ->> 'driver_id'), array['owner', 'admin']),
-  (format('select public.accept_delivery(%L)', o.delivery), array['driver']),
-  (format('select public.start_delivery(%L)', o.delivery), array['driver']),
-  (format('select public.complete_delivery(%L)', o.delivery), array['driver']),
-  ('select public.get_wallet()', array['driver']),
-  ('select public.list_wallet_transactions()', array['driver']),
-  ('select public.request_withdrawal(1, ''12345678901'', ''cpf'')', array['driver']),
-  ('select public.list_withdrawals()', array['owner', 'admin', 'driver']),
-  (format('select public.get_withdrawal(%L)', o.withdrawal), array['owner', 'admin', 'driver']),
-  ('select public.update_my_location(1, 1)', array['driver']),
-  ('select public.list_driver_locations()', array['owner', 'admin', 'legacy_admin']),
-  (format('select public.get_delivery_trail(%L)', o.delivery), array['owner', 'admin', 'legacy_admin']),
-  ('select public.get_proof_requirements()', array['owner', 'admin', 'legacy_admin', 'driver']),
-  ('select public.set_proof_requirements(false, false, false)', array['owner', 'admin'])
+  ('select to_jsonb(public.list_deliveries())', array['owner', 'admin', 'legacy_admin', 'driver']),
+  (format('select to_jsonb(public.get_delivery(%L))', o.delivery), array['owner', 'admin', 'legacy_admin', 'driver']),
+  (format('select to_jsonb(public.cancel_delivery(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.assign_delivery(%L, %L))', o.delivery, t.a ->> 'driver_id'), array['owner', 'admin']),
+  (format('select to_jsonb(public.accept_delivery(%L))', o.delivery), array['driver']),
+  (format('select to_jsonb(public.start_delivery(%L))', o.delivery), array['driver']),
+  (format('select to_jsonb(public.complete_delivery(%L))', o.delivery), array['driver']),
+  ('select to_jsonb(public.get_wallet())', array['driver']),
+  ('select to_jsonb(public.list_wallet_transactions())', array['driver']),
+  ('select to_jsonb(public.request_withdrawal(1, ''12345678901'', ''cpf''))', array['driver']),
+  ('select to_jsonb(public.list_withdrawals())', array['owner', 'admin', 'driver']),
+  (format('select to_jsonb(public.get_withdrawal(%L))', o.withdrawal), array['owner', 'admin', 'driver']),
+  ('select to_jsonb(public.update_my_location(1, 1))', array['driver']),
+  ('select to_jsonb(public.list_driver_locations())', array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.get_delivery_trail(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.get_proof_requirements())', array['owner', 'admin', 'legacy_admin', 'driver']),
+  ('select to_jsonb(public.set_proof_requirements(false, false, false))', array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -55,6 +55,16 @@ select is(
    where n.nspname = 'public' and has_function_privilege('authenticated', p.oid, 'execute')),
   (select count(*)::int from matrix),
   'the matrix names every public function users may execute'
+);
+-- What an app calls returns a typed row (a composite type, a table's row, a
+-- scalar), which `supabase gen types` describes; never untyped jsonb.
+select is(
+  array(select p.proname::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        where n.nspname = 'public' and has_function_privilege('authenticated', p.oid, 'execute')
+          and p.prorettype in ('jsonb'::regtype, 'json'::regtype, 'record'::regtype)
+        order by 1),
+  '{}'::text[],
+  'every public function users may execute returns a typed result'
 );
 
 -- 28 calls x 4 roles = 112 assertions, then 8 foreign ones
@@ -92,14 +102,14 @@ declare
 begin
   for entry in
     select * from (values
-      ('owner', format('select public.get_driver(%L)', (select a ->> 'driver_id' from t))),
-      ('owner', format('select public.update_driver(%L, name => %L)', (select a ->> 'driver_id' from t), 'Z')),
-      ('owner', format('select public.get_delivery(%L)', (select delivery from o))),
-      ('legacy_admin', format('select public.cancel_delivery(%L)', (select delivery from o))),
-      ('admin', format('select public.assign_delivery(%L, %L)', (select delivery from o), (select b ->> 'driver_id' from t))),
-      ('driver', format('select public.accept_delivery(%L)', (select delivery from o))),
-      ('admin', format('select public.get_withdrawal(%L)', (select withdrawal from o))),
-      ('owner', format('select public.get_delivery_trail(%L)', (select delivery from o)))
+      ('owner', format('select to_jsonb(public.get_driver(%L))', (select a ->> 'driver_id' from t))),
+      ('owner', format('select to_jsonb(public.update_driver(%L, name => %L))', (select a ->> 'driver_id' from t), 'Z')),
+      ('owner', format('select to_jsonb(public.get_delivery(%L))', (select delivery from o))),
+      ('legacy_admin', format('select to_jsonb(public.cancel_delivery(%L))', (select delivery from o))),
+      ('admin', format('select to_jsonb(public.assign_delivery(%L, %L))', (select delivery from o), (select b ->> 'driver_id' from t))),
+      ('driver', format('select to_jsonb(public.accept_delivery(%L))', (select delivery from o))),
+      ('admin', format('select to_jsonb(public.get_withdrawal(%L))', (select withdrawal from o))),
+      ('owner', format('select to_jsonb(public.get_delivery_trail(%L))', (select delivery from o)))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

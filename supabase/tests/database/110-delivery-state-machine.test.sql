@@ -19,11 +19,11 @@ declare
 begin
   perform tests.act_as_member(tenant, case when try_move.trigger in ('accept', 'start', 'complete') then 'driver' else 'owner' end);
   moved := case try_move.trigger
-    when 'accept' then public.accept_delivery(delivery)
-    when 'assign' then public.assign_delivery(delivery, (tenant ->> 'driver2_id')::uuid)
-    when 'start' then public.start_delivery(delivery)
-    when 'complete' then public.complete_delivery(delivery)
-    when 'cancel' then public.cancel_delivery(delivery, 'no longer needed')
+    when 'accept' then to_jsonb(public.accept_delivery(delivery))
+    when 'assign' then to_jsonb(public.assign_delivery(delivery, (tenant ->> 'driver2_id')::uuid))
+    when 'start' then to_jsonb(public.start_delivery(delivery))
+    when 'complete' then to_jsonb(public.complete_delivery(delivery))
+    when 'cancel' then to_jsonb(public.cancel_delivery(delivery, 'no longer needed'))
   end;
   perform tests.reset_role();
   return moved ->> 'status';
@@ -81,33 +81,33 @@ insert into ids select 'pending', (tests.delivery_in(a, 'pending')).id from t;
 insert into ids select 'accepted', (tests.delivery_in(a, 'accepted')).id from t;
 
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
+select throws_ok($$ select to_jsonb(public.accept_delivery((select id from ids where name = 'pending'))) $$,
   'PT403', 'role company_owner may not do this', 'an owner may not accept');
 select tests.act_as_member(a, 'legacy_admin') from t;
-select throws_ok($$ select public.assign_delivery((select id from ids where name = 'pending'), (select (a ->> 'driver_id')::uuid from t)) $$,
+select throws_ok($$ select to_jsonb(public.assign_delivery((select id from ids where name = 'pending'), (select (a ->> 'driver_id')::uuid from t))) $$,
   'PT403', 'role admin may not do this', 'a legacy admin may not assign');
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select public.cancel_delivery((select id from ids where name = 'pending')) $$,
+select throws_ok($$ select to_jsonb(public.cancel_delivery((select id from ids where name = 'pending'))) $$,
   'PT403', 'role driver may not do this', 'a driver may not cancel');
 select tests.act_as_member(b, 'owner') from t;
-select throws_ok($$ select public.cancel_delivery((select id from ids where name = 'pending')) $$,
+select throws_ok($$ select to_jsonb(public.cancel_delivery((select id from ids where name = 'pending'))) $$,
   'PT404', 'delivery not found', 'another company''s owner gets 404, not 403');
 select tests.act_as_member(b, 'driver') from t;
-select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
+select throws_ok($$ select to_jsonb(public.accept_delivery((select id from ids where name = 'pending'))) $$,
   'PT404', 'delivery not found', 'another company''s driver gets 404');
 select tests.act_as_member(a, 'driver2') from t;
-select throws_ok($$ select public.start_delivery((select id from ids where name = 'accepted')) $$,
+select throws_ok($$ select to_jsonb(public.start_delivery((select id from ids where name = 'accepted'))) $$,
   'PT404', 'delivery not found', 'another driver''s accepted delivery is 404 to a driver');
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select public.assign_delivery((select id from ids where name = 'pending'), (select (b ->> 'driver_id')::uuid from t)) $$,
+select throws_ok($$ select to_jsonb(public.assign_delivery((select id from ids where name = 'pending'), (select (b ->> 'driver_id')::uuid from t))) $$,
   'PT404', 'driver not found', 'assigning to another company''s driver is 404');
 select tests.reset_role();
 update public.drivers set active = false where id = (select (a ->> 'driver2_id')::uuid from t);
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select public.assign_delivery((select id from ids where name = 'pending'), (select (a ->> 'driver2_id')::uuid from t)) $$,
+select throws_ok($$ select to_jsonb(public.assign_delivery((select id from ids where name = 'pending'), (select (a ->> 'driver2_id')::uuid from t))) $$,
   'PT422', 'driver is deactivated', 'assigning to a deactivated driver is 422');
 select tests.act_as_member(a, 'driver2') from t;
-select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
+select throws_ok($$ select to_jsonb(public.accept_delivery((select id from ids where name = 'pending'))) $$,
   'PT403', 'this driver is deactivated', 'a deactivated driver may not accept');
 select tests.reset_role();
 update public.drivers set active = true where id = (select (a ->> 'driver2_id')::uuid from t);
@@ -115,10 +115,10 @@ update public.drivers set active = true where id = (select (a ->> 'driver2_id'):
 -- Two drivers, one pending delivery: the first wins, the second gets 422 ----------
 
 select tests.act_as_member(a, 'driver') from t;
-select is(public.accept_delivery((select id from ids where name = 'pending')) ->> 'driver_id',
+select is(to_jsonb(public.accept_delivery((select id from ids where name = 'pending'))) ->> 'driver_id',
   (select a ->> 'driver_id' from t), 'the first driver to accept gets the delivery');
 select tests.act_as_member(a, 'driver2') from t;
-select throws_ok($$ select public.accept_delivery((select id from ids where name = 'pending')) $$,
+select throws_ok($$ select to_jsonb(public.accept_delivery((select id from ids where name = 'pending'))) $$,
   'PT422', 'delivery cannot move from accepted to accepted', 'the second driver to accept gets 422');
 select tests.reset_role();
 
@@ -133,8 +133,8 @@ select results_eq(
   'the history records who moved it, from where to where');
 
 select tests.act_as_member(a, 'driver') from t;
-select is(public.start_delivery((select id from ids where name = 'pending')) ->> 'status', 'in_progress', 'the winner starts it');
-select is(public.complete_delivery((select id from ids where name = 'pending')) ->> 'status', 'completed', 'and completes it');
+select is(to_jsonb(public.start_delivery((select id from ids where name = 'pending'))) ->> 'status', 'in_progress', 'the winner starts it');
+select is(to_jsonb(public.complete_delivery((select id from ids where name = 'pending'))) ->> 'status', 'completed', 'and completes it');
 select tests.reset_role();
 select isnt((select started_at from public.deliveries where id = (select id from ids where name = 'pending')), null,
   'starting stamps started_at');
@@ -144,7 +144,7 @@ select is((select array_agg(to_status order by id) from public.delivery_history 
   array['accepted', 'in_progress', 'completed'], 'each move adds one history row');
 
 select tests.act_as_member(a, 'admin') from t;
-select is(public.cancel_delivery((select id from ids where name = 'accepted'), 'client gave up') ->> 'cancel_reason',
+select is(to_jsonb(public.cancel_delivery((select id from ids where name = 'accepted'), 'client gave up')) ->> 'cancel_reason',
   'client gave up', 'cancelling keeps the reason');
 select tests.reset_role();
 select isnt((select cancelled_at from public.deliveries where id = (select id from ids where name = 'accepted')), null,

@@ -132,7 +132,7 @@ select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'resul
 select is((select status || '/' || payment_status from public.deliveries where id = (select id from overdue)), 'cancelled/received',
   '... the delivery stays cancelled, its payment received');
 select tests.act_as_member(a, 'owner') from t;
-select is(public.get_delivery((select id from overdue)) -> 'refund_due', 'true'::jsonb,
+select is(to_jsonb(public.get_delivery((select id from overdue))) -> 'refund_due', 'true'::jsonb,
   '... and the company sees refund_due: true');
 select tests.reset_role();
 select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate',
@@ -196,8 +196,8 @@ select is((select status from public.deliveries where id = (select id from f)), 
 
 -- Invoice deliveries have no charge: events for them are ignored.
 create temp table inv as
-  select (public.create_delivery(gen_random_uuid(), (a ->> 'company_id')::uuid, (a ->> 'owner')::uuid, 'invoice',
-    'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300) ->> 'id')::uuid as id from t;
+  select (to_jsonb(public.create_delivery(gen_random_uuid(), (a ->> 'company_id')::uuid, (a ->> 'owner')::uuid, 'invoice',
+    'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300)) ->> 'id')::uuid as id from t;
 grant select on inv to public;
 select tests.act_as_service_role();
 select is(public.apply_payment_event(null, 'PAYMENT_REFUNDED', null, (select id::text from inv)) ->> 'result', 'ignored',
@@ -215,10 +215,10 @@ select tests.reset_role();
 -- A Pix delivery created for a given driver -----------------------------------------
 
 create temp table pre as
-  select (public.create_delivery(gen_random_uuid(), (a ->> 'company_id')::uuid, (a ->> 'owner')::uuid, 'pix',
+  select (to_jsonb(public.create_delivery(gen_random_uuid(), (a ->> 'company_id')::uuid, (a ->> 'owner')::uuid, 'pix',
     'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300, driver_id => (a ->> 'driver2_id')::uuid,
     charged_price => 8.00, gateway_payment_id => 'pay_pre_' || gen_random_uuid(), pix_copy_paste => 'code',
-    pix_qr_code_image => 'img', payment_due_date => current_date + 1)) as j from t;
+    pix_qr_code_image => 'img', payment_due_date => current_date + 1))) as j from t;
 grant select on pre to public;
 select is((select j ->> 'status' from pre), 'awaiting_payment', 'a Pix delivery for a driver waits for its payment');
 select is(pg_temp.apply((select (j ->> 'id')::uuid from pre), 'PAYMENT_RECEIVED') ->> 'result',
@@ -230,10 +230,10 @@ select is((select array_agg(trigger || ':' || from_status || '>' || to_status or
   array['payment_received:awaiting_payment>pending', 'assign:pending>accepted'], 'recorded as paid, then assigned');
 
 create temp table pre2 as
-  select (public.create_delivery(gen_random_uuid(), (a ->> 'company_id')::uuid, (a ->> 'owner')::uuid, 'pix',
+  select (to_jsonb(public.create_delivery(gen_random_uuid(), (a ->> 'company_id')::uuid, (a ->> 'owner')::uuid, 'pix',
     'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300, driver_id => (a ->> 'driver2_id')::uuid,
     charged_price => 8.00, gateway_payment_id => 'pay_pre_' || gen_random_uuid(), pix_copy_paste => 'code',
-    pix_qr_code_image => 'img', payment_due_date => current_date + 1) ->> 'id')::uuid as id from t;
+    pix_qr_code_image => 'img', payment_due_date => current_date + 1)) ->> 'id')::uuid as id from t;
 grant select on pre2 to public;
 update public.drivers set active = false where id = (select (a ->> 'driver2_id')::uuid from t);
 select is(pg_temp.apply((select id from pre2), 'PAYMENT_RECEIVED') ->> 'result',

@@ -16,14 +16,14 @@ grant execute on function pg_temp.company(text) to public;
 -- Creates a delivery of company A as the edge does (service role), over `metres`.
 create function pg_temp.new_delivery(method text, metres numeric, driver uuid default null, charged numeric default null) returns jsonb
 language sql as $$
-  select public.create_delivery(gen_random_uuid(), pg_temp.company(), (select (a ->> 'owner')::uuid from t), new_delivery.method,
+  select to_jsonb(public.create_delivery(gen_random_uuid(), pg_temp.company(), (select (a ->> 'owner')::uuid from t), new_delivery.method,
     ' Rua A, 1 ', -23.55, -46.63, 'Rua B, 2', -23.56, -46.64, new_delivery.metres, 321.6,
     recipient_name => 'Ana', recipient_phone => '+55 11 99999-0000', notes => 'ring twice', driver_id => new_delivery.driver,
     charged_price => new_delivery.charged,
     gateway_payment_id => case when new_delivery.method = 'pix' then 'pay_' || gen_random_uuid() end,
     pix_copy_paste => case when new_delivery.method = 'pix' then '000201...' end,
     pix_qr_code_image => case when new_delivery.method = 'pix' then 'iVBORw0KGgo=' end,
-    payment_due_date => case when new_delivery.method = 'pix' then date '2030-01-02' end)
+    payment_due_date => case when new_delivery.method = 'pix' then date '2030-01-02' end))
 $$;
 
 -- Prices: max(minimum_fee, base_fee + per_km * km), rounded to cents (defaults 5.00, 1.50/km, minimum 8.00).
@@ -35,17 +35,17 @@ select is(private.price_for(pg_temp.company(), 0), 8.00, 'no distance: the minim
 
 -- The quote.
 select tests.act_as_member(a, 'owner') from t;
-select is(public.quote_route(10234.5, 1227.4), '{"distance_m": 10235, "duration_s": 1227, "price": 20.35}'::jsonb,
+select is(to_jsonb(public.quote_route(10234.5, 1227.4)), '{"distance_m": 10235, "duration_s": 1227, "price": 20.35}'::jsonb,
   'quote: metres and seconds rounded to whole units, and their price');
 select tests.act_as_member(a, 'admin') from t;
-select is(public.quote_route(10000, 1200) ->> 'price', '20.00', 'an admin may quote');
+select is(to_jsonb(public.quote_route(10000, 1200)) ->> 'price', '20.00', 'an admin may quote');
 select tests.act_as_member(a, 'legacy_admin') from t;
-select is(public.quote_route(10000, 1200) ->> 'price', '20.00', 'a legacy admin may quote');
+select is(to_jsonb(public.quote_route(10000, 1200)) ->> 'price', '20.00', 'a legacy admin may quote');
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select public.quote_route(10000, 1200) $$, 'PT403', 'role driver may not do this', 'a driver may not quote');
+select throws_ok($$ select to_jsonb(public.quote_route(10000, 1200)) $$, 'PT403', 'role driver may not do this', 'a driver may not quote');
 select tests.act_as_member(b, 'owner') from t;
 select set_prices(2.00, 1.00, 3.00, 0.5);
-select is(public.quote_route(10000, 1200) ->> 'price', '12.00', 'each company quotes with its own prices');
+select is(to_jsonb(public.quote_route(10000, 1200)) ->> 'price', '12.00', 'each company quotes with its own prices');
 select tests.reset_role();
 
 -- Who may create.
@@ -57,7 +57,7 @@ select tests.act_as_member(a, 'legacy_admin') from t;
 select is(public.authorize_new_delivery((select (a ->> 'driver_id')::uuid from t)), pg_temp.company(), 'a legacy admin may create');
 select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.authorize_new_delivery() $$, 'PT403', 'role driver may not do this', 'a driver may not create');
-select throws_ok($$ select public.create_delivery(gen_random_uuid(), pg_temp.company(), null, 'invoice', 'a', 0, 0, 'b', 0, 0, 1, 1) $$,
+select throws_ok($$ select to_jsonb(public.create_delivery(gen_random_uuid(), pg_temp.company(), null, 'invoice', 'a', 0, 0, 'b', 0, 0, 1, 1)) $$,
   '42501', null, 'nor insert one through the service function');
 select tests.reset_role();
 
@@ -73,11 +73,12 @@ select is(
     'payment', jsonb_build_object('gateway_payment_id', (select gateway_payment_id from public.deliveries where id = (select id from ids where name = 'pix')),
       'pix_copy_paste', '000201...', 'pix_qr_code_image', 'iVBORw0KGgo=', 'due_date', '2030-01-02'),
     'cancel_reason', null, 'refund_due', false, 'accepted_at', null, 'started_at', null, 'completed_at', null,
-    'cancelled_at', null, 'remaining_m', null, 'eta_at', null, 'eta_refreshed_at', null, 'proof', null),
+    'cancelled_at', null, 'remaining_m', null, 'eta_at', null, 'eta_refreshed_at', null, 'proof', null,
+    'tracking_token', null, 'tracking_url', null),
   'a Pix delivery awaits its payment and carries the charge');
 select tests.act_as_member(a, 'owner') from t;
 select is((select price from public.deliveries where id = (select id from ids where name = 'pix')),
-  (public.quote_route(10234.5, 0) ->> 'price')::numeric, 'its price is the quote''s, to the cent');
+  (to_jsonb(public.quote_route(10234.5, 0)) ->> 'price')::numeric, 'its price is the quote''s, to the cent');
 select tests.reset_role();
 select results_eq(
   $$ select trigger, from_status, to_status, from_payment_status, to_payment_status, actor_id from public.delivery_history
@@ -98,7 +99,7 @@ select is((select array_agg(trigger order by id) from public.delivery_history wh
   array['create', 'assign'], 'recorded as created, then assigned');
 select throws_ok($$ select pg_temp.new_delivery('invoice', 1500, (select (b ->> 'driver_id')::uuid from t)) $$, 'PT404', 'driver not found',
   'creating for another company''s driver is 404');
-select throws_ok($$ select public.create_delivery(gen_random_uuid(), pg_temp.company(), null, 'invoice', '  ', 0, 0, 'b', 0, 0, 1, 1) $$,
+select throws_ok($$ select to_jsonb(public.create_delivery(gen_random_uuid(), pg_temp.company(), null, 'invoice', '  ', 0, 0, 'b', 0, 0, 1, 1)) $$,
   '23514', null, 'an empty address is refused by the table');
 
 -- The gateway customer cache.
@@ -120,13 +121,13 @@ insert into ids select 'credit', (pg_temp.new_delivery('invoice', 4560) ->> 'id'
 select tests.act_as_member(a, 'owner') from t;
 select set_prices(5.00, 1.50, 8.00, 0.5);
 select tests.act_as_member(a, 'driver') from t;
-select public.accept_delivery((select id from ids where name = 'credit'));
-select public.start_delivery((select id from ids where name = 'credit'));
+select to_jsonb(public.accept_delivery((select id from ids where name = 'credit')));
+select to_jsonb(public.start_delivery((select id from ids where name = 'credit')));
 select is_empty($$ select 1 from public.wallet_entries $$, 'nothing is credited before completion');
 select tests.reset_role();
 select is((select count(*)::integer from public.wallet_entries), 0, 'no entry at all before completion');
 select tests.act_as_member(a, 'driver') from t;
-select is(public.complete_delivery((select id from ids where name = 'credit')) ->> 'status', 'completed', 'the driver completes it');
+select is(to_jsonb(public.complete_delivery((select id from ids where name = 'credit'))) ->> 'status', 'completed', 'the driver completes it');
 select results_eq($$ select kind, amount, driver_id from public.wallet_entries where delivery_id = (select id from ids where name = 'credit') $$,
   $$ select 'delivery_credit', 9.47, (a ->> 'driver_id')::uuid from t $$,
   'the driver sees one credit of price * driver_share (11.84 * 0.80, the share at creation)');
@@ -142,9 +143,9 @@ insert into ids select 'paid', (pg_temp.new_delivery('pix', 4560, charged => 11.
 select tests.act_as_service_role();
 select public.apply_payment_event(null, 'PAYMENT_RECEIVED', null, (select id::text from ids where name = 'paid'));
 select tests.act_as_member(a, 'driver2') from t;
-select public.accept_delivery((select id from ids where name = 'paid'));
-select public.start_delivery((select id from ids where name = 'paid'));
-select public.complete_delivery((select id from ids where name = 'paid'));
+select to_jsonb(public.accept_delivery((select id from ids where name = 'paid')));
+select to_jsonb(public.start_delivery((select id from ids where name = 'paid')));
+select to_jsonb(public.complete_delivery((select id from ids where name = 'paid')));
 select tests.reset_role();
 select is((select balance from private.wallet_balances((select (a ->> 'driver2_id')::uuid from t))), 5.92,
   'a paid Pix delivery credits its driver too (11.84 * 0.50)');

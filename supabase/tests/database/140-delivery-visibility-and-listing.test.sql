@@ -21,7 +21,7 @@ $$;
 create function pg_temp.listed(status text default null, driver uuid default null) returns text[]
 language sql as $$
   select array_agg(i.name order by ord)
-  from jsonb_array_elements(public.list_deliveries(listed.status, listed.driver, 100) -> 'items') with ordinality as item(j, ord)
+  from jsonb_array_elements(to_jsonb(public.list_deliveries(listed.status, listed.driver, 100)) -> 'items') with ordinality as item(j, ord)
   join ids i on i.id = (item.j ->> 'id')::uuid
 $$;
 grant execute on function pg_temp.listed(text, uuid) to public;
@@ -52,30 +52,30 @@ select is(pg_temp.listed(), array['foreign'], 'another company''s driver sees on
 
 -- One delivery.
 select tests.act_as_member(a, 'driver') from t;
-select is(public.get_delivery((select id from ids where name = 'mine')) ->> 'origin_address', 'mine', 'a driver reads its delivery');
-select is(public.get_delivery((select id from ids where name = 'open')) ->> 'status', 'pending', 'and a pending one');
-select throws_ok($$ select public.get_delivery((select id from ids where name = 'theirs')) $$, 'PT404', 'delivery not found',
+select is(to_jsonb(public.get_delivery((select id from ids where name = 'mine'))) ->> 'origin_address', 'mine', 'a driver reads its delivery');
+select is(to_jsonb(public.get_delivery((select id from ids where name = 'open'))) ->> 'status', 'pending', 'and a pending one');
+select throws_ok($$ select to_jsonb(public.get_delivery((select id from ids where name = 'theirs'))) $$, 'PT404', 'delivery not found',
   'another driver''s delivery is 404 to it');
-select throws_ok($$ select public.get_delivery((select id from ids where name = 'unpaid')) $$, 'PT404', 'delivery not found',
+select throws_ok($$ select to_jsonb(public.get_delivery((select id from ids where name = 'unpaid'))) $$, 'PT404', 'delivery not found',
   'so is one still waiting for its payment');
-select throws_ok($$ select public.get_delivery((select id from ids where name = 'foreign')) $$, 'PT404', 'delivery not found',
+select throws_ok($$ select to_jsonb(public.get_delivery((select id from ids where name = 'foreign'))) $$, 'PT404', 'delivery not found',
   'and another company''s');
 select is_empty($$ select 1 from public.deliveries where id in (select id from ids where name in ('theirs', 'unpaid', 'foreign')) $$,
   'the table itself hides them from the driver');
 select tests.act_as_member(b, 'owner') from t;
-select throws_ok($$ select public.get_delivery((select id from ids where name = 'open')) $$, 'PT404', 'delivery not found',
+select throws_ok($$ select to_jsonb(public.get_delivery((select id from ids where name = 'open'))) $$, 'PT404', 'delivery not found',
   'another company''s owner gets 404');
 select tests.act_as_member(a, 'owner') from t;
-select is(public.get_delivery((select id from ids where name = 'theirs')) ->> 'status', 'in_progress', 'an owner reads any of its company''s');
+select is(to_jsonb(public.get_delivery((select id from ids where name = 'theirs'))) ->> 'status', 'in_progress', 'an owner reads any of its company''s');
 select tests.reset_role();
 select tests.act_as_anon();
-select throws_ok($$ select public.list_deliveries() $$, '42501', null, 'anon may not list');
+select throws_ok($$ select to_jsonb(public.list_deliveries()) $$, '42501', null, 'anon may not list');
 select tests.reset_role();
 
 -- A deactivated driver sees nothing.
 update public.drivers set active = false where id = (select (a ->> 'driver_id')::uuid from t);
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select public.list_deliveries() $$, 'PT403', 'this driver is deactivated', 'a deactivated driver may not list');
+select throws_ok($$ select to_jsonb(public.list_deliveries()) $$, 'PT403', 'this driver is deactivated', 'a deactivated driver may not list');
 select is_empty($$ select 1 from public.deliveries $$, 'nor read the table');
 select tests.reset_role();
 update public.drivers set active = true where id = (select (a ->> 'driver_id')::uuid from t);
@@ -86,7 +86,7 @@ select is(pg_temp.listed('cancelled'), array['theirs-cancelled', 'never-taken'],
 select is(pg_temp.listed(driver => (select (a ->> 'driver2_id')::uuid from t)), array['theirs', 'theirs-cancelled'], 'by driver');
 select is(pg_temp.listed('in_progress', (select (a ->> 'driver2_id')::uuid from t)), array['theirs'], 'by both');
 select is(pg_temp.listed('completed'), null, 'nothing matches: an empty page');
-select is(public.list_deliveries('completed'), '{"items": [], "next_cursor": null}'::jsonb, 'which is {items: [], next_cursor: null}');
+select is(to_jsonb(public.list_deliveries('completed')), '{"items": [], "next_cursor": null}'::jsonb, 'which is {items: [], next_cursor: null}');
 select tests.act_as_member(a, 'driver') from t;
 select is(pg_temp.listed('accepted'), array['mine'], 'a driver''s filter stays within its scope');
 select is(pg_temp.listed(driver => (select (a ->> 'driver2_id')::uuid from t)), null, 'it cannot list another driver''s');
@@ -95,22 +95,22 @@ select is(pg_temp.listed(driver => (select (a ->> 'driver2_id')::uuid from t)), 
 select tests.act_as_member(a, 'owner') from t;
 create temp table pages (n integer, page jsonb);
 grant all on pages to public;
-insert into pages select 1, public.list_deliveries(page_limit => 2);
+insert into pages select 1, to_jsonb(public.list_deliveries(page_limit => 2));
 select is((select jsonb_array_length(page -> 'items') from pages where n = 1), 2, 'a page of 2');
 select isnt((select page ->> 'next_cursor' from pages where n = 1), null, 'with a cursor to the next');
 select tests.reset_role();
 select pg_temp.add('newer', 'a', 'pending', null, '0 seconds');
 select tests.act_as_member(a, 'owner') from t;
-insert into pages select 2, public.list_deliveries(page_limit => 2, cursor => (select page ->> 'next_cursor' from pages where n = 1));
-insert into pages select 3, public.list_deliveries(page_limit => 2, cursor => (select page ->> 'next_cursor' from pages where n = 2));
+insert into pages select 2, to_jsonb(public.list_deliveries(page_limit => 2, cursor => (select page ->> 'next_cursor' from pages where n = 1)));
+insert into pages select 3, to_jsonb(public.list_deliveries(page_limit => 2, cursor => (select page ->> 'next_cursor' from pages where n = 2)));
 select is(
   (select array_agg(i.name order by p.n, item.ord) from pages p,
      jsonb_array_elements(p.page -> 'items') with ordinality item(j, ord) join ids i on i.id = (item.j ->> 'id')::uuid),
   array['open', 'unpaid', 'mine', 'theirs', 'theirs-cancelled', 'never-taken'],
   'the pages hold every delivery once, in order, though a new one arrived meanwhile');
 select is((select page ->> 'next_cursor' from pages where n = 3), null, 'the last page has no next cursor');
-select throws_ok($$ select public.list_deliveries(cursor => 'not-a-cursor') $$, 'PT400', 'invalid cursor', 'a bad cursor is 400');
-select throws_ok($$ select public.list_deliveries(page_limit => 101) $$, 'PT400', 'limit must be between 1 and 100', 'limit above 100 is 400');
+select throws_ok($$ select to_jsonb(public.list_deliveries(cursor => 'not-a-cursor')) $$, 'PT400', 'invalid cursor', 'a bad cursor is 400');
+select throws_ok($$ select to_jsonb(public.list_deliveries(page_limit => 101)) $$, 'PT400', 'limit must be between 1 and 100', 'limit above 100 is 400');
 select tests.reset_role();
 
 select * from finish();

@@ -31,7 +31,7 @@ insert into ids select 'failed', tests.request_withdrawal(a, 15.00) from t;
 select is(tests.balances((select a from t)), array[50, 25]::numeric[], 'two processing withdrawals hold both amounts');
 
 select tests.act_as_service_role();
-select is(public.fail_withdrawal((select id from ids where name = 'gave-up'), 'Payment gateway unavailable: timed out') ->> 'status',
+select is(to_jsonb(public.fail_withdrawal((select id from ids where name = 'gave-up'), 'Payment gateway unavailable: timed out', 'gateway_rejected')) ->> 'status',
   'failed', 'the edge fails a withdrawal the gateway did not take');
 select is(public.apply_transfer_event(null, 'TRANSFER_FAILED', null, (select id::text from ids where name = 'failed')) ->> 'result',
   'processed', 'TRANSFER_FAILED fails the other');
@@ -47,19 +47,19 @@ select is((select sum(amount) from public.wallet_entries where driver_id = (sele
 
 -- The driver's view.
 select tests.act_as_member(a, 'driver') from t;
-select is(public.get_wallet(), jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'balance', 50.00,
+select is(to_jsonb(public.get_wallet()), jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'balance', 50.00,
   'available_balance', 50.00, 'currency', 'BRL'), 'get_wallet: the driver''s balances in BRL');
-select is(jsonb_array_length(public.list_wallet_transactions() -> 'items'), 3, 'list_wallet_transactions: all 3 entries');
-select is(public.list_wallet_transactions() -> 'items' -> 0 ->> 'kind', 'withdrawal_debit', 'list_wallet_transactions: newest first');
-select is(public.list_wallet_transactions() -> 'items' -> 0 ->> 'withdrawal_id', (select id::text from ids where name = 'done'),
+select is(jsonb_array_length(to_jsonb(public.list_wallet_transactions()) -> 'items'), 3, 'list_wallet_transactions: all 3 entries');
+select is(to_jsonb(public.list_wallet_transactions()) -> 'items' -> 0 ->> 'kind', 'withdrawal_debit', 'list_wallet_transactions: newest first');
+select is(to_jsonb(public.list_wallet_transactions()) -> 'items' -> 0 ->> 'withdrawal_id', (select id::text from ids where name = 'done'),
   'list_wallet_transactions: a debit names its withdrawal');
-select is(jsonb_array_length(public.list_wallet_transactions(2) -> 'items'), 2, 'list_wallet_transactions: a page of 2');
-select is(jsonb_array_length(public.list_wallet_transactions(2, public.list_wallet_transactions(2) ->> 'next_cursor') -> 'items'), 1,
+select is(jsonb_array_length(to_jsonb(public.list_wallet_transactions(2)) -> 'items'), 2, 'list_wallet_transactions: a page of 2');
+select is(jsonb_array_length(to_jsonb(public.list_wallet_transactions(2, to_jsonb(public.list_wallet_transactions(2)) ->> 'next_cursor')) -> 'items'), 1,
   'list_wallet_transactions: the cursor leads to the last entry');
-select is(public.list_wallet_transactions(2, public.list_wallet_transactions(2) ->> 'next_cursor') -> 'items' -> 0 ->> 'kind',
+select is(to_jsonb(public.list_wallet_transactions(2, to_jsonb(public.list_wallet_transactions(2)) ->> 'next_cursor')) -> 'items' -> 0 ->> 'kind',
   'delivery_credit', 'list_wallet_transactions: the oldest entry comes last');
-select throws_ok($$ select public.list_wallet_transactions(0) $$, 'PT400', 'limit must be between 1 and 100', 'list_wallet_transactions: limit checked');
-select throws_ok($$ select public.list_wallet_transactions(20, 'nonsense') $$, 'PT400', 'invalid cursor', 'list_wallet_transactions: cursor checked');
+select throws_ok($$ select to_jsonb(public.list_wallet_transactions(0)) $$, 'PT400', 'limit must be between 1 and 100', 'list_wallet_transactions: limit checked');
+select throws_ok($$ select to_jsonb(public.list_wallet_transactions(20, 'nonsense')) $$, 'PT400', 'invalid cursor', 'list_wallet_transactions: cursor checked');
 select is((select count(*) from public.wallet_entries)::int, 3, 'RLS: the driver reads its own entries');
 select throws_ok($$ insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
   select (a ->> 'company_id')::uuid, (a ->> 'driver_id')::uuid, 'delivery_credit', 1000, (select id from ids where name = 'done') from t $$,
@@ -67,14 +67,14 @@ select throws_ok($$ insert into public.wallet_entries (company_id, driver_id, ki
 select tests.reset_role();
 
 select tests.act_as_member(a, 'driver2') from t;
-select is(public.get_wallet() ->> 'balance', '0.00', 'get_wallet: another driver has its own (empty) wallet');
+select is(to_jsonb(public.get_wallet()) ->> 'balance', '0.00', 'get_wallet: another driver has its own (empty) wallet');
 select is_empty($$ select 1 from public.wallet_entries $$, 'RLS: another driver sees none of the entries');
-select is(public.list_wallet_transactions() -> 'items', '[]'::jsonb, 'list_wallet_transactions: another driver lists none');
+select is(to_jsonb(public.list_wallet_transactions()) -> 'items', '[]'::jsonb, 'list_wallet_transactions: another driver lists none');
 select tests.reset_role();
 
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select public.get_wallet() $$, 'PT403', null, 'get_wallet: an owner has no wallet');
-select throws_ok($$ select public.list_wallet_transactions() $$, 'PT403', null, 'list_wallet_transactions: an owner refused');
+select throws_ok($$ select to_jsonb(public.get_wallet()) $$, 'PT403', null, 'get_wallet: an owner has no wallet');
+select throws_ok($$ select to_jsonb(public.list_wallet_transactions()) $$, 'PT403', null, 'list_wallet_transactions: an owner refused');
 select is_empty($$ select 1 from public.wallet_entries $$, 'RLS: the owner does not read drivers'' ledgers directly');
 select tests.reset_role();
 
@@ -83,7 +83,7 @@ select is_empty($$ select 1 from public.wallet_entries $$, 'RLS: a foreign drive
 select tests.reset_role();
 
 select tests.act_as_anon();
-select throws_ok($$ select public.get_wallet() $$, '42501', null, 'get_wallet: not for anon');
+select throws_ok($$ select to_jsonb(public.get_wallet()) $$, '42501', null, 'get_wallet: not for anon');
 select tests.reset_role();
 
 -- Append-only, even for the service role and the superuser.

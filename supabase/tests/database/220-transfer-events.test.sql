@@ -20,7 +20,7 @@ select from t, tests.credit_driver(a, 100.00);
 insert into ids select e, tests.request_withdrawal(a, 10.00)
 from t, unnest(array['TRANSFER_DONE', 'TRANSFER_APPROVED', 'TRANSFER_FAILED', 'TRANSFER_CANCELLED']) e;
 select tests.act_as_service_role();
-select is((select count(*)::int from ids, lateral public.attach_transfer(ids.id, 'tra_' || lower(ids.name)) r), 4,
+select is((select count(*)::int from ids, lateral to_jsonb(public.attach_transfer(ids.id, 'tra_' || lower(ids.name))) r), 4,
   'four processing withdrawals with their transfer ids');
 select tests.reset_role();
 select is(tests.balances((select a from t)), array[100, 60]::numeric[], '40.00 held');
@@ -103,7 +103,7 @@ insert into ids select 'scoped', tests.request_withdrawal(a, 5.00) from t;
 select tests.act_as_service_role();
 insert into results select 'overtaking', public.apply_transfer_event((a ->> 'company_id')::uuid, 'TRANSFER_DONE', 'tra_late',
   (select id::text from ids where name = 'overtaken')) from t;
-insert into results select 'late attach', public.attach_transfer((select id from ids where name = 'overtaken'), 'tra_late');
+insert into results select 'late attach', to_jsonb(public.attach_transfer((select id from ids where name = 'overtaken'), 'tra_late'));
 select tests.reset_role();
 select is((select value ->> 'result' from results where name = 'overtaking'), 'processed', 'an event before attach_transfer is found by externalReference');
 select is((select gateway_transfer_id from public.withdrawals where id = (select id from ids where name = 'overtaken')), 'tra_late', '... and records the transfer id');
@@ -112,7 +112,7 @@ select is(tests.debits((select id from ids where name = 'overtaken')), 1, '... w
 
 -- Another company's webhook cannot touch it, by transfer id or by reference.
 select tests.act_as_service_role();
-select is(public.attach_transfer((select id from ids where name = 'scoped'), 'tra_scoped') ->> 'status', 'processing', 'a processing withdrawal with its transfer');
+select is(to_jsonb(public.attach_transfer((select id from ids where name = 'scoped'), 'tra_scoped')) ->> 'status', 'processing', 'a processing withdrawal with its transfer');
 insert into results select 'foreign by id', public.apply_transfer_event((b ->> 'company_id')::uuid, 'TRANSFER_DONE', 'tra_scoped', null) from t;
 insert into results select 'foreign by reference', public.apply_transfer_event((b ->> 'company_id')::uuid, 'TRANSFER_FAILED', null,
   (select id::text from ids where name = 'scoped')) from t;

@@ -5,7 +5,7 @@
 -- the gateway's TRANSFER_DONE / TRANSFER_APPROVED completes a withdrawal with
 -- one debit after any recorded failure, even below a zero balance.
 begin;
-select plan(80);
+select plan(81);
 
 create temp table t as select tests.create_tenant('rec-a') as a;
 create temp table ids (name text primary key, id uuid);
@@ -37,7 +37,7 @@ declare
   outcome jsonb;
 begin
   perform tests.act_as_service_role();
-  outcome := public.mark_transfer_in_doubt(id, message);
+  outcome := to_jsonb(public.mark_transfer_in_doubt(id, message));
   perform tests.reset_role();
   return outcome;
 end;
@@ -59,14 +59,14 @@ select is(tests.balances((select a from t)), array[100, 25]::numeric[], '... its
 
 -- Who may mark one.
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select public.mark_transfer_in_doubt((select id from ids where name = 'rejected'), 'x') $$, '42501', null,
+select throws_ok($$ select to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'rejected'), 'x')) $$, '42501', null,
   'mark_transfer_in_doubt: not for an owner');
 select tests.act_as_anon();
-select throws_ok($$ select public.mark_transfer_in_doubt((select id from ids where name = 'rejected'), 'x') $$, '42501', null,
+select throws_ok($$ select to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'rejected'), 'x')) $$, '42501', null,
   'mark_transfer_in_doubt: not for anon');
 select tests.reset_role();
 select tests.act_as_service_role();
-select throws_ok($$ select public.mark_transfer_in_doubt(gen_random_uuid(), 'x') $$, 'PT404', 'withdrawal not found',
+select throws_ok($$ select to_jsonb(public.mark_transfer_in_doubt(gen_random_uuid(), 'x')) $$, 'PT404', 'withdrawal not found',
   'mark_transfer_in_doubt: an unknown withdrawal is 404');
 select tests.reset_role();
 
@@ -92,18 +92,18 @@ select throws_ok($$ update public.withdrawals set in_doubt = true where id = (se
 
 -- What ends the doubt: the transfer id, a failure, an event.
 select tests.act_as_service_role();
-select is(public.mark_transfer_in_doubt((select id from ids where name = 'attached later'), 'timed out') ->> 'in_doubt', 'true',
+select is(to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'attached later'), 'timed out')) ->> 'in_doubt', 'true',
   'another withdrawal in doubt');
-select is(public.attach_transfer((select id from ids where name = 'attached later'), 'tra_attached') ->> 'in_doubt', 'false',
+select is(to_jsonb(public.attach_transfer((select id from ids where name = 'attached later'), 'tra_attached')) ->> 'in_doubt', 'false',
   'attach_transfer: its transfer id ends the doubt');
-select is(public.mark_transfer_in_doubt((select id from ids where name = 'reconciled'), 'timed out') ->> 'in_doubt', 'true',
+select is(to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'reconciled'), 'timed out')) ->> 'in_doubt', 'true',
   'and another');
-select is(public.fail_withdrawal((select id from ids where name = 'reconciled'),
-  'Reconciliation: the gateway has no transfer for this withdrawal', 'no_transfer') - 'updated_at' - 'created_at' - 'id' - 'company_id' - 'driver_id',
+select is(to_jsonb(public.fail_withdrawal((select id from ids where name = 'reconciled'),
+  'Reconciliation: the gateway has no transfer for this withdrawal', 'no_transfer')) - 'updated_at' - 'created_at' - 'id' - 'company_id' - 'driver_id',
   '{"amount": 1.00, "pix_key": "*******8901", "pix_key_type": "cpf", "status": "failed", "in_doubt": false, "gateway_transfer_id": null,
     "error_message": "Reconciliation: the gateway has no transfer for this withdrawal", "failure_kind": "no_transfer", "completed_at": null}'::jsonb,
   'fail_withdrawal as no_transfer: failed, no longer in doubt, saying why');
-select is(public.mark_transfer_in_doubt((select id from ids where name = 'failed by event'), 'timed out') ->> 'in_doubt', 'true',
+select is(to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'failed by event'), 'timed out')) ->> 'in_doubt', 'true',
   'and another');
 select tests.reset_role();
 select is(pg_temp.event('failed by event', 'TRANSFER_FAILED', 'tra_failed_by_event') ->> 'result', 'processed',
@@ -114,23 +114,24 @@ select is((pg_temp.w('failed by event')).status || ' ' || (pg_temp.w('failed by 
 -- Failing, with the reason ---------------------------------------------------------------
 
 select tests.act_as_service_role();
-select throws_ok($$ select public.fail_withdrawal((select id from ids where name = 'rejected'), 'x', 'transfer_failed') $$,
+select throws_ok($$ select to_jsonb(public.fail_withdrawal((select id from ids where name = 'rejected'), 'x', 'transfer_failed')) $$,
   'PT400', 'failure_kind must be gateway_rejected or no_transfer', 'fail_withdrawal: transfer_failed is for events only');
-select throws_ok($$ select public.fail_withdrawal((select id from ids where name = 'rejected'), 'x', null) $$,
+select throws_ok($$ select to_jsonb(public.fail_withdrawal((select id from ids where name = 'rejected'), 'x', null)) $$,
   'PT400', 'failure_kind must be gateway_rejected or no_transfer', 'fail_withdrawal: a reason is required');
-select throws_ok($$ select public.fail_withdrawal((select id from ids where name = 'in-doubt'), 'x', 'gateway_unavailable') $$,
+select throws_ok($$ select to_jsonb(public.fail_withdrawal((select id from ids where name = 'in-doubt'), 'x', 'gateway_unavailable')) $$,
   'PT400', 'failure_kind must be gateway_rejected or no_transfer',
   'fail_withdrawal: gateway_unavailable is no more (a request that may have made the transfer leaves it in doubt)');
-insert into results select 'no-transfer', public.fail_withdrawal((select id from ids where name = 'no-transfer'),
-  'Reconciliation: the gateway has no transfer for this withdrawal', 'no_transfer');
-insert into results select 'rejected', public.fail_withdrawal((select id from ids where name = 'rejected'),
-  'Payment gateway refused the request: Invalid key', 'gateway_rejected');
-insert into results select 'legacy-fail', public.fail_withdrawal((select id from ids where name = 'legacy-fail'), 'Some failure');
+insert into results select 'no-transfer', to_jsonb(public.fail_withdrawal((select id from ids where name = 'no-transfer'),
+  'Reconciliation: the gateway has no transfer for this withdrawal', 'no_transfer'));
+insert into results select 'rejected', to_jsonb(public.fail_withdrawal((select id from ids where name = 'rejected'),
+  'Payment gateway refused the request: Invalid key', 'gateway_rejected'));
+insert into results select 'legacy-fail', to_jsonb(public.fail_withdrawal((select id from ids where name = 'legacy-fail'), 'Some failure', 'gateway_rejected'));
 select tests.reset_role();
 select is((select value ->> 'status' from results where name = 'no-transfer'), 'failed', 'no_transfer: failed');
 select is((pg_temp.w('no-transfer')).failure_kind, 'no_transfer', '... and says why');
 select is((pg_temp.w('rejected')).failure_kind, 'gateway_rejected', 'gateway_rejected: failed and says why');
-select is((pg_temp.w('legacy-fail')).failure_kind, 'gateway_rejected', 'the two-argument fail_withdrawal: a refusal, as before');
+select is((pg_temp.w('legacy-fail')).failure_kind, 'gateway_rejected', 'another refusal: failed as gateway_rejected');
+select hasnt_function('public', 'fail_withdrawal', array['uuid', 'text'], 'no fail_withdrawal without a kind');
 select is(pg_temp.event('transfer-failed', 'TRANSFER_FAILED', null) ->> 'result', 'processed', 'TRANSFER_FAILED fails the last one');
 select is((pg_temp.w('transfer-failed')).failure_kind, 'transfer_failed', '... as transfer_failed');
 select is((pg_temp.w('in-doubt')).status || ' ' || (pg_temp.w('in-doubt')).in_doubt, 'processing true', 'the one in doubt is still in doubt');
@@ -219,7 +220,7 @@ select throws_ok($$ update public.withdrawals set status = 'failed', completed_a
   'PT422', 'withdrawal cannot move from completed to failed', 'refused: a late completion failed again');
 
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select public.request_withdrawal(0.01, '12345678901', 'cpf') $$, 'PT422',
+select throws_ok($$ select to_jsonb(public.request_withdrawal(0.01, '12345678901', 'cpf')) $$, 'PT422',
   'insufficient balance: available -45.00, requested 0.01', 'below zero, nothing more can be withdrawn');
 select tests.reset_role();
 select throws_ok($$ update public.withdrawals set status = 'failed' where id = (select id from ids where name = 'spent') $$,

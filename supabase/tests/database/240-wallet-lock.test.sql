@@ -41,12 +41,12 @@ select is(pg_temp.lock_on((select (a ->> 'driver_id')::uuid from t)), 'For No Ke
 select from t, tests.credit_driver(a, 50.00, 'driver2');
 insert into ids select 'given up', (tests.withdrawal_in(a, 'processing', 15.00, 'driver2')).id from t;
 select tests.act_as_service_role();
-select is(public.mark_transfer_in_doubt((select id from ids where name = 'given up'), 'Payment gateway unavailable: HTTP 502') ->> 'in_doubt',
+select is(to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'given up'), 'Payment gateway unavailable: HTTP 502')) ->> 'in_doubt',
   'true', 'a withdrawal in doubt');
 select tests.reset_role();
 select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For Key Share', '... holding its funds took no wallet lock');
 select tests.act_as_service_role();
-select is(public.fail_withdrawal((select id from ids where name = 'given up'), 'Reconciliation: no transfer at the gateway', 'no_transfer') ->> 'status',
+select is(to_jsonb(public.fail_withdrawal((select id from ids where name = 'given up'), 'Reconciliation: no transfer at the gateway', 'no_transfer')) ->> 'status',
   'failed', 'a withdrawal failed as no_transfer');
 select tests.reset_role();
 select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For Key Share', '... took no wallet lock');
@@ -60,7 +60,7 @@ select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For No K
 -- And request_withdrawal takes the same lock (through the same helper).
 select from t, tests.credit_driver(b, 10.00);
 select tests.act_as_member(b, 'driver') from t;
-select is(public.request_withdrawal(5.00, '12345678901', 'cpf') ->> 'status', 'processing', 'a withdrawal of company B''s driver');
+select is(to_jsonb(public.request_withdrawal(5.00, '12345678901', 'cpf')) ->> 'status', 'processing', 'a withdrawal of company B''s driver');
 select tests.reset_role();
 select is(pg_temp.lock_on((select (b ->> 'driver_id')::uuid from t)), 'For No Key Update', 'request_withdrawal takes the wallet lock');
 

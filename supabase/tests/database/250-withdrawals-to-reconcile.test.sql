@@ -91,10 +91,10 @@ select is((select count(*)::integer from public.withdrawals where status = 'proc
 
 -- What takes a withdrawal off the list: the transfer id, a failure, a completion.
 select tests.act_as_service_role();
-select is(public.attach_transfer((select id from ids where name = 'in doubt, just now'), 'tra_found') ->> 'in_doubt', 'false',
+select is(to_jsonb(public.attach_transfer((select id from ids where name = 'in doubt, just now'), 'tra_found')) ->> 'in_doubt', 'false',
   'the withdrawal in doubt gets its transfer id');
-select is(public.fail_withdrawal((select id from ids where name = 'no transfer, 3 minutes'), 'Reconciliation: no transfer at the gateway',
-  'no_transfer') ->> 'status', 'failed', 'the gateway has no transfer for another: failed as no_transfer');
+select is(to_jsonb(public.fail_withdrawal((select id from ids where name = 'no transfer, 3 minutes'), 'Reconciliation: no transfer at the gateway',
+  'no_transfer')) ->> 'status', 'failed', 'the gateway has no transfer for another: failed as no_transfer');
 select is(public.apply_transfer_event(null, 'TRANSFER_DONE', 'tra_idle', null) ->> 'result', 'processed',
   'the idle transfer is reported done');
 select tests.reset_role();

@@ -16,7 +16,7 @@ language plpgsql as $$
 declare
   detail text;
 begin
-  perform public.update_my_location(lat => lat, lng => lng);
+  perform to_jsonb(public.update_my_location(lat => lat, lng => lng));
   return null;
 exception when sqlstate 'PT429' then
   get stacked diagnostics detail = pg_exception_detail;
@@ -43,7 +43,7 @@ select has_function('public', 'update_my_location',
 -- The first update --------------------------------------------------------------
 select tests.act_as_member(a, 'driver') from t;
 select is(
-  public.update_my_location(lat => -23.55, lng => -46.63, heading => 90, speed => 12.5, accuracy => 4),
+  to_jsonb(public.update_my_location(lat => -23.55, lng => -46.63, heading => 90, speed => 12.5, accuracy => 4)),
   jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'lat', -23.55, 'lng', -46.63,
     'heading', 90, 'speed', 12.5, 'accuracy', 4, 'updated_at', now()),
   'a driver''s first update is accepted and returned');
@@ -64,7 +64,7 @@ select is(
 -- The rate limit ----------------------------------------------------------------
 select tests.act_as_member(a, 'driver') from t;
 select throws_ok(
-  $$ select public.update_my_location(lat => 1, lng => 1) $$,
+  $$ select to_jsonb(public.update_my_location(lat => 1, lng => 1)) $$,
   'PT429', 'location updates are limited to one every 10 seconds',
   'a second update inside 10 seconds is refused with 429');
 select is(pg_temp.refusal_detail(1, 1), '{"retry_after": 10}'::jsonb,
@@ -91,10 +91,10 @@ select is((select count(*)::integer from realtime.messages where event = 'driver
 select pg_temp.age_driver1(10);
 select tests.act_as_member(a, 'driver') from t;
 select is(
-  public.update_my_location(lat => -23.56, lng => -46.64) - 'updated_at',
+  to_jsonb(public.update_my_location(lat => -23.56, lng => -46.64)) - 'updated_at',
   jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'lat', -23.56, 'lng', -46.64, 'heading', null, 'speed', null, 'accuracy', null),
   '10 seconds after the last accepted update, the next is accepted; omitted fields become null');
-select throws_ok($$ select public.update_my_location(lat => 2, lng => 2) $$, 'PT429', null,
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 2, lng => 2)) $$, 'PT429', null,
   'and the one after that is refused again');
 select tests.reset_role();
 select is((select count(*)::integer from realtime.messages where event = 'driver_location'), 2,
@@ -102,40 +102,40 @@ select is((select count(*)::integer from realtime.messages where event = 'driver
 
 -- The limit is per driver: driver 2 is not held back by driver 1.
 select tests.act_as_member(a, 'driver2') from t;
-select lives_ok($$ select public.update_my_location(lat => 10, lng => 20) $$,
+select lives_ok($$ select to_jsonb(public.update_my_location(lat => 10, lng => 20)) $$,
   'another driver of the company is not affected by driver 1''s limit');
 select tests.reset_role();
 
 -- Validation: the constraints reject what the proxy would have refused with 400.
 select pg_temp.age_driver1(60);
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select public.update_my_location(lat => 90.0001, lng => 0) $$, '23514', null, 'lat above 90 is refused');
-select throws_ok($$ select public.update_my_location(lat => -90.5, lng => 0) $$, '23514', null, 'lat below -90 is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 180.5) $$, '23514', null, 'lng above 180 is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => -181) $$, '23514', null, 'lng below -180 is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0, heading => 360) $$, '23514', null, 'heading 360 is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0, heading => -1) $$, '23514', null, 'a negative heading is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0, speed => -0.1) $$, '23514', null, 'a negative speed is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0, accuracy => -1) $$, '23514', null, 'a negative accuracy is refused');
-select throws_ok($$ select public.update_my_location(lat => 'NaN', lng => 0) $$, '23514', null, 'lat NaN is refused');
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0, speed => 'Infinity') $$, '23514', null, 'an infinite speed is refused');
-select throws_ok($$ select public.update_my_location(lat => null, lng => 0) $$, '23502', null, 'a missing lat is refused');
-select lives_ok($$ select public.update_my_location(lat => -90, lng => 180, heading => 359.99, speed => 0, accuracy => 0) $$,
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 90.0001, lng => 0)) $$, '23514', null, 'lat above 90 is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => -90.5, lng => 0)) $$, '23514', null, 'lat below -90 is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 180.5)) $$, '23514', null, 'lng above 180 is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => -181)) $$, '23514', null, 'lng below -180 is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0, heading => 360)) $$, '23514', null, 'heading 360 is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0, heading => -1)) $$, '23514', null, 'a negative heading is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0, speed => -0.1)) $$, '23514', null, 'a negative speed is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0, accuracy => -1)) $$, '23514', null, 'a negative accuracy is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 'NaN', lng => 0)) $$, '23514', null, 'lat NaN is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0, speed => 'Infinity')) $$, '23514', null, 'an infinite speed is refused');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => null, lng => 0)) $$, '23502', null, 'a missing lat is refused');
+select lives_ok($$ select to_jsonb(public.update_my_location(lat => -90, lng => 180, heading => 359.99, speed => 0, accuracy => 0)) $$,
   'the bounds themselves are accepted');
 select tests.reset_role();
 
 -- Who may write ------------------------------------------------------------------
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0) $$, 'PT403', null, 'an owner has no location to update');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0)) $$, 'PT403', null, 'an owner has no location to update');
 select tests.act_as_member(a, 'admin') from t;
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0) $$, 'PT403', null, 'an admin has no location to update');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0)) $$, 'PT403', null, 'an admin has no location to update');
 select tests.act_as_member(a, 'legacy_admin') from t;
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0) $$, 'PT403', null, 'a legacy admin has no location to update');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0)) $$, 'PT403', null, 'a legacy admin has no location to update');
 select tests.act_as_member(a, 'driver3') from t;
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0) $$, 'PT403', 'this driver is deactivated',
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0)) $$, 'PT403', 'this driver is deactivated',
   'a deactivated driver may not update its location');
 select tests.act_as_anon();
-select throws_ok($$ select public.update_my_location(lat => 0, lng => 0) $$, '42501', null, 'anon may not call it');
+select throws_ok($$ select to_jsonb(public.update_my_location(lat => 0, lng => 0)) $$, '42501', null, 'anon may not call it');
 select tests.act_as_member(a, 'driver2') from t;
 select throws_ok(
   $$ insert into public.driver_locations (driver_id, company_id, lat, lng)
@@ -147,7 +147,7 @@ select tests.reset_role();
 
 -- Who may read -------------------------------------------------------------------
 select tests.act_as_member(b, 'driver') from t;
-select lives_ok($$ select public.update_my_location(lat => 1, lng => 2) $$, 'a driver of company B updates its position');
+select lives_ok($$ select to_jsonb(public.update_my_location(lat => 1, lng => 2)) $$, 'a driver of company B updates its position');
 select tests.reset_role();
 select is((select count(*)::integer from realtime.messages where topic = 'company:' || (select b ->> 'company_id' from t)), 1,
   'company B''s position goes to company B''s topic only');
@@ -165,7 +165,7 @@ select tests.reset_role();
 delete from public.driver_locations where driver_id = (select (a ->> 'driver2_id')::uuid from t);
 select tests.act_as_member(a, 'owner') from t;
 select is(
-  public.list_driver_locations(),
+  to_jsonb(public.list_driver_locations()),
   jsonb_build_object('items', jsonb_build_array(
     jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'name', 'loc-a driver', 'lat', -90, 'lng', 180,
       'heading', 359.99, 'speed', 0, 'accuracy', 0, 'updated_at', now()),
@@ -173,14 +173,14 @@ select is(
       'heading', null, 'speed', null, 'accuracy', null, 'updated_at', null))),
   'an owner lists every active driver of its company, with nulls for one without a position');
 select tests.act_as_member(a, 'admin') from t;
-select is(jsonb_array_length(public.list_driver_locations() -> 'items'), 2, 'an admin lists them too');
+select is(jsonb_array_length(to_jsonb(public.list_driver_locations()) -> 'items'), 2, 'an admin lists them too');
 select tests.act_as_member(a, 'legacy_admin') from t;
-select is(jsonb_array_length(public.list_driver_locations() -> 'items'), 2, 'a legacy admin lists them too');
+select is(jsonb_array_length(to_jsonb(public.list_driver_locations()) -> 'items'), 2, 'a legacy admin lists them too');
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select public.list_driver_locations() $$, 'PT403', null, 'a driver may not list locations');
+select throws_ok($$ select to_jsonb(public.list_driver_locations()) $$, 'PT403', null, 'a driver may not list locations');
 select tests.act_as_member(b, 'owner') from t;
 select is(
-  array(select i ->> 'driver_id' from jsonb_array_elements(public.list_driver_locations() -> 'items') i),
+  array(select i ->> 'driver_id' from jsonb_array_elements(to_jsonb(public.list_driver_locations()) -> 'items') i),
   array[(select b ->> 'driver_id' from t), (select b ->> 'driver2_id' from t)],
   'another company''s owner lists only its own drivers');
 select tests.reset_role();

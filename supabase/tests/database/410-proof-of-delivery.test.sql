@@ -44,11 +44,11 @@ select is_empty($$ select from storage.objects $$, 'another company''s owner rea
 
 -- Completion under the company's requirements.
 select tests.act_as_member(a, 'admin') from t;
-select public.set_proof_requirements(true, true, true);
+select to_jsonb(public.set_proof_requirements(true, true, true));
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok(format('select public.complete_delivery(%L)', (select id from ids where name = 'moving')), 'PT422',
+select throws_ok(format('select to_jsonb(public.complete_delivery(%L))', (select id from ids where name = 'moving')), 'PT422',
   'proof of delivery required: note missing', 'a required note is named when missing');
-select is(public.complete_delivery((select id from ids where name = 'moving'), 'At the door') -> 'proof',
+select is(to_jsonb(public.complete_delivery((select id from ids where name = 'moving'), 'At the door')) -> 'proof',
   jsonb_build_object('photo_path', pg_temp.name('moving', 'photo.png'), 'signature_path', pg_temp.name('moving', 'signature.png'),
     'note', 'At the door'), 'with it, the delivery completes carrying its proof');
 select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'photo.webp')), '42501', null,

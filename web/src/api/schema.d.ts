@@ -829,10 +829,10 @@ export interface components {
                 signature_path: string | null;
                 note: string | null;
             } | null;
-            /** @description The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only. */
-            tracking_token?: string;
-            /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only. */
-            tracking_url?: string;
+            /** @description The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only (null for drivers). */
+            tracking_token: string | null;
+            /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers). */
+            tracking_url: string | null;
         };
         Wallet: {
             /** Format: uuid */
