@@ -67,7 +67,7 @@ async function runFile(sql: postgres.Sql, name: string, text: string): Promise<F
 }
 
 /** `supabase gen types` for the migrated schema, as apps get it; the committed copy must equal it. */
-const TYPES_FILE = new URL("supabase/database.types.ts", projectRoot);
+const TYPES_FILE = new URL("functions/_shared/database.types.ts", projectRoot);
 
 async function typesAreCurrent(url: string): Promise<boolean> {
   const output = await new Deno.Command("npx", {
@@ -86,7 +86,7 @@ async function typesAreCurrent(url: string): Promise<boolean> {
   if (generated === committed) return true;
   const fresh = new URL(".test-stack/database.types.ts", projectRoot);
   await Deno.writeTextFile(fresh, generated);
-  console.log(`  supabase/database.types.ts differs from the migrations: the generated file is ${fresh.pathname};`);
+  console.log(`  functions/_shared/database.types.ts differs from the migrations: the generated file is ${fresh.pathname};`);
   console.log("  copy it over (or run `npm run db:types`) and commit it");
   return false;
 }
@@ -108,10 +108,10 @@ let ok = true;
 try {
   await migrate(database.url, { seed: false });
   // The advisors judge the migrated schema, before the test helpers add theirs.
-  console.log("# supabase gen types (supabase/database.types.ts is current)");
+  console.log("# supabase gen types (functions/_shared/database.types.ts is current)");
   if (!(await typesAreCurrent(database.url))) {
     ok = false;
-    console.log("FAIL supabase/database.types.ts is out of date");
+    console.log("FAIL functions/_shared/database.types.ts is out of date");
   }
   console.log("# supabase db advisors");
   if (!(await advisors(database.url))) {

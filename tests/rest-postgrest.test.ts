@@ -7,7 +7,7 @@
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { randomInt } from "node:crypto";
 import { beforeAll, describe, expect, expectTypeOf, it } from "vitest";
-import type { Database } from "../supabase/database.types.ts";
+import type { Database } from "../functions/_shared/database.types.ts";
 import { api, configureGateway, createCompany, type Member, stack, type TestCompany } from "./support/api.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
@@ -22,7 +22,7 @@ function as(member: Member): SupabaseClient {
   });
 }
 
-/** The same, typed as an app types it: by `supabase gen types` (supabase/database.types.ts). */
+/** The same, typed as an app types it: by `supabase gen types` (functions/_shared/database.types.ts). */
 const typed = (member: Member) => as(member) as unknown as SupabaseClient<Database>;
 
 const rest = (path: string, init: RequestInit & { token?: string } = {}) =>

@@ -13,6 +13,7 @@
 import postgres from "postgres";
 import { env } from "./env.ts";
 import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
+import type { Database } from "./database.types.ts";
 import type { Claims } from "./jwt.ts";
 
 export type Sql = postgres.Sql;
@@ -190,19 +191,32 @@ export async function asService<T>(work: (tx: Tx) => Promise<T>, options: Transa
   return await asUser({ role: "service_role" }, work, options);
 }
 
+type Functions = Database["public"]["Functions"];
+/** A function's named arguments as `supabase gen types` gives them; null or undefined stands for "not given". */
+type RpcArgs<F extends keyof Functions> = {
+  [K in keyof Functions[F]["Args"]]: Functions[F]["Args"][K] | null | undefined;
+};
+
 /**
  * Calls `public.<fn>(name => value, ...)` and returns its result as JSON: the
- * functions return typed rows (composite types, which `supabase gen types`
- * describes to apps), and to_jsonb gives them the JSON shape PostgREST gives.
+ * functions return typed rows (composite types), and to_jsonb gives them the
+ * JSON shape PostgREST gives apps. Names, arguments and the result's type come
+ * from the generated database.types.ts, so a call the schema no longer has
+ * fails `deno check`.
  */
-export async function rpc<T = unknown>(tx: Tx, fn: string, args: Record<string, unknown> = {}): Promise<T> {
-  const names = Object.keys(args);
+export async function rpc<F extends keyof Functions>(
+  tx: Tx,
+  fn: F,
+  args: RpcArgs<F> = {} as RpcArgs<F>,
+): Promise<Functions[F]["Returns"]> {
+  const values = args as Record<string, unknown>;
+  const names = Object.keys(values);
   // Names go into the statement itself; only plain identifiers, never input.
   for (const name of [fn, ...names]) {
     if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an SQL identifier: ${name}`);
   }
   const call = `select to_jsonb(public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")})) as result`;
   // deno-lint-ignore no-explicit-any
-  const [row] = await tx.unsafe(call, names.map((name) => args[name] ?? null) as any[]);
-  return row.result as T;
+  const [row] = await tx.unsafe(call, names.map((name) => values[name] ?? null) as any[]);
+  return row.result;
 }

@@ -26,7 +26,7 @@ function log(event: string, fields: Record<string, unknown>) {
 export async function refreshEtas(driverId: string): Promise<void> {
   let due: DueRefresh[];
   try {
-    due = await asService((tx) => rpc<DueRefresh[]>(tx, "claim_eta_refreshes", { driver_id: driverId }));
+    due = await asService((tx) => rpc(tx, "claim_eta_refreshes", { driver_id: driverId }) as Promise<unknown> as Promise<DueRefresh[]>);
   } catch (error) {
     log("eta_refresh_failed", { driver_id: driverId, error: (error as Error).message });
     return;

@@ -174,7 +174,7 @@ export const createDelivery = defineRoute({
     502: { description: "The routing service or the payment gateway failed; nothing was created" },
   },
   async handler({ body, claims, asCaller }) {
-    const companyId = await asCaller((tx) => rpc<string>(tx, "authorize_new_delivery", { driver_id: body.driver_id }));
+    const companyId = await asCaller((tx) => rpc(tx, "authorize_new_delivery", { driver_id: body.driver_id }));
     const gateway = body.payment_method === "pix" ? await companyGateway(companyId) : null;
     if (body.payment_method === "pix" && !gateway) throw new HttpError(422, "payment gateway not configured");
 
@@ -183,7 +183,7 @@ export const createDelivery = defineRoute({
     const id = crypto.randomUUID();
     let charged: { price: number; payment: PixPayment } | undefined;
     if (gateway) {
-      const { price } = await asCaller((tx) => rpc<z.infer<typeof Quote>>(tx, "quote_route", route));
+      const { price } = await asCaller((tx) => rpc(tx, "quote_route", route) as Promise<z.infer<typeof Quote>>);
       charged = { price, payment: await createPixCharge(gateway, companyId, id, price, body.customer!) };
     }
     try {
@@ -282,7 +282,7 @@ export const cancelDelivery = defineRoute({
   responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },
   async handler({ params, body, asCaller }) {
     const cancelled = await asCaller((tx) =>
-      rpc<z.infer<typeof Delivery>>(tx, "cancel_delivery", { delivery_id: params.id, reason: body?.reason })
+      rpc(tx, "cancel_delivery", { delivery_id: params.id, reason: body?.reason }) as Promise<z.infer<typeof Delivery>>
     );
     if (cancelled.payment_method === "pix" && cancelled.payment_status === "pending" && cancelled.payment) {
       await removeUnpaidCharge(cancelled.company_id, cancelled.id, cancelled.payment.gateway_payment_id);

@@ -80,6 +80,7 @@ export const updateMyLocation = defineRoute({
     },
   },
   async handler({ body, asCaller }) {
+    // Never null in a stored location; composite types cannot say so.
     let location: { driver_id: string };
     try {
       location = await asCaller((tx) =>
@@ -89,7 +90,7 @@ export const updateMyLocation = defineRoute({
           heading: body.heading,
           speed: body.speed,
           accuracy: body.accuracy,
-        })
+        }) as Promise<{ driver_id: string }>
       );
     } catch (error) {
       throw rateLimitError(error) ?? error;

@@ -176,7 +176,7 @@ async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalReques
   }
   try {
     return await asService((tx) =>
-      rpc<Withdrawal>(tx, "attach_transfer", { withdrawal_id: withdrawal.id, gateway_transfer_id: transfer.id })
+      rpc(tx, "attach_transfer", { withdrawal_id: withdrawal.id, gateway_transfer_id: transfer.id }) as Promise<Withdrawal>
     );
   } catch (error) {
     // The transfer exists, so the withdrawal must stay processing: its events
@@ -215,7 +215,7 @@ export const createWithdrawal = defineRoute({
     },
   },
   async handler({ body, asCaller }) {
-    const withdrawal = await asCaller((tx) => rpc<Withdrawal>(tx, "request_withdrawal", body));
+    const withdrawal = await asCaller((tx) => rpc(tx, "request_withdrawal", body) as Promise<Withdrawal>);
     return { status: 201, body: await requestTransfer(withdrawal, body) };
   },
 });
