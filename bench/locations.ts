@@ -12,6 +12,7 @@
 // own connection pool size).
 import bcrypt from "bcryptjs";
 import postgres from "postgres";
+import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
@@ -90,6 +91,8 @@ interface Measurement {
   seconds: number;
   latenciesMs: number[];
   roundRates: number[];
+  /** The CPU each process spent during the phase's rounds (bench/cpu.ts). */
+  cpu: CpuSnapshot;
 }
 
 type Update = (driver: Driver, round: number) => Promise<boolean>;
@@ -102,7 +105,12 @@ interface Phase {
 }
 
 function phase(label: string, drivers: Driver[], update: Update): Phase {
-  return { label, drivers, update, result: { accepted: 0, refused: 0, seconds: 0, latenciesMs: [], roundRates: [] } };
+  return {
+    label,
+    drivers,
+    update,
+    result: { accepted: 0, refused: 0, seconds: 0, latenciesMs: [], roundRates: [], cpu: { client: 0, stack: 0, postgres: 0 } },
+  };
 }
 
 /**
@@ -113,11 +121,12 @@ function phase(label: string, drivers: Driver[], update: Update): Phase {
  * driver's last update is moved 10 s back, so each timed update is one the
  * database should accept.
  */
-async function run(sql: postgres.Sql, companyId: string, phases: Phase[], rounds: number): Promise<void> {
+async function run(sql: postgres.Sql, stack: Stack, companyId: string, phases: Phase[], rounds: number): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     for (const { drivers, update, result } of phases) {
       await sql`update public.driver_locations set updated_at = updated_at - interval '10 seconds'
                 where company_id = ${companyId}`;
+      const cpuBefore = cpuSnapshot(stack.pid);
       const started = performance.now();
       let accepted = 0;
       await pool(drivers, CONCURRENCY, async (driver) => {
@@ -128,6 +137,7 @@ async function run(sql: postgres.Sql, companyId: string, phases: Phase[], rounds
         else result.refused++;
       });
       const seconds = (performance.now() - started) / 1000;
+      addCpu(result.cpu, cpuSince(cpuBefore, cpuSnapshot(stack.pid)));
       result.accepted += accepted;
       result.seconds += seconds;
       result.roundRates.push(accepted / seconds);
@@ -194,6 +204,9 @@ function report({ label, result: m }: Phase): void {
       `latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms)` +
       (m.refused ? `  ${m.refused} REFUSED` : ""),
   );
+  if (m.cpu.client + m.cpu.stack + m.cpu.postgres > 0) {
+    console.log(`  ${"".padEnd(48)} ${cpuPerRequest(m.cpu, m.accepted + m.refused)}`);
+  }
 }
 
 /**
@@ -236,7 +249,7 @@ async function main(): Promise<number> {
     const http = viaHttp(stack.apiUrl);
     const direct = viaSql(sql);
     // One untimed round each way: connections open, code paths warm, every driver has a row.
-    await run(sql, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
+    await run(sql, stack, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
 
     const phases = [
       phase("HTTP PUT /api/v1/locations/me", idle, http),
@@ -248,7 +261,7 @@ async function main(): Promise<number> {
       `\nAccepted location updates per second: ${idle.length} + ${busy.length} drivers, ${ROUNDS} interleaved ` +
         `rounds, ${CONCURRENCY} in flight, each driver once per 10 s window\n`,
     );
-    await run(sql, companyId, phases, ROUNDS);
+    await run(sql, stack, companyId, phases, ROUNDS);
     phases.forEach(report);
 
     const [httpIdle, directIdle, httpBusy, directBusy] = phases.map((p) => rateOf(p.result));

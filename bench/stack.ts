@@ -24,6 +24,8 @@ export interface Stack {
   dbUrl: string;
   anonKey: string;
   serviceRoleKey: string;
+  /** The stack's Deno process (its Postgres runs under it). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -32,8 +34,11 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   const root = new URL("../", import.meta.url);
   const dataDir = new URL(`.test-stack/bench-${Deno.pid}/`, root).pathname;
   const apiPort = freePort();
+  // BENCH_DENO_FLAGS: more flags for the stack's `deno run`, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" for a
+  // V8 CPU profile written when the stack stops (bench/profile.ts reads it).
+  const flags = (Deno.env.get("BENCH_DENO_FLAGS") ?? "").split(/\s+/).filter(Boolean);
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "local/start.ts", "--reset"],
+    args: ["run", "-A", ...flags, "local/start.ts", "--reset"],
     cwd: root,
     env: { API_PORT: String(apiPort), DB_PORT: String(freePort()), DATA_DIR: dataDir, NO_COLOR: "1", ...extraEnv },
     stdin: "null",
@@ -81,6 +86,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     dbUrl: field("DB URL"),
     anonKey: field("anon key"),
     serviceRoleKey: field("service_role key"),
+    pid: child.pid,
     stop,
   };
 }

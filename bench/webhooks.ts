@@ -17,6 +17,7 @@
 // (5), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
+import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
 const EVENTS = positiveInt("BENCH_EVENTS", 400);
@@ -116,13 +117,16 @@ interface Measurement {
   seconds: number;
   latenciesMs: number[];
   roundRates: number[];
+  /** The CPU each process spent during the rounds (bench/cpu.ts). */
+  cpu: CpuSnapshot;
 }
 
 function measurement(): Measurement {
-  return { done: 0, seconds: 0, latenciesMs: [], roundRates: [] };
+  return { done: 0, seconds: 0, latenciesMs: [], roundRates: [], cpu: { client: 0, stack: 0, postgres: 0 } };
 }
 
-async function runRound(items: Withdrawal[], send: Send, m: Measurement) {
+async function runRound(stackPid: number, items: Withdrawal[], send: Send, m: Measurement) {
+  const cpuBefore = cpuSnapshot(stackPid);
   const started = performance.now();
   await pool(items, CONCURRENCY, async (w) => {
     const t0 = performance.now();
@@ -130,6 +134,7 @@ async function runRound(items: Withdrawal[], send: Send, m: Measurement) {
     m.latenciesMs.push(performance.now() - t0);
   });
   const seconds = (performance.now() - started) / 1000;
+  addCpu(m.cpu, cpuSince(cpuBefore, cpuSnapshot(stackPid)));
   m.done += items.length;
   m.seconds += seconds;
   m.roundRates.push(items.length / seconds);
@@ -163,6 +168,7 @@ function line(label: string, m: Measurement) {
         rounds[rounds.length - 1].toFixed(0)
       }/s; latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms)`,
   );
+  if (m.cpu.client + m.cpu.stack + m.cpu.postgres > 0) console.log(`  ${"".padEnd(44)} ${cpuPerRequest(m.cpu, m.done)}`);
 }
 
 async function main(): Promise<number> {
@@ -200,8 +206,8 @@ async function main(): Promise<number> {
     const http = viaHttp(stack.apiUrl, companyId);
     const direct = viaSql(sql, gateway.url, companyId);
     // Untimed: connections open, code paths warm.
-    await runRound(await arrangeWithdrawals(sql, companyId, 100, "warm_http"), http, measurement());
-    await runRound(await arrangeWithdrawals(sql, companyId, 100, "warm_sql"), direct, measurement());
+    await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, 100, "warm_http"), http, measurement());
+    await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, 100, "warm_sql"), direct, measurement());
 
     const httpM = measurement();
     const directM = measurement();
@@ -210,8 +216,8 @@ async function main(): Promise<number> {
         `${ROUNDS} interleaved rounds of ${EVENTS} per side, ${CONCURRENCY} in flight\n`,
     );
     for (let round = 0; round < ROUNDS; round++) {
-      await runRound(await arrangeWithdrawals(sql, companyId, EVENTS, `h${round}`), http, httpM);
-      await runRound(await arrangeWithdrawals(sql, companyId, EVENTS, `s${round}`), direct, directM);
+      await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, EVENTS, `h${round}`), http, httpM);
+      await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, EVENTS, `s${round}`), direct, directM);
     }
     line("HTTP POST /api/v1/webhooks/gateway/{id}", httpM);
     line("direct: read, gateway GET, apply + audit", directM);
@@ -219,12 +225,15 @@ async function main(): Promise<number> {
     console.log(`\n  HTTP reaches ${(100 * ratio).toFixed(0)}% of the direct rate (direct / HTTP = ${(1 / ratio).toFixed(2)}x)`);
 
     const steady = await arrangeWithdrawals(sql, companyId, RATE * RATE_SECONDS, "rate");
+    const steadyCpu = cpuSnapshot(stack.pid);
     const latencies = (await paced(steady, http, RATE)).sort((a, b) => a - b);
+    const steadyUsed = cpuSince(steadyCpu, cpuSnapshot(stack.pid));
     console.log(
       `\n  HTTP at a steady ${RATE}/s for ${RATE_SECONDS} s: ${latencies.length} webhooks, latency ` +
         `p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, ` +
         `p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms`,
     );
+    if (steadyUsed) console.log(`    ${cpuPerRequest(steadyUsed, latencies.length)}`);
 
     const [{ processing }] = await sql`select count(*)::int as processing from public.withdrawals
       where company_id = ${companyId} and status = 'processing'`;
