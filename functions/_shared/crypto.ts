@@ -42,13 +42,30 @@ export async function decryptSecret(sealed: string, base64Key: string): Promise<
   return new TextDecoder().decode(plain);
 }
 
+/** HMAC keys already imported, by secret: the company secrets in use, at most this many (the oldest go first). */
+const MAX_HMAC_KEYS = 1_000;
+const hmacKeys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = hmacKeys.get(secret);
+  if (!key) {
+    if (hmacKeys.size >= MAX_HMAC_KEYS) hmacKeys.delete(hmacKeys.keys().next().value!);
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    hmacKeys.set(secret, key);
+    // A failed import is not kept: the next call tries again.
+    key.catch(() => hmacKeys.get(secret) === key && hmacKeys.delete(secret));
+  }
+  return key;
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
 /** Lowercase hex HMAC-SHA256 of `body` under `secret`. */
 export async function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
-  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), body));
+  let hex = "";
+  for (const byte of mac) hex += HEX[byte];
+  return hex;
 }
 
 /** Compares two strings in time that depends only on their lengths. */
