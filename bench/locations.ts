@@ -13,6 +13,7 @@
 import bcrypt from "bcryptjs";
 import postgres from "postgres";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
+import { rpcStatement } from "../functions/_shared/db.ts";
 import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
@@ -169,18 +170,31 @@ function viaHttp(apiUrl: string) {
   };
 }
 
-/** What the proxy runs per request (functions/_shared/db.ts asUser), sent the same way, without the proxy. */
-function viaSql(sql: postgres.Sql) {
+/**
+ * What the proxy runs per request (functions/_shared/db.ts asUser), sent the
+ * same way, without the proxy: the position's transaction as the driver and,
+ * queued behind its commit, the claim of the driver's due ETA refreshes as the
+ * service role (functions/api/eta.ts). With `eta` false, the position's
+ * transaction alone: the database function's own rate.
+ */
+function viaSql(sql: postgres.Sql, eta: boolean) {
   return async (driver: Driver, round: number) => {
     const p = position(driver, round);
     try {
-      await pipelined(sql, [
-        claimsStatement(driver.claims),
+      await pipelined(
+        sql,
         [
-          `select public.update_my_location(lat => $1, lng => $2, heading => $3, speed => $4, accuracy => $5)`,
-          [p.lat, p.lng, p.heading, p.speed, p.accuracy],
+          claimsStatement(driver.claims),
+          rpcStatement("update_my_location", {
+            lat: p.lat,
+            lng: p.lng,
+            heading: p.heading,
+            speed: p.speed,
+            accuracy: p.accuracy,
+          }),
         ],
-      ]);
+        eta ? ([location]) => [rpcStatement("claim_eta_refreshes", { driver_id: location.result.driver_id })] : undefined,
+      );
       return true;
     } catch (error) {
       if ((error as { code?: string }).code === "PT429") return false;
@@ -247,15 +261,18 @@ async function main(): Promise<number> {
     const busy = drivers.slice(idle.length);
     await arrangeDeliveriesInProgress(sql, busy);
     const http = viaHttp(stack.apiUrl);
-    const direct = viaSql(sql);
+    const direct = viaSql(sql, true);
+    const functionAlone = viaSql(sql, false);
     // One untimed round each way: connections open, code paths warm, every driver has a row.
     await run(sql, stack, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
 
     const phases = [
       phase("HTTP PUT /api/v1/locations/me", idle, http),
-      phase("SQL  public.update_my_location, direct", idle, direct),
+      phase("SQL  the same transactions, direct", idle, direct),
+      phase("SQL  update_my_location alone, direct", idle, functionAlone),
       phase("HTTP, with a delivery in progress (trail)", busy, http),
-      phase("SQL,  with a delivery in progress (trail)", busy, direct),
+      phase("SQL,  the same, with a trail", busy, direct),
+      phase("SQL,  update_my_location alone, with a trail", busy, functionAlone),
     ];
     console.log(
       `\nAccepted location updates per second: ${idle.length} + ${busy.length} drivers, ${ROUNDS} interleaved ` +
@@ -264,12 +281,16 @@ async function main(): Promise<number> {
     await run(sql, stack, companyId, phases, ROUNDS);
     phases.forEach(report);
 
-    const [httpIdle, directIdle, httpBusy, directBusy] = phases.map((p) => rateOf(p.result));
+    const [httpIdle, directIdle, aloneIdle, httpBusy, directBusy, aloneBusy] = phases.map((p) => rateOf(p.result));
     const percentOf = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)}%`;
     console.log(
       `\n  proxy overhead: direct / HTTP = ${(directIdle / httpIdle).toFixed(2)}x ` +
-        `(the HTTP path reaches ${percentOf(httpIdle, directIdle)} of the database function's rate; ` +
-        `with a trail ${(directBusy / httpBusy).toFixed(2)}x)`,
+        `(the HTTP path reaches ${percentOf(httpIdle, directIdle)} of the same transactions' rate; ` +
+        `with a trail ${(directBusy / httpBusy).toFixed(2)}x, ${percentOf(httpBusy, directBusy)})`,
+    );
+    console.log(
+      `  beside update_my_location alone (no ETA claim): HTTP at ${percentOf(httpIdle, aloneIdle)}, ` +
+        `with a trail ${percentOf(httpBusy, aloneBusy)}`,
     );
     console.log(
       `  trail (one point in, one out of a full 500-point trail): HTTP at ${percentOf(httpBusy, httpIdle)}, ` +

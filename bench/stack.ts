@@ -4,6 +4,8 @@
 // worker pool and percentiles. Nothing here is product code.
 import bcrypt from "bcryptjs";
 import type postgres from "postgres";
+import { claimsStatement as proxyClaimsStatement, TRANSACTION_BUDGET_MS } from "../functions/_shared/db.ts";
+import type { Claims } from "../functions/_shared/jwt.ts";
 
 export function positiveInt(name: string, fallback: number): number {
   const raw = Deno.env.get(name);
@@ -165,24 +167,30 @@ export async function registerCompany(stack: Stack, name: string): Promise<{ com
 }
 
 /**
- * The set_config statement the proxy sends before each call, so the direct side
- * of a benchmark does the same work as the proxy (functions/_shared/db.ts).
+ * The claims statement the proxy sends before each call (functions/_shared/db.ts
+ * claimsStatement itself: the same values inline, the same statement timeout),
+ * so the direct side of a benchmark does the same work as the proxy.
  */
 export function claimsStatement(claims: Record<string, unknown>): [string, string[]] {
-  return [
-    `select set_config('request.jwt.claims', $1, true), set_config('request.jwt.claim.sub', $2, true),
-            set_config('request.jwt.claim.role', $3, true), set_config('role', $3, true)`,
-    [JSON.stringify(claims), String(claims.sub ?? ""), String(claims.role ?? "anon")],
-  ];
+  return [proxyClaimsStatement(claims as Claims, String(claims.role ?? "anon"), TRANSACTION_BUDGET_MS), []];
 }
 
 /**
- * One transaction sent the way functions/_shared/db.ts sends it: `begin` and
- * every statement in one write (postgres.js pipelines the queries of one tick
- * on a reserved connection), then `commit`. The rows of the last statement.
+ * One transaction sent the way functions/_shared/db.ts asUser sends it: `begin`
+ * and every statement in one write (postgres.js pipelines the queries of one
+ * tick on a reserved connection, up to the first with parameters, whose values
+ * wait for the server's description of it), then `commit`. With `followUp`,
+ * the statements of a second transaction as the service role are queued behind
+ * the commit, as asUser's follow-up (its answer does not wait for them; the
+ * connection does). The rows of the last statement.
  */
-export async function pipelined(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+export async function pipelined(
+  sql: postgres.Sql,
+  statements: [string, unknown[]][],
+  followUp?: (rows: postgres.Row[]) => [string, unknown[]][],
+): Promise<postgres.Row[]> {
   const conn = await sql.reserve();
+  let following: Promise<unknown> | undefined;
   try {
     let results: postgres.Row[][];
     try {
@@ -192,10 +200,16 @@ export async function pipelined(sql: postgres.Sql, statements: [string, unknown[
       await conn.unsafe("rollback").catch(() => {});
       throw error;
     }
-    await conn.unsafe("commit");
+    const committed = conn.unsafe("commit");
+    if (followUp) {
+      const next = followUp(results[results.length - 1]);
+      following = atOnceOn(conn, [claimsStatement({ role: "service_role" }), ...next]).catch(() => {});
+    }
+    await committed;
     return results[results.length - 1];
   } finally {
-    conn.release();
+    if (following) following.then(() => conn.release());
+    else conn.release();
   }
 }
 
@@ -207,19 +221,23 @@ export async function pipelined(sql: postgres.Sql, statements: [string, unknown[
 export async function atOnce(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
   const conn = await sql.reserve();
   try {
-    const settled = await Promise.allSettled([
-      conn.unsafe("begin"),
-      // deno-lint-ignore no-explicit-any
-      ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
-      conn.unsafe("commit"),
-    ]);
-    const failed = settled.find((s) => s.status === "rejected");
-    if (failed) {
-      await conn.unsafe("rollback").catch(() => {});
-      throw failed.reason;
-    }
-    return (settled[statements.length] as PromiseFulfilledResult<postgres.Row[]>).value;
+    return await atOnceOn(conn, statements);
   } finally {
     conn.release();
   }
+}
+
+async function atOnceOn(conn: postgres.ReservedSql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+  const settled = await Promise.allSettled([
+    conn.unsafe("begin"),
+    // deno-lint-ignore no-explicit-any
+    ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
+    conn.unsafe("commit"),
+  ]);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) {
+    await conn.unsafe("rollback").catch(() => {});
+    throw failed.reason;
+  }
+  return (settled[statements.length] as PromiseFulfilledResult<postgres.Row[]>).value;
 }

@@ -3,7 +3,7 @@
 // finding the withdrawal, asking the gateway for the transfer, applying it with
 // its audit row) beside the same work called directly (the same read, the same
 // gateway GET, the same applying transaction with its audit row, over
-// postgres.js, the transaction sent in one write as the proxy sends it), so the
+// postgres.js, the transaction sent as the proxy sends it), so the
 // proxy's overhead shows as a ratio; then the HTTP path
 // alone at a steady 200 requests per second, for its latency.
 //
@@ -18,7 +18,7 @@
 import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
-import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
+import { atOnce, claimsStatement, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
 const EVENTS = positiveInt("BENCH_EVENTS", 400);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 5);
@@ -83,8 +83,8 @@ function viaHttp(apiUrl: string, companyId: string): Send {
 
 /**
  * The same work without the proxy: the read that finds the withdrawal, the
- * gateway GET, and the applying transaction with its audit row (the statement
- * timeouts, the function, the insert).
+ * gateway GET, and the applying transaction with its audit row (the service role's
+ * claims and statement timeout, the function, the insert).
  */
 function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send {
   return async (w) => {
@@ -95,10 +95,10 @@ function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send 
       headers: { access_token: "bench" },
     });
     const object = await res.json();
-    // One transaction in one write: begin, the role, the timeouts, the call with its audit row, commit.
+    // One transaction sent as the proxy sends it (functions/_shared/db.ts asServiceAtOnce): begin, the
+    // service role's claims and statement timeout, the call with its audit row, commit.
     const [applied] = await atOnce(sql, [
-      [`select set_config('role', 'service_role', true)`, []],
-      [`set local statement_timeout = 4000; set local lock_timeout = 4000`, []],
+      claimsStatement({ role: "service_role" }),
       [
         `with applied as (select public.apply_transfer_event(company_id => $1, event => 'TRANSFER_DONE',
                             transfer_id => $2, external_reference => $3) as r)

@@ -2,9 +2,11 @@
 // a verified token is remembered only until its `exp` (and a refused one never),
 // at most a bounded number of them; and a company's gateway settings are reused
 // for at most 5 s, so that a changed webhook secret applies within that time.
-// Also the HMAC keys kept per secret.
+// Also the HMAC keys kept per secret, and the claims statement whose values are
+// inline literals rather than parameters (one round trip fewer per transaction).
 import { describe, expect, it } from "vitest";
 import { hmacHex, verifySignature } from "../functions/_shared/crypto.ts";
+import { claimsStatement, sqlLiteral } from "../functions/_shared/sql-text.ts";
 import { cachingVerifier, type Claims, TokenError } from "../functions/_shared/jwt.ts";
 import { api, configureGateway, createCompany, db } from "./support/api.ts";
 import { companyWebhook, webhook } from "./support/webhooks.ts";
@@ -143,3 +145,46 @@ describe("the HMAC key cache", () => {
   });
 });
 
+describe("the claims statement (values inline, not parameters)", () => {
+  const awkward = [
+    "it's",
+    "back\\slash and 'quote'",
+    "\\' -- ; select 1; $$ $tag$ E'x'",
+    "ünïcødé ✓ 𝄞",
+    "line\nbreak\ttab",
+  ];
+
+  it("sets exactly the claims, the subject and the role, whatever the strings hold", async () => {
+    for (const text of awkward) {
+      const claims = {
+        sub: "00000000-0000-4000-8000-000000000001",
+        role: "authenticated",
+        email: text,
+        user_metadata: { name: text, nul: "a\u0000b" },
+      };
+      const sql = db();
+      const [row] = await sql.begin(async (tx) => {
+        await tx.unsafe(claimsStatement(claims, "authenticated", 2_000));
+        return await tx<{ claims: string; sub: string; role: string; timeout: string }[]>`
+          select current_setting('request.jwt.claims') as claims,
+                 current_setting('request.jwt.claim.sub') as sub, current_user as role,
+                 current_setting('statement_timeout') as timeout`;
+      });
+      expect(JSON.parse(row.claims)).toEqual(claims);
+      expect(row.sub).toBe(claims.sub);
+      expect(row.role).toBe("authenticated");
+      expect(row.timeout).toBe("2s");
+    }
+  });
+
+  it("reads back every string as itself, with standard_conforming_strings on or off", async () => {
+    for (const setting of ["on", "off"]) {
+      const [row] = await db().begin(async (tx) => {
+        await tx.unsafe(`set local standard_conforming_strings = ${setting}`);
+        return await tx.unsafe(`select array[${awkward.map(sqlLiteral).join(", ")}]::text[] as texts`);
+      });
+      expect(row.texts).toEqual(awkward);
+    }
+    expect(() => sqlLiteral("a\u0000b")).toThrow("NUL");
+  });
+});

@@ -14,6 +14,9 @@ import postgres from "postgres";
 import { env } from "./env.ts";
 import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
+import { claimsStatement } from "./sql-text.ts";
+
+export { claimsStatement, sqlLiteral } from "./sql-text.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -53,6 +56,27 @@ export interface TransactionOptions {
   deadline?: number;
 }
 
+/**
+ * A second, short transaction as the service role after a first one: queued
+ * with the first one's commit, its begin, claims and first statement leave in
+ * the same write, and the caller's answer does not wait for it (the connection
+ * goes back to the pool once its answers are in). It follows only a
+ * transaction whose work succeeded, never a failure or a rollback; Postgres
+ * runs it after the commit, and its own failure changes nothing of the first
+ * one. Should that commit itself fail (the work's statements having succeeded:
+ * a lost connection, say), it still runs, seeing only what was committed
+ * before, so its statements must be right on their own: reads of committed
+ * rows, claims, not a continuation of the first transaction.
+ */
+export interface FollowUp<T> {
+  /** Its statements, from the first transaction's result; none (null) means no second transaction. */
+  statements(result: T): [string, unknown[]][] | null;
+  /** Given the rows of each statement once they arrive, or the error that ended it. */
+  settled(outcome: Promise<postgres.Row[][]>): void;
+}
+
+const SERVICE_CLAIMS: Claims = { role: "service_role" };
+
 /** Raised inside a transaction whose caller stopped waiting: it rolls the transaction back. */
 class Abandoned extends Error {}
 
@@ -85,10 +109,37 @@ async function answerByDeadline<T>(run: Promise<T>, deadline: number, abandon: (
 /** Postgres roles a token may select; anything else is refused before SQL sees it. */
 export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
 
+function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, left: number) {
+  return conn.unsafe(claimsStatement(claims, role, left));
+}
+
+/**
+ * Queues `begin`, the claims and role, `statements` and `commit` on `conn`
+ * (they leave with whatever is written next); the rows of each statement. The first
+ * error is thrown; Postgres has then ended the transaction, the commit acting
+ * as a rollback, and a rollback after it closes whatever may still be open.
+ */
+async function queueAtOnce(conn: postgres.ReservedSql, claims: Claims, role: string, left: number, statements: [string, unknown[]][]) {
+  const settled = await Promise.allSettled([
+    conn.unsafe("begin"),
+    claimsQuery(conn, claims, role, left),
+    // deno-lint-ignore no-explicit-any
+    ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
+    conn.unsafe("commit"),
+  ]);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) {
+    // Whatever failed, no transaction may stay open on the connection.
+    await conn.unsafe("rollback").catch(() => {});
+    throw failed.reason;
+  }
+  return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
+}
+
 export async function asUser<T>(
   claims: Claims,
   work: (tx: Tx) => Promise<T>,
-  options: TransactionOptions = {},
+  options: TransactionOptions & { followUp?: FollowUp<T> } = {},
 ): Promise<T> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
@@ -96,24 +147,20 @@ export async function asUser<T>(
   let abandoned = false;
   const run = (async () => {
     const conn = await db().reserve();
+    // The follow-up transaction, when there is one, keeps the connection until its answers are in.
+    let following: Promise<unknown> | undefined;
     try {
       // A connection that came after the caller got its 503 does nothing.
       const left = Math.floor(deadline - Date.now());
       if (abandoned || left < 20) throw new Abandoned();
-      // `begin`, the claims and role (set_config('role', ..., true) is `set local
-      // role`, as PostgREST does it), the statement timeout that ends a statement at
-      // the deadline, and the work's first statement leave in one write: postgres.js
-      // pipelines the queries of one tick on a connection, and Postgres runs them in
-      // order, so the first statement already runs as the token's role. The commit is
-      // the second round trip (sql.begin would make four, each awaited).
-      const opened = Promise.all([
-        conn.unsafe("begin"),
-        conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
-                    set_config('request.jwt.claim.role', ${role}, true),
-                    set_config('statement_timeout', ${String(left)}, true),
-                    set_config('role', ${role}, true)`,
-      ]);
+      // `begin`, the claims, role and statement timeout (values inline) and the
+      // work's first statement leave in one write: postgres.js pipelines the
+      // queries of one tick on a connection, and Postgres runs them in order, so
+      // the first statement already runs as the token's role. A statement with
+      // parameters is sent as its text first and its values once the server has
+      // described it (postgres.js with `prepare: false`): one round trip more.
+      // Then the commit (sql.begin would await each statement on its own).
+      const opened = Promise.all([conn.unsafe("begin"), claimsQuery(conn, claims, role, left)]);
       opened.catch(() => {}); // awaited below; a failure there fails the work's statements too
       let result: T;
       try {
@@ -126,10 +173,19 @@ export async function asUser<T>(
         // A failed begin or claims statement is the cause; the work's error is then only "transaction aborted".
         throw (await opened.then(() => null, (cause) => cause)) ?? error;
       }
-      await conn.unsafe("commit");
+      const committed = conn.unsafe("commit");
+      const next = options.followUp?.statements(result);
+      if (next) {
+        // Queued behind the commit in the same tick, so in the same write; Postgres runs it after the commit.
+        const outcome = queueAtOnce(conn, SERVICE_CLAIMS, "service_role", TRANSACTION_BUDGET_MS, next);
+        following = outcome.catch(() => {});
+        options.followUp!.settled(outcome);
+      }
+      await committed;
       return result;
     } finally {
-      conn.release();
+      if (following) following.then(() => conn.release());
+      else conn.release();
     }
   })();
   return await answerByDeadline(run, deadline, () => (abandoned = true));
@@ -137,8 +193,9 @@ export async function asUser<T>(
 
 /**
  * A transaction of statements known in advance, as `claims`: `begin`, the
- * claims and role, every statement and `commit` leave in one write, one round
- * trip. The rows of each statement. The first error is thrown; Postgres has then
+ * claims and role, every statement and `commit` are queued at once, and leave
+ * in one write up to the first statement with parameters, whose values follow
+ * its description (see asUser), and the rest after it. The rows of each statement. The first error is thrown; Postgres has then
  * ended the transaction, the commit acting as a rollback.
  */
 export async function asUserAtOnce(
@@ -154,29 +211,12 @@ export async function asUserAtOnce(
     try {
       const left = Math.floor(deadline - Date.now());
       if (left < 20) throw new Abandoned();
-      const settled = await Promise.allSettled([
-        conn.unsafe("begin"),
-        conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
-                    set_config('request.jwt.claim.role', ${role}, true),
-                    set_config('statement_timeout', ${String(left)}, true),
-                    set_config('role', ${role}, true)`,
-        // deno-lint-ignore no-explicit-any
-        ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
-        conn.unsafe("commit"),
-      ]);
-      const failed = settled.find((s) => s.status === "rejected");
-      if (failed) {
-        // Whatever failed, no transaction may stay open on the connection.
-        await conn.unsafe("rollback").catch(() => {});
-        throw failed.reason;
-      }
-      return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
+      return await queueAtOnce(conn, claims, role, left, statements);
     } finally {
       conn.release();
     }
   })();
-  // Sent in one write, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
+  // Queued at once, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
   return await answerByDeadline(run, deadline);
 }
 
@@ -192,13 +232,19 @@ export async function asService<T>(work: (tx: Tx) => Promise<T>, options: Transa
 
 /** Calls `public.<fn>(name => value, ...)` and returns its jsonb result. */
 export async function rpc<T = unknown>(tx: Tx, fn: string, args: Record<string, unknown> = {}): Promise<T> {
+  const [call, values] = rpcStatement(fn, args);
+  // deno-lint-ignore no-explicit-any
+  const [row] = await tx.unsafe(call, values as any[]);
+  return row.result as T;
+}
+
+/** rpc's statement and its values, for a transaction sent at once (its one row's `result` is the answer). */
+export function rpcStatement(fn: string, args: Record<string, unknown> = {}): [string, unknown[]] {
   const names = Object.keys(args);
   // Names go into the statement itself; only plain identifiers, never input.
   for (const name of [fn, ...names]) {
     if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an SQL identifier: ${name}`);
   }
   const call = `select public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")}) as result`;
-  // deno-lint-ignore no-explicit-any
-  const [row] = await tx.unsafe(call, names.map((name) => args[name] ?? null) as any[]);
-  return row.result as T;
+  return [call, names.map((name) => args[name] ?? null)];
 }

@@ -188,9 +188,9 @@ function applyCall(ours: Ours, kind: Kind, object: GatewayObject, event: string 
 
 /**
  * Applies the status of the gateway's object to ours, writing the audit row in
- * the same transaction and the same statement: the timeouts, the call and the
- * audit row leave in one write with the transaction's begin, and the commit
- * follows (functions/_shared/db.ts).
+ * the same transaction and the same statement: begin, the role and statement
+ * timeout, the statement and the commit are queued at once
+ * (functions/_shared/db.ts asUserAtOnce).
  */
 export async function applyStatus(
   audit: Audit | null,
@@ -222,7 +222,7 @@ export async function applyStatus(
       returning jsonb_build_object('result', result, 'detail', detail) as r`;
     args = [...args, audit.companyId, audit.event, audit.objectId, checked];
   }
-  // One transaction, one round trip: begin, the role, the statement timeout, the statement and commit in one write.
+  // One transaction queued at once: begin, the role, the statement timeout, the statement and commit.
   const [rows] = await asServiceAtOnce([[statement, args]]);
   const applied = rows[0].r as { result: Outcome["result"]; detail: string };
   const detail = audit ? applied.detail : checked + applied.detail;
