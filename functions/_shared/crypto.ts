@@ -1,6 +1,8 @@
-// Pure cryptography with WebCrypto: secrets at rest (AES-256-GCM under
-// SECRETS_ENCRYPTION_KEY) and webhook signatures (lowercase hex HMAC-SHA256
-// over the raw body, compared in constant time).
+// Pure cryptography: secrets at rest (AES-256-GCM under SECRETS_ENCRYPTION_KEY,
+// WebCrypto) and webhook signatures (lowercase hex HMAC-SHA256 over the raw
+// body, node:crypto, compared in constant time).
+import { createHmac } from "node:crypto";
+
 const encoder = new TextEncoder();
 
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {
@@ -42,30 +44,13 @@ export async function decryptSecret(sealed: string, base64Key: string): Promise<
   return new TextDecoder().decode(plain);
 }
 
-/** HMAC keys already imported, by secret: the company secrets in use, at most this many (the oldest go first). */
-const MAX_HMAC_KEYS = 1_000;
-const hmacKeys = new Map<string, Promise<CryptoKey>>();
-
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = hmacKeys.get(secret);
-  if (!key) {
-    if (hmacKeys.size >= MAX_HMAC_KEYS) hmacKeys.delete(hmacKeys.keys().next().value!);
-    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    hmacKeys.set(secret, key);
-    // A failed import is not kept: the next call tries again.
-    key.catch(() => hmacKeys.get(secret) === key && hmacKeys.delete(secret));
-  }
-  return key;
-}
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-
-/** Lowercase hex HMAC-SHA256 of `body` under `secret`. */
-export async function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), body));
-  let hex = "";
-  for (const byte of mac) hex += HEX[byte];
-  return hex;
+/**
+ * Lowercase hex HMAC-SHA256 of `body` under `secret`, synchronously (node:crypto):
+ * WebCrypto would import the key and sign in asynchronous ops, costlier than
+ * the hashing of a webhook's body.
+ */
+export function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
+  return Promise.resolve(createHmac("sha256", secret).update(body).digest("hex"));
 }
 
 /** Compares two strings in time that depends only on their lengths. */
