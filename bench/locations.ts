@@ -13,7 +13,7 @@
 import bcrypt from "bcryptjs";
 import postgres from "postgres";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
-import { rpcStatement } from "../functions/_shared/db.ts";
+import { inlined, rpcStatement } from "../functions/_shared/db.ts";
 import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
@@ -193,7 +193,9 @@ function viaSql(sql: postgres.Sql, eta: boolean) {
             accuracy: p.accuracy,
           }),
         ],
-        eta ? ([location]) => [rpcStatement("claim_eta_refreshes", { driver_id: location.result.driver_id })] : undefined,
+        eta
+          ? ([location]) => [inlined(rpcStatement("claim_eta_refreshes", { driver_id: location.result.driver_id }))]
+          : undefined,
       );
       return true;
     } catch (error) {

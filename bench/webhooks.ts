@@ -17,6 +17,7 @@
 // (5), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
+import { inlined } from "../functions/_shared/sql-text.ts";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { atOnce, claimsStatement, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
@@ -88,8 +89,14 @@ function viaHttp(apiUrl: string, companyId: string): Send {
  */
 function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send {
   return async (w) => {
-    const [ours] = await sql`select w.id, w.company_id, w.gateway_transfer_id from public.withdrawals w
-      where w.id = private.withdrawal_for_event(${companyId}, ${w.transferId}, ${w.id})`;
+    // Values inline, as the proxy sends them (functions/_shared/sql-text.ts, inlined).
+    const [ours] = await sql.unsafe(
+      ...inlined([
+        `select w.id, w.company_id, w.gateway_transfer_id from public.withdrawals w
+         where w.id = private.withdrawal_for_event($1, $2, $3)`,
+        [companyId, w.transferId, w.id],
+      ]) as [string, string[]],
+    );
     if (!ours) throw new Error("no such withdrawal");
     const res = await fetch(`${gatewayUrl}/v3/transfers/${encodeURIComponent(w.transferId)}`, {
       headers: { access_token: "bench" },
@@ -99,14 +106,14 @@ function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send 
     // service role's claims and statement timeout, the call with its audit row, commit.
     const [applied] = await atOnce(sql, [
       claimsStatement({ role: "service_role" }),
-      [
+      inlined([
         `with applied as (select public.apply_transfer_event(company_id => $1, event => 'TRANSFER_DONE',
                             transfer_id => $2, external_reference => $3) as r)
          insert into public.webhook_events (company_id, event, object_id, result, detail)
          select $1, 'TRANSFER_DONE', $2, applied.r ->> 'result', applied.r ->> 'detail' from applied
          returning result`,
         [companyId, object.id, ours.id],
-      ],
+      ]),
     ]);
     if (applied.result !== "processed") throw new Error(`not applied: ${JSON.stringify(applied)}`);
   };

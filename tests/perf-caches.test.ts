@@ -6,7 +6,7 @@
 // literals rather than parameters (one round trip fewer per transaction).
 import { describe, expect, it } from "vitest";
 import { hmacHex, verifySignature } from "../functions/_shared/crypto.ts";
-import { claimsStatement, sqlLiteral } from "../functions/_shared/sql-text.ts";
+import { claimsStatement, inlined, sqlLiteral } from "../functions/_shared/sql-text.ts";
 import { cachingVerifier, type Claims, TokenError } from "../functions/_shared/jwt.ts";
 import { api, configureGateway, createCompany, db } from "./support/api.ts";
 import { companyWebhook, webhook } from "./support/webhooks.ts";
@@ -178,5 +178,25 @@ describe("the claims statement (values inline, not parameters)", () => {
       expect(row.texts).toEqual(awkward);
     }
     expect(() => sqlLiteral("a\u0000b")).toThrow("NUL");
+  });
+});
+
+describe("statements with their values inline", () => {
+  it("mean what their parameters meant", async () => {
+    const values = ["it's", "a\\b", "$2", "ünï ✓", 42, -0.5, 1e21, null, true, false] as const;
+    const text = `select ${values.map((_, i) => `$${i + 1}`).join(", ")}`;
+    const [inlineText, inlineArgs] = inlined([text, [...values]]);
+    expect(inlineArgs).toEqual([]);
+    const [asParameters] = await db().unsafe(text, [...values] as never[]).values();
+    const [asLiterals] = await db().unsafe(inlineText).values();
+    expect(asLiterals).toEqual(asParameters);
+    // "$2" inside a value is not read again as a parameter.
+    expect(asLiterals).toEqual(["it's", "a\\b", "$2", "ünï ✓", "42", "-0.5", "1e+21", null, true, false]);
+  });
+
+  it("keep their parameters when a value has no literal", () => {
+    for (const value of ["a\u0000b", { a: 1 }, [1], new Date(0), Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(inlined(["select $1, $2", ["x", value]])).toEqual(["select $1, $2", ["x", value]]);
+    }
   });
 });

@@ -16,7 +16,7 @@ import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
 import { claimsStatement } from "./sql-text.ts";
 
-export { claimsStatement, sqlLiteral } from "./sql-text.ts";
+export { claimsStatement, inlined, sqlLiteral } from "./sql-text.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -59,7 +59,8 @@ export interface TransactionOptions {
 /**
  * A second, short transaction as the service role after a first one: queued
  * with the first one's commit, its begin, claims and first statement leave in
- * the same write, and the caller's answer does not wait for it (the connection
+ * the same write (all of it, when its statements have no parameters:
+ * sql-text.ts, inlined), and the caller's answer does not wait for it (the connection
  * goes back to the pool once its answers are in). It follows only a
  * transaction whose work succeeded, never a failure or a rollback; Postgres
  * runs it after the commit, and its own failure changes nothing of the first

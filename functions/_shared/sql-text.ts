@@ -1,5 +1,6 @@
 // SQL text the proxy builds itself, with its values inline: the statement that
-// opens a transaction as a token's claims, and the quoting it needs. Kept apart
+// opens a transaction as a token's claims, statements whose parameters are
+// replaced by literals, and the quoting they need. Kept apart
 // from db.ts (no Deno, no connection) so that tests can check it on its own.
 import type { Claims } from "./jwt.ts";
 
@@ -29,4 +30,31 @@ export function claimsStatement(claims: Claims, role: string, left: number): str
                  set_config('request.jwt.claim.role', ${sqlLiteral(role)}, true),
                  set_config('statement_timeout', '${Math.max(1, Math.floor(left))}', true),
                  set_config('role', ${sqlLiteral(role)}, true)`;
+}
+
+/**
+ * A value as the literal that means what it meant as a postgres.js parameter,
+ * or undefined when there is none: strings (quoted by sqlLiteral; not one with
+ * NUL), finite numbers and null, untyped like the parameters postgres.js sends
+ * for them; booleans as true and false, typed like its boolean parameters.
+ */
+function literalOf(value: unknown): string | undefined {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "boolean") return String(value);
+  if (typeof value === "number") return Number.isFinite(value) ? `'${value}'` : undefined;
+  if (typeof value === "string") return value.includes("\0") ? undefined : sqlLiteral(value);
+  return undefined;
+}
+
+/**
+ * The statement with its values inline, so that it leaves in one write with
+ * its neighbours (see claimsStatement), or the statement as it is when a value
+ * has no literal (a date, an array, an object, a string with NUL). `text` uses
+ * `$n` only for its parameters (no `$` in string constants of its own); the
+ * literals put in are not read again.
+ */
+export function inlined([text, args]: [string, unknown[]]): [string, unknown[]] {
+  const literals = args.map(literalOf);
+  if (literals.some((literal) => literal === undefined)) return [text, args];
+  return [text.replace(/\$(\d+)/g, (match, n) => literals[Number(n) - 1] ?? match), []];
 }

@@ -7,6 +7,7 @@
 // update, which has answered already.
 import { asService, type FollowUp, rpc, rpcStatement } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
+import { inlined } from "../_shared/sql-text.ts";
 import { type Point, routeBetween } from "./routing.ts";
 
 /** Shorter than a quote's: a late ETA is worth little, and the next claim comes in 30 s. */
@@ -34,7 +35,8 @@ export function etaRefreshes(): FollowUp<{ driver_id: string }> {
   return {
     statements(location) {
       driverId = location.driver_id;
-      return [rpcStatement("claim_eta_refreshes", { driver_id: driverId })];
+      // Its value inline (sql-text.ts): the whole claim leaves in the write of the position's commit.
+      return [inlined(rpcStatement("claim_eta_refreshes", { driver_id: driverId }))];
     },
     settled(outcome) {
       const work = outcome.then(

@@ -15,6 +15,7 @@ import {
   rememberGatewayConfig,
   type StoredConfig,
 } from "../_shared/gateway.ts";
+import { inlined } from "../_shared/sql-text.ts";
 import { describedId, eventForStatus, type Kind } from "./events.ts";
 
 export type Result = "processed" | "duplicate" | "ignored" | "rejected" | "error";
@@ -58,18 +59,27 @@ const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logge
  */
 async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
   const reference = claim.externalReference ?? claim.describedId;
-  const [row] = await (claim.kind === "transfer"
-    ? db()<(Ours & Partial<StoredConfig>)[]>`
-        select w.id, w.company_id, w.gateway_transfer_id as gateway_id,
-               g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-        from public.withdrawals w left join private.gateway_configs g on g.company_id = w.company_id
-        where w.id = private.withdrawal_for_event(${companyId}, ${claim.objectId}, ${reference})`
-    : db()<(Ours & Partial<StoredConfig>)[]>`
-        select d.id, d.company_id, d.gateway_payment_id as gateway_id,
-               g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-        from public.deliveries d left join private.gateway_configs g on g.company_id = d.company_id
-        where d.id = private.delivery_for_payment(${claim.objectId}, ${reference})
-          and (${companyId}::uuid is null or d.company_id = ${companyId})`);
+  // Values inline (sql-text.ts): one round trip, not a description of the parameters first.
+  const [row] = await db().unsafe<(Ours & Partial<StoredConfig>)[]>(
+    ...inlined(
+      claim.kind === "transfer"
+        ? [
+          `select w.id, w.company_id, w.gateway_transfer_id as gateway_id,
+                  g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+           from public.withdrawals w left join private.gateway_configs g on g.company_id = w.company_id
+           where w.id = private.withdrawal_for_event($1, $2, $3)`,
+          [companyId, claim.objectId, reference],
+        ]
+        : [
+          `select d.id, d.company_id, d.gateway_payment_id as gateway_id,
+                  g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+           from public.deliveries d left join private.gateway_configs g on g.company_id = d.company_id
+           where d.id = private.delivery_for_payment($1, $2)
+             and ($3::uuid is null or d.company_id = $3)`,
+          [claim.objectId, reference, companyId],
+        ],
+    ) as [string, string[]],
+  );
   if (!row) return null;
   rememberGatewayConfig(
     row.company_id,
@@ -222,8 +232,9 @@ export async function applyStatus(
       returning jsonb_build_object('result', result, 'detail', detail) as r`;
     args = [...args, audit.companyId, audit.event, audit.objectId, checked];
   }
-  // One transaction queued at once: begin, the role, the statement timeout, the statement and commit.
-  const [rows] = await asServiceAtOnce([[statement, args]]);
+  // One transaction queued at once: begin, the role, the statement timeout, the statement (its values inline,
+  // sql-text.ts) and commit: one round trip.
+  const [rows] = await asServiceAtOnce([inlined([statement, args])]);
   const applied = rows[0].r as { result: Outcome["result"]; detail: string };
   const detail = audit ? applied.detail : checked + applied.detail;
   return { result: applied.result, detail, logged: audit !== null };
