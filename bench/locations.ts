@@ -185,13 +185,13 @@ function viaSql(sql: postgres.Sql, eta: boolean) {
         sql,
         [
           claimsStatement(driver.claims),
-          rpcStatement("update_my_location", {
+          inlined(rpcStatement("update_my_location", {
             lat: p.lat,
             lng: p.lng,
             heading: p.heading,
             speed: p.speed,
             accuracy: p.accuracy,
-          }),
+          })),
         ],
         eta
           ? ([location]) => [inlined(rpcStatement("claim_eta_refreshes", { driver_id: location.result.driver_id }))]

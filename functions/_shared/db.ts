@@ -14,7 +14,7 @@ import postgres from "postgres";
 import { env } from "./env.ts";
 import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
-import { claimsStatement } from "./sql-text.ts";
+import { claimsStatement, inlined } from "./sql-text.ts";
 
 export { claimsStatement, inlined, sqlLiteral } from "./sql-text.ts";
 
@@ -231,9 +231,18 @@ export async function asService<T>(work: (tx: Tx) => Promise<T>, options: Transa
   return await asUser({ role: "service_role" }, work, options);
 }
 
-/** Calls `public.<fn>(name => value, ...)` and returns its jsonb result. */
-export async function rpc<T = unknown>(tx: Tx, fn: string, args: Record<string, unknown> = {}): Promise<T> {
-  const [call, values] = rpcStatement(fn, args);
+/**
+ * Calls `public.<fn>(name => value, ...)` and returns its jsonb result. `inline`:
+ * the values as literals (sql-text.ts, inlined; only for text, uuid and numeric
+ * arguments), so that the call leaves in one write with what precedes it.
+ */
+export async function rpc<T = unknown>(
+  tx: Tx,
+  fn: string,
+  args: Record<string, unknown> = {},
+  options: { inline?: boolean } = {},
+): Promise<T> {
+  const [call, values] = options.inline ? inlined(rpcStatement(fn, args)) : rpcStatement(fn, args);
   // deno-lint-ignore no-explicit-any
   const [row] = await tx.unsafe(call, values as any[]);
   return row.result as T;

@@ -52,6 +52,11 @@ function literalOf(value: unknown): string | undefined {
  * has no literal (a date, an array, an object, a string with NUL). `text` uses
  * `$n` only for its parameters (no `$` in string constants of its own); the
  * literals put in are not read again.
+ *
+ * Only for parameters of text, uuid or numeric types: postgres.js serializes a
+ * parameter by the type the server describes (a string given for a json
+ * parameter becomes a JSON string, one for a timestamp goes through a JS Date),
+ * which a literal would not do.
  */
 export function inlined([text, args]: [string, unknown[]]): [string, unknown[]] {
   const literals = args.map(literalOf);

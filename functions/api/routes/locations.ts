@@ -90,7 +90,7 @@ export const updateMyLocation = defineRoute({
             heading: body.heading,
             speed: body.speed,
             accuracy: body.accuracy,
-          }),
+          }, { inline: true }), // numbers (or null): with the transaction's begin in one write
         // After the position's transaction (queued with its commit), and without holding up the answer.
         etaRefreshes(),
       );
