@@ -60,8 +60,8 @@ export interface TransactionOptions {
  * A second, short transaction as the service role after a first one: queued
  * with the first one's commit, its begin, claims and first statement leave in
  * the same write (all of it, when its statements have no parameters:
- * sql-text.ts, inlined), and the caller's answer does not wait for it (the connection
- * goes back to the pool once its answers are in). It follows only a
+ * sql-text.ts, inlined), and the caller's answer does not wait for it (the
+ * connection goes back to the pool once its answers are in). It follows only a
  * transaction whose work succeeded, never a failure or a rollback; Postgres
  * runs it after the commit, and its own failure changes nothing of the first
  * one. Should that commit itself fail (the work's statements having succeeded:
@@ -116,11 +116,17 @@ function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, l
 
 /**
  * Queues `begin`, the claims and role, `statements` and `commit` on `conn`
- * (they leave with whatever is written next); the rows of each statement. The first
- * error is thrown; Postgres has then ended the transaction, the commit acting
- * as a rollback, and a rollback after it closes whatever may still be open.
+ * (they leave with whatever is written next); the rows of each statement. The
+ * first error is thrown; Postgres has then ended the transaction, the commit
+ * acting as a rollback, and a rollback after it closes whatever may still be open.
  */
-async function queueAtOnce(conn: postgres.ReservedSql, claims: Claims, role: string, left: number, statements: [string, unknown[]][]) {
+async function queueAtOnce(
+  conn: postgres.ReservedSql,
+  claims: Claims,
+  role: string,
+  left: number,
+  statements: [string, unknown[]][],
+): Promise<postgres.Row[][]> {
   const settled = await Promise.allSettled([
     conn.unsafe("begin"),
     claimsQuery(conn, claims, role, left),
@@ -194,10 +200,12 @@ export async function asUser<T>(
 
 /**
  * A transaction of statements known in advance, as `claims`: `begin`, the
- * claims and role, every statement and `commit` are queued at once, and leave
- * in one write up to the first statement with parameters, whose values follow
- * its description (see asUser), and the rest after it. The rows of each statement. The first error is thrown; Postgres has then
- * ended the transaction, the commit acting as a rollback.
+ * claims and role, every statement and `commit` are queued at once and leave
+ * in one write, one round trip, when no statement has parameters (sql-text.ts,
+ * inlined); otherwise up to the first that has, whose values follow its
+ * description (see asUser). The rows of each statement. The first error is
+ * thrown; Postgres has then ended the transaction, the commit acting as a
+ * rollback.
  */
 export async function asUserAtOnce(
   claims: Claims,
