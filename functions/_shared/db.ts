@@ -110,6 +110,19 @@ async function answerByDeadline<T>(run: Promise<T>, deadline: number, abandon: (
 /** Postgres roles a token may select; anything else is refused before SQL sees it. */
 export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
 
+/**
+ * Whether `errors` say the connection itself is lost. Such a connection is
+ * neither rolled back nor given back to the pool: the server has rolled back
+ * already, and postgres.js would write the rollback to a closed socket (an
+ * uncaught TypeError in its next write); and a closed connection given back
+ * goes among its open ones, to the next caller, whose first write fails the
+ * same way. Kept back, it stays among the closed ones, which postgres.js opens
+ * again when it needs them.
+ */
+function lostConnection(...errors: unknown[]): boolean {
+  return errors.some(isConnectionError);
+}
+
 function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, left: number) {
   return conn.unsafe(claimsStatement(claims, role, left));
 }
@@ -117,8 +130,9 @@ function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, l
 /**
  * Queues `begin`, the claims and role, `statements` and `commit` on `conn`
  * (they leave with whatever is written next); the rows of each statement. The
- * first error is thrown; Postgres has then ended the transaction, the commit
- * acting as a rollback, and a rollback after it closes whatever may still be open.
+ * first error is thrown (a lost connection's first, see lostConnection);
+ * Postgres has then ended the transaction, the commit acting as a rollback,
+ * and a rollback after it closes whatever may still be open.
  */
 async function queueAtOnce(
   conn: postgres.ReservedSql,
@@ -134,11 +148,13 @@ async function queueAtOnce(
     ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
     conn.unsafe("commit"),
   ]);
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) {
-    // Whatever failed, no transaction may stay open on the connection.
+  const failures = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason);
+  if (failures.length > 0) {
+    // A lost connection says so first (the caller keeps it back); otherwise no transaction may stay open on it.
+    const lost = failures.find((failure) => lostConnection(failure));
+    if (lost) throw lost;
     await conn.unsafe("rollback").catch(() => {});
-    throw failed.reason;
+    throw failures[0];
   }
   return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
 }
@@ -154,8 +170,9 @@ export async function asUser<T>(
   let abandoned = false;
   const run = (async () => {
     const conn = await db().reserve();
+    let lost = false;
     // The follow-up transaction, when there is one, keeps the connection until its answers are in.
-    let following: Promise<unknown> | undefined;
+    let following: Promise<boolean> | undefined;
     try {
       // A connection that came after the caller got its 503 does nothing.
       const left = Math.floor(deadline - Date.now());
@@ -176,23 +193,30 @@ export async function asUser<T>(
         // Rolled back rather than committed behind a 503.
         if (abandoned) throw new Abandoned();
       } catch (error) {
-        await conn.unsafe("rollback").catch(() => {});
         // A failed begin or claims statement is the cause; the work's error is then only "transaction aborted".
-        throw (await opened.then(() => null, (cause) => cause)) ?? error;
+        const cause = (await opened.then(() => null, (cause) => cause)) ?? error;
+        lost = lostConnection(cause, error);
+        if (!lost) await conn.unsafe("rollback").catch(() => {});
+        throw cause;
       }
       const committed = conn.unsafe("commit");
       const next = options.followUp?.statements(result);
       if (next) {
         // Queued behind the commit in the same tick, so in the same write; Postgres runs it after the commit.
         const outcome = queueAtOnce(conn, SERVICE_CLAIMS, "service_role", TRANSACTION_BUDGET_MS, next);
-        following = outcome.catch(() => {});
+        following = outcome.then(() => true, (error) => !lostConnection(error));
         options.followUp!.settled(outcome);
       }
-      await committed;
+      try {
+        await committed;
+      } catch (error) {
+        lost = lostConnection(error);
+        throw error;
+      }
       return result;
     } finally {
-      if (following) following.then(() => conn.release());
-      else conn.release();
+      if (following) following.then((keep) => keep && !lost && conn.release());
+      else if (!lost) conn.release();
     }
   })();
   return await answerByDeadline(run, deadline, () => (abandoned = true));
@@ -217,12 +241,16 @@ export async function asUserAtOnce(
   const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
   const run = (async () => {
     const conn = await db().reserve();
+    let lost = false;
     try {
       const left = Math.floor(deadline - Date.now());
       if (left < 20) throw new Abandoned();
       return await queueAtOnce(conn, claims, role, left, statements);
+    } catch (error) {
+      lost = lostConnection(error);
+      throw error;
     } finally {
-      conn.release();
+      if (!lost) conn.release();
     }
   })();
   // Queued at once, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
