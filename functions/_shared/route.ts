@@ -115,13 +115,14 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<Ui
   const length = req.headers.get("content-length");
   const declared = Number(length ?? 0);
   if (declared > limit) throw tooLarge();
-  if (!req.body) return new Uint8Array(0);
-  // A declared length within the limit: the HTTP server delivers no byte past it, so the body is read whole.
+  // A declared length within the limit: the HTTP server delivers no byte past it, so the body is read whole,
+  // before anything touches `req.body` (which would make it a JS stream, where Deno reads it natively).
   if (length !== null && /^\d+$/.test(length)) {
     const bytes = new Uint8Array(await req.arrayBuffer());
     if (bytes.byteLength > limit) throw tooLarge();
     return bytes;
   }
+  if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
