@@ -12,6 +12,8 @@
 // own connection pool size).
 import bcrypt from "bcryptjs";
 import postgres from "postgres";
+import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
+import { inlined, rpcStatement } from "../functions/_shared/db.ts";
 import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
@@ -90,6 +92,8 @@ interface Measurement {
   seconds: number;
   latenciesMs: number[];
   roundRates: number[];
+  /** The CPU each process spent during the phase's rounds (bench/cpu.ts). */
+  cpu: CpuSnapshot;
 }
 
 type Update = (driver: Driver, round: number) => Promise<boolean>;
@@ -102,7 +106,12 @@ interface Phase {
 }
 
 function phase(label: string, drivers: Driver[], update: Update): Phase {
-  return { label, drivers, update, result: { accepted: 0, refused: 0, seconds: 0, latenciesMs: [], roundRates: [] } };
+  return {
+    label,
+    drivers,
+    update,
+    result: { accepted: 0, refused: 0, seconds: 0, latenciesMs: [], roundRates: [], cpu: { client: 0, stack: 0, postgres: 0 } },
+  };
 }
 
 /**
@@ -113,11 +122,12 @@ function phase(label: string, drivers: Driver[], update: Update): Phase {
  * driver's last update is moved 10 s back, so each timed update is one the
  * database should accept.
  */
-async function run(sql: postgres.Sql, companyId: string, phases: Phase[], rounds: number): Promise<void> {
+async function run(sql: postgres.Sql, stack: Stack, companyId: string, phases: Phase[], rounds: number): Promise<void> {
   for (let round = 0; round < rounds; round++) {
     for (const { drivers, update, result } of phases) {
       await sql`update public.driver_locations set updated_at = updated_at - interval '10 seconds'
                 where company_id = ${companyId}`;
+      const cpuBefore = cpuSnapshot(stack.pid);
       const started = performance.now();
       let accepted = 0;
       await pool(drivers, CONCURRENCY, async (driver) => {
@@ -128,6 +138,7 @@ async function run(sql: postgres.Sql, companyId: string, phases: Phase[], rounds
         else result.refused++;
       });
       const seconds = (performance.now() - started) / 1000;
+      addCpu(result.cpu, cpuSince(cpuBefore, cpuSnapshot(stack.pid)));
       result.accepted += accepted;
       result.seconds += seconds;
       result.roundRates.push(accepted / seconds);
@@ -159,18 +170,33 @@ function viaHttp(apiUrl: string) {
   };
 }
 
-/** What the proxy runs per request (functions/_shared/db.ts asUser), sent the same way, without the proxy. */
-function viaSql(sql: postgres.Sql) {
+/**
+ * What the proxy runs per request (functions/_shared/db.ts asUser), sent the
+ * same way, without the proxy: the position's transaction as the driver and,
+ * queued behind its commit, the claim of the driver's due ETA refreshes as the
+ * service role (functions/api/eta.ts). With `eta` false, the position's
+ * transaction alone: the database function's own rate.
+ */
+function viaSql(sql: postgres.Sql, eta: boolean) {
   return async (driver: Driver, round: number) => {
     const p = position(driver, round);
     try {
-      await pipelined(sql, [
-        claimsStatement(driver.claims),
+      await pipelined(
+        sql,
         [
-          `select to_jsonb(public.update_my_location(lat => $1, lng => $2, heading => $3, speed => $4, accuracy => $5))`,
-          [p.lat, p.lng, p.heading, p.speed, p.accuracy],
+          claimsStatement(driver.claims),
+          inlined(rpcStatement("update_my_location", {
+            lat: p.lat,
+            lng: p.lng,
+            heading: p.heading,
+            speed: p.speed,
+            accuracy: p.accuracy,
+          })),
         ],
-      ]);
+        eta
+          ? ([location]) => [inlined(rpcStatement("claim_eta_refreshes", { driver_id: location.result.driver_id }))]
+          : undefined,
+      );
       return true;
     } catch (error) {
       if ((error as { code?: string }).code === "PT429") return false;
@@ -194,6 +220,9 @@ function report({ label, result: m }: Phase): void {
       `latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms)` +
       (m.refused ? `  ${m.refused} REFUSED` : ""),
   );
+  if (m.cpu.client + m.cpu.stack + m.cpu.postgres > 0) {
+    console.log(`  ${"".padEnd(48)} ${cpuPerRequest(m.cpu, m.accepted + m.refused)}`);
+  }
 }
 
 /**
@@ -234,29 +263,36 @@ async function main(): Promise<number> {
     const busy = drivers.slice(idle.length);
     await arrangeDeliveriesInProgress(sql, busy);
     const http = viaHttp(stack.apiUrl);
-    const direct = viaSql(sql);
+    const direct = viaSql(sql, true);
+    const functionAlone = viaSql(sql, false);
     // One untimed round each way: connections open, code paths warm, every driver has a row.
-    await run(sql, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
+    await run(sql, stack, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
 
     const phases = [
       phase("HTTP PUT /api/v1/locations/me", idle, http),
-      phase("SQL  public.update_my_location, direct", idle, direct),
+      phase("SQL  the same transactions, direct", idle, direct),
+      phase("SQL  update_my_location alone, direct", idle, functionAlone),
       phase("HTTP, with a delivery in progress (trail)", busy, http),
-      phase("SQL,  with a delivery in progress (trail)", busy, direct),
+      phase("SQL,  the same, with a trail", busy, direct),
+      phase("SQL,  update_my_location alone, with a trail", busy, functionAlone),
     ];
     console.log(
       `\nAccepted location updates per second: ${idle.length} + ${busy.length} drivers, ${ROUNDS} interleaved ` +
         `rounds, ${CONCURRENCY} in flight, each driver once per 10 s window\n`,
     );
-    await run(sql, companyId, phases, ROUNDS);
+    await run(sql, stack, companyId, phases, ROUNDS);
     phases.forEach(report);
 
-    const [httpIdle, directIdle, httpBusy, directBusy] = phases.map((p) => rateOf(p.result));
+    const [httpIdle, directIdle, aloneIdle, httpBusy, directBusy, aloneBusy] = phases.map((p) => rateOf(p.result));
     const percentOf = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)}%`;
     console.log(
       `\n  proxy overhead: direct / HTTP = ${(directIdle / httpIdle).toFixed(2)}x ` +
-        `(the HTTP path reaches ${percentOf(httpIdle, directIdle)} of the database function's rate; ` +
-        `with a trail ${(directBusy / httpBusy).toFixed(2)}x)`,
+        `(the HTTP path reaches ${percentOf(httpIdle, directIdle)} of the same transactions' rate; ` +
+        `with a trail ${(directBusy / httpBusy).toFixed(2)}x, ${percentOf(httpBusy, directBusy)})`,
+    );
+    console.log(
+      `  beside update_my_location alone (no ETA claim): HTTP at ${percentOf(httpIdle, aloneIdle)}, ` +
+        `with a trail ${percentOf(httpBusy, aloneBusy)}`,
     );
     console.log(
       `  trail (one point in, one out of a full 500-point trail): HTTP at ${percentOf(httpBusy, httpIdle)}, ` +

@@ -4,6 +4,8 @@
 // worker pool and percentiles. Nothing here is product code.
 import bcrypt from "bcryptjs";
 import type postgres from "postgres";
+import { claimsStatement as proxyClaimsStatement, TRANSACTION_BUDGET_MS } from "../functions/_shared/db.ts";
+import type { Claims } from "../functions/_shared/jwt.ts";
 
 export function positiveInt(name: string, fallback: number): number {
   const raw = Deno.env.get(name);
@@ -24,6 +26,8 @@ export interface Stack {
   dbUrl: string;
   anonKey: string;
   serviceRoleKey: string;
+  /** The stack's Deno process (its Postgres runs under it). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -32,23 +36,26 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   const root = new URL("../", import.meta.url);
   const dataDir = new URL(`.test-stack/bench-${Deno.pid}/`, root).pathname;
   const apiPort = freePort();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "local/start.ts", "--reset"],
+  // BENCH_DENO_FLAGS: more flags for the stack's `deno run`, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" for a
+  // V8 CPU profile written when the stack stops (bench/profile.ts reads it).
+  const flags = (Deno.env.get("BENCH_DENO_FLAGS") ?? "").split(/\s+/).filter(Boolean);
+  // The stack writes its output to a file, not to a pipe this process would have to read: its log lines (one per
+  // webhook, say) are then no work of the client's, whose CPU is part of the figures.
+  const logFile = new URL(`.test-stack/bench-${Deno.pid}.log`, root).pathname;
+  await Deno.mkdir(new URL(".test-stack/", root), { recursive: true });
+  const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+  const command = [Deno.execPath(), "run", "-A", ...flags, "local/start.ts", "--reset"].map(quote).join(" ");
+  const child = new Deno.Command("sh", {
+    // exec: the shell becomes the stack's process (its pid, its signals).
+    args: ["-c", `exec ${command} > ${quote(logFile)} 2>&1`],
     cwd: root,
     env: { API_PORT: String(apiPort), DB_PORT: String(freePort()), DATA_DIR: dataDir, NO_COLOR: "1", ...extraEnv },
     stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
+    stdout: "null",
+    stderr: "null",
   }).spawn();
 
-  let output = "";
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      // Keep the start-up banner, not every log line of a long run.
-      if (output.length < 100_000) output += chunk;
-    }
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
+  const output = () => Deno.readTextFile(logFile).catch(() => "");
   let exited = false;
   const status = child.status.then((s) => {
     exited = true;
@@ -62,25 +69,27 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
       await status;
       clearTimeout(timer);
     }
-    await drained;
     await Deno.remove(dataDir, { recursive: true }).catch(() => {});
+    await Deno.remove(logFile).catch(() => {});
   };
 
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const startedBy = Date.now() + 60_000;
-  while (!output.includes("Press Ctrl-C")) {
+  let banner = "";
+  while (!(banner = await output()).includes("Press Ctrl-C")) {
     if (exited || Date.now() > startedBy) {
       await stop();
-      throw new Error(`the local stack did not start:\n${output}`);
+      throw new Error(`the local stack did not start:\n${banner}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(output)?.[1] ?? "";
+  const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(banner)?.[1] ?? "";
   return {
     apiUrl,
     dbUrl: field("DB URL"),
     anonKey: field("anon key"),
     serviceRoleKey: field("service_role key"),
+    pid: child.pid,
     stop,
   };
 }
@@ -159,24 +168,30 @@ export async function registerCompany(stack: Stack, name: string): Promise<{ com
 }
 
 /**
- * The set_config statement the proxy sends before each call, so the direct side
- * of a benchmark does the same work as the proxy (functions/_shared/db.ts).
+ * The claims statement the proxy sends before each call (functions/_shared/db.ts
+ * claimsStatement itself: the same values inline, the same statement timeout),
+ * so the direct side of a benchmark does the same work as the proxy.
  */
 export function claimsStatement(claims: Record<string, unknown>): [string, string[]] {
-  return [
-    `select set_config('request.jwt.claims', $1, true), set_config('request.jwt.claim.sub', $2, true),
-            set_config('request.jwt.claim.role', $3, true), set_config('role', $3, true)`,
-    [JSON.stringify(claims), String(claims.sub ?? ""), String(claims.role ?? "anon")],
-  ];
+  return [proxyClaimsStatement(claims as Claims, String(claims.role ?? "anon"), TRANSACTION_BUDGET_MS), []];
 }
 
 /**
- * One transaction sent the way functions/_shared/db.ts sends it: `begin` and
- * every statement in one write (postgres.js pipelines the queries of one tick
- * on a reserved connection), then `commit`. The rows of the last statement.
+ * One transaction sent the way functions/_shared/db.ts asUser sends it: `begin`
+ * and every statement in one write (postgres.js pipelines the queries of one
+ * tick on a reserved connection, up to the first with parameters, whose values
+ * wait for the server's description of it), then `commit`. With `followUp`,
+ * the statements of a second transaction as the service role are queued behind
+ * the commit, as asUser's follow-up (its answer does not wait for them; the
+ * connection does). The rows of the last statement.
  */
-export async function pipelined(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+export async function pipelined(
+  sql: postgres.Sql,
+  statements: [string, unknown[]][],
+  followUp?: (rows: postgres.Row[]) => [string, unknown[]][],
+): Promise<postgres.Row[]> {
   const conn = await sql.reserve();
+  let following: Promise<unknown> | undefined;
   try {
     let results: postgres.Row[][];
     try {
@@ -186,10 +201,16 @@ export async function pipelined(sql: postgres.Sql, statements: [string, unknown[
       await conn.unsafe("rollback").catch(() => {});
       throw error;
     }
-    await conn.unsafe("commit");
+    const committed = conn.unsafe("commit");
+    if (followUp) {
+      const next = followUp(results[results.length - 1]);
+      following = atOnceOn(conn, [claimsStatement({ role: "service_role" }), ...next]).catch(() => {});
+    }
+    await committed;
     return results[results.length - 1];
   } finally {
-    conn.release();
+    if (following) following.then(() => conn.release());
+    else conn.release();
   }
 }
 
@@ -201,19 +222,23 @@ export async function pipelined(sql: postgres.Sql, statements: [string, unknown[
 export async function atOnce(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
   const conn = await sql.reserve();
   try {
-    const settled = await Promise.allSettled([
-      conn.unsafe("begin"),
-      // deno-lint-ignore no-explicit-any
-      ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
-      conn.unsafe("commit"),
-    ]);
-    const failed = settled.find((s) => s.status === "rejected");
-    if (failed) {
-      await conn.unsafe("rollback").catch(() => {});
-      throw failed.reason;
-    }
-    return (settled[statements.length] as PromiseFulfilledResult<postgres.Row[]>).value;
+    return await atOnceOn(conn, statements);
   } finally {
     conn.release();
   }
+}
+
+async function atOnceOn(conn: postgres.ReservedSql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+  const settled = await Promise.allSettled([
+    conn.unsafe("begin"),
+    // deno-lint-ignore no-explicit-any
+    ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
+    conn.unsafe("commit"),
+  ]);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) {
+    await conn.unsafe("rollback").catch(() => {});
+    throw failed.reason;
+  }
+  return (settled[statements.length] as PromiseFulfilledResult<postgres.Row[]>).value;
 }

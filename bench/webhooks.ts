@@ -3,7 +3,7 @@
 // finding the withdrawal, asking the gateway for the transfer, applying it with
 // its audit row) beside the same work called directly (the same read, the same
 // gateway GET, the same applying transaction with its audit row, over
-// postgres.js, the transaction sent in one write as the proxy sends it), so the
+// postgres.js, the transaction sent as the proxy sends it), so the
 // proxy's overhead shows as a ratio; then the HTTP path
 // alone at a steady 200 requests per second, for its latency.
 //
@@ -17,7 +17,9 @@
 // (5), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
-import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
+import { inlined } from "../functions/_shared/sql-text.ts";
+import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
+import { atOnce, claimsStatement, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
 const EVENTS = positiveInt("BENCH_EVENTS", 400);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 5);
@@ -82,30 +84,36 @@ function viaHttp(apiUrl: string, companyId: string): Send {
 
 /**
  * The same work without the proxy: the read that finds the withdrawal, the
- * gateway GET, and the applying transaction with its audit row (the statement
- * timeouts, the function, the insert).
+ * gateway GET, and the applying transaction with its audit row (the service role's
+ * claims and statement timeout, the function, the insert).
  */
 function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send {
   return async (w) => {
-    const [ours] = await sql`select w.id, w.company_id, w.gateway_transfer_id from public.withdrawals w
-      where w.id = private.withdrawal_for_event(${companyId}, ${w.transferId}, ${w.id})`;
+    // Values inline, as the proxy sends them (functions/_shared/sql-text.ts, inlined).
+    const [ours] = await sql.unsafe(
+      ...inlined([
+        `select w.id, w.company_id, w.gateway_transfer_id from public.withdrawals w
+         where w.id = private.withdrawal_for_event($1, $2, $3)`,
+        [companyId, w.transferId, w.id],
+      ]) as [string, string[]],
+    );
     if (!ours) throw new Error("no such withdrawal");
     const res = await fetch(`${gatewayUrl}/v3/transfers/${encodeURIComponent(w.transferId)}`, {
       headers: { access_token: "bench" },
     });
     const object = await res.json();
-    // One transaction in one write: begin, the role, the timeouts, the call with its audit row, commit.
+    // One transaction sent as the proxy sends it (functions/_shared/db.ts asServiceAtOnce): begin, the
+    // service role's claims and statement timeout, the call with its audit row, commit.
     const [applied] = await atOnce(sql, [
-      [`select set_config('role', 'service_role', true)`, []],
-      [`set local statement_timeout = 4000; set local lock_timeout = 4000`, []],
-      [
+      claimsStatement({ role: "service_role" }),
+      inlined([
         `with applied as (select public.apply_transfer_event(company_id => $1, event => 'TRANSFER_DONE',
                             transfer_id => $2, external_reference => $3) as r)
          insert into public.webhook_events (company_id, event, object_id, result, detail)
          select $1, 'TRANSFER_DONE', $2, applied.r ->> 'result', applied.r ->> 'detail' from applied
          returning result`,
         [companyId, object.id, ours.id],
-      ],
+      ]),
     ]);
     if (applied.result !== "processed") throw new Error(`not applied: ${JSON.stringify(applied)}`);
   };
@@ -116,13 +124,16 @@ interface Measurement {
   seconds: number;
   latenciesMs: number[];
   roundRates: number[];
+  /** The CPU each process spent during the rounds (bench/cpu.ts). */
+  cpu: CpuSnapshot;
 }
 
 function measurement(): Measurement {
-  return { done: 0, seconds: 0, latenciesMs: [], roundRates: [] };
+  return { done: 0, seconds: 0, latenciesMs: [], roundRates: [], cpu: { client: 0, stack: 0, postgres: 0 } };
 }
 
-async function runRound(items: Withdrawal[], send: Send, m: Measurement) {
+async function runRound(stackPid: number, items: Withdrawal[], send: Send, m: Measurement) {
+  const cpuBefore = cpuSnapshot(stackPid);
   const started = performance.now();
   await pool(items, CONCURRENCY, async (w) => {
     const t0 = performance.now();
@@ -130,6 +141,7 @@ async function runRound(items: Withdrawal[], send: Send, m: Measurement) {
     m.latenciesMs.push(performance.now() - t0);
   });
   const seconds = (performance.now() - started) / 1000;
+  addCpu(m.cpu, cpuSince(cpuBefore, cpuSnapshot(stackPid)));
   m.done += items.length;
   m.seconds += seconds;
   m.roundRates.push(items.length / seconds);
@@ -163,6 +175,7 @@ function line(label: string, m: Measurement) {
         rounds[rounds.length - 1].toFixed(0)
       }/s; latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms)`,
   );
+  if (m.cpu.client + m.cpu.stack + m.cpu.postgres > 0) console.log(`  ${"".padEnd(44)} ${cpuPerRequest(m.cpu, m.done)}`);
 }
 
 async function main(): Promise<number> {
@@ -200,8 +213,8 @@ async function main(): Promise<number> {
     const http = viaHttp(stack.apiUrl, companyId);
     const direct = viaSql(sql, gateway.url, companyId);
     // Untimed: connections open, code paths warm.
-    await runRound(await arrangeWithdrawals(sql, companyId, 100, "warm_http"), http, measurement());
-    await runRound(await arrangeWithdrawals(sql, companyId, 100, "warm_sql"), direct, measurement());
+    await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, 100, "warm_http"), http, measurement());
+    await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, 100, "warm_sql"), direct, measurement());
 
     const httpM = measurement();
     const directM = measurement();
@@ -210,8 +223,8 @@ async function main(): Promise<number> {
         `${ROUNDS} interleaved rounds of ${EVENTS} per side, ${CONCURRENCY} in flight\n`,
     );
     for (let round = 0; round < ROUNDS; round++) {
-      await runRound(await arrangeWithdrawals(sql, companyId, EVENTS, `h${round}`), http, httpM);
-      await runRound(await arrangeWithdrawals(sql, companyId, EVENTS, `s${round}`), direct, directM);
+      await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, EVENTS, `h${round}`), http, httpM);
+      await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, EVENTS, `s${round}`), direct, directM);
     }
     line("HTTP POST /api/v1/webhooks/gateway/{id}", httpM);
     line("direct: read, gateway GET, apply + audit", directM);
@@ -219,12 +232,15 @@ async function main(): Promise<number> {
     console.log(`\n  HTTP reaches ${(100 * ratio).toFixed(0)}% of the direct rate (direct / HTTP = ${(1 / ratio).toFixed(2)}x)`);
 
     const steady = await arrangeWithdrawals(sql, companyId, RATE * RATE_SECONDS, "rate");
+    const steadyCpu = cpuSnapshot(stack.pid);
     const latencies = (await paced(steady, http, RATE)).sort((a, b) => a - b);
+    const steadyUsed = cpuSince(steadyCpu, cpuSnapshot(stack.pid));
     console.log(
       `\n  HTTP at a steady ${RATE}/s for ${RATE_SECONDS} s: ${latencies.length} webhooks, latency ` +
         `p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, ` +
         `p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms`,
     );
+    if (steadyUsed) console.log(`    ${cpuPerRequest(steadyUsed, latencies.length)}`);
 
     const [{ processing }] = await sql`select count(*)::int as processing from public.withdrawals
       where company_id = ${companyId} and status = 'processing'`;

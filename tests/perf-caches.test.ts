@@ -2,7 +2,11 @@
 // a verified token is remembered only until its `exp` (and a refused one never),
 // at most a bounded number of them; and a company's gateway settings are reused
 // for at most 5 s, so that a changed webhook secret applies within that time.
+// Also webhook signatures, and the claims statement whose values are inline
+// literals rather than parameters (one round trip fewer per transaction).
 import { describe, expect, it } from "vitest";
+import { hmacHex, verifySignature } from "../functions/_shared/crypto.ts";
+import { claimsStatement, inlined, sqlLiteral } from "../functions/_shared/sql-text.ts";
 import { cachingVerifier, type Claims, TokenError } from "../functions/_shared/jwt.ts";
 import { api, configureGateway, createCompany, db } from "./support/api.ts";
 import { companyWebhook, webhook } from "./support/webhooks.ts";
@@ -115,5 +119,84 @@ describe("the gateway settings cache", () => {
       headers: { "content-type": "application/json" },
     });
     expect(res.status).toBe(404);
+  });
+});
+
+describe("webhook signatures", () => {
+  it("are HMAC-SHA256 in lowercase hex (RFC 4231, case 2), each under its own secret", async () => {
+    const body = (text: string) => new TextEncoder().encode(text);
+    const vector = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+    expect(await hmacHex("Jefe", body("what do ya want for nothing?"))).toBe(vector);
+    const other = await hmacHex("another secret", body("what do ya want for nothing?"));
+    expect(other).toMatch(/^[0-9a-f]{64}$/);
+    expect(other).not.toBe(vector);
+    expect(await hmacHex("Jefe", body("what do ya want for nothing?"))).toBe(vector);
+    expect(await verifySignature("Jefe", body("what do ya want for nothing?"), vector.toUpperCase())).toBe(true);
+    expect(await verifySignature("another secret", body("what do ya want for nothing?"), vector)).toBe(false);
+    expect(await verifySignature("Jefe", body("what do ya want for nothing!"), vector)).toBe(false);
+  });
+});
+
+describe("the claims statement (values inline, not parameters)", () => {
+  const awkward = [
+    "it's",
+    "back\\slash and 'quote'",
+    "\\' -- ; select 1; $$ $tag$ E'x'",
+    "ünïcødé ✓ 𝄞",
+    "line\nbreak\ttab",
+  ];
+
+  it("sets exactly the claims, the subject and the role, whatever the strings hold", async () => {
+    for (const text of awkward) {
+      const claims = {
+        sub: "00000000-0000-4000-8000-000000000001",
+        role: "authenticated",
+        email: text,
+        user_metadata: { name: text, nul: "a\u0000b" },
+      };
+      const sql = db();
+      const [row] = await sql.begin(async (tx) => {
+        await tx.unsafe(claimsStatement(claims, "authenticated", 2_000));
+        return await tx<{ claims: string; sub: string; role: string; timeout: string }[]>`
+          select current_setting('request.jwt.claims') as claims,
+                 current_setting('request.jwt.claim.sub') as sub, current_user as role,
+                 current_setting('statement_timeout') as timeout`;
+      });
+      expect(JSON.parse(row.claims)).toEqual(claims);
+      expect(row.sub).toBe(claims.sub);
+      expect(row.role).toBe("authenticated");
+      expect(row.timeout).toBe("2s");
+    }
+  });
+
+  it("reads back every string as itself, with standard_conforming_strings on or off", async () => {
+    for (const setting of ["on", "off"]) {
+      const [row] = await db().begin(async (tx) => {
+        await tx.unsafe(`set local standard_conforming_strings = ${setting}`);
+        return await tx.unsafe(`select array[${awkward.map(sqlLiteral).join(", ")}]::text[] as texts`);
+      });
+      expect(row.texts).toEqual(awkward);
+    }
+    expect(() => sqlLiteral("a\u0000b")).toThrow("NUL");
+  });
+});
+
+describe("statements with their values inline", () => {
+  it("mean what their parameters meant", async () => {
+    const values = ["it's", "a\\b", "$2", "ünï ✓", 42, -0.5, 1e21, null, true, false] as const;
+    const text = `select ${values.map((_, i) => `$${i + 1}`).join(", ")}`;
+    const [inlineText, inlineArgs] = inlined([text, [...values]]);
+    expect(inlineArgs).toEqual([]);
+    const [asParameters] = await db().unsafe(text, [...values] as never[]).values();
+    const [asLiterals] = await db().unsafe(inlineText).values();
+    expect(asLiterals).toEqual(asParameters);
+    // "$2" inside a value is not read again as a parameter.
+    expect(asLiterals).toEqual(["it's", "a\\b", "$2", "ünï ✓", "42", "-0.5", "1e+21", null, true, false]);
+  });
+
+  it("keep their parameters when a value has no literal", () => {
+    for (const value of ["a\u0000b", { a: 1 }, [1], new Date(0), Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(inlined(["select $1, $2", ["x", value]])).toEqual(["select $1, $2", ["x", value]]);
+    }
   });
 });

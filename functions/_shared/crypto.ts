@@ -1,6 +1,8 @@
-// Pure cryptography with WebCrypto: secrets at rest (AES-256-GCM under
-// SECRETS_ENCRYPTION_KEY) and webhook signatures (lowercase hex HMAC-SHA256
-// over the raw body, compared in constant time).
+// Pure cryptography: secrets at rest (AES-256-GCM under SECRETS_ENCRYPTION_KEY,
+// WebCrypto) and webhook signatures (lowercase hex HMAC-SHA256 over the raw
+// body, node:crypto, compared in constant time).
+import { createHmac } from "node:crypto";
+
 const encoder = new TextEncoder();
 
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {
@@ -42,13 +44,13 @@ export async function decryptSecret(sealed: string, base64Key: string): Promise<
   return new TextDecoder().decode(plain);
 }
 
-/** Lowercase hex HMAC-SHA256 of `body` under `secret`. */
-export async function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, body));
-  return [...mac].map((b) => b.toString(16).padStart(2, "0")).join("");
+/**
+ * Lowercase hex HMAC-SHA256 of `body` under `secret`, synchronously (node:crypto):
+ * WebCrypto would import the key and sign in asynchronous ops, costlier than
+ * the hashing of a webhook's body.
+ */
+export function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
+  return Promise.resolve(createHmac("sha256", secret).update(body).digest("hex"));
 }
 
 /** Compares two strings in time that depends only on their lengths. */

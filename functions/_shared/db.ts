@@ -15,6 +15,9 @@ import { env } from "./env.ts";
 import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Database } from "./database.types.ts";
 import type { Claims } from "./jwt.ts";
+import { claimsStatement, inlined } from "./sql-text.ts";
+
+export { claimsStatement, inlined, sqlLiteral } from "./sql-text.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -54,6 +57,28 @@ export interface TransactionOptions {
   deadline?: number;
 }
 
+/**
+ * A second, short transaction as the service role after a first one: queued
+ * with the first one's commit, its begin, claims and first statement leave in
+ * the same write (all of it, when its statements have no parameters:
+ * sql-text.ts, inlined), and the caller's answer does not wait for it (the
+ * connection goes back to the pool once its answers are in). It follows only a
+ * transaction whose work succeeded, never a failure or a rollback; Postgres
+ * runs it after the commit, and its own failure changes nothing of the first
+ * one. Should that commit itself fail (the work's statements having succeeded:
+ * a lost connection, say), it still runs, seeing only what was committed
+ * before, so its statements must be right on their own: reads of committed
+ * rows, claims, not a continuation of the first transaction.
+ */
+export interface FollowUp<T> {
+  /** Its statements, from the first transaction's result; none (null) means no second transaction. */
+  statements(result: T): [string, unknown[]][] | null;
+  /** Given the rows of each statement once they arrive, or the error that ended it. */
+  settled(outcome: Promise<postgres.Row[][]>): void;
+}
+
+const SERVICE_CLAIMS: Claims = { role: "service_role" };
+
 /** Raised inside a transaction whose caller stopped waiting: it rolls the transaction back. */
 class Abandoned extends Error {}
 
@@ -86,10 +111,59 @@ async function answerByDeadline<T>(run: Promise<T>, deadline: number, abandon: (
 /** Postgres roles a token may select; anything else is refused before SQL sees it. */
 export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
 
+/**
+ * Whether `errors` say the connection itself is lost. Such a connection is
+ * neither rolled back nor given back to the pool: the server has rolled back
+ * already, and postgres.js would write the rollback to a closed socket (an
+ * uncaught TypeError in its next write); and a closed connection given back
+ * goes among its open ones, to the next caller, whose first write fails the
+ * same way. Kept back, it stays among the closed ones, which postgres.js opens
+ * again when it needs them.
+ */
+function lostConnection(...errors: unknown[]): boolean {
+  return errors.some(isConnectionError);
+}
+
+function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, left: number) {
+  return conn.unsafe(claimsStatement(claims, role, left));
+}
+
+/**
+ * Queues `begin`, the claims and role, `statements` and `commit` on `conn`
+ * (they leave with whatever is written next); the rows of each statement. The
+ * first error is thrown (a lost connection's first, see lostConnection);
+ * Postgres has then ended the transaction, the commit acting as a rollback,
+ * and a rollback after it closes whatever may still be open.
+ */
+async function queueAtOnce(
+  conn: postgres.ReservedSql,
+  claims: Claims,
+  role: string,
+  left: number,
+  statements: [string, unknown[]][],
+): Promise<postgres.Row[][]> {
+  const settled = await Promise.allSettled([
+    conn.unsafe("begin"),
+    claimsQuery(conn, claims, role, left),
+    // deno-lint-ignore no-explicit-any
+    ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
+    conn.unsafe("commit"),
+  ]);
+  const failures = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason);
+  if (failures.length > 0) {
+    // A lost connection says so first (the caller keeps it back); otherwise no transaction may stay open on it.
+    const lost = failures.find((failure) => lostConnection(failure));
+    if (lost) throw lost;
+    await conn.unsafe("rollback").catch(() => {});
+    throw failures[0];
+  }
+  return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
+}
+
 export async function asUser<T>(
   claims: Claims,
   work: (tx: Tx) => Promise<T>,
-  options: TransactionOptions = {},
+  options: TransactionOptions & { followUp?: FollowUp<T> } = {},
 ): Promise<T> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
@@ -97,24 +171,21 @@ export async function asUser<T>(
   let abandoned = false;
   const run = (async () => {
     const conn = await db().reserve();
+    let lost = false;
+    // The follow-up transaction, when there is one, keeps the connection until its answers are in.
+    let following: Promise<boolean> | undefined;
     try {
       // A connection that came after the caller got its 503 does nothing.
       const left = Math.floor(deadline - Date.now());
       if (abandoned || left < 20) throw new Abandoned();
-      // `begin`, the claims and role (set_config('role', ..., true) is `set local
-      // role`, as PostgREST does it), the statement timeout that ends a statement at
-      // the deadline, and the work's first statement leave in one write: postgres.js
-      // pipelines the queries of one tick on a connection, and Postgres runs them in
-      // order, so the first statement already runs as the token's role. The commit is
-      // the second round trip (sql.begin would make four, each awaited).
-      const opened = Promise.all([
-        conn.unsafe("begin"),
-        conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
-                    set_config('request.jwt.claim.role', ${role}, true),
-                    set_config('statement_timeout', ${String(left)}, true),
-                    set_config('role', ${role}, true)`,
-      ]);
+      // `begin`, the claims, role and statement timeout (values inline) and the
+      // work's first statement leave in one write: postgres.js pipelines the
+      // queries of one tick on a connection, and Postgres runs them in order, so
+      // the first statement already runs as the token's role. A statement with
+      // parameters is sent as its text first and its values once the server has
+      // described it (postgres.js with `prepare: false`): one round trip more.
+      // Then the commit (sql.begin would await each statement on its own).
+      const opened = Promise.all([conn.unsafe("begin"), claimsQuery(conn, claims, role, left)]);
       opened.catch(() => {}); // awaited below; a failure there fails the work's statements too
       let result: T;
       try {
@@ -123,14 +194,30 @@ export async function asUser<T>(
         // Rolled back rather than committed behind a 503.
         if (abandoned) throw new Abandoned();
       } catch (error) {
-        await conn.unsafe("rollback").catch(() => {});
         // A failed begin or claims statement is the cause; the work's error is then only "transaction aborted".
-        throw (await opened.then(() => null, (cause) => cause)) ?? error;
+        const cause = (await opened.then(() => null, (cause) => cause)) ?? error;
+        lost = lostConnection(cause, error);
+        if (!lost) await conn.unsafe("rollback").catch(() => {});
+        throw cause;
       }
-      await conn.unsafe("commit");
+      const committed = conn.unsafe("commit");
+      const next = options.followUp?.statements(result);
+      if (next) {
+        // Queued behind the commit in the same tick, so in the same write; Postgres runs it after the commit.
+        const outcome = queueAtOnce(conn, SERVICE_CLAIMS, "service_role", TRANSACTION_BUDGET_MS, next);
+        following = outcome.then(() => true, (error) => !lostConnection(error));
+        options.followUp!.settled(outcome);
+      }
+      try {
+        await committed;
+      } catch (error) {
+        lost = lostConnection(error);
+        throw error;
+      }
       return result;
     } finally {
-      conn.release();
+      if (following) following.then((keep) => keep && !lost && conn.release());
+      else if (!lost) conn.release();
     }
   })();
   return await answerByDeadline(run, deadline, () => (abandoned = true));
@@ -138,9 +225,12 @@ export async function asUser<T>(
 
 /**
  * A transaction of statements known in advance, as `claims`: `begin`, the
- * claims and role, every statement and `commit` leave in one write, one round
- * trip. The rows of each statement. The first error is thrown; Postgres has then
- * ended the transaction, the commit acting as a rollback.
+ * claims and role, every statement and `commit` are queued at once and leave
+ * in one write, one round trip, when no statement has parameters (sql-text.ts,
+ * inlined); otherwise up to the first that has, whose values follow its
+ * description (see asUser). The rows of each statement. The first error is
+ * thrown; Postgres has then ended the transaction, the commit acting as a
+ * rollback.
  */
 export async function asUserAtOnce(
   claims: Claims,
@@ -152,32 +242,19 @@ export async function asUserAtOnce(
   const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
   const run = (async () => {
     const conn = await db().reserve();
+    let lost = false;
     try {
       const left = Math.floor(deadline - Date.now());
       if (left < 20) throw new Abandoned();
-      const settled = await Promise.allSettled([
-        conn.unsafe("begin"),
-        conn`select set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-                    set_config('request.jwt.claim.sub', ${claims.sub ?? ""}, true),
-                    set_config('request.jwt.claim.role', ${role}, true),
-                    set_config('statement_timeout', ${String(left)}, true),
-                    set_config('role', ${role}, true)`,
-        // deno-lint-ignore no-explicit-any
-        ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
-        conn.unsafe("commit"),
-      ]);
-      const failed = settled.find((s) => s.status === "rejected");
-      if (failed) {
-        // Whatever failed, no transaction may stay open on the connection.
-        await conn.unsafe("rollback").catch(() => {});
-        throw failed.reason;
-      }
-      return settled.slice(2, 2 + statements.length).map((s) => (s as PromiseFulfilledResult<postgres.Row[]>).value);
+      return await queueAtOnce(conn, claims, role, left, statements);
+    } catch (error) {
+      lost = lostConnection(error);
+      throw error;
     } finally {
-      conn.release();
+      if (!lost) conn.release();
     }
   })();
-  // Sent in one write, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
+  // Queued at once, the transaction cannot be abandoned half-way; the statement timeout ends it at the deadline.
   return await answerByDeadline(run, deadline);
 }
 
@@ -202,13 +279,27 @@ type RpcArgs<F extends keyof Functions> = {
  * functions return typed rows (composite types), and to_jsonb gives them the
  * JSON shape PostgREST gives apps. Names, arguments and the result's type come
  * from the generated database.types.ts, so a call the schema no longer has
- * fails `deno check`.
+ * fails `deno check`. `inline`: the values as literals (sql-text.ts, inlined;
+ * only for text, uuid and numeric arguments), so that the call leaves in one
+ * write with what precedes it.
  */
 export async function rpc<F extends keyof Functions>(
   tx: Tx,
   fn: F,
   args: RpcArgs<F> = {} as RpcArgs<F>,
+  options: { inline?: boolean } = {},
 ): Promise<Functions[F]["Returns"]> {
+  const [call, values] = options.inline ? inlined(rpcStatement(fn, args)) : rpcStatement(fn, args);
+  // deno-lint-ignore no-explicit-any
+  const [row] = await tx.unsafe(call, values as any[]);
+  return row.result;
+}
+
+/** rpc's statement and its values, for a transaction sent at once (its one row's `result` is the answer). */
+export function rpcStatement<F extends keyof Functions>(
+  fn: F,
+  args: RpcArgs<F> = {} as RpcArgs<F>,
+): [string, unknown[]] {
   const values = args as Record<string, unknown>;
   const names = Object.keys(values);
   // Names go into the statement itself; only plain identifiers, never input.
@@ -216,7 +307,5 @@ export async function rpc<F extends keyof Functions>(
     if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not an SQL identifier: ${name}`);
   }
   const call = `select to_jsonb(public.${fn}(${names.map((name, i) => `${name} => $${i + 1}`).join(", ")})) as result`;
-  // deno-lint-ignore no-explicit-any
-  const [row] = await tx.unsafe(call, names.map((name) => values[name] ?? null) as any[]);
-  return row.result;
+  return [call, names.map((name) => values[name] ?? null)];
 }

@@ -1,6 +1,7 @@
 // Verification of Supabase access tokens and API keys, for HS256 (the legacy
 // JWT secret) and for asymmetric keys (ES256/RS256/EdDSA) published as a JWKS.
 // `alg: none` and any algorithm not listed here are refused by construction.
+import { createHash } from "node:crypto";
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -84,9 +85,9 @@ export interface CacheOptions {
   now?: () => number;
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+/** SHA-256 in hex, synchronously: WebCrypto's digest is an asynchronous op, costlier than the hashing of a token. */
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 /**
@@ -106,7 +107,7 @@ export function cachingVerifier(
   const entries = new Map<string, { claims: Claims; expiresAt: number }>();
 
   return async (token: string): Promise<Claims> => {
-    const key = await sha256Hex(token);
+    const key = sha256Hex(token);
     const hit = entries.get(key);
     if (hit) {
       if (now() < hit.expiresAt) return hit.claims;

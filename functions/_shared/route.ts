@@ -5,7 +5,7 @@
 import type { Context, Hono } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth.ts";
-import { asUser, type Tx } from "./db.ts";
+import { asUser, type FollowUp, type Tx } from "./db.ts";
 import { HttpError, validationItems } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
 
@@ -24,8 +24,11 @@ export interface RouteContext<P, Q, B> {
   req: Request;
   /** The verified claims (bearer routes only). */
   claims: Claims;
-  /** Runs `work` in one transaction as the caller (PostgREST's `set local role`). */
-  asCaller<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction as the caller (PostgREST's `set local role`);
+   * `followUp`, a short transaction as the service role after it (db.ts).
+   */
+  asCaller<T>(work: (tx: Tx) => Promise<T>, followUp?: FollowUp<T>): Promise<T>;
   /**
    * Refuses (403) a caller whose effective role is not one of `roles`, before any
    * external call; returns the caller's company (private.authorize).
@@ -109,8 +112,16 @@ const tooLarge = () => new HttpError(413, `The body is larger than ${MAX_BODY_BY
  * it arrives, never read whole.
  */
 export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
-  const declared = Number(req.headers.get("content-length") ?? 0);
+  const length = req.headers.get("content-length");
+  const declared = Number(length ?? 0);
   if (declared > limit) throw tooLarge();
+  // A declared length within the limit: the HTTP server delivers no byte past it, so the body is read whole,
+  // before anything touches `req.body` (which would make it a JS stream, where Deno reads it natively).
+  if (length !== null && /^\d+$/.test(length)) {
+    const bytes = new Uint8Array(await req.arrayBuffer());
+    if (bytes.byteLength > limit) throw tooLarge();
+    return bytes;
+  }
   if (!req.body) return new Uint8Array(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -179,7 +190,7 @@ export function mount(app: Hono, routes: AnyRoute[]): void {
         body,
         req: c.req.raw,
         claims,
-        asCaller: (work) => asUser(claims, work),
+        asCaller: (work, followUp) => asUser(claims, work, { followUp }),
         authorize: (roles) =>
           asUser(claims, async (tx) =>
             (await tx<{ company: string }[]>`select private.authorize(variadic ${roles}::text[]) as company`)[0].company

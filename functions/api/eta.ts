@@ -5,8 +5,9 @@
 // service from the driver's position to the destination. A failing or slow
 // routing service leaves the last ETA in place; it never reaches the location
 // update, which has answered already.
-import { asService, rpc } from "../_shared/db.ts";
+import { asService, type FollowUp, rpc, rpcStatement } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
+import { inlined } from "../_shared/sql-text.ts";
 import { type Point, routeBetween } from "./routing.ts";
 
 /** Shorter than a quote's: a late ETA is worth little, and the next claim comes in 30 s. */
@@ -22,15 +23,33 @@ function log(event: string, fields: Record<string, unknown>) {
   console.error(JSON.stringify({ event, ...fields }));
 }
 
-/** Claims the driver's due refreshes and measures each; failures are logged, never thrown. */
-export async function refreshEtas(driverId: string): Promise<void> {
-  let due: DueRefresh[];
-  try {
-    due = await asService((tx) => rpc(tx, "claim_eta_refreshes", { driver_id: driverId }) as Promise<unknown> as Promise<DueRefresh[]>);
-  } catch (error) {
-    log("eta_refresh_failed", { driver_id: driverId, error: (error as Error).message });
-    return;
-  }
+/**
+ * The driver's due refreshes, claimed as a follow-up of the position's own
+ * transaction (functions/_shared/db.ts, FollowUp): the claim is queued with
+ * that transaction's commit, and the deliveries it claims are measured after
+ * the answer. Failures are
+ * logged, never thrown: the location update has its answer already.
+ */
+export function etaRefreshes(): FollowUp<{ driver_id: string }> {
+  let driverId: string | undefined;
+  return {
+    statements(location) {
+      driverId = location.driver_id;
+      // Its value inline (sql-text.ts): the whole claim leaves in the write of the position's commit.
+      return [inlined(rpcStatement("claim_eta_refreshes", { driver_id: driverId }))];
+    },
+    settled(outcome) {
+      const work = outcome.then(
+        ([rows]) => measure(rows[0].result as DueRefresh[]),
+        (error) => log("eta_refresh_failed", { driver_id: driverId, error: (error as Error).message }),
+      );
+      keepAlive(work);
+    },
+  };
+}
+
+/** Measures each claimed refresh and records it; failures are logged, never thrown. */
+async function measure(due: DueRefresh[]): Promise<void> {
   await Promise.all(due.map(async (refresh) => {
     try {
       const route = await routeBetween(env().ROUTING_URL, refresh.from, refresh.destination, ETA_ROUTING_TIMEOUT_MS);
@@ -53,10 +72,9 @@ export async function refreshEtas(driverId: string): Promise<void> {
 declare const EdgeRuntime: { waitUntil(promise: Promise<unknown>): void } | undefined;
 
 /**
- * Runs refreshEtas after the response: the Edge Runtime keeps the worker alive
- * for a promise given to waitUntil; a plain Deno server keeps running it anyway.
+ * Work after the response: the Edge Runtime keeps the worker alive for a
+ * promise given to waitUntil; a plain Deno server keeps running it anyway.
  */
-export function refreshEtasInBackground(driverId: string): void {
-  const work = refreshEtas(driverId);
+function keepAlive(work: Promise<unknown>): void {
   if (typeof EdgeRuntime !== "undefined") EdgeRuntime.waitUntil(work);
 }

@@ -39,13 +39,15 @@ function invalid(item: ValidationItem): Rejected {
 /** The event name and its object's ids: from `transfer` (or, in the other form, `payment`). */
 export function parseEvent(body: Uint8Array): GatewayEvent {
   let payload: unknown;
+  let decoded: string;
   try {
-    payload = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    decoded = new TextDecoder("utf-8", { fatal: true }).decode(body);
+    payload = JSON.parse(decoded);
   } catch (error) {
     throw invalid({ type: "json_invalid", loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, input: null });
   }
   // Postgres text cannot hold NUL: such a body can never be applied, so it is refused (400), not retried.
-  if (/\\u0000/i.test(new TextDecoder().decode(body))) {
+  if (/\\u0000/i.test(decoded)) {
     throw invalid({ type: "value_error", loc: ["body"], msg: "NUL characters are not allowed", input: null });
   }
   const record = payload !== null && typeof payload === "object" && !Array.isArray(payload)

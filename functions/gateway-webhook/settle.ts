@@ -15,6 +15,7 @@ import {
   rememberGatewayConfig,
   type StoredConfig,
 } from "../_shared/gateway.ts";
+import { inlined } from "../_shared/sql-text.ts";
 import { describedId, eventForStatus, type Kind } from "./events.ts";
 
 export type Result = "processed" | "duplicate" | "ignored" | "rejected" | "error";
@@ -58,18 +59,27 @@ const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logge
  */
 async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
   const reference = claim.externalReference ?? claim.describedId;
-  const [row] = await (claim.kind === "transfer"
-    ? db()<(Ours & Partial<StoredConfig>)[]>`
-        select w.id, w.company_id, w.gateway_transfer_id as gateway_id,
-               g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-        from public.withdrawals w left join private.gateway_configs g on g.company_id = w.company_id
-        where w.id = private.withdrawal_for_event(${companyId}, ${claim.objectId}, ${reference})`
-    : db()<(Ours & Partial<StoredConfig>)[]>`
-        select d.id, d.company_id, d.gateway_payment_id as gateway_id,
-               g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-        from public.deliveries d left join private.gateway_configs g on g.company_id = d.company_id
-        where d.id = private.delivery_for_payment(${claim.objectId}, ${reference})
-          and (${companyId}::uuid is null or d.company_id = ${companyId})`);
+  // Values inline (sql-text.ts): one round trip, not a description of the parameters first.
+  const [row] = await db().unsafe<(Ours & Partial<StoredConfig>)[]>(
+    ...inlined(
+      claim.kind === "transfer"
+        ? [
+          `select w.id, w.company_id, w.gateway_transfer_id as gateway_id,
+                  g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+           from public.withdrawals w left join private.gateway_configs g on g.company_id = w.company_id
+           where w.id = private.withdrawal_for_event($1, $2, $3)`,
+          [companyId, claim.objectId, reference],
+        ]
+        : [
+          `select d.id, d.company_id, d.gateway_payment_id as gateway_id,
+                  g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+           from public.deliveries d left join private.gateway_configs g on g.company_id = d.company_id
+           where d.id = private.delivery_for_payment($1, $2)
+             and ($3::uuid is null or d.company_id = $3)`,
+          [claim.objectId, reference, companyId],
+        ],
+    ) as [string, string[]],
+  );
   if (!row) return null;
   rememberGatewayConfig(
     row.company_id,
@@ -188,9 +198,9 @@ function applyCall(ours: Ours, kind: Kind, object: GatewayObject, event: string 
 
 /**
  * Applies the status of the gateway's object to ours, writing the audit row in
- * the same transaction and the same statement: the timeouts, the call and the
- * audit row leave in one write with the transaction's begin, and the commit
- * follows (functions/_shared/db.ts).
+ * the same transaction and the same statement: begin, the role and statement
+ * timeout, the statement and the commit are queued at once
+ * (functions/_shared/db.ts asUserAtOnce).
  */
 export async function applyStatus(
   audit: Audit | null,
@@ -222,8 +232,9 @@ export async function applyStatus(
       returning jsonb_build_object('result', result, 'detail', detail) as r`;
     args = [...args, audit.companyId, audit.event, audit.objectId, checked];
   }
-  // One transaction, one round trip: begin, the role, the statement timeout, the statement and commit in one write.
-  const [rows] = await asServiceAtOnce([[statement, args]]);
+  // One transaction queued at once: begin, the role, the statement timeout, the statement (its values inline,
+  // sql-text.ts) and commit: one round trip.
+  const [rows] = await asServiceAtOnce([inlined([statement, args])]);
   const applied = rows[0].r as { result: Outcome["result"]; detail: string };
   const detail = audit ? applied.detail : checked + applied.detail;
   return { result: applied.result, detail, logged: audit !== null };

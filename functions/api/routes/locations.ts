@@ -6,7 +6,7 @@ import { ErrorBody, HttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
 import { IdParams, LatLng, Timestamp } from "../schemas.ts";
-import { refreshEtasInBackground } from "../eta.ts";
+import { etaRefreshes } from "../eta.ts";
 
 const Position = {
   lat: z.number(),
@@ -83,20 +83,21 @@ export const updateMyLocation = defineRoute({
     // Never null in a stored location; composite types cannot say so.
     let location: { driver_id: string };
     try {
-      location = await asCaller((tx) =>
-        rpc(tx, "update_my_location", {
-          lat: body.lat,
-          lng: body.lng,
-          heading: body.heading,
-          speed: body.speed,
-          accuracy: body.accuracy,
-        }) as Promise<{ driver_id: string }>
+      location = await asCaller(
+        (tx) =>
+          rpc(tx, "update_my_location", {
+            lat: body.lat,
+            lng: body.lng,
+            heading: body.heading,
+            speed: body.speed,
+            accuracy: body.accuracy,
+          }, { inline: true }) as Promise<{ driver_id: string }>, // numbers (or null): with the begin in one write
+        // After the position's transaction (queued with its commit), and without holding up the answer.
+        etaRefreshes(),
       );
     } catch (error) {
       throw rateLimitError(error) ?? error;
     }
-    // After the position's transaction, and without holding up the answer.
-    refreshEtasInBackground(location.driver_id);
     return { body: location };
   },
 });
