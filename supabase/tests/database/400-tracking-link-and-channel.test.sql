@@ -2,7 +2,7 @@
 -- when), the rate limit of lookups, the tracking topic anon may join, the
 -- broadcasts on it, and the 30-second / 100-metre rule of the live ETA.
 begin;
-select plan(46);
+select plan(47);
 
 create temp table t as select tests.create_tenant('trk-a') as a, tests.create_tenant('trk-b') as b;
 grant select on t to public;
@@ -190,6 +190,8 @@ update public.deliveries set status = 'completed', completed_at = now() where id
 select tests.act_as_service_role();
 select ok(not public.record_eta((select id from ids where name = 'moving'), 0, 0, 1, 1), 'a delivery no longer in progress keeps its ETA');
 select tests.reset_role();
+update public.driver_locations set lat = -23.52 where driver_id = (select (a ->> 'driver_id')::uuid from t); -- moved on again
+select is(pg_temp.claim(), '[]'::jsonb, 'with no delivery in progress, a driver claims nothing');
 select is(pg_temp.track(pg_temp.token('moving')) -> 'eta_at', 'null', 'and the link shows no ETA once it ended');
 
 select * from finish();
