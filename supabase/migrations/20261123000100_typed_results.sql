@@ -11,9 +11,10 @@
 -- into JSON with to_jsonb (functions/_shared/db.ts, rpc).
 --
 -- The bodies are those of the earlier migrations (named above each), except
--- for what they return: lists aggregate typed rows and page them here, so
--- private.page goes. The two-argument public.fail_withdrawal goes too (its
--- three-argument form says the failure's kind, as every caller does).
+-- for what they return: lists aggregate typed rows, and private.next_cursor
+-- replaces private.page (which paged jsonb). The two-argument
+-- public.fail_withdrawal goes too (its three-argument form says the failure's
+-- kind, as every caller does).
 --
 -- Left as jsonb, on purpose: what is not a resource and no app calls (all
 -- service role). The access token hook (Auth's contract is jsonb in and out),
@@ -194,6 +195,29 @@ create type public.proof_requirements_set as (photo boolean, signature boolean, 
 comment on type public.proof_requirements_set is 'Which proof a company requires to complete a delivery.';
 
 -- Section: the shapes
+
+-- The cursor of the page after this one, or null on the last page: `rows`
+-- holds up to page_limit + 1 rows in the list's order, each with its sort key
+-- in `sort_key_field` and its `id` (the rule private.page had for jsonb).
+create function private.next_cursor(rows anyarray, page_limit integer, sort_key_field text)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  last_shown jsonb;
+begin
+  if cardinality(rows) <= page_limit then
+    return null;
+  end if;
+  last_shown := to_jsonb(rows[page_limit]);
+  return private.encode_cursor((last_shown ->> sort_key_field)::timestamptz, (last_shown ->> 'id')::uuid);
+end;
+$$;
+comment on function private.next_cursor(anyarray, integer, text) is 'The cursor after the last row shown of up to limit + 1 rows, or null when they all fit.';
+grant execute on function private.next_cursor(anyarray, integer, text) to authenticated, service_role;
+drop function private.page(jsonb, integer, text);
 
 -- In PL/pgSQL, not SQL: with its `set search_path` a SQL function is never
 -- inlined, and Postgres plans its body again on every call, which made a
@@ -406,8 +430,7 @@ begin
     order by d.created_at desc, d.id desc
     limit page_limit + 1
   ) d;
-  return (rows[1:page_limit], case when cardinality(rows) > page_limit then
-    private.encode_cursor((rows[page_limit]).created_at, (rows[page_limit]).id) end)::public.driver_page;
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.driver_page;
 end;
 $$;
 comment on function public.list_drivers(integer, text) is 'The company''s drivers, newest first, one page.';
@@ -619,8 +642,7 @@ begin
     order by e.received_at desc, e.id desc
     limit page_limit + 1
   ) e;
-  return (rows[1:page_limit], case when cardinality(rows) > page_limit then
-    private.encode_cursor((rows[page_limit]).received_at, (rows[page_limit]).id) end)::public.webhook_event_page;
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'received_at'))::public.webhook_event_page;
 end;
 $$;
 comment on function public.list_webhook_events(integer, text) is 'The company''s webhook audit log, newest first, one page (owner, admin).';
@@ -791,9 +813,8 @@ begin
       limit list_deliveries.page_limit + 1
     ) d;
   end if;
-  return (rows[1:list_deliveries.page_limit], case when cardinality(rows) > list_deliveries.page_limit then
-    private.encode_cursor((rows[list_deliveries.page_limit]).created_at, (rows[list_deliveries.page_limit]).id)
-  end)::public.delivery_page;
+  return (rows[1:list_deliveries.page_limit], private.next_cursor(rows, list_deliveries.page_limit, 'created_at'))
+    ::public.delivery_page;
 end;
 $$;
 comment on function public.list_deliveries(text, uuid, integer, text, text) is 'The deliveries the caller may see, newest first, one page, optionally by status, driver and payment status.';
@@ -973,8 +994,7 @@ begin
     order by e.created_at desc, e.id desc
     limit page_limit + 1
   ) e;
-  return (rows[1:page_limit], case when cardinality(rows) > page_limit then
-    private.encode_cursor((rows[page_limit]).created_at, (rows[page_limit]).id) end)::public.wallet_transaction_page;
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.wallet_transaction_page;
 end;
 $$;
 comment on function public.list_wallet_transactions(integer, text) is 'The calling driver''s ledger entries, newest first, one page.';
@@ -1140,8 +1160,7 @@ begin
     order by w.created_at desc, w.id desc
     limit page_limit + 1
   ) w;
-  return (rows[1:page_limit], case when cardinality(rows) > page_limit then
-    private.encode_cursor((rows[page_limit]).created_at, (rows[page_limit]).id) end)::public.withdrawal_page;
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.withdrawal_page;
 end;
 $$;
 comment on function public.list_withdrawals(integer, text) is 'Withdrawals, newest first, one page: a driver''s own, or the company''s for owners and admins.';
