@@ -13,7 +13,8 @@
 import bcrypt from "bcryptjs";
 import postgres from "postgres";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
-import { inlined, rpcStatement } from "../functions/_shared/db.ts";
+import { rpcStatement } from "../functions/_shared/db.ts";
+import { inlined } from "../functions/_shared/sql-text.ts";
 import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 200);

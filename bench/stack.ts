@@ -4,7 +4,8 @@
 // worker pool and percentiles. Nothing here is product code.
 import bcrypt from "bcryptjs";
 import type postgres from "postgres";
-import { claimsStatement as proxyClaimsStatement, TRANSACTION_BUDGET_MS } from "../functions/_shared/db.ts";
+import { TRANSACTION_BUDGET_MS } from "../functions/_shared/db.ts";
+import { claimsStatement as proxyClaimsStatement } from "../functions/_shared/sql-text.ts";
 import type { Claims } from "../functions/_shared/jwt.ts";
 
 export function positiveInt(name: string, fallback: number): number {

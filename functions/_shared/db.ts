@@ -17,8 +17,6 @@ import type { Database } from "./database.types.ts";
 import type { Claims } from "./jwt.ts";
 import { claimsStatement, inlined } from "./sql-text.ts";
 
-export { claimsStatement, inlined, sqlLiteral } from "./sql-text.ts";
-
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 

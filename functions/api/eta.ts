@@ -27,8 +27,8 @@ function log(event: string, fields: Record<string, unknown>) {
  * The driver's due refreshes, claimed as a follow-up of the position's own
  * transaction (functions/_shared/db.ts, FollowUp): the claim is queued with
  * that transaction's commit, and the deliveries it claims are measured after
- * the answer. Failures are
- * logged, never thrown: the location update has its answer already.
+ * the answer. Failures are logged, never thrown: the location update has its
+ * answer already.
  */
 export function etaRefreshes(): FollowUp<{ driver_id: string }> {
   let driverId: string | undefined;
