@@ -5,6 +5,7 @@ import { decryptSecret } from "./crypto.ts";
 import { db } from "./db.ts";
 import { env } from "./env.ts";
 import { HttpError } from "./errors.ts";
+import { isTimeout, timeoutSignal } from "./timeout.ts";
 
 const TIMEOUT_MS = 10_000;
 
@@ -40,18 +41,26 @@ export class GatewayClient {
   constructor(private readonly baseUrl: string, private readonly apiKey: string) {}
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    // One deadline for the whole exchange, the answer's body included.
+    const timeout = timeoutSignal(TIMEOUT_MS);
     let res: Response;
+    let payload: unknown;
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
         method,
         headers: { access_token: this.apiKey, "content-type": "application/json", "user-agent": "delivery-platform" },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
+        signal: timeout.signal,
+      });
+      payload = await res.json().catch((error) => {
+        if (isTimeout(error)) throw error;
+        return null;
       });
     } catch (error) {
-      throw new GatewayUnavailable((error as Error).name === "TimeoutError" ? "timed out" : "unreachable");
+      throw new GatewayUnavailable(isTimeout(error) ? "timed out" : "unreachable");
+    } finally {
+      timeout.clear();
     }
-    const payload = await res.json().catch(() => null);
     if (res.ok && payload) return payload as T;
     if (res.status >= 400 && res.status < 500) {
       const errors = (payload as { errors?: { description?: string }[] } | null)?.errors;
@@ -174,9 +183,15 @@ function put(companyId: string, entry: Settings): Settings {
   return entry;
 }
 
+/** Whether this instance read the company's settings less than SETTINGS_TTL_MS ago. */
+export function settingsAreFresh(companyId: string): boolean {
+  const hit = settings.get(companyId);
+  return hit !== undefined && Date.now() - hit.readAt < SETTINGS_TTL_MS;
+}
+
 async function settingsOf(companyId: string): Promise<Settings> {
   const hit = settings.get(companyId);
-  if (hit && Date.now() - hit.readAt < SETTINGS_TTL_MS) return hit;
+  if (hit && settingsAreFresh(companyId)) return hit;
   // One statement, no transaction: a read by trusted code of the company and its row.
   const [row] = await db()<(StoredConfig & { found: boolean })[]>`
     select true as found, g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment

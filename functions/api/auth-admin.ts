@@ -3,22 +3,35 @@
 // the operation fails (all-or-nothing).
 import { env } from "../_shared/env.ts";
 import { HttpError } from "../_shared/errors.ts";
+import { timeoutSignal } from "../_shared/timeout.ts";
 
 function headers(): HeadersInit {
   const key = env().SUPABASE_SERVICE_ROLE_KEY;
   return { apikey: key, authorization: `Bearer ${key}`, "content-type": "application/json" };
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<Response> {
+/** The identity provider's answer, its JSON body read within the same deadline ({} when it has none). */
+interface Answer {
+  ok: boolean;
+  status: number;
+  // deno-lint-ignore no-explicit-any
+  body: Record<string, any>;
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<Answer> {
+  const timeout = timeoutSignal(10_000);
   try {
-    return await fetch(`${env().SUPABASE_URL}/auth/v1/admin/users${path}`, {
+    const res = await fetch(`${env().SUPABASE_URL}/auth/v1/admin/users${path}`, {
       method,
       headers: headers(),
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+      signal: timeout.signal,
     });
+    return { ok: res.ok, status: res.status, body: await res.json().catch(() => ({})) };
   } catch {
     throw new HttpError(502, "The identity provider is unreachable");
+  } finally {
+    timeout.clear();
   }
 }
 
@@ -30,12 +43,11 @@ export interface NewUser {
 
 /** Creates a confirmed e-mail user; 409 when the e-mail is taken. */
 export async function createAuthUser(user: NewUser): Promise<{ id: string }> {
-  const res = await call("POST", "", { ...user, email_confirm: true });
-  const body = await res.json().catch(() => ({}));
-  if (res.ok) return { id: body.id };
+  const { ok, status, body } = await call("POST", "", { ...user, email_confirm: true });
+  if (ok && typeof body.id === "string") return { id: body.id };
   const code = body.error_code ?? body.code;
-  if (code === "email_exists" || res.status === 409) throw new HttpError(409, "A user with this e-mail address already exists");
-  if (res.status === 422 || res.status === 400) throw new HttpError(422, body.msg ?? body.message ?? "The identity provider refused the user");
+  if (code === "email_exists" || status === 409) throw new HttpError(409, "A user with this e-mail address already exists");
+  if (status === 422 || status === 400) throw new HttpError(422, body.msg ?? body.message ?? "The identity provider refused the user");
   throw new HttpError(502, "The identity provider failed");
 }
 

@@ -3,6 +3,7 @@
 // slower than 5 s, or any answer but `"code": "Ok"` with a route: 502.
 // Runtime-neutral (fetch only, no Deno globals), so vitest exercises it too.
 import { HttpError } from "../_shared/errors.ts";
+import { isTimeout, timeoutSignal } from "../_shared/timeout.ts";
 
 export const ROUTING_TIMEOUT_MS = 5_000;
 
@@ -47,8 +48,6 @@ export function osrmRouteUrl(baseUrl: string, origin: Point, destination: Point)
   return `${baseUrl.replace(/\/+$/, "")}/route/v1/driving/${points}?overview=false`;
 }
 
-const isTimeout = (error: unknown) => (error as Error)?.name === "TimeoutError";
-
 /** Drives from origin to destination, or throws RoutingUnavailable (502). */
 export async function routeBetween(
   baseUrl: string,
@@ -57,19 +56,26 @@ export async function routeBetween(
   timeoutMs = ROUTING_TIMEOUT_MS,
 ): Promise<MeasuredRoute> {
   // One deadline for the whole exchange, the body included.
-  const signal = AbortSignal.timeout(timeoutMs);
-  let res: Response;
+  const timeout = timeoutSignal(timeoutMs);
   try {
-    res = await fetch(osrmRouteUrl(baseUrl, origin, destination), { signal, headers: { accept: "application/json" } });
-  } catch (error) {
-    throw new RoutingUnavailable(isTimeout(error) ? "timed out" : "unreachable");
+    let res: Response;
+    try {
+      res = await fetch(osrmRouteUrl(baseUrl, origin, destination), {
+        signal: timeout.signal,
+        headers: { accept: "application/json" },
+      });
+    } catch (error) {
+      throw new RoutingUnavailable(isTimeout(error) ? "timed out" : "unreachable");
+    }
+    let answer: unknown = null;
+    try {
+      answer = await res.json();
+    } catch (error) {
+      if (isTimeout(error)) throw new RoutingUnavailable("timed out");
+      throw new RoutingUnavailable(`HTTP ${res.status} without a JSON body`);
+    }
+    return routeFromOsrm(answer);
+  } finally {
+    timeout.clear();
   }
-  let answer: unknown = null;
-  try {
-    answer = await res.json();
-  } catch (error) {
-    if (isTimeout(error)) throw new RoutingUnavailable("timed out");
-    throw new RoutingUnavailable(`HTTP ${res.status} without a JSON body`);
-  }
-  return routeFromOsrm(answer);
 }

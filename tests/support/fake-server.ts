@@ -30,9 +30,15 @@ async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
   return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body });
 }
 
-async function send(res: ServerResponse, response: Response): Promise<void> {
+/** Writes the answer; with `bodyDelayMs`, its head at once and its body that much later (a stalled body). */
+async function send(res: ServerResponse, response: Response, bodyDelayMs = 0): Promise<void> {
   res.writeHead(response.status, Object.fromEntries(response.headers));
-  res.end(Buffer.from(await response.arrayBuffer()));
+  const body = Buffer.from(await response.arrayBuffer());
+  if (bodyDelayMs > 0) {
+    res.flushHeaders();
+    await new Promise((resolve) => setTimeout(resolve, bodyDelayMs));
+  }
+  res.end(body);
 }
 
 function listen(server: Server, port = 0): Promise<number> {
@@ -47,12 +53,14 @@ export async function startFake(
   let fake = create();
   /** How long the fake holds its answer after doing the work (the answer is late, the work is done). */
   let answerDelayMs = 0;
+  /** How long the fake holds its answer's body after sending its head. */
+  let bodyDelayMs = 0;
   const sockets = new Set<import("node:net").Socket>();
   const data = createServer(async (req, res) => {
     try {
       const answer = await fake.fetch(await toRequest(req, "http://fake"));
       if (answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
-      await send(res, answer);
+      await send(res, answer, bodyDelayMs);
     } catch {
       res.destroy();
     }
@@ -77,19 +85,21 @@ export async function startFake(
   }
   const actions: Record<
     string,
-    (body: { mode?: string; delayMs?: number; answerDelayMs?: number }) => Promise<void> | void
+    (body: { mode?: string; delayMs?: number; answerDelayMs?: number; bodyDelayMs?: number }) => Promise<void> | void
   > = {
     "GET /state": () => {},
-    "POST /mode": ({ mode, delayMs, answerDelayMs: answerDelay }) => {
+    "POST /mode": ({ mode, delayMs, answerDelayMs: answerDelay, bodyDelayMs: bodyDelay }) => {
       if (mode !== undefined) fake.mode = mode;
       if (delayMs !== undefined) fake.delayMs = delayMs;
       if (answerDelay !== undefined) answerDelayMs = answerDelay;
+      if (bodyDelay !== undefined) bodyDelayMs = bodyDelay;
     },
     "POST /down": goDown,
     "POST /up": goUp,
     "POST /reset": async () => {
       fake = create();
       answerDelayMs = 0;
+      bodyDelayMs = 0;
       await goUp();
     },
   };

@@ -30,6 +30,8 @@ function fake<State>(which: "gateway" | "routing") {
     slow: (delayMs: number) => control(base(), "/mode", { delayMs }),
     /** Does the work at once but holds the answer `answerDelayMs` (an answer that is late, not a slow service). */
     lateAnswer: (answerDelayMs: number) => control(base(), "/mode", { answerDelayMs }),
+    /** Sends the answer's head at once and holds its body `bodyDelayMs` (a body that stalls). */
+    stalledBody: (bodyDelayMs: number) => control(base(), "/mode", { bodyDelayMs }),
     down: () => control(base(), "/down", {}),
     up: () => control(base(), "/up", {}),
     reset: () => control(base(), "/reset", {}),
