@@ -13,6 +13,7 @@ import {
   type GatewayObject,
   GatewayRejected,
   rememberGatewayConfig,
+  settingsAreFresh,
   type StoredConfig,
 } from "../_shared/gateway.ts";
 import { inlined } from "../_shared/sql-text.ts";
@@ -53,27 +54,31 @@ const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logge
 
 /**
  * Our withdrawal or delivery a claim names, within `companyId` (null: any
- * company), with its company's gateway settings, which stay remembered for a
- * few seconds (gateway.ts): one statement, one round trip, no transaction (a
- * read by trusted code).
+ * company): one statement, one round trip, no transaction (a read by trusted
+ * code). Unless this instance read the company's gateway settings moments ago
+ * (the company endpoint has, for its signature), the statement also reads them,
+ * and they are remembered for a few seconds (gateway.ts).
  */
 async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
   const reference = claim.externalReference ?? claim.describedId;
+  const withSettings = companyId === null || !settingsAreFresh(companyId);
+  const settings = withSettings
+    ? "g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment"
+    : "null as api_key_ciphertext, null as webhook_secret_ciphertext, null as environment";
+  const join = (owner: string) => withSettings ? `left join private.gateway_configs g on g.company_id = ${owner}.company_id` : "";
   // Values inline (sql-text.ts): one round trip, not a description of the parameters first.
   const [row] = await db().unsafe<(Ours & Partial<StoredConfig>)[]>(
     ...inlined(
       claim.kind === "transfer"
         ? [
-          `select w.id, w.company_id, w.gateway_transfer_id as gateway_id,
-                  g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-           from public.withdrawals w left join private.gateway_configs g on g.company_id = w.company_id
+          `select w.id, w.company_id, w.gateway_transfer_id as gateway_id, ${settings}
+           from public.withdrawals w ${join("w")}
            where w.id = private.withdrawal_for_event($1, $2, $3)`,
           [companyId, claim.objectId, reference],
         ]
         : [
-          `select d.id, d.company_id, d.gateway_payment_id as gateway_id,
-                  g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-           from public.deliveries d left join private.gateway_configs g on g.company_id = d.company_id
+          `select d.id, d.company_id, d.gateway_payment_id as gateway_id, ${settings}
+           from public.deliveries d ${join("d")}
            where d.id = private.delivery_for_payment($1, $2)
              and ($3::uuid is null or d.company_id = $3)`,
           [claim.objectId, reference, companyId],
@@ -81,16 +86,18 @@ async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | 
     ) as [string, string[]],
   );
   if (!row) return null;
-  rememberGatewayConfig(
-    row.company_id,
-    row.api_key_ciphertext && row.webhook_secret_ciphertext && row.environment
-      ? {
-        api_key_ciphertext: row.api_key_ciphertext,
-        webhook_secret_ciphertext: row.webhook_secret_ciphertext,
-        environment: row.environment,
-      }
-      : null,
-  );
+  if (withSettings) {
+    rememberGatewayConfig(
+      row.company_id,
+      row.api_key_ciphertext && row.webhook_secret_ciphertext && row.environment
+        ? {
+          api_key_ciphertext: row.api_key_ciphertext,
+          webhook_secret_ciphertext: row.webhook_secret_ciphertext,
+          environment: row.environment,
+        }
+        : null,
+    );
+  }
   return { id: row.id, company_id: row.company_id, gateway_id: row.gateway_id };
 }
 
