@@ -3,9 +3,10 @@
 // finding the withdrawal, asking the gateway for the transfer, applying it with
 // its audit row) beside the same work called directly (the same read, the same
 // gateway GET, the same applying transaction with its audit row, over
-// postgres.js, the transaction sent as the proxy sends it), so the
-// proxy's overhead shows as a ratio; then the HTTP path
-// alone at a steady 200 requests per second, for its latency.
+// postgres.js, both statements built by the proxy's own code and the
+// transaction sent as the proxy sends it), so the proxy's overhead shows as a
+// ratio; then the HTTP path alone at a steady 200 requests per second, for its
+// latency.
 //
 // Every event is a TRANSFER_DONE for a withdrawal still processing, so each one
 // debits a wallet: the work of a first delivery, not a retry's. The gateway is a
@@ -17,7 +18,7 @@
 // (10), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
-import { inlined } from "../functions/_shared/sql-text.ts";
+import { applyStatement, findStatement, type Ours } from "../functions/gateway-webhook/settle.ts";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { atOnce, claimsStatement, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
@@ -99,36 +100,26 @@ function viaHttp(apiUrl: string, companyId: string): Send {
 
 /**
  * The same work without the proxy: the read that finds the withdrawal, the
- * gateway GET, and the applying transaction with its audit row (the service role's
- * claims and statement timeout, the function, the insert).
+ * gateway GET, and the applying transaction with its audit row (the service
+ * role's claims and statement timeout, the statement, commit). Both statements
+ * are built by the proxy's own code (functions/gateway-webhook/settle.ts), so
+ * the two sides cannot drift apart.
  */
 function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send {
   return async (w) => {
-    // Values inline, as the proxy sends them (functions/_shared/sql-text.ts, inlined).
-    const [ours] = await sql.unsafe(
-      ...inlined([
-        `select w.id, w.company_id, w.gateway_transfer_id from public.withdrawals w
-         where w.id = private.withdrawal_for_event($1, $2, $3)`,
-        [companyId, w.transferId, w.id],
-      ]) as [string, string[]],
-    );
+    const claim = { kind: "transfer" as const, objectId: w.transferId, externalReference: w.id, describedId: null };
+    // The company endpoint's read: its settings were read moments ago for the signature, so not joined.
+    const [ours] = await sql.unsafe<Ours[]>(...findStatement(claim, companyId, false) as [string, string[]]);
     if (!ours) throw new Error("no such withdrawal");
     const res = await fetch(`${gatewayUrl}/v3/transfers/${encodeURIComponent(w.transferId)}`, {
       headers: { access_token: "bench" },
     });
     const object = await res.json();
-    // One transaction sent as the proxy sends it (functions/_shared/db.ts asServiceAtOnce): begin, the
-    // service role's claims and statement timeout, the call with its audit row, commit.
+    const audit = { companyId, event: "TRANSFER_DONE", objectId: w.transferId };
+    // One transaction sent as the proxy sends it (functions/_shared/db.ts asServiceAtOnce).
     const [applied] = await atOnce(sql, [
       claimsStatement({ role: "service_role" }),
-      inlined([
-        `with applied as (select public.apply_transfer_event(company_id => $1, event => 'TRANSFER_DONE',
-                            transfer_id => $2, external_reference => $3) as r)
-         insert into public.webhook_events (company_id, event, object_id, result, detail)
-         select $1, 'TRANSFER_DONE', $2, applied.r ->> 'result', applied.r ->> 'detail' from applied
-         returning result`,
-        [companyId, object.id, ours.id],
-      ]),
+      applyStatement(audit, ours, "transfer", object).statement,
     ]);
     if (applied.result !== "processed") throw new Error(`not applied: ${JSON.stringify(applied)}`);
   };

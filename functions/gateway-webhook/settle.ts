@@ -43,7 +43,7 @@ export interface Claim {
   describedId: string | null;
 }
 
-interface Ours {
+export interface Ours {
   id: string;
   company_id: string;
   gateway_id: string | null;
@@ -53,38 +53,47 @@ const noun = (kind: Kind) => kind === "transfer" ? "withdrawal" : "delivery";
 const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
 
 /**
- * Our withdrawal or delivery a claim names, within `companyId` (null: any
- * company): one statement, one round trip, no transaction (a read by trusted
- * code). Unless this instance read the company's gateway settings moments ago
- * (the company endpoint has, for its signature), the statement also reads them,
- * and they are remembered for a few seconds (gateway.ts).
+ * The statement that finds our withdrawal or delivery a claim names, within
+ * `companyId` (null: any company), and, `withSettings`, its company's gateway
+ * settings; its values inline (sql-text.ts): one round trip, not a description
+ * of the parameters first. The webhook bench sends it too.
  */
-async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
+export function findStatement(claim: Claim, companyId: string | null, withSettings: boolean): [string, unknown[]] {
   const reference = claim.externalReference ?? claim.describedId;
-  const withSettings = companyId === null || !settingsAreFresh(companyId);
   const settings = withSettings
     ? "g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment"
     : "null as api_key_ciphertext, null as webhook_secret_ciphertext, null as environment";
   const join = (owner: string) => withSettings ? `left join private.gateway_configs g on g.company_id = ${owner}.company_id` : "";
-  // Values inline (sql-text.ts): one round trip, not a description of the parameters first.
-  const [row] = await db().unsafe<(Ours & Partial<StoredConfig>)[]>(
-    ...inlined(
-      claim.kind === "transfer"
-        ? [
-          `select w.id, w.company_id, w.gateway_transfer_id as gateway_id, ${settings}
-           from public.withdrawals w ${join("w")}
-           where w.id = private.withdrawal_for_event($1, $2, $3)`,
-          [companyId, claim.objectId, reference],
-        ]
-        : [
-          `select d.id, d.company_id, d.gateway_payment_id as gateway_id, ${settings}
-           from public.deliveries d ${join("d")}
-           where d.id = private.delivery_for_payment($1, $2)
-             and ($3::uuid is null or d.company_id = $3)`,
-          [claim.objectId, reference, companyId],
-        ],
-    ) as [string, string[]],
+  return inlined(
+    claim.kind === "transfer"
+      ? [
+        `select w.id, w.company_id, w.gateway_transfer_id as gateway_id, ${settings}
+         from public.withdrawals w ${join("w")}
+         where w.id = private.withdrawal_for_event($1, $2, $3)`,
+        [companyId, claim.objectId, reference],
+      ]
+      : [
+        `select d.id, d.company_id, d.gateway_payment_id as gateway_id, ${settings}
+         from public.deliveries d ${join("d")}
+         where d.id = private.delivery_for_payment($1, $2)
+           and ($3::uuid is null or d.company_id = $3)`,
+        [claim.objectId, reference, companyId],
+      ],
   );
+}
+
+/**
+ * Our withdrawal or delivery a claim names, within `companyId` (null: any
+ * company): one statement, no transaction (a read by trusted code). Unless this
+ * instance read the company's gateway settings moments ago (the company
+ * endpoint has, for its signature), the statement also reads them, and they are
+ * remembered for a few seconds (gateway.ts).
+ */
+async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
+  const withSettings = companyId === null || !settingsAreFresh(companyId);
+  // deno-lint-ignore no-explicit-any
+  const [text, values] = findStatement(claim, companyId, withSettings) as [string, any[]];
+  const [row] = await db().unsafe<(Ours & Partial<StoredConfig>)[]>(text, values);
   if (!row) return null;
   if (withSettings) {
     rememberGatewayConfig(
@@ -204,9 +213,47 @@ function applyCall(ours: Ours, kind: Kind, object: GatewayObject, event: string 
 }
 
 /**
+ * The statement that applies the status of the gateway's object to ours, its
+ * values inline (sql-text.ts), answering one row of `result` and `detail`;
+ * with `audit`, the same statement writes the audit row from the outcome.
+ * `checked` is what the audit detail says first. The webhook bench sends it too.
+ */
+export function applyStatement(
+  audit: Audit | null,
+  ours: Ours,
+  kind: Kind,
+  object: GatewayObject,
+  prefix = "",
+): { statement: [string, unknown[]]; checked: string } {
+  const event = eventForStatus(kind, object.status);
+  const checked = `${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `;
+  // With nothing to call, the outcome is known: only the audit row remains.
+  const [call, args] = applyCall(ours, kind, object, event) ??
+    [`select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`, ["ignored", `the ${kind} is not settled yet`]];
+  const n = args.length;
+  if (!audit) {
+    return {
+      statement: inlined([`select applied.r ->> 'result' as result, applied.r ->> 'detail' as detail from (${call}) applied`, args]),
+      checked,
+    };
+  }
+  return {
+    statement: inlined([
+      `with applied as (${call})
+       insert into public.webhook_events (company_id, event, object_id, result, detail)
+       select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${n + 4}::text || (applied.r ->> 'detail')
+       from applied
+       returning result, detail`,
+      [...args, audit.companyId, audit.event, audit.objectId, checked],
+    ]),
+    checked,
+  };
+}
+
+/**
  * Applies the status of the gateway's object to ours, writing the audit row in
  * the same transaction and the same statement: begin, the role and statement
- * timeout, the statement and the commit are queued at once
+ * timeout, the statement and the commit are queued at once, one round trip
  * (functions/_shared/db.ts asUserAtOnce).
  */
 export async function applyStatus(
@@ -216,33 +263,9 @@ export async function applyStatus(
   object: GatewayObject,
   prefix = "",
 ): Promise<Outcome> {
-  const event = eventForStatus(kind, object.status);
-  const checked = `${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `;
-  const call = applyCall(ours, kind, object, event);
-  // With nothing to call, the outcome is known: only the audit row remains.
-  const fixed = call ? null : { result: "ignored" as const, detail: `the ${kind} is not settled yet` };
-  let statement: string;
-  let args: unknown[];
-  if (!call) {
-    statement = `select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`;
-    args = [fixed!.result, fixed!.detail];
-  } else {
-    [statement, args] = call;
-  }
-  const n = args.length;
-  if (audit) {
-    // The audit row is written by the statement that applies the event, from its outcome.
-    statement = `with applied as (${statement})
-      insert into public.webhook_events (company_id, event, object_id, result, detail)
-      select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${n + 4}::text || (applied.r ->> 'detail')
-      from applied
-      returning jsonb_build_object('result', result, 'detail', detail) as r`;
-    args = [...args, audit.companyId, audit.event, audit.objectId, checked];
-  }
-  // One transaction queued at once: begin, the role, the statement timeout, the statement (its values inline,
-  // sql-text.ts) and commit: one round trip.
-  const [rows] = await asServiceAtOnce([inlined([statement, args])]);
-  const applied = rows[0].r as { result: Outcome["result"]; detail: string };
+  const { statement, checked } = applyStatement(audit, ours, kind, object, prefix);
+  const [rows] = await asServiceAtOnce([statement]);
+  const applied = rows[0] as unknown as { result: Outcome["result"]; detail: string };
   const detail = audit ? applied.detail : checked + applied.detail;
   return { result: applied.result, detail, logged: audit !== null };
 }
