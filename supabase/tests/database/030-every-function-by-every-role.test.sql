@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(122);
+select plan(123);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -65,6 +65,22 @@ select is(
         order by 1),
   '{}'::text[],
   'every public function users may execute returns a typed result'
+);
+-- The helpers called for every row a list shows, every policy check and every
+-- webhook applied keep their plans: PL/pgSQL, not SQL functions with `set
+-- search_path`, which Postgres 17 plans again on every call
+-- (20261123000300_plans_kept.sql).
+select is(
+  array(select p.oid::regprocedure::text from pg_proc p join pg_language l on l.oid = p.prolang
+        where l.lanname <> 'plpgsql'
+          and p.oid = any (array['private.membership()', 'private.company_of(text[])',
+            'private.delivery_tracking_link(uuid)', 'private.delivery_tracking_fields(uuid,uuid)',
+            'private.try_uuid(text)', 'private.valid_pix_key(text,text)', 'private.mask_pix_key(text)',
+            'private.lock_withdrawal(uuid)', 'private.withdrawal_move_allowed(text,text)',
+            'private.withdrawal_for_event(uuid,text,text)', 'private.delivery_for_payment(text,text)']::regprocedure[])
+        order by 1),
+  '{}'::text[],
+  'the per-row and per-call helpers keep their plans (PL/pgSQL)'
 );
 
 -- 28 calls x 4 roles = 112 assertions, then 8 foreign ones
