@@ -7,7 +7,7 @@
 // Starts its own local stack on free loopback ports with a fresh database, and
 // stops it at the end. See bench/README.md.
 //
-// Settings (environment): BENCH_DRIVERS (200: half without, half with a
+// Settings (environment): BENCH_DRIVERS (600: half without, half with a
 // delivery in progress), BENCH_ROUNDS (10), BENCH_CONCURRENCY (10, the proxy's
 // own connection pool size).
 import bcrypt from "bcryptjs";
@@ -17,7 +17,7 @@ import { rpcStatement } from "../functions/_shared/db.ts";
 import { inlined } from "../functions/_shared/sql-text.ts";
 import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
 
-const DRIVERS = positiveInt("BENCH_DRIVERS", 200);
+const DRIVERS = positiveInt("BENCH_DRIVERS", 600);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 10);
 const CONCURRENCY = positiveInt("BENCH_CONCURRENCY", 10);
 /** The whole run, start-up included, is bounded: past this the stack is stopped and the bench fails. */
