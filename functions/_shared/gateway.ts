@@ -183,15 +183,17 @@ function put(companyId: string, entry: Settings): Settings {
   return entry;
 }
 
+const isFresh = (entry: Settings | undefined): entry is Settings =>
+  entry !== undefined && Date.now() - entry.readAt < SETTINGS_TTL_MS;
+
 /** Whether this instance read the company's settings less than SETTINGS_TTL_MS ago. */
 export function settingsAreFresh(companyId: string): boolean {
-  const hit = settings.get(companyId);
-  return hit !== undefined && Date.now() - hit.readAt < SETTINGS_TTL_MS;
+  return isFresh(settings.get(companyId));
 }
 
 async function settingsOf(companyId: string): Promise<Settings> {
   const hit = settings.get(companyId);
-  if (hit && settingsAreFresh(companyId)) return hit;
+  if (isFresh(hit)) return hit;
   // One statement, no transaction: a read by trusted code of the company and its row.
   const [row] = await db()<(StoredConfig & { found: boolean })[]>`
     select true as found, g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
