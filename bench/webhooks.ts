@@ -75,10 +75,10 @@ function eventBody(w: Withdrawal): Uint8Array<ArrayBuffer> {
  * starts: composing and signing an event is the gateway's work, not the
  * proxy's, and on this machine the client shares the cores with the stack.
  */
-async function signed(items: Withdrawal[]): Promise<Withdrawal[]> {
+function signed(items: Withdrawal[]): Withdrawal[] {
   for (const w of items) {
     const body = eventBody(w);
-    w.event = { body, signature: await hmacHex(SECRET, body) };
+    w.event = { body, signature: hmacHex(SECRET, body) };
   }
   return items;
 }
@@ -219,7 +219,7 @@ async function main(): Promise<number> {
     const http = viaHttp(stack.apiUrl, companyId);
     const direct = viaSql(sql, gateway.url, companyId);
     // Untimed: connections open, code paths warm.
-    await runRound(stack.pid, await signed(await arrangeWithdrawals(sql, companyId, 100, "warm_http")), http, measurement());
+    await runRound(stack.pid, signed(await arrangeWithdrawals(sql, companyId, 100, "warm_http")), http, measurement());
     await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, 100, "warm_sql"), direct, measurement());
 
     const httpM = measurement();
@@ -229,7 +229,7 @@ async function main(): Promise<number> {
         `${ROUNDS} interleaved rounds of ${EVENTS} per side, ${CONCURRENCY} in flight\n`,
     );
     for (let round = 0; round < ROUNDS; round++) {
-      await runRound(stack.pid, await signed(await arrangeWithdrawals(sql, companyId, EVENTS, `h${round}`)), http, httpM);
+      await runRound(stack.pid, signed(await arrangeWithdrawals(sql, companyId, EVENTS, `h${round}`)), http, httpM);
       await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, EVENTS, `s${round}`), direct, directM);
     }
     line("HTTP POST /api/v1/webhooks/gateway/{id}", httpM);
@@ -245,7 +245,7 @@ async function main(): Promise<number> {
         `from ${(100 * pairs[0]).toFixed(0)}% to ${(100 * pairs[pairs.length - 1]).toFixed(0)}% over ${pairs.length} pairs of rounds`,
     );
 
-    const steady = await signed(await arrangeWithdrawals(sql, companyId, RATE * RATE_SECONDS, "rate"));
+    const steady = signed(await arrangeWithdrawals(sql, companyId, RATE * RATE_SECONDS, "rate"));
     const steadyCpu = cpuSnapshot(stack.pid);
     const latencies = (await paced(steady, http, RATE)).sort((a, b) => a - b);
     const steadyUsed = cpuSince(steadyCpu, cpuSnapshot(stack.pid));

@@ -122,7 +122,7 @@ export function createWebApp(options: WebOptions): (req: Request) => Promise<Res
     const path = companyId ? `/api/v1/webhooks/gateway/${encodeURIComponent(companyId)}` : "/api/v1/webhooks/gateway";
     const res = await fetch(`${options.apiUrl}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "gateway-signature": await hmacHex(secret, new TextEncoder().encode(body)) },
+      headers: { "content-type": "application/json", "gateway-signature": hmacHex(secret, new TextEncoder().encode(body)) },
       body,
     });
     return new Response(res.body, { status: res.status, headers: { "content-type": "application/json" } });

@@ -49,8 +49,8 @@ export async function decryptSecret(sealed: string, base64Key: string): Promise<
  * WebCrypto would import the key and sign in asynchronous ops, costlier than
  * the hashing of a webhook's body.
  */
-export function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): Promise<string> {
-  return Promise.resolve(createHmac("sha256", secret).update(body).digest("hex"));
+export function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): string {
+  return createHmac("sha256", secret).update(body).digest("hex");
 }
 
 /** Compares two strings in time that depends only on their lengths. */
@@ -63,6 +63,6 @@ export function timingSafeEqual(a: string, b: string): boolean {
 }
 
 /** True when `signature` is the HMAC of exactly these body bytes. */
-export async function verifySignature(secret: string, body: Uint8Array<ArrayBuffer>, signature: string): Promise<boolean> {
-  return timingSafeEqual(await hmacHex(secret, body), signature.trim().toLowerCase());
+export function verifySignature(secret: string, body: Uint8Array<ArrayBuffer>, signature: string): boolean {
+  return timingSafeEqual(hmacHex(secret, body), signature.trim().toLowerCase());
 }

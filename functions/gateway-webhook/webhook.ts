@@ -33,10 +33,10 @@ function noteEvent(audit: Audit, event: GatewayEvent) {
   audit.objectId = event.objectId?.slice(0, 200) ?? null;
 }
 
-async function verifyOrReject(secret: string | null | undefined, body: Uint8Array<ArrayBuffer>, signature: string | null) {
+function verifyOrReject(secret: string | null | undefined, body: Uint8Array<ArrayBuffer>, signature: string | null) {
   if (!secret) throw new Rejected(401, "no webhook secret is configured for this endpoint");
   if (signature === null) throw new Rejected(401, "missing gateway-signature");
-  if (!(await verifySignature(secret, body, signature))) throw new Rejected(401, "invalid signature");
+  if (!verifySignature(secret, body, signature)) throw new Rejected(401, "invalid signature");
 }
 
 async function dispatch(audit: Audit, scope: string | null, event: GatewayEvent, unsigned: boolean): Promise<Outcome> {
@@ -57,14 +57,14 @@ async function companyWebhook(audit: Audit, companyParam: string, body: Uint8Arr
   audit.companyId = companyParam;
   // The platform secret stands in only for a company that has none of its own.
   const secret = company.secret ?? env().GATEWAY_PLATFORM_WEBHOOK_SECRET;
-  await verifyOrReject(secret, body, signature);
+  verifyOrReject(secret, body, signature);
   return await dispatch(audit, companyParam, parseEvent(body), false);
 }
 
 async function platformWebhook(audit: Audit, body: Uint8Array<ArrayBuffer>, signature: string | null) {
   const config = env();
   const unsigned = signature === null && !config.GATEWAY_WEBHOOK_REQUIRE_SIGNATURE;
-  if (!unsigned) await verifyOrReject(config.GATEWAY_PLATFORM_WEBHOOK_SECRET, body, signature);
+  if (!unsigned) verifyOrReject(config.GATEWAY_PLATFORM_WEBHOOK_SECRET, body, signature);
   return await dispatch(audit, null, parseEvent(body), unsigned);
 }
 
