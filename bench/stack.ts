@@ -4,7 +4,7 @@
 // worker pool and percentiles. Nothing here is product code.
 import bcrypt from "bcryptjs";
 import type postgres from "postgres";
-import { TRANSACTION_BUDGET_MS } from "../functions/_shared/db.ts";
+import { queueAtOnce, TRANSACTION_BUDGET_MS } from "../functions/_shared/db.ts";
 import { claimsStatement as proxyClaimsStatement } from "../functions/_shared/sql-text.ts";
 import type { Claims } from "../functions/_shared/jwt.ts";
 
@@ -205,7 +205,7 @@ export async function pipelined(
     const committed = conn.unsafe("commit");
     if (followUp) {
       const next = followUp(results[results.length - 1]);
-      following = atOnceOn(conn, [claimsStatement({ role: "service_role" }), ...next]).catch(() => {});
+      following = queueAtOnce(conn, { role: "service_role" }, "service_role", TRANSACTION_BUDGET_MS, next).catch(() => {});
     }
     await committed;
     return results[results.length - 1];
@@ -216,30 +216,16 @@ export async function pipelined(
 }
 
 /**
- * One transaction of statements known in advance, sent the way
- * functions/_shared/db.ts asUserAtOnce sends it: `begin`, every statement and
- * `commit` in one write. The rows of the last statement.
+ * One transaction of statements known in advance, as `claims`, sent by
+ * functions/_shared/db.ts's own queueAtOnce (as asUserAtOnce sends it): `begin`,
+ * the claims statement, every statement and `commit` queued at once. The rows
+ * of each statement.
  */
-export async function atOnce(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
+export async function atOnce(sql: postgres.Sql, claims: Claims, statements: [string, unknown[]][]): Promise<postgres.Row[][]> {
   const conn = await sql.reserve();
   try {
-    return await atOnceOn(conn, statements);
+    return await queueAtOnce(conn, claims, claims.role ?? "anon", TRANSACTION_BUDGET_MS, statements);
   } finally {
     conn.release();
   }
-}
-
-async function atOnceOn(conn: postgres.ReservedSql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
-  const settled = await Promise.allSettled([
-    conn.unsafe("begin"),
-    // deno-lint-ignore no-explicit-any
-    ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
-    conn.unsafe("commit"),
-  ]);
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) {
-    await conn.unsafe("rollback").catch(() => {});
-    throw failed.reason;
-  }
-  return (settled[statements.length] as PromiseFulfilledResult<postgres.Row[]>).value;
 }

@@ -20,7 +20,7 @@ import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
 import { applyStatement, findStatement, type Ours } from "../functions/gateway-webhook/settle.ts";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
-import { atOnce, claimsStatement, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
+import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
 
 const EVENTS = positiveInt("BENCH_EVENTS", 400);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 10);
@@ -117,10 +117,7 @@ function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send 
     const object = await res.json();
     const audit = { companyId, event: "TRANSFER_DONE", objectId: w.transferId };
     // One transaction sent as the proxy sends it (functions/_shared/db.ts asServiceAtOnce).
-    const [applied] = await atOnce(sql, [
-      claimsStatement({ role: "service_role" }),
-      applyStatement(audit, ours, "transfer", object).statement,
-    ]);
+    const [[applied]] = await atOnce(sql, { role: "service_role" }, [applyStatement(audit, ours, "transfer", object).statement]);
     if (applied.result !== "processed") throw new Error(`not applied: ${JSON.stringify(applied)}`);
   };
 }

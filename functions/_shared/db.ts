@@ -131,9 +131,10 @@ function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, l
  * (they leave with whatever is written next); the rows of each statement. The
  * first error is thrown (a lost connection's first, see lostConnection);
  * Postgres has then ended the transaction, the commit acting as a rollback,
- * and a rollback after it closes whatever may still be open.
+ * and a rollback after it closes whatever may still be open. The benches'
+ * direct sides send their transactions with it too.
  */
-async function queueAtOnce(
+export async function queueAtOnce(
   conn: postgres.ReservedSql,
   claims: Claims,
   role: string,
