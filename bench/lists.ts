@@ -196,11 +196,25 @@ function casesFor(
   }
   for (const [member, role] of [[owner, "owner"], [admin, "admin"]] as const) {
     add("GET /withdrawals", member, role, "first page", "/api/v1/withdrawals", "list_withdrawals");
-    add("GET /withdrawals", member, role, "deep page (90,000th)", `/api/v1/withdrawals?cursor=${cursors.withdrawals}`,
-      "list_withdrawals", { cursor: cursors.withdrawals });
+    add(
+      "GET /withdrawals",
+      member,
+      role,
+      "deep page (90,000th)",
+      `/api/v1/withdrawals?cursor=${cursors.withdrawals}`,
+      "list_withdrawals",
+      { cursor: cursors.withdrawals },
+    );
     add("GET /webhook-events", member, role, "first page", "/api/v1/webhook-events", "list_webhook_events");
-    add("GET /webhook-events", member, role, "deep page (180,000th)",
-      `/api/v1/webhook-events?cursor=${cursors.webhookEvents}`, "list_webhook_events", { cursor: cursors.webhookEvents });
+    add(
+      "GET /webhook-events",
+      member,
+      role,
+      "deep page (180,000th)",
+      `/api/v1/webhook-events?cursor=${cursors.webhookEvents}`,
+      "list_webhook_events",
+      { cursor: cursors.webhookEvents },
+    );
   }
   const driverRoles = [
     [heavy, "driver (heavy)", cursors.heavyDeep],
@@ -217,13 +231,26 @@ function casesFor(
     list("status=cancelled", { status: "cancelled" });
     if (withPaymentStatus) list("payment_status=refunded", { payment_status: "refunded" });
     add("GET /withdrawals", member, role, "first page", "/api/v1/withdrawals", "list_withdrawals");
-    add("GET /wallets/me/transactions", member, role, "first page", "/api/v1/wallets/me/transactions",
-      "list_wallet_transactions");
+    add(
+      "GET /wallets/me/transactions",
+      member,
+      role,
+      "first page",
+      "/api/v1/wallets/me/transactions",
+      "list_wallet_transactions",
+    );
     if (deep) {
-      add("GET /wallets/me/transactions", member, role, `deep page (own ${HEAVY_DEEP.toLocaleString("en")}th)`,
-        `/api/v1/wallets/me/transactions?cursor=${cursors.walletDeep}`, "list_wallet_transactions", {
+      add(
+        "GET /wallets/me/transactions",
+        member,
+        role,
+        `deep page (own ${HEAVY_DEEP.toLocaleString("en")}th)`,
+        `/api/v1/wallets/me/transactions?cursor=${cursors.walletDeep}`,
+        "list_wallet_transactions",
+        {
           cursor: cursors.walletDeep,
-        });
+        },
+      );
     }
   }
   return out;
@@ -281,7 +308,8 @@ async function explain(dbUrl: string, c: Case): Promise<string> {
     await one.end({ timeout: 1 });
   }
   // The plans of the list queries only, not of the role and cursor helpers.
-  const list = /from public\.(deliveries|withdrawals|wallet_entries|webhook_events|drivers) \w+\s+where \w+\.(company_id|driver_id) = (company|driver|me)\b/;
+  const list =
+    /from public\.(deliveries|withdrawals|wallet_entries|webhook_events|drivers) \w+\s+where \w+\.(company_id|driver_id) = (company|driver|me)\b/;
   return lines.filter((m) => list.test(m)).map((m) =>
     m.split("\n").filter((l) => /Scan|Limit|Append|Sort|Rows Removed|Index Cond|Filter/.test(l))
       .map((l) => l.length > 220 ? `${l.slice(0, 220)}...` : l).join("\n")

@@ -15,7 +15,16 @@ import postgres from "postgres";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { rpcStatement } from "../functions/_shared/db.ts";
 import { inlined } from "../functions/_shared/sql-text.ts";
-import { claimsStatement, PASSWORD, percentile, pipelined, pool, positiveInt, type Stack, startStack } from "./stack.ts";
+import {
+  claimsStatement,
+  PASSWORD,
+  percentile,
+  pipelined,
+  pool,
+  positiveInt,
+  type Stack,
+  startStack,
+} from "./stack.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 600);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 10);
@@ -111,7 +120,14 @@ function phase(label: string, drivers: Driver[], update: Update): Phase {
     label,
     drivers,
     update,
-    result: { accepted: 0, refused: 0, seconds: 0, latenciesMs: [], roundRates: [], cpu: { client: 0, stack: 0, postgres: 0 } },
+    result: {
+      accepted: 0,
+      refused: 0,
+      seconds: 0,
+      latenciesMs: [],
+      roundRates: [],
+      cpu: { client: 0, stack: 0, postgres: 0 },
+    },
   };
 }
 

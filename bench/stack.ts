@@ -96,7 +96,11 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
 }
 
 /** Runs `work` over `items` with at most `limit` in flight; results in input order. */
-export async function pool<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function pool<T, R>(
+  items: T[],
+  limit: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
@@ -131,7 +135,9 @@ export async function insertUsers(tx: postgres.TransactionSql | postgres.Sql, us
                confirmation_token, recovery_token, email_change_token_new, email_change)
              values ('00000000-0000-0000-0000-000000000000', ${user.userId}, 'authenticated', 'authenticated',
                ${user.email}, ${hash}, now(), '{"provider": "email", "providers": ["email"]}',
-               jsonb_strip_nulls(jsonb_build_object('role', ${(user.metadata?.role as string) ?? null}::text)), now(), now(), '', '', '', '')`;
+               jsonb_strip_nulls(jsonb_build_object('role', ${
+      (user.metadata?.role as string) ?? null
+    }::text)), now(), now(), '', '', '', '')`;
   }
 }
 
@@ -196,8 +202,11 @@ export async function pipelined(
   try {
     let results: postgres.Row[][];
     try {
-      // deno-lint-ignore no-explicit-any
-      results = await Promise.all([conn.unsafe("begin"), ...statements.map(([q, args]) => conn.unsafe(q, args as any[]))]);
+      results = await Promise.all([
+        conn.unsafe("begin"),
+        // deno-lint-ignore no-explicit-any
+        ...statements.map(([q, args]) => conn.unsafe(q, args as any[])),
+      ]);
     } catch (error) {
       await conn.unsafe("rollback").catch(() => {});
       throw error;
@@ -205,7 +214,9 @@ export async function pipelined(
     const committed = conn.unsafe("commit");
     if (followUp) {
       const next = followUp(results[results.length - 1]);
-      following = queueAtOnce(conn, { role: "service_role" }, "service_role", TRANSACTION_BUDGET_MS, next).catch(() => {});
+      following = queueAtOnce(conn, { role: "service_role" }, "service_role", TRANSACTION_BUDGET_MS, next).catch(
+        () => {},
+      );
     }
     await committed;
     return results[results.length - 1];
@@ -221,7 +232,11 @@ export async function pipelined(
  * the claims statement, every statement and `commit` queued at once. The rows
  * of each statement.
  */
-export async function atOnce(sql: postgres.Sql, claims: Claims, statements: [string, unknown[]][]): Promise<postgres.Row[][]> {
+export async function atOnce(
+  sql: postgres.Sql,
+  claims: Claims,
+  statements: [string, unknown[]][],
+): Promise<postgres.Row[][]> {
   const conn = await sql.reserve();
   try {
     return await queueAtOnce(conn, claims, claims.role ?? "anon", TRANSACTION_BUDGET_MS, statements);

@@ -38,7 +38,9 @@ function startFakeGateway(): { url: string; requests: () => number; stop: () => 
   const server = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, (req) => {
     count++;
     const match = /^\/v3\/transfers\/([^/]+)$/.exec(new URL(req.url).pathname);
-    if (req.method !== "GET" || !match) return Response.json({ errors: [{ description: "not found" }] }, { status: 404 });
+    if (req.method !== "GET" || !match) {
+      return Response.json({ errors: [{ description: "not found" }] }, { status: 404 });
+    }
     return Response.json({ id: decodeURIComponent(match[1]), status: "DONE", value: 5 });
   });
   return { url: `http://127.0.0.1:${port}`, requests: () => count, stop: () => server.shutdown() };
@@ -117,7 +119,9 @@ function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send 
     const object = await res.json();
     const audit = { companyId, event: "TRANSFER_DONE", objectId: w.transferId };
     // One transaction sent as the proxy sends it (functions/_shared/db.ts asServiceAtOnce).
-    const [[applied]] = await atOnce(sql, { role: "service_role" }, [applyStatement(audit, ours, "transfer", object).statement]);
+    const [[applied]] = await atOnce(sql, { role: "service_role" }, [
+      applyStatement(audit, ours, "transfer", object).statement,
+    ]);
     if (applied.result !== "processed") throw new Error(`not applied: ${JSON.stringify(applied)}`);
   };
 }
@@ -178,7 +182,9 @@ function line(label: string, m: Measurement) {
         rounds[rounds.length - 1].toFixed(0)
       }/s; latency p50 ${percentile(sorted, 50).toFixed(1)} ms, p99 ${percentile(sorted, 99).toFixed(1)} ms)`,
   );
-  if (m.cpu.client + m.cpu.stack + m.cpu.postgres > 0) console.log(`  ${"".padEnd(44)} ${cpuPerRequest(m.cpu, m.done)}`);
+  if (m.cpu.client + m.cpu.stack + m.cpu.postgres > 0) {
+    console.log(`  ${"".padEnd(44)} ${cpuPerRequest(m.cpu, m.done)}`);
+  }
 }
 
 async function main(): Promise<number> {
@@ -232,14 +238,18 @@ async function main(): Promise<number> {
     line("HTTP POST /api/v1/webhooks/gateway/{id}", httpM);
     line("direct: read, gateway GET, apply + audit", directM);
     const ratio = (httpM.done / httpM.seconds) / (directM.done / directM.seconds);
-    console.log(`\n  HTTP reaches ${(100 * ratio).toFixed(0)}% of the direct rate (direct / HTTP = ${(1 / ratio).toFixed(2)}x)`);
+    console.log(
+      `\n  HTTP reaches ${(100 * ratio).toFixed(0)}% of the direct rate (direct / HTTP = ${(1 / ratio).toFixed(2)}x)`,
+    );
     // Round by round: each HTTP round beside the direct round run right after it, under the same load on the
     // machine; the median is what a burst of other work during one round cannot move.
     const pairs = httpM.roundRates.map((rate, i) => rate / directM.roundRates[i]).sort((a, b) => a - b);
     const median = (pairs[Math.floor((pairs.length - 1) / 2)] + pairs[Math.ceil((pairs.length - 1) / 2)]) / 2;
     console.log(
       `  round by round: median ${(100 * median).toFixed(0)}%, ` +
-        `from ${(100 * pairs[0]).toFixed(0)}% to ${(100 * pairs[pairs.length - 1]).toFixed(0)}% over ${pairs.length} pairs of rounds`,
+        `from ${(100 * pairs[0]).toFixed(0)}% to ${
+          (100 * pairs[pairs.length - 1]).toFixed(0)
+        }% over ${pairs.length} pairs of rounds`,
     );
 
     const steady = signed(await arrangeWithdrawals(sql, companyId, RATE * RATE_SECONDS, "rate"));
@@ -257,8 +267,10 @@ async function main(): Promise<number> {
       where company_id = ${companyId} and status = 'processing'`;
     const [{ audited }] = await sql`select count(*)::int as audited from public.webhook_events
       where company_id = ${companyId} and result = 'processed'`;
-    console.log(`  withdrawals left processing: ${processing}; processed events audited: ${audited}; ` +
-      `gateway requests: ${gateway.requests()}`);
+    console.log(
+      `  withdrawals left processing: ${processing}; processed events audited: ${audited}; ` +
+        `gateway requests: ${gateway.requests()}`,
+    );
     console.log(`\nDone in ${((performance.now() - began) / 1000).toFixed(1)} s.`);
     return processing === 0 ? 0 : 1;
   } finally {

@@ -112,7 +112,8 @@ const TYPE_ALIASES: Record<string, string> = {
 };
 
 /** Types whose names are two or more words: a parameter that is only one of these has no name. */
-const MULTIWORD_TYPE = /^(double precision|character varying|bit varying|timestamp (with|without) time zone|time (with|without) time zone)\b/;
+const MULTIWORD_TYPE =
+  /^(double precision|character varying|bit varying|timestamp (with|without) time zone|time (with|without) time zone)\b/;
 
 /** The argument types of a parameter list: names, defaults and OUT parameters left out. */
 export function argumentTypes(params: string): string {
@@ -141,7 +142,8 @@ export function argumentTypes(params: string): string {
   return types.join(",");
 }
 
-const CREATE_FUNCTION = /\bcreate\s+(?:or\s+replace\s+)?function\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\s*\.\s*(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s*\(/gi;
+const CREATE_FUNCTION =
+  /\bcreate\s+(?:or\s+replace\s+)?function\s+((?:"[^"]+"|[A-Za-z_][\w$]*)(?:\s*\.\s*(?:"[^"]+"|[A-Za-z_][\w$]*))?)\s*\(/gi;
 
 /** Every `create [or replace] function` of one migration, in order. */
 export function definitions(file: string, sql: string): Definition[] {

@@ -68,7 +68,9 @@ function describe(error: z.ZodError, source: string): string {
 /** `pg-functions://postgres/public/custom_access_token_hook` → schema and function name. */
 function parseHookUri(uri: string): { schema: string; name: string } {
   const match = /^pg-functions:\/\/[^/]+\/([a-z_][a-z0-9_]*)\/([a-z_][a-z0-9_]*)$/.exec(uri);
-  if (!match) throw new ConfigError(`supabase/config.toml auth.hook.custom_access_token.uri: not a pg-functions URI: ${uri}`);
+  if (!match) {
+    throw new ConfigError(`supabase/config.toml auth.hook.custom_access_token.uri: not a pg-functions URI: ${uri}`);
+  }
   return { schema: match[1], name: match[2] };
 }
 

@@ -70,7 +70,9 @@ export async function migrate(url: string, options: { seed: boolean }): Promise<
       await sql.unsafe(await Deno.readTextFile(file.url));
     }
     const done = new Set(
-      (await sql<{ version: string }[]>`select version from supabase_migrations.schema_migrations`).map((r) => r.version),
+      (await sql<{ version: string }[]>`select version from supabase_migrations.schema_migrations`).map((r) =>
+        r.version
+      ),
     );
     const applied: string[] = [];
     for (const file of await sqlFiles(new URL("supabase/migrations/", projectRoot))) {
@@ -94,7 +96,9 @@ export async function migrate(url: string, options: { seed: boolean }): Promise<
       if (text && !row) {
         await sql.begin(async (tx) => {
           await tx.unsafe(text);
-          await tx`insert into supabase_migrations.seed_files (path, hash) values ('supabase/seed.sql', ${await sha256(text)})`;
+          await tx`insert into supabase_migrations.seed_files (path, hash) values ('supabase/seed.sql', ${await sha256(
+            text,
+          )})`;
         });
         seeded = true;
       }

@@ -214,7 +214,14 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
       seen.add(job.jobid);
       let task = tasks.get(job.jobid);
       if (!task) {
-        task = { schedule: job.schedule, lastStart: 0, running: false, pending: false, rebootDone: !firstTick, invalidLogged: false };
+        task = {
+          schedule: job.schedule,
+          lastStart: 0,
+          running: false,
+          pending: false,
+          rebootDone: !firstTick,
+          invalidLogged: false,
+        };
         tasks.set(job.jobid, task);
       }
       if (task.schedule !== job.schedule) {

@@ -32,7 +32,10 @@ export interface Server {
 function withCors(res: Response): Response {
   const headers = new Headers(res.headers);
   headers.set("access-control-allow-origin", "*");
-  headers.set("access-control-allow-headers", "authorization, apikey, content-type, x-client-info, x-supabase-api-version, x-upsert, cache-control, x-metadata");
+  headers.set(
+    "access-control-allow-headers",
+    "authorization, apikey, content-type, x-client-info, x-supabase-api-version, x-upsert, cache-control, x-metadata",
+  );
   headers.set("access-control-allow-methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
@@ -64,12 +67,22 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     ...config.auth,
     configUrl: new URL("supabase/config.toml", projectRoot),
   });
-  const realtime = await createRealtime({ sql, databaseUrl: options.databaseUrl, verifyToken: verify, apiKeys: [keys.anonKey, keys.serviceRoleKey] });
+  const realtime = await createRealtime({
+    sql,
+    databaseUrl: options.databaseUrl,
+    verifyToken: verify,
+    apiKeys: [keys.anonKey, keys.serviceRoleKey],
+  });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
   const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
-  const web = createWebApp({ apiUrl: options.apiUrl, anonKey: keys.anonKey, platformWebhookSecret: config.env.GATEWAY_PLATFORM_WEBHOOK_SECRET, gateway });
+  const web = createWebApp({
+    apiUrl: options.apiUrl,
+    anonKey: keys.anonKey,
+    platformWebhookSecret: config.env.GATEWAY_PLATFORM_WEBHOOK_SECRET,
+    gateway,
+  });
 
   /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
   async function invoke(fn: FunctionConfig & { fetch: Handler }, req: Request): Promise<Response> {
@@ -93,14 +106,18 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
     if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
     if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
-    if (path.startsWith("/storage/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await storage(req));
+    if (path.startsWith("/storage/v1/")) {
+      return withCors(req.method === "OPTIONS" ? new Response(null) : await storage(req));
+    }
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 
     const fnMatch = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(path);
     if (fnMatch) {
       const fn = functions.get(fnMatch[1]);
-      if (!fn) return Response.json({ code: "NOT_FOUND", message: "Requested function was not found" }, { status: 404 });
+      if (!fn) {
+        return Response.json({ code: "NOT_FOUND", message: "Requested function was not found" }, { status: 404 });
+      }
       // Like the edge runtime, the function sees its own name as the first path segment.
       const inner = new URL(`/${fnMatch[1]}${fnMatch[2] ?? ""}${url.search}`, url);
       return await invoke(fn, new Request(inner, req));
@@ -118,7 +135,9 @@ export async function startServer(options: ServerOptions): Promise<Server> {
       try {
         return await route(req);
       } catch (error) {
-        console.error(JSON.stringify({ event: "unhandled_error", path: new URL(req.url).pathname, error: String(error) }));
+        console.error(
+          JSON.stringify({ event: "unhandled_error", path: new URL(req.url).pathname, error: String(error) }),
+        );
         return Response.json({ detail: "Internal Server Error" }, { status: 500 });
       }
     },

@@ -23,12 +23,16 @@ async function provisionPgTap(): Promise<void> {
     if (!(await install())) {
       await new Deno.Command("apt-get", { args: ["update", "-q"], stdout: "null" }).output();
       if (!(await install())) {
-        throw new Error("could not install postgresql-15-pgtap; install it (apt-get install postgresql-15-pgtap) as root");
+        throw new Error(
+          "could not install postgresql-15-pgtap; install it (apt-get install postgresql-15-pgtap) as root",
+        );
       }
     }
   }
   for await (const entry of Deno.readDir(PGTAP_SOURCE)) {
-    if (entry.name.startsWith("pgtap")) await Deno.copyFile(`${PGTAP_SOURCE}/${entry.name}`, new URL(entry.name, target));
+    if (entry.name.startsWith("pgtap")) {
+      await Deno.copyFile(`${PGTAP_SOURCE}/${entry.name}`, new URL(entry.name, target));
+    }
   }
 }
 
@@ -46,8 +50,15 @@ async function runFile(sql: postgres.Sql, name: string, text: string): Promise<F
   try {
     // One simple-protocol round trip, like psql -f: every statement's rows come back in order.
     const sets = await sql.unsafe(text).simple();
-    for (const set of (Array.isArray(sets[0]) || sets.length === 0 ? sets : [sets]) as unknown as Record<string, unknown>[][]) {
-      for (const row of set ?? []) for (const value of Object.values(row)) if (typeof value === "string") lines.push(...value.split("\n"));
+    for (
+      const set of (Array.isArray(sets[0]) || sets.length === 0 ? sets : [sets]) as unknown as Record<
+        string,
+        unknown
+      >[][]
+    ) {
+      for (const row of set ?? []) {
+        for (const value of Object.values(row)) if (typeof value === "string") lines.push(...value.split("\n"));
+      }
     }
   } catch (error) {
     // The whole file is one query: point at the line the error came from.
@@ -69,6 +80,22 @@ async function runFile(sql: postgres.Sql, name: string, text: string): Promise<F
 /** `supabase gen types` for the migrated schema, as apps get it; the committed copy must equal it. */
 const TYPES_FILE = new URL("functions/_shared/database.types.ts", projectRoot);
 
+/** TypeScript as `deno fmt` writes it (the committed file is formatted like the rest of the tree). */
+async function formatted(text: string): Promise<string> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--ext", "ts", "-"],
+    stdin: "piped",
+    stdout: "piped",
+  })
+    .spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(text));
+  await writer.close();
+  const output = await child.output();
+  if (!output.success) throw new Error("deno fmt could not format the generated types");
+  return new TextDecoder().decode(output.stdout);
+}
+
 async function typesAreCurrent(url: string): Promise<boolean> {
   const output = await new Deno.Command("npx", {
     args: ["--no-install", "supabase", "gen", "types", "typescript", `--db-url=${url}`, "--schema", "public"],
@@ -81,19 +108,33 @@ async function typesAreCurrent(url: string): Promise<boolean> {
   }
   // The CLI prints its notices (say, about TLS) on stdout too: the file starts at its first export.
   const printed = new TextDecoder().decode(output.stdout);
-  const generated = printed.slice(Math.max(printed.indexOf("export type"), 0));
+  const generated = await formatted(printed.slice(Math.max(printed.indexOf("export type"), 0)));
   const committed = await Deno.readTextFile(TYPES_FILE).catch(() => "");
   if (generated === committed) return true;
   const fresh = new URL(".test-stack/database.types.ts", projectRoot);
   await Deno.writeTextFile(fresh, generated);
-  console.log(`  functions/_shared/database.types.ts differs from the migrations: the generated file is ${fresh.pathname};`);
+  console.log(
+    `  functions/_shared/database.types.ts differs from the migrations: the generated file is ${fresh.pathname};`,
+  );
   console.log("  copy it over (or run `npm run db:types`) and commit it");
   return false;
 }
 
 async function advisors(url: string): Promise<boolean> {
   const command = new Deno.Command("npx", {
-    args: ["--no-install", "supabase", "db", "advisors", `--remote=${url}`, "--type", "all", "--level", "warn", "--fail-on", "warn"],
+    args: [
+      "--no-install",
+      "supabase",
+      "db",
+      "advisors",
+      `--remote=${url}`,
+      "--type",
+      "all",
+      "--level",
+      "warn",
+      "--fail-on",
+      "warn",
+    ],
     cwd: new URL(".", projectRoot),
   });
   const output = await command.output();
@@ -140,12 +181,15 @@ try {
     const bad = r.failed > 0 || r.error || r.planned !== r.passed + r.failed;
     if (bad) {
       ok = false;
-      console.log(`FAIL ${r.name}: planned ${r.planned}, passed ${r.passed}, failed ${r.failed}${r.error ? `, error: ${r.error}` : ""}`);
+      console.log(
+        `FAIL ${r.name}: planned ${r.planned}, passed ${r.passed}, failed ${r.failed}${
+          r.error ? `, error: ${r.error}` : ""
+        }`,
+      );
     }
   }
   console.log(`${files.length} pgTAP files`);
   console.log(`pgTAP: ${passed} passed, ${failed} failed`);
-
 } finally {
   await database.stop();
 }

@@ -18,7 +18,9 @@ export interface WebOptions {
 }
 
 const distDir = new URL("web/dist/", projectRoot);
-const sources = ["web/src/", "web/index.html", "web/vite.config.ts", "package-lock.json"].map((p) => new URL(p, projectRoot));
+const sources = ["web/src/", "web/index.html", "web/vite.config.ts", "package-lock.json"].map((p) =>
+  new URL(p, projectRoot)
+);
 
 /** Paths that belong to the platform, never to the app's fallback page. */
 const PLATFORM_PATHS = /^\/(api|auth|rest|realtime|functions|health|_sim)(\/|$)/;
@@ -122,7 +124,10 @@ export function createWebApp(options: WebOptions): (req: Request) => Promise<Res
     const path = companyId ? `/api/v1/webhooks/gateway/${encodeURIComponent(companyId)}` : "/api/v1/webhooks/gateway";
     const res = await fetch(`${options.apiUrl}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", "gateway-signature": hmacHex(secret, new TextEncoder().encode(body)) },
+      headers: {
+        "content-type": "application/json",
+        "gateway-signature": hmacHex(secret, new TextEncoder().encode(body)),
+      },
       body,
     });
     return new Response(res.body, { status: res.status, headers: { "content-type": "application/json" } });
@@ -165,7 +170,9 @@ export function createWebApp(options: WebOptions): (req: Request) => Promise<Res
 
   return async (req: Request) => {
     const path = new URL(req.url).pathname;
-    if (path === "/_sim/web/config") return Response.json(appConfig, { headers: { "access-control-allow-origin": "*" } });
+    if (path === "/_sim/web/config") {
+      return Response.json(appConfig, { headers: { "access-control-allow-origin": "*" } });
+    }
     if (path === "/_sim/web/events" && req.method === "POST") return await sendEvent(req);
     if (PLATFORM_PATHS.test(path) || (req.method !== "GET" && req.method !== "HEAD")) return null;
     if (path === "/" || path === "/index.html") return await indexPage();

@@ -330,7 +330,12 @@ describe("POST /api/v1/deliveries with invoice", () => {
   });
 
   it("takes null for the optional fields, as the API returns them", async () => {
-    const delivery = await createInvoiceDelivery(a, { recipient_name: null, recipient_phone: null, notes: null, driver_id: null });
+    const delivery = await createInvoiceDelivery(a, {
+      recipient_name: null,
+      recipient_phone: null,
+      notes: null,
+      driver_id: null,
+    });
     expect(delivery).toMatchObject({ status: "pending", recipient_name: null, recipient_phone: null, notes: null });
   });
 
@@ -490,7 +495,10 @@ describe("cancel", () => {
     expect((await moveDelivery(a.owner, invoice.id, "cancel")).status).toBe(200);
     const paid = (await createPixDelivery(a)).body;
     await applyPaymentEvent(a.companyId, "PAYMENT_RECEIVED", paid.payment.gateway_payment_id, paid.id);
-    expect((await moveDelivery(a.owner, paid.id, "cancel")).body).toMatchObject({ status: "cancelled", payment_status: "received" });
+    expect((await moveDelivery(a.owner, paid.id, "cancel")).body).toMatchObject({
+      status: "cancelled",
+      payment_status: "received",
+    });
     expect((await gateway.state()).log.filter((r) => r.method === "DELETE")).toEqual([]);
   });
 

@@ -104,7 +104,10 @@ describe.concurrent.each(functions)("the $name function", (fn) => {
     (JSON.parse(readFileSync(join(root, fn.importMap), "utf8")) as { imports: Record<string, string> }).imports;
 
   it("maps every bare import of its folder and functions/_shared to the npm package package-lock.json installs", () => {
-    const used = new Set([...bareImports(join(root, dirname(fn.entrypoint))), ...bareImports(join(root, "functions/_shared"))]);
+    const used = new Set([
+      ...bareImports(join(root, dirname(fn.entrypoint))),
+      ...bareImports(join(root, "functions/_shared")),
+    ]);
     expect([...used]).toEqual(expect.arrayContaining(["hono", "jose", "postgres", "zod"]));
     const map = imports();
     for (const specifier of used) expect(Object.keys(map), fn.name).toContain(specifier);

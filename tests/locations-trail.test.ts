@@ -20,13 +20,19 @@ describe("GET /api/v1/deliveries/{id}/trail", () => {
     expect((await put(company.driver, { lat: -23.52, lng: -46.62 })).status).toBe(200);
   });
 
-  it.each(["owner", "admin", "legacyAdmin"] as const)("%s reads the accepted positions since it started, oldest first", async (who) => {
-    const res = await api(`/api/v1/deliveries/${deliveryId}/trail`, { token: company[who].token });
-    expect(res.status).toBe(200);
-    expect(res.body.delivery_id).toBe(deliveryId);
-    expect(res.body.points.map((p: { lat: number; lng: number }) => [p.lat, p.lng])).toEqual([[-23.51, -46.61], [-23.52, -46.62]]);
-    expect(Date.parse(res.body.points[0].recorded_at)).toBeLessThan(Date.parse(res.body.points[1].recorded_at));
-  });
+  it.each(["owner", "admin", "legacyAdmin"] as const)(
+    "%s reads the accepted positions since it started, oldest first",
+    async (who) => {
+      const res = await api(`/api/v1/deliveries/${deliveryId}/trail`, { token: company[who].token });
+      expect(res.status).toBe(200);
+      expect(res.body.delivery_id).toBe(deliveryId);
+      expect(res.body.points.map((p: { lat: number; lng: number }) => [p.lat, p.lng])).toEqual([[-23.51, -46.61], [
+        -23.52,
+        -46.62,
+      ]]);
+      expect(Date.parse(res.body.points[0].recorded_at)).toBeLessThan(Date.parse(res.body.points[1].recorded_at));
+    },
+  );
 
   it("a driver may not read it: 403", async () => {
     expect((await api(`/api/v1/deliveries/${deliveryId}/trail`, { token: company.driver.token })).status).toBe(403);

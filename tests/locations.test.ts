@@ -36,13 +36,25 @@ describe("PUT /api/v1/locations/me", () => {
       updated_at: expect.any(String),
     });
     expect(Date.parse(res.body.updated_at)).not.toBeNaN();
-    expect(await storedLocation(company.driver)).toEqual({ lat: -23.5505, lng: -46.6333, heading: 270.5, speed: 13.9, accuracy: 5 });
+    expect(await storedLocation(company.driver)).toEqual({
+      lat: -23.5505,
+      lng: -46.6333,
+      heading: 270.5,
+      speed: 13.9,
+      accuracy: 5,
+    });
   });
 
   it("broadcasts the accepted position as driver_location on the company topic", async () => {
     const [last] = (await broadcasts(company)).slice(-1);
-    const [row] = await db()`select updated_at from public.driver_locations where driver_id = ${company.driver.driverId}`;
-    expect(last.payload).toMatchObject({ driver_id: company.driver.driverId, lat: -23.5505, lng: -46.6333, heading: 270.5 });
+    const [row] =
+      await db()`select updated_at from public.driver_locations where driver_id = ${company.driver.driverId}`;
+    expect(last.payload).toMatchObject({
+      driver_id: company.driver.driverId,
+      lat: -23.5505,
+      lng: -46.6333,
+      heading: 270.5,
+    });
     expect(Date.parse(last.payload.updated_at)).toBe(row.updated_at.getTime());
   });
 
@@ -88,16 +100,18 @@ describe("PUT /api/v1/locations/me", () => {
     });
 
     it("the very first two at once: one 200 and one 429", async () => {
-      const statuses = (await Promise.all([put(racer.driver, { lat: 1, lng: 1 }), put(racer.driver, { lat: 2, lng: 2 })]))
-        .map((r) => r.status);
+      const statuses =
+        (await Promise.all([put(racer.driver, { lat: 1, lng: 1 }), put(racer.driver, { lat: 2, lng: 2 })]))
+          .map((r) => r.status);
       expect(statuses.sort()).toEqual([200, 429]);
     });
 
     it("two at once after the window: one 200 and one 429, in every round", async () => {
       for (let round = 0; round < 5; round++) {
         await lastAcceptedAgo(racer.driver);
-        const statuses = (await Promise.all([put(racer.driver, { lat: round, lng: 1 }), put(racer.driver, { lat: round, lng: 2 })]))
-          .map((r) => r.status);
+        const statuses =
+          (await Promise.all([put(racer.driver, { lat: round, lng: 1 }), put(racer.driver, { lat: round, lng: 2 })]))
+            .map((r) => r.status);
         expect(statuses.sort()).toEqual([200, 429]);
       }
     });
@@ -196,37 +210,42 @@ describe("GET /api/v1/drivers/locations", () => {
   let other: TestCompany;
   beforeAll(async () => {
     [company, other] = await Promise.all([createCompany("Fleet Co"), createCompany("Other Fleet Co")]);
-    expect((await put(company.driver, { lat: -22.9, lng: -43.2, heading: 45, speed: 8, accuracy: 3 })).status).toBe(200);
+    expect((await put(company.driver, { lat: -22.9, lng: -43.2, heading: 45, speed: 8, accuracy: 3 })).status).toBe(
+      200,
+    );
     expect((await put(other.driver, { lat: 1, lng: 1 })).status).toBe(200);
   });
 
-  it.each(["owner", "admin", "legacyAdmin"] as const)("%s lists every driver of the company with its last position", async (who) => {
-    const res = await api("/api/v1/drivers/locations", { token: company[who].token });
-    expect(res.status).toBe(200);
-    expect(res.body.items).toHaveLength(2);
-    const byId = Object.fromEntries(res.body.items.map((item: { driver_id: string }) => [item.driver_id, item]));
-    expect(byId[company.driver.driverId]).toEqual({
-      driver_id: company.driver.driverId,
-      name: "Driver driver",
-      lat: -22.9,
-      lng: -43.2,
-      heading: 45,
-      speed: 8,
-      accuracy: 3,
-      updated_at: expect.any(String),
-    });
-    // A driver that never sent a position is listed, with nulls.
-    expect(byId[company.driver2.driverId]).toEqual({
-      driver_id: company.driver2.driverId,
-      name: "Driver driver2",
-      lat: null,
-      lng: null,
-      heading: null,
-      speed: null,
-      accuracy: null,
-      updated_at: null,
-    });
-  });
+  it.each(["owner", "admin", "legacyAdmin"] as const)(
+    "%s lists every driver of the company with its last position",
+    async (who) => {
+      const res = await api("/api/v1/drivers/locations", { token: company[who].token });
+      expect(res.status).toBe(200);
+      expect(res.body.items).toHaveLength(2);
+      const byId = Object.fromEntries(res.body.items.map((item: { driver_id: string }) => [item.driver_id, item]));
+      expect(byId[company.driver.driverId]).toEqual({
+        driver_id: company.driver.driverId,
+        name: "Driver driver",
+        lat: -22.9,
+        lng: -43.2,
+        heading: 45,
+        speed: 8,
+        accuracy: 3,
+        updated_at: expect.any(String),
+      });
+      // A driver that never sent a position is listed, with nulls.
+      expect(byId[company.driver2.driverId]).toEqual({
+        driver_id: company.driver2.driverId,
+        name: "Driver driver2",
+        lat: null,
+        lng: null,
+        heading: null,
+        speed: null,
+        accuracy: null,
+        updated_at: null,
+      });
+    },
+  );
 
   it("a driver may not call it: 403", async () => {
     const res = await api("/api/v1/drivers/locations", { token: company.driver.token });

@@ -19,7 +19,12 @@ function migrations(files: Record<string, string>): string {
 }
 
 function runCheck(dir: string): { status: number | null; output: string } {
-  const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["run", "--allow-read", "local/check-migrations.ts", dir], {
+  const result = spawnSync(resolve(root, "node_modules/.bin/deno"), [
+    "run",
+    "--allow-read",
+    "local/check-migrations.ts",
+    dir,
+  ], {
     cwd: root,
     encoding: "utf8",
     timeout: 60_000,
@@ -88,7 +93,8 @@ create or replace function private.try_uuid(input text) returns uuid language sq
   it("passes when the later migration's first line says it redefines the function and why", () => {
     const dir = migrations({
       "20260101000100_money.sql": money,
-      "20260101000200_fix.sql": `-- Redefines public.apply_transfer_event: a TRANSFER_DONE after a give-up must still debit
+      "20260101000200_fix.sql":
+        `-- Redefines public.apply_transfer_event: a TRANSFER_DONE after a give-up must still debit
 create or replace function public.apply_transfer_event(company_id uuid, event text) returns jsonb
 language sql as $$ select '{"fixed": true}'::jsonb $$;
 `,

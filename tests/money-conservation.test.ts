@@ -229,9 +229,9 @@ async function eventBatch() {
   }[route] as [string, string | null];
   const responses = await Promise.all(Array.from({ length: copies }, () => webhook(path, body, key)));
   history.push(
-    `${event} x${copies} via ${route} for ${target.id.slice(0, 4)} (${target.status}, gateway ${target.gatewayStatus}) -> ${
-      responses.map((r) => r.status)
-    }`,
+    `${event} x${copies} via ${route} for ${
+      target.id.slice(0, 4)
+    } (${target.status}, gateway ${target.gatewayStatus}) -> ${responses.map((r) => r.status)}`,
   );
   // Copies of an unsigned request about one transfer: one asks the gateway, the others are 429.
   const asks = route === "unsigned" && target.transferId !== null;
@@ -245,7 +245,9 @@ async function eventBatch() {
   if (target.gatewayStatus === "DONE" && target.status !== "completed") {
     target.late = target.status === "failed";
     target.status = "completed";
-  } else if ((target.gatewayStatus === "FAILED" || target.gatewayStatus === "CANCELLED") && target.status === "processing") {
+  } else if (
+    (target.gatewayStatus === "FAILED" || target.gatewayStatus === "CANCELLED") && target.status === "processing"
+  ) {
     target.status = "failed";
   }
 }

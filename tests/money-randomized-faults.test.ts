@@ -127,7 +127,10 @@ describe("a randomized fault run", () => {
       } else if (roll < 0.33) {
         figures.gatewayFaults++;
         await gateway.set("fail");
-        await send(() => webhook(companyWebhook(company), { event: "TRANSFER_DONE", transfer: { id: transfer.id } }, secret), [503]);
+        await send(
+          () => webhook(companyWebhook(company), { event: "TRANSFER_DONE", transfer: { id: transfer.id } }, secret),
+          [503],
+        );
         await gateway.set("ok");
       } else {
         const copies = 1 + Math.floor(random() * 4);
@@ -143,7 +146,10 @@ describe("a randomized fault run", () => {
     for (const transfer of (await gateway.state()).transfers) {
       if (transfer.status === "PENDING") await gateway.setStatus(transfer.id, pick(["DONE", "FAILED"]));
       if (chance(0.5)) {
-        await send(() => webhook(companyWebhook(company), { event: "TRANSFER_DONE", transfer: { id: transfer.id } }, secret), [200]);
+        await send(
+          () => webhook(companyWebhook(company), { event: "TRANSFER_DONE", transfer: { id: transfer.id } }, secret),
+          [200],
+        );
       }
     }
     await db().begin(async (tx) => {
@@ -161,7 +167,9 @@ describe("a randomized fault run", () => {
     expect(reconciled.body.errors).toBe(0);
 
     // 4. The ledger against the gateway.
-    const rows = await db()<{ id: string; driver_id: string; amount: string; status: string; debits: number; debited: string | null }[]>`
+    const rows = await db()<
+      { id: string; driver_id: string; amount: string; status: string; debits: number; debited: string | null }[]
+    >`
       select w.id, w.driver_id, w.amount, w.status,
              (select count(*)::int from public.wallet_entries e where e.withdrawal_id = w.id) as debits,
              (select sum(e.amount) from public.wallet_entries e where e.withdrawal_id = w.id) as debited

@@ -66,7 +66,11 @@ describe("a transfer the gateway made but did not confirm", () => {
     await gateway.setStatus(transfer.id, "DONE");
     const event = await transferById("TRANSFER_DONE", transfer.id);
     expect(event.status).toBe(200);
-    expect(await withdrawalRow(id)).toMatchObject({ status: "completed", in_doubt: false, gateway_transfer_id: transfer.id });
+    expect(await withdrawalRow(id)).toMatchObject({
+      status: "completed",
+      in_doubt: false,
+      gateway_transfer_id: transfer.id,
+    });
     expect(await debitsOf(id)).toBe(1);
     expect((await transferById("TRANSFER_DONE", transfer.id)).status).toBe(200);
     expect(await debitsOf(id)).toBe(1);
@@ -97,7 +101,7 @@ describe("a transfer the gateway made but did not confirm", () => {
     const driver = await fundedDriver();
     // What the edge did before it died: the withdrawal recorded as the driver, the transfer made at the gateway.
     const [row] = await db().begin(async (tx) => {
-      await tx`select set_config('request.jwt.claims', ${JSON.stringify(await claimsOf(driver.token))}, true),
+      await tx`select set_config('request.jwt.claims', ${JSON.stringify(claimsOf(driver.token))}, true),
                       set_config('role', 'driver', true)`;
       return await tx`select (public.request_withdrawal(12, '12345678901', 'cpf')).id as id`;
     });
@@ -154,11 +158,13 @@ describe("a transfer the gateway made but did not confirm", () => {
 
   it("reconciliation needs the service role key", async () => {
     expect((await api("/functions/v1/gateway-webhook/reconcile", { method: "POST", body: {} })).status).toBe(401);
-    expect((await api("/functions/v1/gateway-webhook/reconcile", {
-      method: "POST",
-      body: {},
-      headers: { authorization: `Bearer ${stack().anonKey}` },
-    })).status).toBe(401);
+    expect(
+      (await api("/functions/v1/gateway-webhook/reconcile", {
+        method: "POST",
+        body: {},
+        headers: { authorization: `Bearer ${stack().anonKey}` },
+      })).status,
+    ).toBe(401);
   });
 });
 
@@ -268,6 +274,6 @@ describe("a payment received for a cancelled delivery", () => {
 });
 
 /** The claims of a session token, as the edge would set them. */
-async function claimsOf(token: string): Promise<Record<string, unknown>> {
+function claimsOf(token: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
 }

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // The OpenAPI document (GET /api/v1/openapi.json) is valid OpenAPI 3.1 that
 // standard tools load, and documents every endpoint of docs/contract.md.
 import SwaggerParser from "@apidevtools/swagger-parser";

@@ -2,7 +2,7 @@
 // tokens the servers refuse, both signing methods accepted, and /health.
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
-import { decodeJwt, SignJWT, generateKeyPair } from "jose";
+import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createCompany, stack, type TestCompany } from "./support/api.ts";
 import { callFunctionProcess } from "./support/function-process.ts";
@@ -71,7 +71,8 @@ describe("tokens the server refuses", () => {
       .sign(new TextEncoder().encode("another-secret-of-at-least-thirty-two-characters"));
     await expectRefused(otherSecret);
     const { privateKey } = await generateKeyPair("ES256");
-    const kid = (JSON.parse(Buffer.from(company.owner.token.split(".")[0], "base64url").toString()) as { kid: string }).kid;
+    const kid =
+      (JSON.parse(Buffer.from(company.owner.token.split(".")[0], "base64url").toString()) as { kid: string }).kid;
     const otherKey = await new SignJWT(ownerClaims())
       .setProtectedHeader({ alg: "ES256", kid })
       .setExpirationTime("1h")
@@ -111,7 +112,9 @@ describe("both signing methods are accepted", () => {
     const es256 = await api("/api/v1/companies/me", { token: company.owner.token });
     expect(es256.status).toBe(200);
 
-    const hs256 = await new SignJWT(ownerClaims()).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(secret());
+    const hs256 = await new SignJWT(ownerClaims()).setProtectedHeader({ alg: "HS256" }).setExpirationTime("1h").sign(
+      secret(),
+    );
     const legacy = await api("/api/v1/companies/me", { token: hs256 });
     expect(legacy.status).toBe(200);
     expect(legacy.body).toEqual(es256.body);
@@ -132,7 +135,10 @@ describe("what browsers and sloppy clients send", () => {
       headers: { origin: "https://panel.example", "access-control-request-method": "POST" },
     });
     expect(auth.status).toBeLessThan(300);
-    const res = await api("/api/v1/prices", { token: company.owner.token, headers: { origin: "https://panel.example" } });
+    const res = await api("/api/v1/prices", {
+      token: company.owner.token,
+      headers: { origin: "https://panel.example" },
+    });
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
   });
 
@@ -216,17 +222,23 @@ describe("/health", () => {
       SUPABASE_JWKS: JSON.stringify(jwks),
     });
     const [health, call] = answers;
-    expect({ status: health.status, body: health.body, api: { status: call.status, body: call.body } }, stderr).toEqual({
-      status: 503,
-      body: { status: "degraded", database: "unreachable" },
-      // An API call with the database down is 503 too, never a 500.
-      api: { status: 503, body: { detail: "The database is unavailable; try again" } },
-    });
+    expect({ status: health.status, body: health.body, api: { status: call.status, body: call.body } }, stderr).toEqual(
+      {
+        status: 503,
+        body: { status: "degraded", database: "unreachable" },
+        // An API call with the database down is 503 too, never a 500.
+        api: { status: 503, body: { detail: "The database is unavailable; try again" } },
+      },
+    );
   });
 
   it("stops start-up with a message naming a missing setting", () => {
     const root = resolve(import.meta.dirname, "..");
-    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), ["eval", "--ext=ts", `await import("./functions/api/index.ts");`], {
+    const result = spawnSync(resolve(root, "node_modules/.bin/deno"), [
+      "eval",
+      "--ext=ts",
+      `await import("./functions/api/index.ts");`,
+    ], {
       cwd: root,
       encoding: "utf8",
       timeout: 30_000,

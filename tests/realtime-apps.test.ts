@@ -6,7 +6,7 @@ import { api, configureGateway, createCompany, type DriverMember, type TestCompa
 import { companyWebhook, webhook } from "./support/webhooks.ts";
 import { gateway } from "./support/fakes.ts";
 import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
-import { type Listener, listen, until } from "./support/realtime.ts";
+import { listen, type Listener, until } from "./support/realtime.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
 afterEach(async () => {
@@ -69,7 +69,10 @@ describe("the driver app on driver:{driver_id}", () => {
 
   it("keeps receiving after a token refresh on the socket", async () => {
     const client = supabaseClient();
-    const { data } = await client.auth.signInWithPassword({ email: company.driver.email, password: company.driver.password });
+    const { data } = await client.auth.signInWithPassword({
+      email: company.driver.email,
+      password: company.driver.password,
+    });
     const driverApp = await listen(`driver:${company.driver.driverId}`, data.session!.access_token, { client });
     expect(driverApp.status).toBe("SUBSCRIBED");
 
@@ -80,7 +83,11 @@ describe("the driver app on driver:{driver_id}", () => {
     await client.realtime.setAuth(refreshed.data.session!.access_token);
 
     const { completed } = await deliverWith(company.driver);
-    await until(() => events(driverApp, "delivery_updated").some((m) => m.payload.id === completed.id && m.payload.status === "completed"));
+    await until(() =>
+      events(driverApp, "delivery_updated").some((m) =>
+        m.payload.id === completed.id && m.payload.status === "completed"
+      )
+    );
     expect(events(driverApp, "delivery_updated").map((m) => m.payload)).toContainEqual(completed);
   });
 
@@ -92,7 +99,11 @@ describe("the driver app on driver:{driver_id}", () => {
 
     await deliverWith(company.driver);
     await until(() => events(witness, "delivery_updated").length >= 3);
-    expect(events(witness, "delivery_updated").map((m) => m.payload.status)).toEqual(["accepted", "in_progress", "completed"]);
+    expect(events(witness, "delivery_updated").map((m) => m.payload.status)).toEqual([
+      "accepted",
+      "in_progress",
+      "completed",
+    ]);
     expect(otherDriver.inbox).toEqual([]);
     expect(foreignOwner.inbox).toEqual([]);
   });

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // The local Realtime endpoint (local/realtime) driven by the real realtime-js
 // client that supabase-js ships: private channels authorized by the
 // realtime.messages policies, delivery of realtime.send() from SQL, token
@@ -47,7 +48,11 @@ function mint(claims: Record<string, unknown>, secret = stack().jwtSecret): Prom
     .sign(new TextEncoder().encode(secret));
 }
 
-function subscribe(supabase: SupabaseClient, topic: string, config: { private?: boolean; self?: boolean; ack?: boolean } = {}) {
+function subscribe(
+  supabase: SupabaseClient,
+  topic: string,
+  config: { private?: boolean; self?: boolean; ack?: boolean } = {},
+) {
   const inbox: Received[] = [];
   const statuses: string[] = [];
   const channel = supabase

@@ -5,7 +5,7 @@
 // scheduler, which reads the `postgres` database, never runs these jobs),
 // reached through a loopback TCP proxy that the test cuts and restores.
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { createServer, connect, type Server, type Socket } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import postgres from "postgres";
 import { afterAll, beforeAll, expect, test } from "vitest";
@@ -121,7 +121,8 @@ test("the scheduler and the net worker survive the database going away and resum
     expect(lines.some((l) => l.includes("reading net.http_request_queue again"))).toBe(true);
     // The runs after the outage succeed again.
     try {
-      const [last] = await own`select status from cron.job_run_details where end_time is not null order by runid desc limit 1`;
+      const [last] =
+        await own`select status from cron.job_run_details where end_time is not null order by runid desc limit 1`;
       expect(last.status).toBe("succeeded");
     } finally {
       await own.end();

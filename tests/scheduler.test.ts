@@ -28,7 +28,11 @@ let delayMs = 0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 6000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 6000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -47,7 +51,12 @@ beforeAll(async () => {
   server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ method: req.method!, path: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() });
+    received.push({
+      method: req.method!,
+      path: req.url!,
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString(),
+    });
     if (delayMs) await sleep(delayMs);
     res.writeHead(201, { "content-type": "application/json", "x-reply": "from-fake" });
     res.end(JSON.stringify({ received: true }));
@@ -65,7 +74,17 @@ afterAll(async () => {
 });
 
 async function runsOf(jobid: string) {
-  return await db()<{ runid: string; status: string; return_message: string; job_pid: number | null; username: string; start_time: Date | null; end_time: Date | null }[]>`
+  return await db()<
+    {
+      runid: string;
+      status: string;
+      return_message: string;
+      job_pid: number | null;
+      username: string;
+      start_time: Date | null;
+      end_time: Date | null;
+    }[]
+  >`
     select runid, status, return_message, job_pid, username, start_time, end_time
     from cron.job_run_details where jobid = ${jobid} order by runid`;
 }
@@ -83,7 +102,7 @@ describe("pg_cron stand-in", () => {
         timeout_milliseconds := 4000)`})`;
     try {
       const started = Date.now();
-      const [first] = await until("the first call", async () => some(receivedOn(path)));
+      const [first] = await until("the first call", () => some(receivedOn(path)));
       expect(Date.now() - started).toBeLessThan(5000);
       expect(first.method).toBe("POST");
       expect(first.path).toBe(`${path}?q=a%20b%26c`);
@@ -94,18 +113,32 @@ describe("pg_cron stand-in", () => {
 
       // The answer is in net._http_response as pg_net writes it.
       const response = await until("a stored response", async () => {
-        const [row] = await db()<{ status_code: number; content: string; content_type: string; headers: Record<string, string>; timed_out: boolean; error_msg: string | null }[]>`
+        const [row] = await db()<
+          {
+            status_code: number;
+            content: string;
+            content_type: string;
+            headers: Record<string, string>;
+            timed_out: boolean;
+            error_msg: string | null;
+          }[]
+        >`
           select status_code, content, content_type, headers, timed_out, error_msg
           from net._http_response where created > now() - interval '10 seconds' and content like '%received%'
           order by id desc limit 1`;
         return row;
       });
-      expect(response).toMatchObject({ status_code: 201, content_type: "application/json", timed_out: false, error_msg: null });
+      expect(response).toMatchObject({
+        status_code: 201,
+        content_type: "application/json",
+        timed_out: false,
+        error_msg: null,
+      });
       expect(JSON.parse(response.content)).toEqual({ received: true });
       expect(response.headers["x-reply"]).toBe("from-fake");
 
       // A second run a second later: the job keeps its cadence.
-      await until("a second call", async () => receivedOn(path).length >= 2);
+      await until("a second call", () => receivedOn(path).length >= 2);
       const runs = await until("two recorded runs", async () => {
         const rows = (await runsOf(jobid)).filter((r) => r.status === "succeeded");
         return rows.length >= 2 && rows;
@@ -141,11 +174,17 @@ describe("pg_cron stand-in", () => {
         'do $$ begin raise exception ''running as %'', current_user; end $$',
         'postgres', 'authenticator')`;
     try {
-      const [failed] = await until("a failed run", async () => some((await runsOf(failingId)).filter((r) => r.status === "failed")));
+      const [failed] = await until(
+        "a failed run",
+        async () => some((await runsOf(failingId)).filter((r) => r.status === "failed")),
+      );
       expect(failed.return_message).toContain("division by zero");
       expect(failed.end_time).not.toBeNull();
 
-      const [run] = await until("the authenticator's run", async () => some((await runsOf(userJobId)).filter((r) => r.end_time)));
+      const [run] = await until(
+        "the authenticator's run",
+        async () => some((await runsOf(userJobId)).filter((r) => r.end_time)),
+      );
       expect(run).toMatchObject({ username: "authenticator", status: "failed" });
       expect(run.return_message).toContain("running as authenticator");
     } finally {
@@ -155,9 +194,13 @@ describe("pg_cron stand-in", () => {
   });
 
   test("cron.schedule validates the schedule, upserts by name, and alter_job pauses a job", async () => {
-    await expect(db()`select cron.schedule('bad', '61 * * * *', 'select 1')`).rejects.toThrow(/invalid schedule: 61 \* \* \* \*/);
+    await expect(db()`select cron.schedule('bad', '61 * * * *', 'select 1')`).rejects.toThrow(
+      /invalid schedule: 61 \* \* \* \*/,
+    );
     await expect(db()`select cron.schedule('bad', '60 seconds', 'select 1')`).rejects.toThrow(/invalid schedule/);
-    await expect(db()`select cron.unschedule('no-such-job')`).rejects.toThrow(/could not find valid entry for job 'no-such-job'/);
+    await expect(db()`select cron.unschedule('no-such-job')`).rejects.toThrow(
+      /could not find valid entry for job 'no-such-job'/,
+    );
 
     const name = unique("paused");
     const path = `/${name}`;
@@ -166,9 +209,15 @@ describe("pg_cron stand-in", () => {
     const [{ schedule: again }] = await db()`select cron.schedule(${name}, '1 seconds', ${command})`;
     expect(again).toBe(id);
     const [job] = await db()`select schedule, active, username, database, jobname from cron.job where jobid = ${id}`;
-    expect(job).toEqual({ schedule: "1 seconds", active: true, username: "postgres", database: "postgres", jobname: name });
+    expect(job).toEqual({
+      schedule: "1 seconds",
+      active: true,
+      username: "postgres",
+      database: "postgres",
+      jobname: name,
+    });
     try {
-      await until("the job to run", async () => receivedOn(path).length > 0);
+      await until("the job to run", () => receivedOn(path).length > 0);
       await db()`select cron.alter_job(${id}::bigint, active := false)`;
       await sleep(1500);
       const calls = receivedOn(path).length;
@@ -176,7 +225,7 @@ describe("pg_cron stand-in", () => {
       expect(receivedOn(path).length).toBe(calls);
       // Back on, it runs again without a restart.
       await db()`select cron.alter_job(${id}::bigint, schedule := '2 seconds', active := true)`;
-      await until("the job to run again", async () => receivedOn(path).length > calls);
+      await until("the job to run again", () => receivedOn(path).length > calls);
     } finally {
       await db()`select cron.unschedule(${id}::bigint)`;
     }
@@ -184,7 +233,7 @@ describe("pg_cron stand-in", () => {
 
   test("cron expressions match the minutes pg_cron runs them at", async () => {
     const parse = async (schedule: string) =>
-      ((await db()<{ parsed: CronSchedule | null }[]>`select cron._parse_schedule(${schedule}) as parsed`)[0]).parsed;
+      (await db()<{ parsed: CronSchedule | null }[]>`select cron._parse_schedule(${schedule}) as parsed`)[0].parsed;
     const at = (iso: string) => new Date(iso);
 
     const everyFive = (await parse("*/5 * * * *"))!;
@@ -210,7 +259,9 @@ describe("pg_cron stand-in", () => {
     expect(await parse("@hourly")).toEqual(await parse("0 * * * *"));
     expect(await parse("7 * * * sun")).toEqual(await parse("7 * * * 7"));
     expect(await parse("30 seconds")).toEqual({ seconds: 30 });
-    for (const bad of ["* * * *", "1/20 * * * *", "0 24 * * *", "0 0 0 * *", "5-1 * * * *", "0 seconds", "every minute"]) {
+    for (
+      const bad of ["* * * *", "1/20 * * * *", "0 24 * * *", "0 0 0 * *", "5-1 * * * *", "0 seconds", "every minute"]
+    ) {
       expect(await parse(bad), bad).toBeNull();
     }
   });
@@ -224,15 +275,23 @@ describe("pg_net stand-in", () => {
     await new Promise((resolve) => closed.close(resolve));
 
     const [{ http_get: refusedId }] = await db()`select net.http_get(${`http://127.0.0.1:${closedPort}/`})`;
-    const refused = await until("the refused response", async () => (await db()`select * from net._http_response where id = ${refusedId}`)[0]);
+    const refused = await until(
+      "the refused response",
+      async () => (await db()`select * from net._http_response where id = ${refusedId}`)[0],
+    );
     expect(refused).toMatchObject({ status_code: null, timed_out: false, error_msg: "Couldn't connect to server" });
-    expect(await db()`select net._http_collect_response(${refusedId}::bigint) as r`).toEqual([{ r: `(ERROR,"Couldn't connect to server",)` }]);
+    expect(await db()`select net._http_collect_response(${refusedId}::bigint) as r`).toEqual([{
+      r: `(ERROR,"Couldn't connect to server",)`,
+    }]);
 
     delayMs = 2000;
     try {
       const [{ http_post: slowId }] = await db()`
         select net.http_post(${`${baseUrl}/slow`}, '{}'::jsonb, timeout_milliseconds := 300)`;
-      const slow = await until("the timed-out response", async () => (await db()`select * from net._http_response where id = ${slowId}`)[0]);
+      const slow = await until(
+        "the timed-out response",
+        async () => (await db()`select * from net._http_response where id = ${slowId}`)[0],
+      );
       expect(slow.timed_out).toBe(true);
       expect(slow.status_code).toBeNull();
       expect(slow.error_msg).toMatch(/^Timeout of 300 ms reached/);
@@ -258,37 +317,48 @@ describe("the scheduled job of the migrations", () => {
                has_function_privilege(${role}, 'vault.create_secret(text, text, text, uuid)', 'execute') as fn`;
       expect(row, role).toEqual({ view: false, tab: false, fn: false });
     }
-    await expect(db().begin(async (tx) => {
-      await tx`set local role service_role`;
-      await tx`select decrypted_secret from vault.decrypted_secrets`;
-    })).rejects.toThrow(/permission denied/);
+    await expect(
+      db().begin(async (tx) => {
+        await tx`set local role service_role`;
+        await tx`select decrypted_secret from vault.decrypted_secrets`;
+      }),
+    ).rejects.toThrow(/permission denied/);
   });
 
   test("runs verbatim: the reconcile call carries the project URL, the service role key and an empty body", async () => {
-    const [before] = await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-withdrawals'`;
+    const [before] =
+      await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-withdrawals'`;
     // The migration itself, unchanged.
-    const migration = readFileSync(resolve(projectRoot, "supabase/migrations/20261121005000_scheduled_jobs.sql"), "utf8");
+    const migration = readFileSync(
+      resolve(projectRoot, "supabase/migrations/20261121005000_scheduled_jobs.sql"),
+      "utf8",
+    );
     const [{ id: projectUrlId }] = await db()`select id from vault.secrets where name = 'project_url'`;
     try {
       await db().unsafe(migration).simple();
-      const [job] = await db()`select jobid, schedule, username, database, active from cron.job where jobname = 'reconcile-withdrawals'`;
+      const [job] =
+        await db()`select jobid, schedule, username, database, active from cron.job where jobname = 'reconcile-withdrawals'`;
       expect(job).toMatchObject({ schedule: "*/5 * * * *", username: "postgres", database: "postgres", active: true });
 
       // Point the project URL at the loopback server and run the job now rather than in five minutes.
       await db()`select vault.update_secret(${projectUrlId}, ${baseUrl})`;
       await db()`select cron.alter_job(${job.jobid}::bigint, schedule := '1 seconds')`;
       const path = "/functions/v1/gateway-webhook/reconcile";
-      const [call] = await until("the reconcile call", async () => some(receivedOn(path)));
+      const [call] = await until("the reconcile call", () => some(receivedOn(path)));
       expect(call.method).toBe("POST");
       expect(call.headers.authorization).toBe(`Bearer ${stack().serviceRoleKey}`);
       expect(call.headers["content-type"]).toBe("application/json");
       expect(JSON.parse(call.body)).toEqual({});
-      const [run] = await until("the recorded run", async () => (await runsOf(job.jobid)).filter((r) => r.status === "succeeded"));
+      const [run] = await until(
+        "the recorded run",
+        async () => (await runsOf(job.jobid)).filter((r) => r.status === "succeeded"),
+      );
       expect(run.return_message).toBe("1 row");
     } finally {
       await db()`select vault.update_secret(${projectUrlId}, ${stack().apiUrl})`;
-      if (before) await db()`select cron.alter_job(${before.jobid}::bigint, schedule := ${before.schedule}, command := ${before.command}, active := ${before.active})`;
-      else await db()`select cron.unschedule('reconcile-withdrawals')`;
+      if (before) {
+        await db()`select cron.alter_job(${before.jobid}::bigint, schedule := ${before.schedule}, command := ${before.command}, active := ${before.active})`;
+      } else await db()`select cron.unschedule('reconcile-withdrawals')`;
     }
   });
 });

@@ -33,7 +33,11 @@ const ENDPOINTS: Endpoint[] = [
       body: { api_key: "$aact_hmlg_matrix", webhook_secret: "matrix-secret" },
     }),
   },
-  { name: "GET /drivers", allowed: ["owner", "admin", "legacyAdmin"], request: () => ({ path: "/api/v1/drivers", method: "GET" }) },
+  {
+    name: "GET /drivers",
+    allowed: ["owner", "admin", "legacyAdmin"],
+    request: () => ({ path: "/api/v1/drivers", method: "GET" }),
+  },
   {
     name: "POST /drivers",
     allowed: ["owner", "admin"],
@@ -51,7 +55,11 @@ const ENDPOINTS: Endpoint[] = [
   {
     name: "PATCH /drivers/{id}",
     allowed: ["owner", "admin"],
-    request: () => ({ path: `/api/v1/drivers/${a.driver2.driverId}`, method: "PATCH", body: { phone: "+55 11 91234-5678" } }),
+    request: () => ({
+      path: `/api/v1/drivers/${a.driver2.driverId}`,
+      method: "PATCH",
+      body: { phone: "+55 11 91234-5678" },
+    }),
   },
   { name: "GET /prices", allowed: ROLES, request: () => ({ path: "/api/v1/prices", method: "GET" }) },
   {
@@ -63,13 +71,21 @@ const ENDPOINTS: Endpoint[] = [
       body: { base_fee: 5, per_km: 1.5, minimum_fee: 8, driver_share: 0.8 },
     }),
   },
-  { name: "GET /billing/subscription", allowed: ["owner"], request: () => ({ path: "/api/v1/billing/subscription", method: "GET" }) },
+  {
+    name: "GET /billing/subscription",
+    allowed: ["owner"],
+    request: () => ({ path: "/api/v1/billing/subscription", method: "GET" }),
+  },
   {
     name: "PUT /billing/subscription",
     allowed: ["owner"],
     request: () => ({ path: "/api/v1/billing/subscription", method: "PUT", body: { plan: "free" } }),
   },
-  { name: "GET /webhook-events", allowed: ["owner", "admin"], request: () => ({ path: "/api/v1/webhook-events", method: "GET" }) },
+  {
+    name: "GET /webhook-events",
+    allowed: ["owner", "admin"],
+    request: () => ({ path: "/api/v1/webhook-events", method: "GET" }),
+  },
 ];
 
 describe("role × endpoint matrix", () => {
@@ -171,7 +187,9 @@ describe("registration", () => {
       const users = await db()`select id from auth.users where email = ${email}`;
       expect(users).toHaveLength(0);
     } finally {
-      await db().unsafe(`drop trigger test_refuse_company on public.companies; drop function public.test_refuse_company();`);
+      await db().unsafe(
+        `drop trigger test_refuse_company on public.companies; drop function public.test_refuse_company();`,
+      );
     }
   });
 });
@@ -240,7 +258,11 @@ describe("drivers", () => {
     for (const path of ["/api/v1/prices", "/api/v1/companies/me"]) {
       expect((await api(path, { token: company.driver.token })).status, path).toBe(403);
     }
-    await api(`/api/v1/drivers/${company.driver.driverId}`, { method: "PATCH", token: company.owner.token, body: { active: true } });
+    await api(`/api/v1/drivers/${company.driver.driverId}`, {
+      method: "PATCH",
+      token: company.owner.token,
+      body: { active: true },
+    });
     expect((await api("/api/v1/prices", { token: company.driver.token })).status).toBe(200);
   });
 
@@ -252,7 +274,9 @@ describe("drivers", () => {
       token: company.owner.token,
       body: { name: "Late", email: uniqueEmail("late"), password: "late-password" },
     });
-    const second = await api(`/api/v1/drivers?limit=1&cursor=${first.body.next_cursor}`, { token: company.owner.token });
+    const second = await api(`/api/v1/drivers?limit=1&cursor=${first.body.next_cursor}`, {
+      token: company.owner.token,
+    });
     expect(second.body.items).toHaveLength(1);
     expect(second.body.items[0].id).not.toBe(first.body.items[0].id);
     expect(second.body.next_cursor).toBeNull();
@@ -289,7 +313,12 @@ describe("validation", () => {
   it("reports missing fields as `missing`", async () => {
     const res = await api("/api/v1/companies/me/gateway-config", { token: a.owner.token, body: { api_key: "x" } });
     expect(res.status).toBe(400);
-    expect(res.body.detail).toEqual([{ type: "missing", loc: ["body", "webhook_secret"], msg: "Field required", input: null }]);
+    expect(res.body.detail).toEqual([{
+      type: "missing",
+      loc: ["body", "webhook_secret"],
+      msg: "Field required",
+      input: null,
+    }]);
   });
 
   it("answers invalid JSON with 400", async () => {
@@ -305,11 +334,28 @@ describe("validation", () => {
 
   it("never answers a random or malformed body with a 500", async () => {
     const values: unknown[] = [
-      null, true, 0, -1, 1e308, "", "x".repeat(10_000), "\u0000", "😀", [], [1, "a"], {}, { a: { b: [null] } },
-      "2026-01-01", "00000000-0000-0000-0000-000000000000",
+      null,
+      true,
+      0,
+      -1,
+      1e308,
+      "",
+      "x".repeat(10_000),
+      "\u0000",
+      "😀",
+      [],
+      [1, "a"],
+      {},
+      { a: { b: [null] } },
+      "2026-01-01",
+      "00000000-0000-0000-0000-000000000000",
     ];
     const targets = [
-      { path: "/api/v1/companies/register", method: "POST", fields: ["company_name", "owner_name", "email", "password"] },
+      {
+        path: "/api/v1/companies/register",
+        method: "POST",
+        fields: ["company_name", "owner_name", "email", "password"],
+      },
       { path: "/api/v1/companies/me/gateway-config", method: "POST", fields: ["api_key", "webhook_secret"] },
       { path: "/api/v1/drivers", method: "POST", fields: ["name", "email", "password", "phone"] },
       { path: `/api/v1/drivers/${a.driver2.driverId}`, method: "PATCH", fields: ["name", "phone", "active"] },
@@ -325,7 +371,7 @@ describe("validation", () => {
         const res = await api(target.path, { method: target.method, token: a.owner.token, body });
         expect(res.status, `${target.method} ${target.path} ${JSON.stringify(body).slice(0, 200)}`).toBeLessThan(500);
       }
-      for (const raw of ["", "{", "[]", "null", "\"str\"", "{\"a\":}"]) {
+      for (const raw of ["", "{", "[]", "null", '"str"', '{"a":}']) {
         const res = await api(target.path, {
           method: target.method,
           token: a.owner.token,

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // Text the service cannot store or send is a 400 validation error naming the
 // field, never a 5xx and never stored altered: a NUL character or a lone UTF-16
 // surrogate in any text input, and a gateway credential that cannot travel in

@@ -1,16 +1,10 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // Wallets and withdrawals over HTTP with the gateway fake (issue 5): the
 // withdrawal from request to completion or failure, the balance it holds and
 // releases, the gateway's refusals and outages, concurrent requests against
 // one balance, who sees which withdrawal, and the realtime broadcast.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  configureGateway,
-  createCompany,
-  db,
-  type DriverMember,
-  type TestCompany,
-} from "./support/api.ts";
+import { api, configureGateway, createCompany, db, type DriverMember, type TestCompany } from "./support/api.ts";
 import { gateway } from "./support/fakes.ts";
 import {
   creditDriver,
@@ -36,7 +30,6 @@ afterEach(async () => {
   await gateway.reset();
 });
 
-
 const credit = (company: TestCompany, driver: DriverMember, amount: string) =>
   creditDriver(company.companyId, driver, amount);
 const wallet = walletOf;
@@ -45,7 +38,6 @@ const withdraw = requestWithdrawal;
 const inDoubtDetail = (id: string) =>
   `The withdrawal ${id} stays processing (in_doubt) with its amount held until the gateway confirms whether the ` +
   "transfer was made.";
-
 
 describe("wallet", () => {
   it("starts empty, in BRL, and shows each credit", async () => {
@@ -251,13 +243,18 @@ describe("a withdrawal", () => {
   });
 
   // A gateway that does not answer in time, before its head or in the middle of its body: the same 10 s deadline.
-  for (const [name, fault] of [
-    ["with the gateway slower than 10 s answers 502 and stays processing in doubt, its funds held", () => gateway.slow(11_000)],
-    [
-      "with the gateway's answer stalling after its head answers 502 (timed out) within 10 s, in doubt",
-      () => gateway.stalledBody(11_000),
-    ],
-  ] as const) {
+  for (
+    const [name, fault] of [
+      [
+        "with the gateway slower than 10 s answers 502 and stays processing in doubt, its funds held",
+        () => gateway.slow(11_000),
+      ],
+      [
+        "with the gateway's answer stalling after its head answers 502 (timed out) within 10 s, in doubt",
+        () => gateway.stalledBody(11_000),
+      ],
+    ] as const
+  ) {
     it(name, { timeout: 30_000 }, async () => {
       const before = await wallet(driver);
       await fault();
@@ -408,7 +405,12 @@ describe("a withdrawal whose transfer the gateway made but did not confirm", () 
     expect(logged.map((r) => r.result)).toEqual(["processed", "duplicate"]);
     expect(
       await db()`select status, gateway_transfer_id, in_doubt, failure_kind from public.withdrawals where id = ${id}`,
-    ).toEqual([{ status: "failed", gateway_transfer_id: transferId, in_doubt: false, failure_kind: "transfer_failed" }]);
+    ).toEqual([{
+      status: "failed",
+      gateway_transfer_id: transferId,
+      in_doubt: false,
+      failure_kind: "transfer_failed",
+    }]);
     expect(await wallet(company.driver2)).toMatchObject({ balance: 10, available_balance: 10 });
   });
 

@@ -161,7 +161,8 @@ describe("an unsigned transfer event", () => {
     expect(await debitsOf(row.id)).toBe(0);
     expect(await lastLog()).toMatchObject({
       result: "processed",
-      detail: "unsigned, checked with the gateway (PENDING): the transfer exists and is pending: attached to the withdrawal",
+      detail:
+        "unsigned, checked with the gateway (PENDING): the transfer exists and is pending: attached to the withdrawal",
     });
 
     await gateway.setStatus(transfer.id, "DONE");

@@ -55,7 +55,6 @@ function transferBody(
   };
 }
 
-
 async function statusOf(id: string): Promise<string> {
   return (await db()`select status from public.withdrawals where id = ${id}`)[0].status;
 }
@@ -185,7 +184,9 @@ describe("transfer events", () => {
   it("find the transfer id in payment.id in the other payload form", async () => {
     const { id, transferId } = await processingWithdrawal(a.driver);
     await gateway.setStatus(transferId, "DONE");
-    expect((await webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, null, "payment"), secretA)).status)
+    expect(
+      (await webhook(companyWebhook(a), transferBody("TRANSFER_DONE", transferId, null, "payment"), secretA)).status,
+    )
       .toBe(200);
     expect(await statusOf(id)).toBe("completed");
   });

@@ -29,7 +29,11 @@ function aesKey(base64Key: string): Promise<CryptoKey> {
 /** `v1.<base64 iv>.<base64 ciphertext+tag>`; a fresh 96-bit IV each time. */
 export async function encryptSecret(plaintext: string, base64Key: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await aesKey(base64Key), encoder.encode(plaintext));
+  const sealed = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv },
+    await aesKey(base64Key),
+    encoder.encode(plaintext),
+  );
   return `v1.${toBase64(iv)}.${toBase64(new Uint8Array(sealed))}`;
 }
 

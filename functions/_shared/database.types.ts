@@ -1,773 +1,1346 @@
-export type Json = string | number | boolean | null | { [key: string]: Json | undefined } | Json[]
+export type Json = string | number | boolean | null | { [key: string]: Json | undefined } | Json[];
 
 export type Database = {
-  
   "public": {
-          Tables: {
-            "companies": {
-                  Row: {
-                    "created_at": string,"id": string,"name": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "created_at"?: string,"id"?: string,"name": string
-                  }
-                  Update: {
-                    "created_at"?: string,"id"?: string,"name"?: string
-                  }
-                  Relationships: [
-                    
-                  ]
-                },"deliveries": {
-                  Row: {
-                    "accepted_at": string | null,"cancel_reason": string | null,"cancelled_at": string | null,"company_id": string,"completed_at": string | null,"created_at": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id": string | null,"driver_share": number,"duration_s": number,"eta_at": string | null,"eta_from_lat": number | null,"eta_from_lng": number | null,"eta_refreshed_at": string | null,"eta_requested_at": string | null,"gateway_payment_id": string | null,"id": string,"notes": string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date": string | null,"payment_method": string,"payment_status": string,"pix_copy_paste": string | null,"pix_qr_code_image": string | null,"price": number,"proof_note": string | null,"proof_photo_path": string | null,"proof_signature_path": string | null,"recipient_name": string | null,"recipient_phone": string | null,"remaining_m": number | null,"started_at": string | null,"status": string,"updated_at": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id": string,"completed_at"?: string | null,"created_at"?: string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string | null,"driver_share": number,"duration_s": number,"eta_at"?: string | null,"eta_from_lat"?: number | null,"eta_from_lng"?: number | null,"eta_refreshed_at"?: string | null,"eta_requested_at"?: string | null,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string | null,"payment_method": string,"payment_status": string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price": number,"proof_note"?: string | null,"proof_photo_path"?: string | null,"proof_signature_path"?: string | null,"recipient_name"?: string | null,"recipient_phone"?: string | null,"remaining_m"?: number | null,"started_at"?: string | null,"status": string,"updated_at"?: string
-                  }
-                  Update: {
-                    "accepted_at"?: string | null,"cancel_reason"?: string | null,"cancelled_at"?: string | null,"company_id"?: string,"completed_at"?: string | null,"created_at"?: string,"destination_address"?: string,"destination_lat"?: number,"destination_lng"?: number,"distance_m"?: number,"driver_id"?: string | null,"driver_share"?: number,"duration_s"?: number,"eta_at"?: string | null,"eta_from_lat"?: number | null,"eta_from_lng"?: number | null,"eta_refreshed_at"?: string | null,"eta_requested_at"?: string | null,"gateway_payment_id"?: string | null,"id"?: string,"notes"?: string | null,"origin_address"?: string,"origin_lat"?: number,"origin_lng"?: number,"payment_due_date"?: string | null,"payment_method"?: string,"payment_status"?: string,"pix_copy_paste"?: string | null,"pix_qr_code_image"?: string | null,"price"?: number,"proof_note"?: string | null,"proof_photo_path"?: string | null,"proof_signature_path"?: string | null,"recipient_name"?: string | null,"recipient_phone"?: string | null,"remaining_m"?: number | null,"started_at"?: string | null,"status"?: string,"updated_at"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "deliveries_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "deliveries_driver_id_fkey"
-      columns: ["driver_id"]
-isOneToOne: false
-      referencedRelation: "drivers"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"delivery_history": {
-                  Row: {
-                    "actor_id": string | null,"company_id": string,"created_at": string,"delivery_id": string,"from_payment_status": string | null,"from_status": string | null,"id": number,"to_payment_status": string,"to_status": string,"trigger": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "actor_id"?: string | null,"company_id": string,"created_at"?: string,"delivery_id": string,"from_payment_status"?: string | null,"from_status"?: string | null,"id"?: never,"to_payment_status": string,"to_status": string,"trigger": string
-                  }
-                  Update: {
-                    "actor_id"?: string | null,"company_id"?: string,"created_at"?: string,"delivery_id"?: string,"from_payment_status"?: string | null,"from_status"?: string | null,"id"?: never,"to_payment_status"?: string,"to_status"?: string,"trigger"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "delivery_history_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "delivery_history_delivery_id_fkey"
-      columns: ["delivery_id"]
-isOneToOne: false
-      referencedRelation: "deliveries"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"delivery_trail_points": {
-                  Row: {
-                    "company_id": string,"delivery_id": string,"lat": number,"lng": number,"recorded_at": string,"seq": number
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "company_id": string,"delivery_id": string,"lat": number,"lng": number,"recorded_at": string,"seq": number
-                  }
-                  Update: {
-                    "company_id"?: string,"delivery_id"?: string,"lat"?: number,"lng"?: number,"recorded_at"?: string,"seq"?: number
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "delivery_trail_points_delivery_id_fkey"
-      columns: ["delivery_id"]
-isOneToOne: false
-      referencedRelation: "deliveries"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"driver_locations": {
-                  Row: {
-                    "accuracy": number | null,"company_id": string,"driver_id": string,"heading": number | null,"lat": number,"lng": number,"speed": number | null,"updated_at": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "accuracy"?: number | null,"company_id": string,"driver_id": string,"heading"?: number | null,"lat": number,"lng": number,"speed"?: number | null,"updated_at"?: string
-                  }
-                  Update: {
-                    "accuracy"?: number | null,"company_id"?: string,"driver_id"?: string,"heading"?: number | null,"lat"?: number,"lng"?: number,"speed"?: number | null,"updated_at"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "driver_locations_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "driver_locations_driver_id_fkey"
-      columns: ["driver_id"]
-isOneToOne: true
-      referencedRelation: "drivers"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"drivers": {
-                  Row: {
-                    "active": boolean,"company_id": string,"created_at": string,"email": string,"id": string,"name": string,"phone": string | null,"updated_at": string,"user_id": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "active"?: boolean,"company_id": string,"created_at"?: string,"email": string,"id"?: string,"name": string,"phone"?: string | null,"updated_at"?: string,"user_id": string
-                  }
-                  Update: {
-                    "active"?: boolean,"company_id"?: string,"created_at"?: string,"email"?: string,"id"?: string,"name"?: string,"phone"?: string | null,"updated_at"?: string,"user_id"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "drivers_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"memberships": {
-                  Row: {
-                    "company_id": string,"created_at": string,"role": string,"user_id": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "company_id": string,"created_at"?: string,"role": string,"user_id": string
-                  }
-                  Update: {
-                    "company_id"?: string,"created_at"?: string,"role"?: string,"user_id"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "memberships_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"prices": {
-                  Row: {
-                    "base_fee": number,"company_id": string,"driver_share": number,"minimum_fee": number,"per_km": number,"updated_at": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "base_fee": number,"company_id": string,"driver_share": number,"minimum_fee": number,"per_km": number,"updated_at"?: string
-                  }
-                  Update: {
-                    "base_fee"?: number,"company_id"?: string,"driver_share"?: number,"minimum_fee"?: number,"per_km"?: number,"updated_at"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "prices_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: true
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"proof_requirements": {
-                  Row: {
-                    "company_id": string,"note": boolean,"photo": boolean,"signature": boolean,"updated_at": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "company_id": string,"note"?: boolean,"photo"?: boolean,"signature"?: boolean,"updated_at"?: string
-                  }
-                  Update: {
-                    "company_id"?: string,"note"?: boolean,"photo"?: boolean,"signature"?: boolean,"updated_at"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "proof_requirements_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: true
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"subscriptions": {
-                  Row: {
-                    "company_id": string,"current_period_end": string | null,"plan": string,"status": string,"updated_at": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "company_id": string,"current_period_end"?: string | null,"plan"?: string,"status"?: string,"updated_at"?: string
-                  }
-                  Update: {
-                    "company_id"?: string,"current_period_end"?: string | null,"plan"?: string,"status"?: string,"updated_at"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "subscriptions_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: true
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"wallet_entries": {
-                  Row: {
-                    "amount": number,"company_id": string,"created_at": string,"delivery_id": string | null,"driver_id": string,"id": string,"kind": string,"withdrawal_id": string | null
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "amount": number,"company_id": string,"created_at"?: string,"delivery_id"?: string | null,"driver_id": string,"id"?: string,"kind": string,"withdrawal_id"?: string | null
-                  }
-                  Update: {
-                    "amount"?: number,"company_id"?: string,"created_at"?: string,"delivery_id"?: string | null,"driver_id"?: string,"id"?: string,"kind"?: string,"withdrawal_id"?: string | null
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "wallet_entries_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "wallet_entries_delivery_id_fkey"
-      columns: ["delivery_id"]
-isOneToOne: false
-      referencedRelation: "deliveries"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "wallet_entries_driver_id_fkey"
-      columns: ["driver_id"]
-isOneToOne: false
-      referencedRelation: "drivers"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "wallet_entries_withdrawal_id_fkey"
-      columns: ["withdrawal_id"]
-isOneToOne: false
-      referencedRelation: "withdrawals"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"webhook_events": {
-                  Row: {
-                    "company_id": string | null,"detail": string | null,"event": string | null,"id": string,"object_id": string | null,"received_at": string,"result": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "company_id"?: string | null,"detail"?: string | null,"event"?: string | null,"id"?: string,"object_id"?: string | null,"received_at"?: string,"result": string
-                  }
-                  Update: {
-                    "company_id"?: string | null,"detail"?: string | null,"event"?: string | null,"id"?: string,"object_id"?: string | null,"received_at"?: string,"result"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "webhook_events_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    }
-                  ]
-                },"withdrawals": {
-                  Row: {
-                    "amount": number,"company_id": string,"completed_at": string | null,"created_at": string,"driver_id": string,"error_message": string | null,"failure_kind": string | null,"gateway_transfer_id": string | null,"id": string,"in_doubt": boolean,"pix_key": string,"pix_key_type": string,"status": string,"updated_at": string
-                  }
-                  ComputedFields: never
-                  Insert: {
-                    "amount": number,"company_id": string,"completed_at"?: string | null,"created_at"?: string,"driver_id": string,"error_message"?: string | null,"failure_kind"?: string | null,"gateway_transfer_id"?: string | null,"id"?: string,"in_doubt"?: boolean,"pix_key": string,"pix_key_type": string,"status"?: string,"updated_at"?: string
-                  }
-                  Update: {
-                    "amount"?: number,"company_id"?: string,"completed_at"?: string | null,"created_at"?: string,"driver_id"?: string,"error_message"?: string | null,"failure_kind"?: string | null,"gateway_transfer_id"?: string | null,"id"?: string,"in_doubt"?: boolean,"pix_key"?: string,"pix_key_type"?: string,"status"?: string,"updated_at"?: string
-                  }
-                  Relationships: [
-                    {
-      foreignKeyName: "withdrawals_company_id_fkey"
-      columns: ["company_id"]
-isOneToOne: false
-      referencedRelation: "companies"
-      referencedColumns: ["id"]
-    },{
-      foreignKeyName: "withdrawals_driver_id_fkey"
-      columns: ["driver_id"]
-isOneToOne: false
-      referencedRelation: "drivers"
-      referencedColumns: ["id"]
-    }
-                  ]
-                }
-          }
-          Views: {
-            [_ in never]: never
-          }
-          Functions: {
-            "accept_delivery":
-{ Args: { "delivery_id": string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"apply_payment_event":
-{ Args: { "company_id": string,"event": string,"external_reference": string,"payment_id": string }; Returns: Json
-                           },
-"apply_transfer_event":
-{ Args: { "company_id": string,"event": string,"external_reference": string,"transfer_id": string }; Returns: Json
-                           },
-"assign_delivery":
-{ Args: { "delivery_id": string,"driver_id": string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"attach_transfer":
-{ Args: { "gateway_transfer_id": string,"withdrawal_id": string }; Returns: Database["public"]['CompositeTypes']["withdrawal"]
-                          SetofOptions: {
-        from: "*"
-        to: "withdrawal"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"authorize_new_delivery":
-{ Args: { "driver_id"?: string }; Returns: string
-                           },
-"cancel_delivery":
-{ Args: { "delivery_id": string,"reason"?: string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"claim_eta_refreshes":
-{ Args: { "driver_id": string }; Returns: Json
-                           },
-"complete_delivery":
-{ Args: { "delivery_id": string,"note"?: string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"create_delivery":
-{ Args: { "charged_price"?: number,"company_id": string,"created_by": string,"destination_address": string,"destination_lat": number,"destination_lng": number,"distance_m": number,"driver_id"?: string,"duration_s": number,"gateway_payment_id"?: string,"id": string,"notes"?: string,"origin_address": string,"origin_lat": number,"origin_lng": number,"payment_due_date"?: string,"payment_method": string,"pix_copy_paste"?: string,"pix_qr_code_image"?: string,"recipient_name"?: string,"recipient_phone"?: string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"create_driver":
-{ Args: { "company_id": string,"email": string,"name": string,"phone"?: string,"user_id": string }; Returns: Database["public"]['CompositeTypes']["driver"]
-                          SetofOptions: {
-        from: "*"
-        to: "driver"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"custom_access_token_hook":
-{ Args: { "event": Json }; Returns: Json
-                           },
-"fail_withdrawal":
-{ Args: { "error_message": string,"failure_kind": string,"withdrawal_id": string }; Returns: Database["public"]['CompositeTypes']["withdrawal"]
-                          SetofOptions: {
-        from: "*"
-        to: "withdrawal"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_delivery":
-{ Args: { "delivery_id": string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_delivery_trail":
-{ Args: { "delivery_id": string }; Returns: Database["public"]['CompositeTypes']["delivery_trail"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery_trail"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_driver":
-{ Args: { "driver_id": string }; Returns: Database["public"]['CompositeTypes']["driver"]
-                          SetofOptions: {
-        from: "*"
-        to: "driver"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_my_company":
-{ Args: Record<PropertyKey, never>; Returns: Database["public"]['CompositeTypes']["company"]
-                          SetofOptions: {
-        from: "*"
-        to: "company"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_prices":
-{ Args: Record<PropertyKey, never>; Returns: Database["public"]['CompositeTypes']["price_table"]
-                          SetofOptions: {
-        from: "*"
-        to: "price_table"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_proof_requirements":
-{ Args: Record<PropertyKey, never>; Returns: Database["public"]['CompositeTypes']["proof_requirements_set"]
-                          SetofOptions: {
-        from: "*"
-        to: "proof_requirements_set"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_subscription":
-{ Args: Record<PropertyKey, never>; Returns: Database["public"]['CompositeTypes']["subscription"]
-                          SetofOptions: {
-        from: "*"
-        to: "subscription"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_wallet":
-{ Args: Record<PropertyKey, never>; Returns: Database["public"]['CompositeTypes']["wallet"]
-                          SetofOptions: {
-        from: "*"
-        to: "wallet"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"get_withdrawal":
-{ Args: { "withdrawal_id": string }; Returns: Database["public"]['CompositeTypes']["withdrawal"]
-                          SetofOptions: {
-        from: "*"
-        to: "withdrawal"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"list_deliveries":
-{ Args: { "cursor"?: string,"driver_id"?: string,"page_limit"?: number,"payment_status"?: string,"status"?: string }; Returns: Database["public"]['CompositeTypes']["delivery_page"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery_page"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"list_driver_locations":
-{ Args: Record<PropertyKey, never>; Returns: Database["public"]['CompositeTypes']["live_map"]
-                          SetofOptions: {
-        from: "*"
-        to: "live_map"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"list_drivers":
-{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Database["public"]['CompositeTypes']["driver_page"]
-                          SetofOptions: {
-        from: "*"
-        to: "driver_page"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"list_wallet_transactions":
-{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Database["public"]['CompositeTypes']["wallet_transaction_page"]
-                          SetofOptions: {
-        from: "*"
-        to: "wallet_transaction_page"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"list_webhook_events":
-{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Database["public"]['CompositeTypes']["webhook_event_page"]
-                          SetofOptions: {
-        from: "*"
-        to: "webhook_event_page"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"list_withdrawals":
-{ Args: { "cursor"?: string,"page_limit"?: number }; Returns: Database["public"]['CompositeTypes']["withdrawal_page"]
-                          SetofOptions: {
-        from: "*"
-        to: "withdrawal_page"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"mark_transfer_in_doubt":
-{ Args: { "error_message": string,"withdrawal_id": string }; Returns: Database["public"]['CompositeTypes']["withdrawal"]
-                          SetofOptions: {
-        from: "*"
-        to: "withdrawal"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"quote_route":
-{ Args: { "distance_m": number,"duration_s": number }; Returns: Database["public"]['CompositeTypes']["route_quote"]
-                          SetofOptions: {
-        from: "*"
-        to: "route_quote"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"record_eta":
-{ Args: { "delivery_id": string,"duration_s": number,"from_lat": number,"from_lng": number,"remaining_m": number }; Returns: boolean
-                           },
-"register_company":
-{ Args: { "company_name": string,"owner_name": string,"owner_user_id": string }; Returns: Json
-                           },
-"request_withdrawal":
-{ Args: { "amount": number,"pix_key": string,"pix_key_type": string }; Returns: Database["public"]['CompositeTypes']["withdrawal"]
-                          SetofOptions: {
-        from: "*"
-        to: "withdrawal"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"save_gateway_config":
-{ Args: { "api_key_ciphertext": string,"company_id": string,"environment": string,"webhook_secret_ciphertext": string }; Returns: Database["public"]['CompositeTypes']["gateway_status"]
-                          SetofOptions: {
-        from: "*"
-        to: "gateway_status"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"set_prices":
-{ Args: { "base_fee": number,"driver_share": number,"minimum_fee": number,"per_km": number }; Returns: Database["public"]['CompositeTypes']["price_table"]
-                          SetofOptions: {
-        from: "*"
-        to: "price_table"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"set_proof_requirements":
-{ Args: { "note": boolean,"photo": boolean,"signature": boolean }; Returns: Database["public"]['CompositeTypes']["proof_requirements_set"]
-                          SetofOptions: {
-        from: "*"
-        to: "proof_requirements_set"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"set_subscription":
-{ Args: { "plan": string }; Returns: Database["public"]['CompositeTypes']["subscription"]
-                          SetofOptions: {
-        from: "*"
-        to: "subscription"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"start_delivery":
-{ Args: { "delivery_id": string }; Returns: Database["public"]['CompositeTypes']["delivery"]
-                          SetofOptions: {
-        from: "*"
-        to: "delivery"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"track_delivery":
-{ Args: { "client": string,"token": string }; Returns: Json
-                           },
-"update_driver":
-{ Args: { "active"?: boolean,"driver_id": string,"name"?: string,"phone"?: string }; Returns: Database["public"]['CompositeTypes']["driver"]
-                          SetofOptions: {
-        from: "*"
-        to: "driver"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"update_my_location":
-{ Args: { "accuracy"?: number,"heading"?: number,"lat": number,"lng": number,"speed"?: number }; Returns: Database["public"]['CompositeTypes']["driver_location"]
-                          SetofOptions: {
-        from: "*"
-        to: "driver_location"
-        isOneToOne: true
-        isSetofReturn: false
-      } },
-"withdrawals_to_reconcile":
-{ Args: { "max_rows"?: number }; Returns: {
-              "company_id": string,"created_at": string,"gateway_transfer_id": string,"id": string,"in_doubt": boolean
-            }[]
-                           }
-          }
-          Enums: {
-            [_ in never]: never
-          }
-          CompositeTypes: {
-            "company": {
-                        "id": string | null,"name": string | null,"gateway": Database["public"]['CompositeTypes']["gateway_status"] | null,"created_at": string | null
-                      },"delivery": {
-                        "id": string | null,"company_id": string | null,"status": string | null,"payment_status": string | null,"payment_method": string | null,"origin_address": string | null,"origin": Database["public"]['CompositeTypes']["geo_point"] | null,"destination_address": string | null,"destination": Database["public"]['CompositeTypes']["geo_point"] | null,"distance_m": number | null,"duration_s": number | null,"price": number | null,"driver_id": string | null,"recipient_name": string | null,"recipient_phone": string | null,"notes": string | null,"payment": Database["public"]['CompositeTypes']["pix_payment"] | null,"cancel_reason": string | null,"refund_due": boolean | null,"created_at": string | null,"updated_at": string | null,"accepted_at": string | null,"started_at": string | null,"completed_at": string | null,"cancelled_at": string | null,"remaining_m": number | null,"eta_at": string | null,"eta_refreshed_at": string | null,"proof": Database["public"]['CompositeTypes']["delivery_proof"] | null,"tracking_token": string | null,"tracking_url": string | null
-                      },"delivery_page": {
-                        "items": (Database["public"]['CompositeTypes']["delivery"])[] | null,"next_cursor": string | null
-                      },"delivery_proof": {
-                        "photo_path": string | null,"signature_path": string | null,"note": string | null
-                      },"delivery_trail": {
-                        "delivery_id": string | null,"points": (Database["public"]['CompositeTypes']["trail_point"])[] | null
-                      },"driver": {
-                        "id": string | null,"user_id": string | null,"name": string | null,"email": string | null,"phone": string | null,"active": boolean | null,"created_at": string | null,"updated_at": string | null
-                      },"driver_location": {
-                        "driver_id": string | null,"lat": number | null,"lng": number | null,"heading": number | null,"speed": number | null,"accuracy": number | null,"updated_at": string | null
-                      },"driver_page": {
-                        "items": (Database["public"]['CompositeTypes']["driver"])[] | null,"next_cursor": string | null
-                      },"gateway_status": {
-                        "configured": boolean | null,"environment": string | null
-                      },"geo_point": {
-                        "lat": number | null,"lng": number | null
-                      },"live_map": {
-                        "items": (Database["public"]['CompositeTypes']["live_map_driver"])[] | null
-                      },"live_map_driver": {
-                        "driver_id": string | null,"name": string | null,"lat": number | null,"lng": number | null,"heading": number | null,"speed": number | null,"accuracy": number | null,"updated_at": string | null
-                      },"pix_payment": {
-                        "gateway_payment_id": string | null,"pix_copy_paste": string | null,"pix_qr_code_image": string | null,"due_date": string | null
-                      },"price_table": {
-                        "base_fee": number | null,"per_km": number | null,"minimum_fee": number | null,"driver_share": number | null,"updated_at": string | null
-                      },"proof_requirements_set": {
-                        "photo": boolean | null,"signature": boolean | null,"note": boolean | null
-                      },"route_quote": {
-                        "distance_m": number | null,"duration_s": number | null,"price": number | null
-                      },"subscription": {
-                        "plan": string | null,"status": string | null,"current_period_end": string | null
-                      },"trail_point": {
-                        "lat": number | null,"lng": number | null,"recorded_at": string | null
-                      },"wallet": {
-                        "driver_id": string | null,"balance": number | null,"available_balance": number | null,"currency": string | null
-                      },"wallet_transaction": {
-                        "id": string | null,"kind": string | null,"amount": number | null,"delivery_id": string | null,"withdrawal_id": string | null,"created_at": string | null
-                      },"wallet_transaction_page": {
-                        "items": (Database["public"]['CompositeTypes']["wallet_transaction"])[] | null,"next_cursor": string | null
-                      },"webhook_event": {
-                        "id": string | null,"received_at": string | null,"event": string | null,"result": string | null,"object_id": string | null,"detail": string | null
-                      },"webhook_event_page": {
-                        "items": (Database["public"]['CompositeTypes']["webhook_event"])[] | null,"next_cursor": string | null
-                      },"withdrawal": {
-                        "id": string | null,"company_id": string | null,"driver_id": string | null,"amount": number | null,"pix_key": string | null,"pix_key_type": string | null,"status": string | null,"in_doubt": boolean | null,"gateway_transfer_id": string | null,"error_message": string | null,"failure_kind": string | null,"created_at": string | null,"updated_at": string | null,"completed_at": string | null
-                      },"withdrawal_page": {
-                        "items": (Database["public"]['CompositeTypes']["withdrawal"])[] | null,"next_cursor": string | null
-                      }
-          }
-        }
-}
+    Tables: {
+      "companies": {
+        Row: {
+          "created_at": string;
+          "id": string;
+          "name": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "id"?: string;
+          "name": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "id"?: string;
+          "name"?: string;
+        };
+        Relationships: [];
+      };
+      "deliveries": {
+        Row: {
+          "accepted_at": string | null;
+          "cancel_reason": string | null;
+          "cancelled_at": string | null;
+          "company_id": string;
+          "completed_at": string | null;
+          "created_at": string;
+          "destination_address": string;
+          "destination_lat": number;
+          "destination_lng": number;
+          "distance_m": number;
+          "driver_id": string | null;
+          "driver_share": number;
+          "duration_s": number;
+          "eta_at": string | null;
+          "eta_from_lat": number | null;
+          "eta_from_lng": number | null;
+          "eta_refreshed_at": string | null;
+          "eta_requested_at": string | null;
+          "gateway_payment_id": string | null;
+          "id": string;
+          "notes": string | null;
+          "origin_address": string;
+          "origin_lat": number;
+          "origin_lng": number;
+          "payment_due_date": string | null;
+          "payment_method": string;
+          "payment_status": string;
+          "pix_copy_paste": string | null;
+          "pix_qr_code_image": string | null;
+          "price": number;
+          "proof_note": string | null;
+          "proof_photo_path": string | null;
+          "proof_signature_path": string | null;
+          "recipient_name": string | null;
+          "recipient_phone": string | null;
+          "remaining_m": number | null;
+          "started_at": string | null;
+          "status": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "accepted_at"?: string | null;
+          "cancel_reason"?: string | null;
+          "cancelled_at"?: string | null;
+          "company_id": string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "destination_address": string;
+          "destination_lat": number;
+          "destination_lng": number;
+          "distance_m": number;
+          "driver_id"?: string | null;
+          "driver_share": number;
+          "duration_s": number;
+          "eta_at"?: string | null;
+          "eta_from_lat"?: number | null;
+          "eta_from_lng"?: number | null;
+          "eta_refreshed_at"?: string | null;
+          "eta_requested_at"?: string | null;
+          "gateway_payment_id"?: string | null;
+          "id"?: string;
+          "notes"?: string | null;
+          "origin_address": string;
+          "origin_lat": number;
+          "origin_lng": number;
+          "payment_due_date"?: string | null;
+          "payment_method": string;
+          "payment_status": string;
+          "pix_copy_paste"?: string | null;
+          "pix_qr_code_image"?: string | null;
+          "price": number;
+          "proof_note"?: string | null;
+          "proof_photo_path"?: string | null;
+          "proof_signature_path"?: string | null;
+          "recipient_name"?: string | null;
+          "recipient_phone"?: string | null;
+          "remaining_m"?: number | null;
+          "started_at"?: string | null;
+          "status": string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "accepted_at"?: string | null;
+          "cancel_reason"?: string | null;
+          "cancelled_at"?: string | null;
+          "company_id"?: string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "destination_address"?: string;
+          "destination_lat"?: number;
+          "destination_lng"?: number;
+          "distance_m"?: number;
+          "driver_id"?: string | null;
+          "driver_share"?: number;
+          "duration_s"?: number;
+          "eta_at"?: string | null;
+          "eta_from_lat"?: number | null;
+          "eta_from_lng"?: number | null;
+          "eta_refreshed_at"?: string | null;
+          "eta_requested_at"?: string | null;
+          "gateway_payment_id"?: string | null;
+          "id"?: string;
+          "notes"?: string | null;
+          "origin_address"?: string;
+          "origin_lat"?: number;
+          "origin_lng"?: number;
+          "payment_due_date"?: string | null;
+          "payment_method"?: string;
+          "payment_status"?: string;
+          "pix_copy_paste"?: string | null;
+          "pix_qr_code_image"?: string | null;
+          "price"?: number;
+          "proof_note"?: string | null;
+          "proof_photo_path"?: string | null;
+          "proof_signature_path"?: string | null;
+          "recipient_name"?: string | null;
+          "recipient_phone"?: string | null;
+          "remaining_m"?: number | null;
+          "started_at"?: string | null;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "deliveries_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "deliveries_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "delivery_history": {
+        Row: {
+          "actor_id": string | null;
+          "company_id": string;
+          "created_at": string;
+          "delivery_id": string;
+          "from_payment_status": string | null;
+          "from_status": string | null;
+          "id": number;
+          "to_payment_status": string;
+          "to_status": string;
+          "trigger": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "actor_id"?: string | null;
+          "company_id": string;
+          "created_at"?: string;
+          "delivery_id": string;
+          "from_payment_status"?: string | null;
+          "from_status"?: string | null;
+          "id"?: never;
+          "to_payment_status": string;
+          "to_status": string;
+          "trigger": string;
+        };
+        Update: {
+          "actor_id"?: string | null;
+          "company_id"?: string;
+          "created_at"?: string;
+          "delivery_id"?: string;
+          "from_payment_status"?: string | null;
+          "from_status"?: string | null;
+          "id"?: never;
+          "to_payment_status"?: string;
+          "to_status"?: string;
+          "trigger"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "delivery_history_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "delivery_history_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "delivery_trail_points": {
+        Row: {
+          "company_id": string;
+          "delivery_id": string;
+          "lat": number;
+          "lng": number;
+          "recorded_at": string;
+          "seq": number;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "delivery_id": string;
+          "lat": number;
+          "lng": number;
+          "recorded_at": string;
+          "seq": number;
+        };
+        Update: {
+          "company_id"?: string;
+          "delivery_id"?: string;
+          "lat"?: number;
+          "lng"?: number;
+          "recorded_at"?: string;
+          "seq"?: number;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "delivery_trail_points_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "driver_locations": {
+        Row: {
+          "accuracy": number | null;
+          "company_id": string;
+          "driver_id": string;
+          "heading": number | null;
+          "lat": number;
+          "lng": number;
+          "speed": number | null;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "accuracy"?: number | null;
+          "company_id": string;
+          "driver_id": string;
+          "heading"?: number | null;
+          "lat": number;
+          "lng": number;
+          "speed"?: number | null;
+          "updated_at"?: string;
+        };
+        Update: {
+          "accuracy"?: number | null;
+          "company_id"?: string;
+          "driver_id"?: string;
+          "heading"?: number | null;
+          "lat"?: number;
+          "lng"?: number;
+          "speed"?: number | null;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "driver_locations_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "driver_locations_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: true;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "drivers": {
+        Row: {
+          "active": boolean;
+          "company_id": string;
+          "created_at": string;
+          "email": string;
+          "id": string;
+          "name": string;
+          "phone": string | null;
+          "updated_at": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "active"?: boolean;
+          "company_id": string;
+          "created_at"?: string;
+          "email": string;
+          "id"?: string;
+          "name": string;
+          "phone"?: string | null;
+          "updated_at"?: string;
+          "user_id": string;
+        };
+        Update: {
+          "active"?: boolean;
+          "company_id"?: string;
+          "created_at"?: string;
+          "email"?: string;
+          "id"?: string;
+          "name"?: string;
+          "phone"?: string | null;
+          "updated_at"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "drivers_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "memberships": {
+        Row: {
+          "company_id": string;
+          "created_at": string;
+          "role": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created_at"?: string;
+          "role": string;
+          "user_id": string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created_at"?: string;
+          "role"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "memberships_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "prices": {
+        Row: {
+          "base_fee": number;
+          "company_id": string;
+          "driver_share": number;
+          "minimum_fee": number;
+          "per_km": number;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "base_fee": number;
+          "company_id": string;
+          "driver_share": number;
+          "minimum_fee": number;
+          "per_km": number;
+          "updated_at"?: string;
+        };
+        Update: {
+          "base_fee"?: number;
+          "company_id"?: string;
+          "driver_share"?: number;
+          "minimum_fee"?: number;
+          "per_km"?: number;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "prices_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: true;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "proof_requirements": {
+        Row: {
+          "company_id": string;
+          "note": boolean;
+          "photo": boolean;
+          "signature": boolean;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "note"?: boolean;
+          "photo"?: boolean;
+          "signature"?: boolean;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "note"?: boolean;
+          "photo"?: boolean;
+          "signature"?: boolean;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "proof_requirements_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: true;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "subscriptions": {
+        Row: {
+          "company_id": string;
+          "current_period_end": string | null;
+          "plan": string;
+          "status": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "current_period_end"?: string | null;
+          "plan"?: string;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "current_period_end"?: string | null;
+          "plan"?: string;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "subscriptions_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: true;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "wallet_entries": {
+        Row: {
+          "amount": number;
+          "company_id": string;
+          "created_at": string;
+          "delivery_id": string | null;
+          "driver_id": string;
+          "id": string;
+          "kind": string;
+          "withdrawal_id": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "amount": number;
+          "company_id": string;
+          "created_at"?: string;
+          "delivery_id"?: string | null;
+          "driver_id": string;
+          "id"?: string;
+          "kind": string;
+          "withdrawal_id"?: string | null;
+        };
+        Update: {
+          "amount"?: number;
+          "company_id"?: string;
+          "created_at"?: string;
+          "delivery_id"?: string | null;
+          "driver_id"?: string;
+          "id"?: string;
+          "kind"?: string;
+          "withdrawal_id"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "wallet_entries_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "wallet_entries_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "wallet_entries_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "wallet_entries_withdrawal_id_fkey";
+            columns: ["withdrawal_id"];
+            isOneToOne: false;
+            referencedRelation: "withdrawals";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "webhook_events": {
+        Row: {
+          "company_id": string | null;
+          "detail": string | null;
+          "event": string | null;
+          "id": string;
+          "object_id": string | null;
+          "received_at": string;
+          "result": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id"?: string | null;
+          "detail"?: string | null;
+          "event"?: string | null;
+          "id"?: string;
+          "object_id"?: string | null;
+          "received_at"?: string;
+          "result": string;
+        };
+        Update: {
+          "company_id"?: string | null;
+          "detail"?: string | null;
+          "event"?: string | null;
+          "id"?: string;
+          "object_id"?: string | null;
+          "received_at"?: string;
+          "result"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_events_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "withdrawals": {
+        Row: {
+          "amount": number;
+          "company_id": string;
+          "completed_at": string | null;
+          "created_at": string;
+          "driver_id": string;
+          "error_message": string | null;
+          "failure_kind": string | null;
+          "gateway_transfer_id": string | null;
+          "id": string;
+          "in_doubt": boolean;
+          "pix_key": string;
+          "pix_key_type": string;
+          "status": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "amount": number;
+          "company_id": string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "driver_id": string;
+          "error_message"?: string | null;
+          "failure_kind"?: string | null;
+          "gateway_transfer_id"?: string | null;
+          "id"?: string;
+          "in_doubt"?: boolean;
+          "pix_key": string;
+          "pix_key_type": string;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "amount"?: number;
+          "company_id"?: string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "driver_id"?: string;
+          "error_message"?: string | null;
+          "failure_kind"?: string | null;
+          "gateway_transfer_id"?: string | null;
+          "id"?: string;
+          "in_doubt"?: boolean;
+          "pix_key"?: string;
+          "pix_key_type"?: string;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "withdrawals_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "withdrawals_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+    };
+    Views: {
+      [_ in never]: never;
+    };
+    Functions: {
+      "accept_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "apply_payment_event": {
+        Args: { "company_id": string; "event": string; "external_reference": string; "payment_id": string };
+        Returns: Json;
+      };
+      "apply_transfer_event": {
+        Args: { "company_id": string; "event": string; "external_reference": string; "transfer_id": string };
+        Returns: Json;
+      };
+      "assign_delivery": {
+        Args: { "delivery_id": string; "driver_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "attach_transfer": {
+        Args: { "gateway_transfer_id": string; "withdrawal_id": string };
+        Returns: Database["public"]["CompositeTypes"]["withdrawal"];
+        SetofOptions: {
+          from: "*";
+          to: "withdrawal";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "authorize_new_delivery": { Args: { "driver_id"?: string }; Returns: string };
+      "cancel_delivery": {
+        Args: { "delivery_id": string; "reason"?: string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "claim_eta_refreshes": { Args: { "driver_id": string }; Returns: Json };
+      "complete_delivery": {
+        Args: { "delivery_id": string; "note"?: string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "create_delivery": {
+        Args: {
+          "charged_price"?: number;
+          "company_id": string;
+          "created_by": string;
+          "destination_address": string;
+          "destination_lat": number;
+          "destination_lng": number;
+          "distance_m": number;
+          "driver_id"?: string;
+          "duration_s": number;
+          "gateway_payment_id"?: string;
+          "id": string;
+          "notes"?: string;
+          "origin_address": string;
+          "origin_lat": number;
+          "origin_lng": number;
+          "payment_due_date"?: string;
+          "payment_method": string;
+          "pix_copy_paste"?: string;
+          "pix_qr_code_image"?: string;
+          "recipient_name"?: string;
+          "recipient_phone"?: string;
+        };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "create_driver": {
+        Args: { "company_id": string; "email": string; "name": string; "phone"?: string; "user_id": string };
+        Returns: Database["public"]["CompositeTypes"]["driver"];
+        SetofOptions: {
+          from: "*";
+          to: "driver";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
+      "fail_withdrawal": {
+        Args: { "error_message": string; "failure_kind": string; "withdrawal_id": string };
+        Returns: Database["public"]["CompositeTypes"]["withdrawal"];
+        SetofOptions: {
+          from: "*";
+          to: "withdrawal";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_delivery_trail": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_trail"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_trail";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_driver": {
+        Args: { "driver_id": string };
+        Returns: Database["public"]["CompositeTypes"]["driver"];
+        SetofOptions: {
+          from: "*";
+          to: "driver";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_my_company": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["company"];
+        SetofOptions: {
+          from: "*";
+          to: "company";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_prices": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["price_table"];
+        SetofOptions: {
+          from: "*";
+          to: "price_table";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_proof_requirements": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["proof_requirements_set"];
+        SetofOptions: {
+          from: "*";
+          to: "proof_requirements_set";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_subscription": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["subscription"];
+        SetofOptions: {
+          from: "*";
+          to: "subscription";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_wallet": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["wallet"];
+        SetofOptions: {
+          from: "*";
+          to: "wallet";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_withdrawal": {
+        Args: { "withdrawal_id": string };
+        Returns: Database["public"]["CompositeTypes"]["withdrawal"];
+        SetofOptions: {
+          from: "*";
+          to: "withdrawal";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_deliveries": {
+        Args: {
+          "cursor"?: string;
+          "driver_id"?: string;
+          "page_limit"?: number;
+          "payment_status"?: string;
+          "status"?: string;
+        };
+        Returns: Database["public"]["CompositeTypes"]["delivery_page"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_driver_locations": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["live_map"];
+        SetofOptions: {
+          from: "*";
+          to: "live_map";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_drivers": {
+        Args: { "cursor"?: string; "page_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["driver_page"];
+        SetofOptions: {
+          from: "*";
+          to: "driver_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_wallet_transactions": {
+        Args: { "cursor"?: string; "page_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["wallet_transaction_page"];
+        SetofOptions: {
+          from: "*";
+          to: "wallet_transaction_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_webhook_events": {
+        Args: { "cursor"?: string; "page_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["webhook_event_page"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_event_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_withdrawals": {
+        Args: { "cursor"?: string; "page_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["withdrawal_page"];
+        SetofOptions: {
+          from: "*";
+          to: "withdrawal_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "mark_transfer_in_doubt": {
+        Args: { "error_message": string; "withdrawal_id": string };
+        Returns: Database["public"]["CompositeTypes"]["withdrawal"];
+        SetofOptions: {
+          from: "*";
+          to: "withdrawal";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "quote_route": {
+        Args: { "distance_m": number; "duration_s": number };
+        Returns: Database["public"]["CompositeTypes"]["route_quote"];
+        SetofOptions: {
+          from: "*";
+          to: "route_quote";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "record_eta": {
+        Args: {
+          "delivery_id": string;
+          "duration_s": number;
+          "from_lat": number;
+          "from_lng": number;
+          "remaining_m": number;
+        };
+        Returns: boolean;
+      };
+      "register_company": {
+        Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
+        Returns: Json;
+      };
+      "request_withdrawal": {
+        Args: { "amount": number; "pix_key": string; "pix_key_type": string };
+        Returns: Database["public"]["CompositeTypes"]["withdrawal"];
+        SetofOptions: {
+          from: "*";
+          to: "withdrawal";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "save_gateway_config": {
+        Args: {
+          "api_key_ciphertext": string;
+          "company_id": string;
+          "environment": string;
+          "webhook_secret_ciphertext": string;
+        };
+        Returns: Database["public"]["CompositeTypes"]["gateway_status"];
+        SetofOptions: {
+          from: "*";
+          to: "gateway_status";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_prices": {
+        Args: { "base_fee": number; "driver_share": number; "minimum_fee": number; "per_km": number };
+        Returns: Database["public"]["CompositeTypes"]["price_table"];
+        SetofOptions: {
+          from: "*";
+          to: "price_table";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_proof_requirements": {
+        Args: { "note": boolean; "photo": boolean; "signature": boolean };
+        Returns: Database["public"]["CompositeTypes"]["proof_requirements_set"];
+        SetofOptions: {
+          from: "*";
+          to: "proof_requirements_set";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_subscription": {
+        Args: { "plan": string };
+        Returns: Database["public"]["CompositeTypes"]["subscription"];
+        SetofOptions: {
+          from: "*";
+          to: "subscription";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "start_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "track_delivery": { Args: { "client": string; "token": string }; Returns: Json };
+      "update_driver": {
+        Args: { "active"?: boolean; "driver_id": string; "name"?: string; "phone"?: string };
+        Returns: Database["public"]["CompositeTypes"]["driver"];
+        SetofOptions: {
+          from: "*";
+          to: "driver";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "update_my_location": {
+        Args: { "accuracy"?: number; "heading"?: number; "lat": number; "lng": number; "speed"?: number };
+        Returns: Database["public"]["CompositeTypes"]["driver_location"];
+        SetofOptions: {
+          from: "*";
+          to: "driver_location";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "withdrawals_to_reconcile": {
+        Args: { "max_rows"?: number };
+        Returns: {
+          "company_id": string;
+          "created_at": string;
+          "gateway_transfer_id": string;
+          "id": string;
+          "in_doubt": boolean;
+        }[];
+      };
+    };
+    Enums: {
+      [_ in never]: never;
+    };
+    CompositeTypes: {
+      "company": {
+        "id": string | null;
+        "name": string | null;
+        "gateway": Database["public"]["CompositeTypes"]["gateway_status"] | null;
+        "created_at": string | null;
+      };
+      "delivery": {
+        "id": string | null;
+        "company_id": string | null;
+        "status": string | null;
+        "payment_status": string | null;
+        "payment_method": string | null;
+        "origin_address": string | null;
+        "origin": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "destination_address": string | null;
+        "destination": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "distance_m": number | null;
+        "duration_s": number | null;
+        "price": number | null;
+        "driver_id": string | null;
+        "recipient_name": string | null;
+        "recipient_phone": string | null;
+        "notes": string | null;
+        "payment": Database["public"]["CompositeTypes"]["pix_payment"] | null;
+        "cancel_reason": string | null;
+        "refund_due": boolean | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+        "accepted_at": string | null;
+        "started_at": string | null;
+        "completed_at": string | null;
+        "cancelled_at": string | null;
+        "remaining_m": number | null;
+        "eta_at": string | null;
+        "eta_refreshed_at": string | null;
+        "proof": Database["public"]["CompositeTypes"]["delivery_proof"] | null;
+        "tracking_token": string | null;
+        "tracking_url": string | null;
+      };
+      "delivery_page": {
+        "items": (Database["public"]["CompositeTypes"]["delivery"])[] | null;
+        "next_cursor": string | null;
+      };
+      "delivery_proof": {
+        "photo_path": string | null;
+        "signature_path": string | null;
+        "note": string | null;
+      };
+      "delivery_trail": {
+        "delivery_id": string | null;
+        "points": (Database["public"]["CompositeTypes"]["trail_point"])[] | null;
+      };
+      "driver": {
+        "id": string | null;
+        "user_id": string | null;
+        "name": string | null;
+        "email": string | null;
+        "phone": string | null;
+        "active": boolean | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+      };
+      "driver_location": {
+        "driver_id": string | null;
+        "lat": number | null;
+        "lng": number | null;
+        "heading": number | null;
+        "speed": number | null;
+        "accuracy": number | null;
+        "updated_at": string | null;
+      };
+      "driver_page": {
+        "items": (Database["public"]["CompositeTypes"]["driver"])[] | null;
+        "next_cursor": string | null;
+      };
+      "gateway_status": {
+        "configured": boolean | null;
+        "environment": string | null;
+      };
+      "geo_point": {
+        "lat": number | null;
+        "lng": number | null;
+      };
+      "live_map": {
+        "items": (Database["public"]["CompositeTypes"]["live_map_driver"])[] | null;
+      };
+      "live_map_driver": {
+        "driver_id": string | null;
+        "name": string | null;
+        "lat": number | null;
+        "lng": number | null;
+        "heading": number | null;
+        "speed": number | null;
+        "accuracy": number | null;
+        "updated_at": string | null;
+      };
+      "pix_payment": {
+        "gateway_payment_id": string | null;
+        "pix_copy_paste": string | null;
+        "pix_qr_code_image": string | null;
+        "due_date": string | null;
+      };
+      "price_table": {
+        "base_fee": number | null;
+        "per_km": number | null;
+        "minimum_fee": number | null;
+        "driver_share": number | null;
+        "updated_at": string | null;
+      };
+      "proof_requirements_set": {
+        "photo": boolean | null;
+        "signature": boolean | null;
+        "note": boolean | null;
+      };
+      "route_quote": {
+        "distance_m": number | null;
+        "duration_s": number | null;
+        "price": number | null;
+      };
+      "subscription": {
+        "plan": string | null;
+        "status": string | null;
+        "current_period_end": string | null;
+      };
+      "trail_point": {
+        "lat": number | null;
+        "lng": number | null;
+        "recorded_at": string | null;
+      };
+      "wallet": {
+        "driver_id": string | null;
+        "balance": number | null;
+        "available_balance": number | null;
+        "currency": string | null;
+      };
+      "wallet_transaction": {
+        "id": string | null;
+        "kind": string | null;
+        "amount": number | null;
+        "delivery_id": string | null;
+        "withdrawal_id": string | null;
+        "created_at": string | null;
+      };
+      "wallet_transaction_page": {
+        "items": (Database["public"]["CompositeTypes"]["wallet_transaction"])[] | null;
+        "next_cursor": string | null;
+      };
+      "webhook_event": {
+        "id": string | null;
+        "received_at": string | null;
+        "event": string | null;
+        "result": string | null;
+        "object_id": string | null;
+        "detail": string | null;
+      };
+      "webhook_event_page": {
+        "items": (Database["public"]["CompositeTypes"]["webhook_event"])[] | null;
+        "next_cursor": string | null;
+      };
+      "withdrawal": {
+        "id": string | null;
+        "company_id": string | null;
+        "driver_id": string | null;
+        "amount": number | null;
+        "pix_key": string | null;
+        "pix_key_type": string | null;
+        "status": string | null;
+        "in_doubt": boolean | null;
+        "gateway_transfer_id": string | null;
+        "error_message": string | null;
+        "failure_kind": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+        "completed_at": string | null;
+      };
+      "withdrawal_page": {
+        "items": (Database["public"]["CompositeTypes"]["withdrawal"])[] | null;
+        "next_cursor": string | null;
+      };
+    };
+  };
+};
 
-type DatabaseWithoutInternals = Omit<Database, '__InternalSupabase'>
+type DatabaseWithoutInternals = Omit<Database, "__InternalSupabase">;
 
-type DefaultSchema = DatabaseWithoutInternals[Extract<keyof Database, "public">]
+type DefaultSchema = DatabaseWithoutInternals[Extract<keyof Database, "public">];
 
 export type Tables<
   DefaultSchemaTableNameOrOptions extends
     | keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
     | { schema: keyof DatabaseWithoutInternals },
   TableName extends DefaultSchemaTableNameOrOptions extends {
-    schema: keyof DatabaseWithoutInternals
-  }
-    ? keyof (DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"] &
-        DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Views"])
-    : never = never
-> = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
-  ? (DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"] &
-      DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Views"])[TableName] extends {
-      Row: infer R
-    }
-    ? R
-    : never
-  : DefaultSchemaTableNameOrOptions extends keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
-  ? (DefaultSchema["Tables"] & DefaultSchema["Views"])[DefaultSchemaTableNameOrOptions] extends {
-      Row: infer R
-    }
-    ? R
-    : never
+    schema: keyof DatabaseWithoutInternals;
+  } ? keyof (
+      & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
+      & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Views"]
+    )
+    : never = never,
+> = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals } ? (
+    & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
+    & DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Views"]
+  )[TableName] extends {
+    Row: infer R;
+  } ? R
   : never
+  : DefaultSchemaTableNameOrOptions extends keyof (DefaultSchema["Tables"] & DefaultSchema["Views"])
+    ? (DefaultSchema["Tables"] & DefaultSchema["Views"])[DefaultSchemaTableNameOrOptions] extends {
+      Row: infer R;
+    } ? R
+    : never
+  : never;
 
 export type TablesInsert<
   DefaultSchemaTableNameOrOptions extends
     | keyof DefaultSchema["Tables"]
     | { schema: keyof DatabaseWithoutInternals },
   TableName extends DefaultSchemaTableNameOrOptions extends {
-    schema: keyof DatabaseWithoutInternals
-  }
-    ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
-    : never = never
+    schema: keyof DatabaseWithoutInternals;
+  } ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
+    : never = never,
 > = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
   ? DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"][TableName] extends {
-      Insert: infer I
-    }
-    ? I
-    : never
-  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
-  ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
-      Insert: infer I
-    }
-    ? I
-    : never
+    Insert: infer I;
+  } ? I
   : never
+  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
+    ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
+      Insert: infer I;
+    } ? I
+    : never
+  : never;
 
 export type TablesUpdate<
   DefaultSchemaTableNameOrOptions extends
     | keyof DefaultSchema["Tables"]
     | { schema: keyof DatabaseWithoutInternals },
   TableName extends DefaultSchemaTableNameOrOptions extends {
-    schema: keyof DatabaseWithoutInternals
-  }
-    ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
-    : never = never
+    schema: keyof DatabaseWithoutInternals;
+  } ? keyof DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"]
+    : never = never,
 > = DefaultSchemaTableNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
   ? DatabaseWithoutInternals[DefaultSchemaTableNameOrOptions["schema"]]["Tables"][TableName] extends {
-      Update: infer U
-    }
-    ? U
-    : never
-  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
-  ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
-      Update: infer U
-    }
-    ? U
-    : never
+    Update: infer U;
+  } ? U
   : never
+  : DefaultSchemaTableNameOrOptions extends keyof DefaultSchema["Tables"]
+    ? DefaultSchema["Tables"][DefaultSchemaTableNameOrOptions] extends {
+      Update: infer U;
+    } ? U
+    : never
+  : never;
 
 export type Enums<
   DefaultSchemaEnumNameOrOptions extends
     | keyof DefaultSchema["Enums"]
     | { schema: keyof DatabaseWithoutInternals },
   EnumName extends DefaultSchemaEnumNameOrOptions extends {
-    schema: keyof DatabaseWithoutInternals
-  }
-    ? keyof DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]]["Enums"]
-    : never = never
+    schema: keyof DatabaseWithoutInternals;
+  } ? keyof DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]]["Enums"]
+    : never = never,
 > = DefaultSchemaEnumNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
   ? DatabaseWithoutInternals[DefaultSchemaEnumNameOrOptions["schema"]]["Enums"][EnumName]
   : DefaultSchemaEnumNameOrOptions extends keyof DefaultSchema["Enums"]
-  ? DefaultSchema["Enums"][DefaultSchemaEnumNameOrOptions]
-  : never
+    ? DefaultSchema["Enums"][DefaultSchemaEnumNameOrOptions]
+  : never;
 
 export type CompositeTypes<
   PublicCompositeTypeNameOrOptions extends
     | keyof DefaultSchema["CompositeTypes"]
     | { schema: keyof DatabaseWithoutInternals },
   CompositeTypeName extends PublicCompositeTypeNameOrOptions extends {
-    schema: keyof DatabaseWithoutInternals
-  }
-    ? keyof DatabaseWithoutInternals[PublicCompositeTypeNameOrOptions["schema"]]["CompositeTypes"]
-    : never = never
+    schema: keyof DatabaseWithoutInternals;
+  } ? keyof DatabaseWithoutInternals[PublicCompositeTypeNameOrOptions["schema"]]["CompositeTypes"]
+    : never = never,
 > = PublicCompositeTypeNameOrOptions extends { schema: keyof DatabaseWithoutInternals }
   ? DatabaseWithoutInternals[PublicCompositeTypeNameOrOptions["schema"]]["CompositeTypes"][CompositeTypeName]
   : PublicCompositeTypeNameOrOptions extends keyof DefaultSchema["CompositeTypes"]
-  ? DefaultSchema["CompositeTypes"][PublicCompositeTypeNameOrOptions]
-  : never
+    ? DefaultSchema["CompositeTypes"][PublicCompositeTypeNameOrOptions]
+  : never;
 
 export const Constants = {
   "public": {
-          Enums: {
-            
-          }
-        }
-} as const
+    Enums: {},
+  },
+} as const;

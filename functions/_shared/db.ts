@@ -107,7 +107,14 @@ async function answerByDeadline<T>(run: Promise<T>, deadline: number, abandon: (
 }
 
 /** Postgres roles a token may select; anything else is refused before SQL sees it. */
-export const TOKEN_ROLES = new Set(["anon", "authenticated", "service_role", "company_owner", "company_admin", "driver"]);
+export const TOKEN_ROLES = new Set([
+  "anon",
+  "authenticated",
+  "service_role",
+  "company_owner",
+  "company_admin",
+  "driver",
+]);
 
 /**
  * Whether `errors` say the connection itself is lost. Such a connection is

@@ -24,7 +24,7 @@ const Schema = z.object({
       const jwks = JSON.parse(text);
       if (Array.isArray(jwks?.keys)) return jwks as { keys: Record<string, unknown>[] };
     } catch { /* reported below */ }
-    ctx.addIssue({ code: "custom", message: "must be a JSON Web Key Set ({\"keys\": [...]})" });
+    ctx.addIssue({ code: "custom", message: 'must be a JSON Web Key Set ({"keys": [...]})' });
     return z.NEVER;
   }),
   GATEWAY_SANDBOX_URL: url,

@@ -201,11 +201,13 @@ async function settingsOf(companyId: string): Promise<Settings> {
     where c.id = ${companyId}`;
   return put(companyId, {
     known: row !== undefined,
-    row: row?.api_key_ciphertext ? {
-      api_key_ciphertext: row.api_key_ciphertext,
-      webhook_secret_ciphertext: row.webhook_secret_ciphertext,
-      environment: row.environment,
-    } : null,
+    row: row?.api_key_ciphertext
+      ? {
+        api_key_ciphertext: row.api_key_ciphertext,
+        webhook_secret_ciphertext: row.webhook_secret_ciphertext,
+        environment: row.environment,
+      }
+      : null,
     readAt: Date.now(),
   });
 }

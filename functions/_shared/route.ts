@@ -192,8 +192,11 @@ export function mount(app: Hono, routes: AnyRoute[]): void {
         claims,
         asCaller: (work, followUp) => asUser(claims, work, { followUp }),
         authorize: (roles) =>
-          asUser(claims, async (tx) =>
-            (await tx<{ company: string }[]>`select private.authorize(variadic ${roles}::text[]) as company`)[0].company
+          asUser(
+            claims,
+            async (tx) =>
+              (await tx<{ company: string }[]>`select private.authorize(variadic ${roles}::text[]) as company`)[0]
+                .company,
           ),
       });
       if (reply instanceof Response) return reply;

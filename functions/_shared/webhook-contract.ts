@@ -43,7 +43,8 @@ const RESPONSES = {
   401: { description: "Missing or invalid signature" },
   413: { description: "The body is larger than 1 MiB" },
   503: {
-    description: "Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries",
+    description:
+      "Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries",
   },
 };
 

@@ -46,8 +46,12 @@ export async function createAuthUser(user: NewUser): Promise<{ id: string }> {
   const { ok, status, body } = await call("POST", "", { ...user, email_confirm: true });
   if (ok && typeof body.id === "string") return { id: body.id };
   const code = body.error_code ?? body.code;
-  if (code === "email_exists" || status === 409) throw new HttpError(409, "A user with this e-mail address already exists");
-  if (status === 422 || status === 400) throw new HttpError(422, body.msg ?? body.message ?? "The identity provider refused the user");
+  if (code === "email_exists" || status === 409) {
+    throw new HttpError(409, "A user with this e-mail address already exists");
+  }
+  if (status === 422 || status === 400) {
+    throw new HttpError(422, body.msg ?? body.message ?? "The identity provider refused the user");
+  }
   throw new HttpError(502, "The identity provider failed");
 }
 

@@ -21,7 +21,16 @@ import tracking from "./routes/tracking.ts";
 env(); // fail at start-up, naming the setting, rather than on the first request
 
 // Order matters where paths overlap: /api/v1/drivers/locations before /api/v1/drivers/{id}.
-export const routes: AnyRoute[] = [...companies, ...locations, ...drivers, ...settings, ...deliveries, ...money, ...tracking, ...proof];
+export const routes: AnyRoute[] = [
+  ...companies,
+  ...locations,
+  ...drivers,
+  ...settings,
+  ...deliveries,
+  ...money,
+  ...tracking,
+  ...proof,
+];
 
 const app = createApp();
 

@@ -11,11 +11,13 @@ type Components = Record<string, Record<string, unknown>>;
 function pointAtComponents(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(pointAtComponents);
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(Object.entries(value).map(([key, item]) =>
-    key === "$ref" && typeof item === "string"
-      ? [key, item.replace(/^#\/\$defs\//, "#/components/schemas/")]
-      : [key, pointAtComponents(item)]
-  ));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) =>
+      key === "$ref" && typeof item === "string"
+        ? [key, item.replace(/^#\/\$defs\//, "#/components/schemas/")]
+        : [key, pointAtComponents(item)]
+    ),
+  );
 }
 
 /** A schema's JSON without `additionalProperties`, to compare a request's and a response's use of one schema. */
@@ -24,7 +26,10 @@ function shape(schema: unknown): string {
 }
 
 function schemaOf(schema: z.ZodType, io: "input" | "output", components: Components): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
+  const json = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<
+    string,
+    unknown
+  >;
   delete json.$schema;
   const defs = (json.$defs ?? {}) as Components;
   delete json.$defs;
@@ -56,7 +61,12 @@ function parameters(route: AnyRoute, components: Components): unknown[] {
     if (!schema) continue;
     const json = schemaOf(schema, "input", components) as { properties?: Record<string, unknown>; required?: string[] };
     for (const [name, property] of Object.entries(json.properties ?? {})) {
-      out.push({ name, in: where, required: where === "path" || (json.required ?? []).includes(name), schema: property });
+      out.push({
+        name,
+        in: where,
+        required: where === "path" || (json.required ?? []).includes(name),
+        schema: property,
+      });
     }
   }
   return out;
@@ -82,7 +92,11 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
       responses[status] = {
         description: response.description,
         ...(response.headers
-          ? { headers: Object.fromEntries(Object.entries(response.headers).map(([h, d]) => [h, { description: d, schema: { type: "string" } }])) }
+          ? {
+            headers: Object.fromEntries(
+              Object.entries(response.headers).map(([h, d]) => [h, { description: d, schema: { type: "string" } }]),
+            ),
+          }
           : {}),
         ...(response.schema
           ? { content: json(response.schema) }
@@ -94,7 +108,10 @@ export function openApiDocument(routes: AnyRoute[], info: { title: string; versi
     const errors = route.auth === "bearer" ? [400, 401, 403, 404] : [400];
     for (const status of errors) {
       if (responses[status]) continue;
-      responses[status] = { description: STANDARD_ERRORS[status], content: json(status === 400 ? badRequest : ErrorBody) };
+      responses[status] = {
+        description: STANDARD_ERRORS[status],
+        content: json(status === 400 ? badRequest : ErrorBody),
+      };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method] = {

@@ -44,7 +44,12 @@ export function parseEvent(body: Uint8Array): GatewayEvent {
     decoded = new TextDecoder("utf-8", { fatal: true }).decode(body);
     payload = JSON.parse(decoded);
   } catch (error) {
-    throw invalid({ type: "json_invalid", loc: ["body"], msg: `JSON decode error: ${(error as Error).message}`, input: null });
+    throw invalid({
+      type: "json_invalid",
+      loc: ["body"],
+      msg: `JSON decode error: ${(error as Error).message}`,
+      input: null,
+    });
   }
   // Postgres text cannot hold NUL: such a body can never be applied, so it is refused (400), not retried.
   if (/\\u0000/i.test(decoded)) {

@@ -63,7 +63,8 @@ export function findStatement(claim: Claim, companyId: string | null, withSettin
   const settings = withSettings
     ? "g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment"
     : "null as api_key_ciphertext, null as webhook_secret_ciphertext, null as environment";
-  const join = (owner: string) => withSettings ? `left join private.gateway_configs g on g.company_id = ${owner}.company_id` : "";
+  const join = (owner: string) =>
+    withSettings ? `left join private.gateway_configs g on g.company_id = ${owner}.company_id` : "";
   return inlined(
     claim.kind === "transfer"
       ? [
@@ -156,7 +157,12 @@ async function admitLookup(kind: Kind, id: string): Promise<boolean> {
 }
 
 /** Finds, checks with the gateway and applies what a claim speaks of, within `scope` (a company, or null). */
-export async function settle(audit: Audit, scope: string | null, claim: Claim, options: SettleOptions): Promise<Outcome> {
+export async function settle(
+  audit: Audit,
+  scope: string | null,
+  claim: Claim,
+  options: SettleOptions,
+): Promise<Outcome> {
   const prefix = options.detailPrefix ?? "";
   let ours = await findOurs(claim, scope);
   let object: GatewayObject | null = null;
@@ -229,11 +235,17 @@ export function applyStatement(
   const checked = `${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `;
   // With nothing to call, the outcome is known: only the audit row remains.
   const [call, args] = applyCall(ours, kind, object, event) ??
-    [`select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`, ["ignored", `the ${kind} is not settled yet`]];
+    [`select jsonb_build_object('result', $1::text, 'detail', $2::text) as r`, [
+      "ignored",
+      `the ${kind} is not settled yet`,
+    ]];
   const n = args.length;
   if (!audit) {
     return {
-      statement: inlined([`select applied.r ->> 'result' as result, applied.r ->> 'detail' as detail from (${call}) applied`, args]),
+      statement: inlined([
+        `select applied.r ->> 'result' as result, applied.r ->> 'detail' as detail from (${call}) applied`,
+        args,
+      ]),
       checked,
     };
   }
@@ -241,7 +253,9 @@ export function applyStatement(
     statement: inlined([
       `with applied as (${call})
        insert into public.webhook_events (company_id, event, object_id, result, detail)
-       select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${n + 4}::text || (applied.r ->> 'detail')
+       select $${n + 1}::uuid, $${n + 2}::text, $${n + 3}::text, applied.r ->> 'result', $${
+        n + 4
+      }::text || (applied.r ->> 'detail')
        from applied
        returning result, detail`,
       [...args, audit.companyId, audit.event, audit.objectId, checked],

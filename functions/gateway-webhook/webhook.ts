@@ -20,7 +20,10 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new HttpError(503, "the event could not be processed in time; deliver it again", { "Retry-After": "5" })),
+      () =>
+        reject(
+          new HttpError(503, "the event could not be processed in time; deliver it again", { "Retry-After": "5" }),
+        ),
       ms,
     );
   });
@@ -48,7 +51,12 @@ async function dispatch(audit: Audit, scope: string | null, event: GatewayEvent,
   });
 }
 
-async function companyWebhook(audit: Audit, companyParam: string, body: Uint8Array<ArrayBuffer>, signature: string | null) {
+async function companyWebhook(
+  audit: Audit,
+  companyParam: string,
+  body: Uint8Array<ArrayBuffer>,
+  signature: string | null,
+) {
   const unknown = () => new Rejected(404, "unknown company");
   if (!UUID_PATTERN.test(companyParam)) throw unknown();
   // The company and its secret: one read, reused for a few seconds (gateway.ts, SETTINGS_TTL_MS).

@@ -98,7 +98,9 @@ export const adminListUsers: Handler = async (ctx) => {
   const number = (name: string, fallback: number) => {
     const text = ctx.url.searchParams.get(name);
     if (text === null || text === "") return fallback;
-    if (!/^\d+$/.test(text)) throw errors.badPagination(`strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+    if (!/^\d+$/.test(text)) {
+      throw errors.badPagination(`strconv.ParseUint: parsing ${JSON.stringify(text)}: invalid syntax`);
+    }
     return Number(text);
   };
   const page = number("page", 1);

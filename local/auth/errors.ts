@@ -91,11 +91,9 @@ export const errors = {
 
   // The signed-in user (internal/api/user.go).
   samePassword: () => new AuthError(422, "same_password", "New password should be different from the old password."),
-  appMetadataNeedsAdmin: () =>
-    new AuthError(403, "not_admin", "Updating app_metadata requires admin privileges"),
+  appMetadataNeedsAdmin: () => new AuthError(403, "not_admin", "Updating app_metadata requires admin privileges"),
   phoneChangeUnsupported: () => new AuthError(422, "phone_provider_disabled", "Phone logins are disabled"),
-  badPagination: (detail: string) =>
-    new AuthError(400, "validation_failed", `Bad Pagination Parameters: ${detail}`),
+  badPagination: (detail: string) => new AuthError(400, "validation_failed", `Bad Pagination Parameters: ${detail}`),
 
   // Custom access token hook (internal/hooks, internal/tokens/service.go).
   // GoTrue gives these no error code; its error handler then answers

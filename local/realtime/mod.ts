@@ -238,7 +238,13 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
       const isPrivate = ["true"].includes(url.searchParams.get("private") ?? "");
       let broadcast: Broadcast;
       if (type === "application/octet-stream") {
-        broadcast = { kind: "user", event, body: new Uint8Array(await req.arrayBuffer()), encoding: "binary", meta: null };
+        broadcast = {
+          kind: "user",
+          event,
+          body: new Uint8Array(await req.arrayBuffer()),
+          encoding: "binary",
+          meta: null,
+        };
       } else if (type === "application/json") {
         const text = await req.text();
         let payload: unknown;
@@ -248,7 +254,13 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
           return answer(400, { message: "Malformed JSON" });
         }
         if (payload === null) return answer(422, { errors: { payload: ["can't be blank"] } });
-        broadcast = { kind: "user", event, body: encoder.encode(JSON.stringify(payload)), encoding: "json", meta: null };
+        broadcast = {
+          kind: "user",
+          event,
+          body: encoder.encode(JSON.stringify(payload)),
+          encoding: "json",
+          meta: null,
+        };
       } else return answer(415, { message: "Unsupported Media Type" });
       if (isPrivate) {
         const allowed = await mayWrite(topic);

@@ -54,7 +54,8 @@ export interface GatewaySimulatorOptions {
 
 export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): GatewaySimulator {
   let sequence = 0;
-  const nextId = (prefix: string) => `${prefix}_${(++sequence).toString().padStart(6, "0")}${crypto.randomUUID().slice(0, 8)}`;
+  const nextId = (prefix: string) =>
+    `${prefix}_${(++sequence).toString().padStart(6, "0")}${crypto.randomUUID().slice(0, 8)}`;
 
   const sim: GatewaySimulator = {
     mode: "ok",
@@ -70,7 +71,11 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
       return true;
     },
     put(kind, object) {
-      (kind === "payment" ? sim.payments : sim.transfers).set(object.id, { object: kind, dateCreated: today(), ...object });
+      (kind === "payment" ? sim.payments : sim.transfers).set(object.id, {
+        object: kind,
+        dateCreated: today(),
+        ...object,
+      });
     },
     async fetch(req: Request): Promise<Response> {
       const url = new URL(req.url);
@@ -103,8 +108,12 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
       return json(customer);
     }
     if (method === "POST" && path === "/v3/payments") {
-      if (!sim.customers.has(String(input.customer))) return gatewayError(400, "invalid_customer", "Customer not found");
-      if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+      if (!sim.customers.has(String(input.customer))) {
+        return gatewayError(400, "invalid_customer", "Customer not found");
+      }
+      if (typeof input.value !== "number" || input.value <= 0) {
+        return gatewayError(400, "invalid_value", "Invalid value");
+      }
       const payment: GatewayObject = {
         object: "payment",
         id: nextId("pay"),
@@ -118,7 +127,9 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
     }
     if (method === "GET" && (match = /^\/v3\/payments\/([^/]+)\/pixQrCode$/.exec(path))) {
       if (!sim.payments.has(match[1])) return gatewayError(404, "not_found", "Payment not found");
-      const payload = `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${match[1]}5204000053039865802BR6304ABCD`;
+      const payload = `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${
+        match[1]
+      }5204000053039865802BR6304ABCD`;
       return json({
         encodedImage: options.pngQrCodes ? await qrPngBase64(payload) : btoa(`qr:${match[1]}`),
         payload,
@@ -126,7 +137,9 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
       });
     }
     if (method === "POST" && path === "/v3/transfers") {
-      if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+      if (typeof input.value !== "number" || input.value <= 0) {
+        return gatewayError(400, "invalid_value", "Invalid value");
+      }
       if (!input.pixAddressKey) return gatewayError(400, "invalid_pix_key", "Pix key is required");
       const transfer: GatewayObject = {
         object: "transfer",
@@ -156,7 +169,14 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
       const limit = Math.min(100, Math.max(1, Number(query.get("limit") ?? 10) || 10));
       const all = [...sim.transfers.values()].filter((t) => String(t.dateCreated ?? "") >= from);
       const data = all.slice(offset, offset + limit);
-      return json({ object: "list", hasMore: offset + data.length < all.length, totalCount: all.length, limit, offset, data });
+      return json({
+        object: "list",
+        hasMore: offset + data.length < all.length,
+        totalCount: all.length,
+        limit,
+        offset,
+        data,
+      });
     }
     if (method === "GET" && (match = /^\/v3\/(payments|transfers)\/([^/]+)$/.exec(path))) {
       const object = (match[1] === "payments" ? sim.payments : sim.transfers).get(match[2]);

@@ -51,7 +51,10 @@ interface ObjectRow {
 
 function safeName(name: string): string {
   const decoded = decodeURIComponent(name);
-  if (!decoded || decoded.split("/").some((part) => part === "" || part === "." || part === "..") || decoded.includes("\0")) {
+  if (
+    !decoded || decoded.split("/").some((part) => part === "" || part === "." || part === "..") ||
+    decoded.includes("\0")
+  ) {
     throw new StorageError(400, "InvalidKey", `Invalid key: ${decoded}`);
   }
   return decoded;
@@ -143,10 +146,14 @@ export function createStorage(options: StorageOptions) {
       if (!file) throw new StorageError(400, "Error", "No file was sent");
       return file;
     }
-    return { bytes: new Uint8Array(await req.arrayBuffer()), mime: type.split(";")[0].trim() || "application/octet-stream" };
+    return {
+      bytes: new Uint8Array(await req.arrayBuffer()),
+      mime: type.split(";")[0].trim() || "application/octet-stream",
+    };
   }
 
-  const tooLarge = () => new StorageError(413, "Payload too large", "The object exceeded the maximum allowed size", "413");
+  const tooLarge = () =>
+    new StorageError(413, "Payload too large", "The object exceeded the maximum allowed size", "413");
 
   async function upload(req: Request, bucketId: string, name: string, upsert: boolean): Promise<Response> {
     const claims = await claimsOf(req);
@@ -156,18 +163,27 @@ export function createStorage(options: StorageOptions) {
     if (!mimeAllowed(bucket, mime)) {
       throw new StorageError(415, "invalid_mime_type", `mime type ${mime} is not supported`, "415");
     }
-    const metadata = { mimetype: mime, size: bytes.byteLength, contentLength: bytes.byteLength, cacheControl: "max-age=3600" };
+    const metadata = {
+      mimetype: mime,
+      size: bytes.byteLength,
+      contentLength: bytes.byteLength,
+      cacheControl: "max-age=3600",
+    };
     const id = crypto.randomUUID();
     try {
       await asCaller(claims, async (tx) => {
         if (upsert) {
           // As Storage: an upsert over an existing object needs the update policy too.
           await tx`insert into storage.objects (id, bucket_id, name, owner, owner_id, metadata)
-                   values (${id}, ${bucketId}, ${name}, ${claims.sub ?? null}, ${claims.sub ?? null}, ${tx.json(metadata)})
+                   values (${id}, ${bucketId}, ${name}, ${claims.sub ?? null}, ${claims.sub ?? null}, ${
+            tx.json(metadata)
+          })
                    on conflict (bucket_id, name) do update set metadata = excluded.metadata, updated_at = now()`;
         } else {
           await tx`insert into storage.objects (id, bucket_id, name, owner, owner_id, metadata)
-                   values (${id}, ${bucketId}, ${name}, ${claims.sub ?? null}, ${claims.sub ?? null}, ${tx.json(metadata)})`;
+                   values (${id}, ${bucketId}, ${name}, ${claims.sub ?? null}, ${claims.sub ?? null}, ${
+            tx.json(metadata)
+          })`;
         }
         // The bytes land before the row commits: a row never points at a missing file.
         await Deno.mkdir(filePath(bucketId, name).replace(/\/[^/]+$/, ""), { recursive: true });
@@ -176,16 +192,21 @@ export function createStorage(options: StorageOptions) {
     } catch (error) {
       const code = (error as { code?: string }).code;
       if (code === "23505") throw new StorageError(409, "Duplicate", "The resource already exists", "409");
-      if (code === "42501") throw new StorageError(403, "Unauthorized", "new row violates row-level security policy", "403");
+      if (code === "42501") {
+        throw new StorageError(403, "Unauthorized", "new row violates row-level security policy", "403");
+      }
       throw error;
     }
     return Response.json({ Id: id, Key: `${bucketId}/${name}` });
   }
 
   async function visible(claims: Claims & { role: string }, bucketId: string, name: string): Promise<ObjectRow> {
-    const [row] = await asCaller(claims, (tx) =>
-      tx<ObjectRow[]>`select id, name, metadata, created_at, updated_at, last_accessed_at from storage.objects
-                     where bucket_id = ${bucketId} and name = ${name}`);
+    const [row] = await asCaller(
+      claims,
+      (tx) =>
+        tx<ObjectRow[]>`select id, name, metadata, created_at, updated_at, last_accessed_at from storage.objects
+                     where bucket_id = ${bucketId} and name = ${name}`,
+    );
     if (!row) throw notFound();
     return row;
   }
@@ -244,7 +265,11 @@ export function createStorage(options: StorageOptions) {
           await visible(claims, match[1], name);
           out.push({ path: raw, signedURL: await sign(match[1], name, body.expiresIn ?? 60), error: null });
         } catch {
-          out.push({ path: raw, signedURL: null, error: "Either the object does not exist or you do not have access to it" });
+          out.push({
+            path: raw,
+            signedURL: null,
+            error: "Either the object does not exist or you do not have access to it",
+          });
         }
       }
       return Response.json(out);
@@ -260,9 +285,12 @@ export function createStorage(options: StorageOptions) {
       const claims = await claimsOf(req);
       const body = await req.json() as { prefix?: string; limit?: number; offset?: number; search?: string };
       const prefix = (body.prefix ?? "").replace(/\/?$/, body.prefix ? "/" : "");
-      const rows = await asCaller(claims, (tx) =>
-        tx<ObjectRow[]>`select id, name, metadata, created_at, updated_at, last_accessed_at from storage.objects
-                       where bucket_id = ${match![1]} and starts_with(name, ${prefix}) order by name`);
+      const rows = await asCaller(
+        claims,
+        (tx) =>
+          tx<ObjectRow[]>`select id, name, metadata, created_at, updated_at, last_accessed_at from storage.objects
+                       where bucket_id = ${match![1]} and starts_with(name, ${prefix}) order by name`,
+      );
       const seen = new Set<string>();
       const items = [];
       for (const row of rows) {
@@ -272,7 +300,14 @@ export function createStorage(options: StorageOptions) {
         if (tail.length > 0) {
           if (seen.has(head)) continue;
           seen.add(head);
-          items.push({ name: head, id: null, updated_at: null, created_at: null, last_accessed_at: null, metadata: null });
+          items.push({
+            name: head,
+            id: null,
+            updated_at: null,
+            created_at: null,
+            last_accessed_at: null,
+            metadata: null,
+          });
         } else {
           items.push({ ...row, name: head });
         }
@@ -284,9 +319,12 @@ export function createStorage(options: StorageOptions) {
       const claims = await claimsOf(req);
       const body = await req.json() as { prefixes?: string[] };
       const names = (body.prefixes ?? []).map(safeName);
-      const deleted = await asCaller(claims, (tx) =>
-        tx<ObjectRow[]>`delete from storage.objects where bucket_id = ${match![1]} and name = any(${names})
-                       returning id, name, metadata, created_at, updated_at, last_accessed_at`);
+      const deleted = await asCaller(
+        claims,
+        (tx) =>
+          tx<ObjectRow[]>`delete from storage.objects where bucket_id = ${match![1]} and name = any(${names})
+                       returning id, name, metadata, created_at, updated_at, last_accessed_at`,
+      );
       for (const row of deleted) await Deno.remove(filePath(match[1], row.name)).catch(() => {});
       return Response.json(deleted.map((row) => ({ ...row, bucket_id: match![1] })));
     }
@@ -294,7 +332,9 @@ export function createStorage(options: StorageOptions) {
       const upsert = req.method === "PUT" || req.headers.get("x-upsert") === "true";
       return await upload(req, match[1], safeName(match[2]), upsert);
     }
-    if ((req.method === "GET" || req.method === "HEAD") && (match = m(/^\/object\/(?:authenticated\/)?([^/]+)\/(.+)$/))) {
+    if (
+      (req.method === "GET" || req.method === "HEAD") && (match = m(/^\/object\/(?:authenticated\/)?([^/]+)\/(.+)$/))
+    ) {
       const claims = await claimsOf(req);
       const name = safeName(match[2]);
       const row = await visible(claims, match[1], name);
@@ -311,7 +351,9 @@ export function createStorage(options: StorageOptions) {
       return await handle(req, path, url);
     } catch (error) {
       if (error instanceof StorageError) return errorResponse(error);
-      if (error instanceof SyntaxError) return errorResponse(new StorageError(400, "Error", "The body is not valid JSON"));
+      if (error instanceof SyntaxError) {
+        return errorResponse(new StorageError(400, "Error", "The body is not valid JSON"));
+      }
       console.error(JSON.stringify({ event: "storage_error", path, error: String(error) }));
       return errorResponse(new StorageError(500, "internal", "Internal Server Error"));
     }

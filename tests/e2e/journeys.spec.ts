@@ -10,13 +10,15 @@ import { gzipSync } from "node:zlib";
 /** Where each journey's last screen is written (gitignored). */
 const SCREENSHOTS = resolve(import.meta.dirname, "screenshots");
 mkdirSync(SCREENSHOTS, { recursive: true });
-const shot = (page: Page, name: string) => page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: resolve(SCREENSHOTS, `${name}.png`), fullPage: true });
 
 const COMPANY_ID = "c0000000-0000-4000-8000-000000000001";
 const WEBHOOK_SECRET = "e2e-company-webhook-secret-0123456789abcdef";
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 const baseURL = () => process.env.E2E_BASE_URL!;
-const formatBRL = (value: number) => new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(value);
+const formatBRL = (value: number) =>
+  new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(value);
 const brl = (text: string | null) => Number(text!.replace(/[^\d,-]/g, "").replace(",", "."));
 
 async function newContext(browser: Browser, options: Parameters<Browser["newContext"]>[0] = {}) {
@@ -35,7 +37,9 @@ async function expectLabelled(page: Page) {
   const unlabelled = await page.locator("input, select, textarea").evaluateAll((elements) =>
     elements
       .filter((e) => (e as HTMLInputElement).type !== "hidden")
-      .filter((e) => !((e as HTMLInputElement).labels?.length || e.getAttribute("aria-label") || e.getAttribute("aria-labelledby")))
+      .filter((e) =>
+        !((e as HTMLInputElement).labels?.length || e.getAttribute("aria-label") || e.getAttribute("aria-labelledby"))
+      )
       .map((e) => e.outerHTML.slice(0, 120))
   );
   expect(unlabelled).toEqual([]);
@@ -126,7 +130,12 @@ test.describe.serial("the company panel and the driver app", () => {
     // The client pays: the gateway records it and reports it to the company's webhook, signed with the
     // company's secret; the row changes without a reload.
     const res = await page.request.post("/_sim/web/events", {
-      data: { event: "PAYMENT_RECEIVED", external_reference: deliveryId, company_id: COMPANY_ID, webhook_secret: WEBHOOK_SECRET },
+      data: {
+        event: "PAYMENT_RECEIVED",
+        external_reference: deliveryId,
+        company_id: COMPANY_ID,
+        webhook_secret: WEBHOOK_SECRET,
+      },
     });
     expect(res.status()).toBe(200);
     await expect(row.getByText("Pending")).toBeVisible();
@@ -164,7 +173,9 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(ownerPage.getByText("In progress", { exact: true })).toBeVisible();
     const position = ownerPage.getByText(/^Driver at /);
     await expect(position).toContainText("-23.55030, -46.63390");
-    await expect(ownerPage.getByRole("img", { name: "Route map" }).getByTitle("Driver", { exact: true })).toHaveCount(1);
+    await expect(ownerPage.getByRole("img", { name: "Route map" }).getByTitle("Driver", { exact: true })).toHaveCount(
+      1,
+    );
     await driver.setGeolocation({ latitude: -23.5561, longitude: -46.6449 });
     // At most one update per 10 s: the next one arrives within about that.
     await expect(position).toContainText("-23.55610, -46.64490", { timeout: 20_000 });
@@ -213,7 +224,9 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(withdrawal).toHaveAccessibleName(/Completed/);
     await expect(page.getByRole("listitem").filter({ hasText: "Withdrawal:" })).toHaveCount(1);
     // The debit is in the balance, also without a reload.
-    const credit = brl(await page.getByRole("listitem").filter({ hasText: "Delivery credit" }).locator("strong").textContent());
+    const credit = brl(
+      await page.getByRole("listitem").filter({ hasText: "Delivery credit" }).locator("strong").textContent(),
+    );
     await expect(page.getByRole("status", { name: "Balance" })).toHaveText(formatBRL(credit - 5));
     await shot(page, "3-driver-withdrawal-completed");
   });
@@ -262,13 +275,16 @@ test.describe.serial("the company panel and the driver app", () => {
 
     await driverPage.goto("/deliveries");
     await expect(driverPage.getByText("Your role cannot open this page.")).toBeVisible();
-    await expect(driverPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deliveries" })).toHaveCount(0);
+    await expect(driverPage.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deliveries" }))
+      .toHaveCount(0);
     await shot(driverPage, "4-driver-no-panel");
 
     const stranger = await newContext(browser);
     const strangerPage = await stranger.newPage();
     await signIn(strangerPage, "owner@demo.test", "not-the-password");
-    await expect(strangerPage.getByRole("alert")).toHaveText("The email or password is wrong. Check them and try again.");
+    await expect(strangerPage.getByRole("alert")).toHaveText(
+      "The email or password is wrong. Check them and try again.",
+    );
     await shot(strangerPage, "4-wrong-password");
     await stranger.close();
   });
@@ -299,23 +315,27 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(page.getByText("Reason for cancelling: The client changed their mind")).toBeVisible();
     await shot(page, "5-owner-cancelled");
 
-    for (const [link, heading] of [
-      ["Deliveries", "Deliveries"],
-      ["Drivers", "Drivers"],
-      ["Live map", "Live map of drivers"],
-      ["Prices", "Prices"],
-      ["Withdrawals", "Withdrawals"],
-      ["Webhook log", "Webhook log"],
-      ["Gateway", "Payment gateway"],
-      ["Billing", "Billing"],
-      ["Simulators", "Simulators (local stack only)"],
-    ]) {
+    for (
+      const [link, heading] of [
+        ["Deliveries", "Deliveries"],
+        ["Drivers", "Drivers"],
+        ["Live map", "Live map of drivers"],
+        ["Prices", "Prices"],
+        ["Withdrawals", "Withdrawals"],
+        ["Webhook log", "Webhook log"],
+        ["Gateway", "Payment gateway"],
+        ["Billing", "Billing"],
+        ["Simulators", "Simulators (local stack only)"],
+      ]
+    ) {
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: link, exact: true }).click();
       await expect(page.getByRole("heading", { name: heading, exact: true })).toBeVisible();
       await expectLabelled(page);
       if (link === "Live map") {
         // Dora's last position, from journey 2.
-        await expect(page.getByRole("listitem").filter({ hasText: "Dora Driver" })).toContainText("-23.55610, -46.64490");
+        await expect(page.getByRole("listitem").filter({ hasText: "Dora Driver" })).toContainText(
+          "-23.55610, -46.64490",
+        );
       }
     }
   });

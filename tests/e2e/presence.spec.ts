@@ -17,10 +17,12 @@ test("the owner sees a driver come online and go offline", async ({ browser }) =
   const driver = await browser.newContext({ baseURL: process.env.E2E_BASE_URL });
   const ownerPage = await owner.newPage();
   const driverPage = await driver.newPage();
-  for (const [page, email, password] of [
-    [ownerPage, "owner@demo.test", "demo-owner-pass"],
-    [driverPage, "driver1@demo.test", "demo-driver-pass"],
-  ] as const) {
+  for (
+    const [page, email, password] of [
+      [ownerPage, "owner@demo.test", "demo-owner-pass"],
+      [driverPage, "driver1@demo.test", "demo-driver-pass"],
+    ] as const
+  ) {
     await page.goto("/");
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(password);
@@ -30,7 +32,8 @@ test("the owner sees a driver come online and go offline", async ({ browser }) =
   await ownerPage.getByRole("link", { name: "Drivers" }).click();
   const dora = ownerPage.getByRole("row").filter({ hasText: "Dora Driver" });
   await expect(dora.getByText("Online", { exact: true })).toBeVisible();
-  await expect(ownerPage.getByRole("row").filter({ hasText: "Dino Driver" }).getByText("Offline", { exact: true })).toBeVisible();
+  await expect(ownerPage.getByRole("row").filter({ hasText: "Dino Driver" }).getByText("Offline", { exact: true }))
+    .toBeVisible();
   await ownerPage.getByRole("link", { name: "Live map" }).click();
   await expect(ownerPage.getByText("1 online now")).toBeVisible();
 

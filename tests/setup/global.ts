@@ -36,7 +36,11 @@ export default async function setup(project: TestProject) {
       log: sim.log,
     };
   });
-  const routing = await startFake("routing", createRoutingSimulator, (f) => ({ requests: (f as RoutingSimulator).requests }));
+  const routing = await startFake(
+    "routing",
+    createRoutingSimulator,
+    (f) => ({ requests: (f as RoutingSimulator).requests }),
+  );
 
   const dataDir = privateDir("delivery-platform-test-");
   const logFile = resolve(dataDir, "stack.log");

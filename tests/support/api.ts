@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // Test helpers over the running local stack: HTTP calls, sign-in, companies
 // with a user of every role, and direct database access.
 import { randomUUID } from "node:crypto";
@@ -107,9 +108,12 @@ async function addMember(companyId: string, role: "company_admin" | "admin", lab
   return { userId: user.id, email, password: PASSWORD, token: (await signIn(email, PASSWORD)).access_token };
 }
 
-async function addDriver(companyId: string, ownerToken: string, label: string): Promise<DriverMember> {
+async function addDriver(ownerToken: string, label: string): Promise<DriverMember> {
   const email = uniqueEmail(label);
-  const res = await api("/api/v1/drivers", { token: ownerToken, body: { name: `Driver ${label}`, email, password: PASSWORD } });
+  const res = await api("/api/v1/drivers", {
+    token: ownerToken,
+    body: { name: `Driver ${label}`, email, password: PASSWORD },
+  });
   if (res.status !== 201) throw new Error(`creating driver failed: ${res.status} ${JSON.stringify(res.body)}`);
   return {
     userId: res.body.user_id,
@@ -128,12 +132,17 @@ export async function createCompany(name = "Test Co"): Promise<TestCompany> {
   });
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(res.body)}`);
   const companyId = res.body.company_id as string;
-  const owner = { userId: res.body.user_id, email, password: PASSWORD, token: (await signIn(email, PASSWORD)).access_token };
+  const owner = {
+    userId: res.body.user_id,
+    email,
+    password: PASSWORD,
+    token: (await signIn(email, PASSWORD)).access_token,
+  };
   const [admin, legacyAdmin, driver, driver2] = await Promise.all([
     addMember(companyId, "company_admin", "admin"),
     addMember(companyId, "admin", "legacy"),
-    addDriver(companyId, owner.token, "driver"),
-    addDriver(companyId, owner.token, "driver2"),
+    addDriver(owner.token, "driver"),
+    addDriver(owner.token, "driver2"),
   ]);
   return { companyId, owner, admin, legacyAdmin, driver, driver2 };
 }

@@ -42,7 +42,9 @@ async function send(res: ServerResponse, response: Response, bodyDelayMs = 0): P
 }
 
 function listen(server: Server, port = 0): Promise<number> {
-  return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
+  );
 }
 
 export async function startFake(
@@ -111,7 +113,9 @@ export async function startFake(
     const object = /^\/objects\/([^/]+)$/.exec(path);
     if (req.method === "POST" && object) {
       const { status } = await request.json().catch(() => ({})) as { status?: unknown };
-      if (typeof status !== "string") return send(res, Response.json({ detail: "status is required" }, { status: 400 }));
+      if (typeof status !== "string") {
+        return send(res, Response.json({ detail: "status is required" }, { status: 400 }));
+      }
       const found = fake.setStatus?.(decodeURIComponent(object[1]), status) ?? false;
       return send(res, Response.json({ id: decodeURIComponent(object[1]), status }, { status: found ? 200 : 404 }));
     }

@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // One Edge Function in a Deno process of its own, on the stack's database and
 // fakes: for settings the running stack does not have, or for paths the local
 // router sends to another function.

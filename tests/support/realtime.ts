@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // Listening on a private Realtime topic with the real supabase-js client.
 import { afterAll } from "vitest";
 import { supabaseClient } from "./supabase.ts";

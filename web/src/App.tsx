@@ -81,7 +81,13 @@ export function App() {
 
   if (publicPage) return <Suspense fallback={<Loading />}>{publicPage.page.render(publicPage.params!)}</Suspense>;
 
-  if (loading) return <main className="center"><Loading /></main>;
+  if (loading) {
+    return (
+      <main className="center">
+        <Loading />
+      </main>
+    );
+  }
   if (!session) return <SignIn />;
   if (!identity) {
     return (
@@ -97,9 +103,7 @@ export function App() {
   for (const page of pages) {
     const params = match(page.path, path);
     if (!params) continue;
-    content = can(identity, page.roles)
-      ? page.render(params)
-      : <p role="alert" className="error">{t.notAllowed}</p>;
+    content = can(identity, page.roles) ? page.render(params) : <p role="alert" className="error">{t.notAllowed}</p>;
     // "/deliveries/new" is declared before "/deliveries/:id".
     break;
   }
@@ -117,7 +121,11 @@ export function App() {
       </header>
       <nav className="nav" aria-label={t.nav.main}>
         <ul>
-          {nav.map((p) => <li key={p.path}><Link to={p.path}>{p.nav}</Link></li>)}
+          {nav.map((p) => (
+            <li key={p.path}>
+              <Link to={p.path}>{p.nav}</Link>
+            </li>
+          ))}
         </ul>
       </nav>
       <main id="content" className="content" tabIndex={-1}>

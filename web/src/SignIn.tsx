@@ -19,17 +19,34 @@ export function SignIn() {
     setBusy(false);
     if (!error) return;
     const code = (error as { code?: string }).code;
-    setError(code === "invalid_credentials" || (error as { status?: number }).status === 400 ? t.auth.wrongPassword : t.auth.failed);
+    setError(
+      code === "invalid_credentials" || (error as { status?: number }).status === 400
+        ? t.auth.wrongPassword
+        : t.auth.failed,
+    );
   }
 
   return (
     <main className="center">
       <form className="card signin" onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">{t.auth.title}</h1>
-        <Field label={t.auth.email} type="email" autoComplete="username" required value={email}
-          onChange={(e) => setEmail(e.target.value)} autoFocus />
-        <Field label={t.auth.password} type="password" autoComplete="current-password" required value={password}
-          onChange={(e) => setPassword(e.target.value)} />
+        <Field
+          label={t.auth.email}
+          type="email"
+          autoComplete="username"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          autoFocus
+        />
+        <Field
+          label={t.auth.password}
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
         <ErrorNote error={error} />
         <button type="submit" disabled={busy}>{busy ? t.auth.signingIn : t.auth.submit}</button>
       </form>

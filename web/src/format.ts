@@ -8,7 +8,8 @@ const time = new Intl.DateTimeFormat(locale, { timeStyle: "medium" });
 export const formatBRL = (value: number | null | undefined) => (value == null ? "—" : brl.format(value));
 export const formatDateTime = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : "—");
 export const formatTime = (iso: string | null | undefined) => (iso ? time.format(new Date(iso)) : "—");
-export const formatKm = (metres: number) => `${(metres / 1000).toLocaleString(locale, { maximumFractionDigits: 1 })} km`;
+export const formatKm = (metres: number) =>
+  `${(metres / 1000).toLocaleString(locale, { maximumFractionDigits: 1 })} km`;
 export const formatMinutes = (seconds: number) => `${Math.max(1, Math.round(seconds / 60))} min`;
 export const shortId = (id: string) => id.slice(0, 8);
 

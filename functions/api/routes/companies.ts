@@ -42,7 +42,11 @@ export const register = defineRoute({
       { email: body.email, password: body.password, user_metadata: { name: body.owner_name } },
       (userId) =>
         asService((tx) =>
-          rpc(tx, "register_company", { owner_user_id: userId, company_name: body.company_name, owner_name: body.owner_name })
+          rpc(tx, "register_company", {
+            owner_user_id: userId,
+            company_name: body.company_name,
+            owner_name: body.owner_name,
+          })
         ),
     );
     return { status: 201, body: created };

@@ -12,7 +12,6 @@ import { type MeasuredRoute, routeBetween } from "../routing.ts";
 import { COMPANY_MANAGERS, DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
 import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
 
-
 export const DeliveryStatus = z.enum([
   "awaiting_payment",
   "pending",

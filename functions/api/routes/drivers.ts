@@ -4,7 +4,7 @@ import { withNewAuthUser } from "../auth-admin.ts";
 import { asService, rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { COMPANY_MANAGERS, DELIVERY_MANAGERS } from "../roles.ts";
-import { Email, IdParams, Name, PageQuery, pageOf, Password, Phone, Timestamp } from "../schemas.ts";
+import { Email, IdParams, Name, pageOf, PageQuery, Password, Phone, Timestamp } from "../schemas.ts";
 
 export const Driver = z.object({
   id: z.uuid(),
@@ -16,7 +16,6 @@ export const Driver = z.object({
   created_at: Timestamp,
   updated_at: Timestamp,
 }).meta({ id: "Driver" });
-
 
 export const createDriver = defineRoute({
   method: "post",

@@ -10,7 +10,6 @@ import { UUID_PATTERN } from "../../_shared/schemas.ts";
 import { DRIVER, WITHDRAWAL_READERS } from "../roles.ts";
 import { IdParams, pageOf, PageQuery, PositiveMoney, Text, Timestamp } from "../schemas.ts";
 
-
 export const PixKeyType = z.enum(["cpf", "cnpj", "email", "phone", "evp"]);
 
 /** The format of each Pix key type; private.valid_pix_key holds the database to the same. */
@@ -176,7 +175,9 @@ async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalReques
   }
   try {
     return await asService((tx) =>
-      rpc(tx, "attach_transfer", { withdrawal_id: withdrawal.id, gateway_transfer_id: transfer.id }) as Promise<Withdrawal>
+      rpc(tx, "attach_transfer", { withdrawal_id: withdrawal.id, gateway_transfer_id: transfer.id }) as Promise<
+        Withdrawal
+      >
     );
   } catch (error) {
     // The transfer exists, so the withdrawal must stay processing: its events

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { COMPANY_MANAGERS, DELIVERY_MANAGERS, MEMBERS, OWNER } from "../roles.ts";
-import { Money, PageQuery, pageOf, Timestamp } from "../schemas.ts";
+import { Money, pageOf, PageQuery, Timestamp } from "../schemas.ts";
 
 const Prices = z.object({
   base_fee: Money,
@@ -24,7 +24,9 @@ export const getPrices = defineRoute({
     "credited price * driver_share when it completes the delivery.",
   auth: "bearer",
   roles: MEMBERS,
-  responses: { 200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }).meta({ id: "Prices" }) } },
+  responses: {
+    200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }).meta({ id: "Prices" }) },
+  },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_prices")) }),
 });
 

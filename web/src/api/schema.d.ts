@@ -4,733 +4,1761 @@
  */
 
 export interface paths {
-    "/health": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Liveness and database reachability */
-        get: operations["getHealth"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+  "/health": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/openapi.json": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** This document */
-        get: operations["getOpenapiJson"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** Liveness and database reachability */
+    get: operations["getHealth"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/openapi.json": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/companies/register": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Register a company and its owner
-         * @description Creates the owner's login (e-mail and password) and the company, on the free plan with default prices (base_fee 5.00, per_km 1.50, minimum_fee 8.00, driver_share 0.80). All or nothing: when the company cannot be created, the login is removed again. Then sign in at /auth/v1/token.
-         */
-        post: operations["postCompaniesRegister"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /** This document */
+    get: operations["getOpenapiJson"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/companies/register": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/companies/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The caller's company
-         * @description Roles: company_owner, company_admin, admin, driver.
-         */
-        get: operations["getCompaniesMe"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Register a company and its owner
+     * @description Creates the owner's login (e-mail and password) and the company, on the free plan with default prices (base_fee 5.00, per_km 1.50, minimum_fee 8.00, driver_share 0.80). All or nothing: when the company cannot be created, the login is removed again. Then sign in at /auth/v1/token.
+     */
+    post: operations["postCompaniesRegister"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/companies/me": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/companies/me/gateway-config": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Store the company's payment gateway key and webhook secret
-         * @description Both are stored encrypted (AES-256-GCM) and are never returned or logged. The environment is detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on (within 5 s on every instance), webhooks to /api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.
-         *
-         *     Roles: company_owner.
-         */
-        post: operations["postCompaniesMeGatewayConfig"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The caller's company
+     * @description Roles: company_owner, company_admin, admin, driver.
+     */
+    get: operations["getCompaniesMe"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/companies/me/gateway-config": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/locations/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Update the calling driver's position
-         * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response, and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
-         *
-         *     Roles: driver.
-         */
-        put: operations["putLocationsMe"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Store the company's payment gateway key and webhook secret
+     * @description Both are stored encrypted (AES-256-GCM) and are never returned or logged. The environment is detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on (within 5 s on every instance), webhooks to /api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.
+     *
+     *     Roles: company_owner.
+     */
+    post: operations["postCompaniesMeGatewayConfig"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/locations/me": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/drivers/locations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every active driver of the company with its last position
-         * @description All active drivers of the company in one answer, by name (a map needs every one at once, so there are no pages). A driver that has not sent a position yet is listed with null position fields; a deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic `company:{company_id}`.
-         *
-         *     Roles: company_owner, company_admin, admin.
-         */
-        get: operations["getDriversLocations"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    /**
+     * Update the calling driver's position
+     * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response, and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
+     *
+     *     Roles: driver.
+     */
+    put: operations["putLocationsMe"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/drivers/locations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}/trail": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The path the driver took while the delivery was in progress
-         * @description The driver's accepted positions while this delivery was in progress, oldest first, at most the newest 500 (at one update per 10 seconds, the last 83 minutes or more). Empty for a delivery that was never in progress. The points stay after the delivery completes. Newer points arrive live as `driver_location` broadcasts.
-         *
-         *     Roles: company_owner, company_admin, admin.
-         */
-        get: operations["getDeliveriesByIdTrail"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Every active driver of the company with its last position
+     * @description All active drivers of the company in one answer, by name (a map needs every one at once, so there are no pages). A driver that has not sent a position yet is listed with null position fields; a deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic `company:{company_id}`.
+     *
+     *     Roles: company_owner, company_admin, admin.
+     */
+    get: operations["getDriversLocations"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/trail": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/drivers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the company's drivers, newest first
-         * @description Roles: company_owner, company_admin, admin.
-         */
-        get: operations["getDrivers"];
-        put?: never;
-        /**
-         * Create a driver with its login
-         * @description The driver signs in with this e-mail and password. All or nothing: if the driver cannot be created, the login is removed again.
-         *
-         *     Roles: company_owner, company_admin.
-         */
-        post: operations["postDrivers"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The path the driver took while the delivery was in progress
+     * @description The driver's accepted positions while this delivery was in progress, oldest first, at most the newest 500 (at one update per 10 seconds, the last 83 minutes or more). Empty for a delivery that was never in progress. The points stay after the delivery completes. Newer points arrive live as `driver_location` broadcasts.
+     *
+     *     Roles: company_owner, company_admin, admin.
+     */
+    get: operations["getDeliveriesByIdTrail"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/drivers": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/drivers/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One driver
-         * @description Roles: company_owner, company_admin, admin.
-         */
-        get: operations["getDriversById"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Update or deactivate a driver
-         * @description `active: false` deactivates the driver: from then on every driver endpoint answers it 403, until it is reactivated with `active: true`.
-         *
-         *     Roles: company_owner, company_admin.
-         */
-        patch: operations["patchDriversById"];
-        trace?: never;
+    /**
+     * List the company's drivers, newest first
+     * @description Roles: company_owner, company_admin, admin.
+     */
+    get: operations["getDrivers"];
+    put?: never;
+    /**
+     * Create a driver with its login
+     * @description The driver signs in with this e-mail and password. All or nothing: if the driver cannot be created, the login is removed again.
+     *
+     *     Roles: company_owner, company_admin.
+     */
+    post: operations["postDrivers"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/drivers/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/prices": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The company's price table
-         * @description A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is credited price * driver_share when it completes the delivery.
-         *
-         *     Roles: company_owner, company_admin, admin, driver.
-         */
-        get: operations["getPrices"];
-        /**
-         * Replace the company's price table
-         * @description Roles: company_owner, company_admin, admin.
-         */
-        put: operations["putPrices"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * One driver
+     * @description Roles: company_owner, company_admin, admin.
+     */
+    get: operations["getDriversById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /**
+     * Update or deactivate a driver
+     * @description `active: false` deactivates the driver: from then on every driver endpoint answers it 403, until it is reactivated with `active: true`.
+     *
+     *     Roles: company_owner, company_admin.
+     */
+    patch: operations["patchDriversById"];
+    trace?: never;
+  };
+  "/api/v1/prices": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/billing/subscription": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The company's subscription
-         * @description Roles: company_owner.
-         */
-        get: operations["getBillingSubscription"];
-        /**
-         * Change the company's plan
-         * @description A new company starts on `free`. Paid plans run in 30-day periods from the change.
-         *
-         *     Roles: company_owner.
-         */
-        put: operations["putBillingSubscription"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The company's price table
+     * @description A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is credited price * driver_share when it completes the delivery.
+     *
+     *     Roles: company_owner, company_admin, admin, driver.
+     */
+    get: operations["getPrices"];
+    /**
+     * Replace the company's price table
+     * @description Roles: company_owner, company_admin, admin.
+     */
+    put: operations["putPrices"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/billing/subscription": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/webhook-events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The company's webhook audit log, newest first
-         * @description Roles: company_owner, company_admin.
-         */
-        get: operations["getWebhookEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The company's subscription
+     * @description Roles: company_owner.
+     */
+    get: operations["getBillingSubscription"];
+    /**
+     * Change the company's plan
+     * @description A new company starts on `free`. Paid plans run in 30-day periods from the change.
+     *
+     *     Roles: company_owner.
+     */
+    put: operations["putBillingSubscription"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhook-events": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/routes/quote": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Price a route
-         * @description The routing service measures the route (distance and duration, rounded to whole metres and seconds); price = max(minimum_fee, base_fee + per_km * km) from the company's prices (GET /api/v1/prices), rounded to cents, over the distance in whole metres. A delivery created for the same route costs exactly this price.
-         *
-         *     Roles: company_owner, company_admin, admin.
-         */
-        post: operations["postRoutesQuote"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The company's webhook audit log, newest first
+     * @description Roles: company_owner, company_admin.
+     */
+    get: operations["getWebhookEvents"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/quote": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List deliveries, newest first
-         * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never another driver's, never one still awaiting payment. `status`, `driver_id` and `payment_status` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
-         *
-         *     Roles: company_owner, company_admin, admin, driver.
-         */
-        get: operations["getDeliveries"];
-        put?: never;
-        /**
-         * Create a delivery
-         * @description The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
-         *
-         *     Roles: company_owner, company_admin, admin.
-         */
-        post: operations["postDeliveries"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Price a route
+     * @description The routing service measures the route (distance and duration, rounded to whole metres and seconds); price = max(minimum_fee, base_fee + per_km * km) from the company's prices (GET /api/v1/prices), rounded to cents, over the distance in whole metres. A delivery created for the same route costs exactly this price.
+     *
+     *     Roles: company_owner, company_admin, admin.
+     */
+    post: operations["postRoutesQuote"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One delivery
-         * @description Within the caller's scope, as for the list; anything else is 404.
-         *
-         *     Roles: company_owner, company_admin, admin, driver.
-         */
-        get: operations["getDeliveriesById"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * List deliveries, newest first
+     * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never another driver's, never one still awaiting payment. `status`, `driver_id` and `payment_status` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
+     *
+     *     Roles: company_owner, company_admin, admin, driver.
+     */
+    get: operations["getDeliveries"];
+    put?: never;
+    /**
+     * Create a delivery
+     * @description The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
+     *
+     *     Roles: company_owner, company_admin, admin.
+     */
+    post: operations["postDeliveries"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Cancel a delivery
-         * @description From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.
-         *
-         *     Roles: company_owner, company_admin, admin.
-         */
-        post: operations["postDeliveriesByIdCancel"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * One delivery
+     * @description Within the caller's scope, as for the list; anything else is 404.
+     *
+     *     Roles: company_owner, company_admin, admin, driver.
+     */
+    get: operations["getDeliveriesById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}/assign": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Give a pending delivery to a driver
-         * @description pending → accepted, linked to the driver, as if it had accepted. The driver must be an active driver of the company (404 otherwise, 422 when deactivated).
-         *
-         *     Roles: company_owner, company_admin.
-         */
-        post: operations["postDeliveriesByIdAssign"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a delivery
+     * @description From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.
+     *
+     *     Roles: company_owner, company_admin, admin.
+     */
+    post: operations["postDeliveriesByIdCancel"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/assign": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}/accept": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Take a pending delivery
-         * @description pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly one wins; the others get 422 (the delivery is locked while it moves).
-         *
-         *     Roles: driver.
-         */
-        post: operations["postDeliveriesByIdAccept"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Give a pending delivery to a driver
+     * @description pending → accepted, linked to the driver, as if it had accepted. The driver must be an active driver of the company (404 otherwise, 422 when deactivated).
+     *
+     *     Roles: company_owner, company_admin.
+     */
+    post: operations["postDeliveriesByIdAssign"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/accept": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}/start": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Set off with an accepted delivery
-         * @description accepted → in_progress, by the driver who took it; another driver's delivery is 404.
-         *
-         *     Roles: driver.
-         */
-        post: operations["postDeliveriesByIdStart"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Take a pending delivery
+     * @description pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly one wins; the others get 422 (the delivery is locked while it moves).
+     *
+     *     Roles: driver.
+     */
+    post: operations["postDeliveriesByIdAccept"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/start": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/deliveries/{id}/complete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Complete a delivery in progress
-         * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.
-         *
-         *     Roles: driver.
-         */
-        post: operations["postDeliveriesByIdComplete"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Set off with an accepted delivery
+     * @description accepted → in_progress, by the driver who took it; another driver's delivery is 404.
+     *
+     *     Roles: driver.
+     */
+    post: operations["postDeliveriesByIdStart"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/complete": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/wallets/me": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The driver's wallet
-         * @description balance is the sum of the driver's ledger; available_balance also holds back the withdrawals still processing, and is what may be withdrawn.
-         *
-         *     Roles: driver.
-         */
-        get: operations["getWalletsMe"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * Complete a delivery in progress
+     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.
+     *
+     *     Roles: driver.
+     */
+    post: operations["postDeliveriesByIdComplete"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/wallets/me": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/wallets/me/transactions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The driver's ledger, newest first
-         * @description Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is refunded, a withdrawal debit when a withdrawal completes.
-         *
-         *     Roles: driver.
-         */
-        get: operations["getWalletsMeTransactions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The driver's wallet
+     * @description balance is the sum of the driver's ledger; available_balance also holds back the withdrawals still processing, and is what may be withdrawn.
+     *
+     *     Roles: driver.
+     */
+    get: operations["getWalletsMe"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/wallets/me/transactions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/withdrawals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Withdrawals, newest first
-         * @description A driver lists its own; an owner or admin the company's.
-         *
-         *     Roles: driver, company_owner, company_admin.
-         */
-        get: operations["getWithdrawals"];
-        put?: never;
-        /**
-         * Withdraw from the wallet by Pix
-         * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
-         *
-         *     Roles: driver.
-         */
-        post: operations["postWithdrawals"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * The driver's ledger, newest first
+     * @description Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is refunded, a withdrawal debit when a withdrawal completes.
+     *
+     *     Roles: driver.
+     */
+    get: operations["getWalletsMeTransactions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/withdrawals": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/withdrawals/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One withdrawal
-         * @description A driver reads its own; an owner or admin the company's. Anyone else's is 404.
-         *
-         *     Roles: driver, company_owner, company_admin.
-         */
-        get: operations["getWithdrawalsById"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Withdrawals, newest first
+     * @description A driver lists its own; an owner or admin the company's.
+     *
+     *     Roles: driver, company_owner, company_admin.
+     */
+    get: operations["getWithdrawals"];
+    put?: never;
+    /**
+     * Withdraw from the wallet by Pix
+     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
+     *
+     *     Roles: driver.
+     */
+    post: operations["postWithdrawals"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/withdrawals/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/track/{token}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A delivery as its recipient sees it
-         * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address, enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
-         */
-        get: operations["getTrackByToken"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * One withdrawal
+     * @description A driver reads its own; an owner or admin the company's. Anyone else's is 404.
+     *
+     *     Roles: driver, company_owner, company_admin.
+     */
+    get: operations["getWithdrawalsById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/track/{token}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/companies/me/proof-requirements": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Which proof of delivery the company requires
-         * @description Nothing is required until the company says so.
-         *
-         *     Roles: company_owner, company_admin, admin, driver.
-         */
-        get: operations["getCompaniesMeProofRequirements"];
-        /**
-         * Set which proof of delivery the company requires
-         * @description POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver has uploaded the required photo and signature and sends the required note.
-         *
-         *     Roles: company_owner, company_admin.
-         */
-        put: operations["putCompaniesMeProofRequirements"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * A delivery as its recipient sees it
+     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address, enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
+     */
+    get: operations["getTrackByToken"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/companies/me/proof-requirements": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/webhooks/gateway/{company_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The gateway's events for one company
-         * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
-         *
-         *     The signature is checked with the company's webhook_secret; only a company that has none (no gateway configuration) falls back to the platform secret. Only this company's withdrawals and deliveries are touched. An unknown company (or one that is not a UUID) is 404.
-         */
-        post: operations["postWebhooksGatewayByCompanyId"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    /**
+     * Which proof of delivery the company requires
+     * @description Nothing is required until the company says so.
+     *
+     *     Roles: company_owner, company_admin, admin, driver.
+     */
+    get: operations["getCompaniesMeProofRequirements"];
+    /**
+     * Set which proof of delivery the company requires
+     * @description POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver has uploaded the required photo and signature and sends the required note.
+     *
+     *     Roles: company_owner, company_admin.
+     */
+    put: operations["putCompaniesMeProofRequirements"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhooks/gateway/{company_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    "/api/v1/webhooks/gateway": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * The gateway's events for the platform account
-         * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
-         *
-         *     A signed request is checked with the platform secret. An unsigned one is accepted as a claim like any other (the gateway is asked before anything moves), but may make us ask the gateway about one object at most once a minute (429 otherwise). With GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true an unsigned request is 401. Without a company in the path, an id we do not know can only be matched through the externalReference or description the event carries.
-         */
-        post: operations["postWebhooksGateway"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+    get?: never;
+    put?: never;
+    /**
+     * The gateway's events for one company
+     * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
+     *
+     *     The signature is checked with the company's webhook_secret; only a company that has none (no gateway configuration) falls back to the platform secret. Only this company's withdrawals and deliveries are touched. An unknown company (or one that is not a UUID) is 404.
+     */
+    post: operations["postWebhooksGatewayByCompanyId"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhooks/gateway": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
+    get?: never;
+    put?: never;
+    /**
+     * The gateway's events for the platform account
+     * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
+     *
+     *     A signed request is checked with the platform secret. An unsigned one is accepted as a claim like any other (the gateway is asked before anything moves), but may make us ask the gateway about one object at most once a minute (429 otherwise). With GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true an unsigned request is 401. Without a company in the path, an id we do not know can only be matched through the externalReference or description the event carries.
+     */
+    post: operations["postWebhooksGateway"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: {
-        ValidationError: {
-            detail: {
-                type: string;
-                loc: (string | number)[];
-                msg: string;
-                input: unknown;
-            }[];
+  schemas: {
+    ValidationError: {
+      detail: {
+        type: string;
+        loc: (string | number)[];
+        msg: string;
+        input: unknown;
+      }[];
+    };
+    Error: {
+      detail: string;
+    };
+    Company: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      gateway: {
+        configured: boolean;
+        environment: ("sandbox" | "production") | null;
+      };
+      /** Format: date-time */
+      created_at: string;
+    };
+    DriverLocation: {
+      /** Format: uuid */
+      driver_id: string;
+      lat: number;
+      lng: number;
+      heading: number | null;
+      speed: number | null;
+      accuracy: number | null;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    DriverLocationItem: {
+      /** Format: uuid */
+      driver_id: string;
+      name: string;
+      lat: number | null;
+      lng: number | null;
+      heading: number | null;
+      speed: number | null;
+      accuracy: number | null;
+      updated_at: string | null;
+    };
+    DeliveryTrail: {
+      /** Format: uuid */
+      delivery_id: string;
+      points: {
+        lat: number;
+        lng: number;
+        /** Format: date-time */
+        recorded_at: string;
+      }[];
+    };
+    Driver: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      user_id: string;
+      name: string;
+      email: string;
+      phone: string | null;
+      active: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    Prices: {
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      base_fee: unknown;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      per_km: unknown;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      minimum_fee: unknown;
+      driver_share: number;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    Subscription: {
+      /** @enum {string} */
+      plan: "free" | "pro" | "enterprise";
+      /** @enum {string} */
+      status: "active" | "past_due" | "cancelled";
+      current_period_end: string | null;
+    };
+    WebhookEvent: {
+      /** Format: uuid */
+      id: string;
+      /** Format: date-time */
+      received_at: string;
+      event: string | null;
+      /** @enum {string} */
+      result: "processed" | "duplicate" | "ignored" | "rejected" | "error";
+      object_id: string | null;
+      detail: string | null;
+    };
+    RouteQuote: {
+      distance_m: number;
+      duration_s: number;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      price: unknown;
+    };
+    Delivery: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      company_id: string;
+      /** @enum {string} */
+      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+      /** @enum {string} */
+      payment_status: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
+      /** @enum {string} */
+      payment_method: "pix" | "invoice";
+      origin_address: string;
+      origin: {
+        lat: number;
+        lng: number;
+      };
+      destination_address: string;
+      destination: {
+        lat: number;
+        lng: number;
+      };
+      /** @description Metres by road, as the routing service measured them. */
+      distance_m: number;
+      /** @description Seconds of driving, as the routing service estimated them. */
+      duration_s: number;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      price: unknown;
+      driver_id: string | null;
+      recipient_name: string | null;
+      recipient_phone: string | null;
+      notes: string | null;
+      /** @description The Pix charge; null for invoice deliveries. */
+      payment: {
+        gateway_payment_id: string;
+        /** @description The Pix copy-paste code (the QR code's payload). */
+        pix_copy_paste: string;
+        /** @description The QR code as a base64 PNG. */
+        pix_qr_code_image: string;
+        /** Format: date */
+        due_date: string;
+      } | null;
+      cancel_reason: string | null;
+      /** @description True for a cancelled delivery whose payment was received (paid after it went overdue, or cancelled after it was paid): refund it at the gateway; the gateway's PAYMENT_REFUNDED then clears it. */
+      refund_due: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      accepted_at: string | null;
+      started_at: string | null;
+      completed_at: string | null;
+      cancelled_at: string | null;
+      /** @description While in progress: metres by road from the driver's position to the destination, as last measured. */
+      remaining_m: number | null;
+      /** @description While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most once per 30 s, after more than 100 m); the last value stays when the routing service fails. */
+      eta_at: string | null;
+      /** @description When remaining_m and eta_at were measured. */
+      eta_refreshed_at: string | null;
+      /** @description Proof of delivery, once completed: the names of the photo and the signature in the private Storage bucket `delivery-proofs` (the company's managers read them with supabase-js, e.g. `createSignedUrl`), and the note. */
+      proof: {
+        photo_path: string | null;
+        signature_path: string | null;
+        note: string | null;
+      } | null;
+      /** @description The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only (null for drivers). */
+      tracking_token: string | null;
+      /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers). */
+      tracking_url: string | null;
+    };
+    Wallet: {
+      /** Format: uuid */
+      driver_id: string;
+      balance: number;
+      available_balance: number;
+      /** @constant */
+      currency: "BRL";
+    };
+    WalletEntry: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      kind: "delivery_credit" | "credit_reversal" | "withdrawal_debit";
+      /** @description Signed: credits positive, reversals and debits negative. */
+      amount: number;
+      delivery_id: string | null;
+      withdrawal_id: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    Withdrawal: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      company_id: string;
+      /** Format: uuid */
+      driver_id: string;
+      amount: number;
+      /** @description Masked: only the last four characters are shown. */
+      pix_key: string;
+      /** @enum {string} */
+      pix_key_type: "cpf" | "cnpj" | "email" | "phone" | "evp";
+      /** @enum {string} */
+      status: "processing" | "completed" | "failed";
+      /** @description True while our transfer request failed in a way that may have made the transfer (timeout, 5xx): the amount stays held until the gateway says what happened. */
+      in_doubt: boolean;
+      gateway_transfer_id: string | null;
+      error_message: string | null;
+      /** @description Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the gateway has no transfer for it. Kept when a later DONE from the gateway completes it. */
+      failure_kind: ("gateway_rejected" | "transfer_failed" | "no_transfer") | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      completed_at: string | null;
+    };
+    Tracking: {
+      /** @enum {string} */
+      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+      /** @description Once a driver has the delivery. */
+      driver: {
+        first_name: string;
+      } | null;
+      /** @description The driver's last position, only while the delivery is in progress and only one sent since the pick-up. */
+      position: {
+        lat: number;
+        lng: number;
+        heading: number | null;
+        /** Format: date-time */
+        updated_at: string;
+      } | null;
+      /** @description Expected arrival, while in progress, once the routing service has measured it. */
+      eta_at: string | null;
+      /** @description Metres by road still to go, while in progress. */
+      remaining_m: number | null;
+      /** @description When the ETA was last measured. */
+      eta_refreshed_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      accepted_at: string | null;
+      started_at: string | null;
+      completed_at: string | null;
+      cancelled_at: string | null;
+      /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
+      realtime_topic: string;
+    };
+    ProofRequirements: {
+      /** @description A photo must be uploaded before completing. */
+      photo: boolean;
+      /** @description The recipient's signature must be uploaded before completing. */
+      signature: boolean;
+      /** @description Completing must carry a note. */
+      note: boolean;
+    };
+    WebhookAcknowledgement: {
+      /** @constant */
+      received: true;
+    };
+    GatewayWebhookBody: {
+      /** @description PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored */
+      event: string;
+      transfer?: {
+        id: string;
+        /** @description For example DONE, FAILED, RECEIVED */
+        status?: string;
+        value?: number;
+        description?: string;
+        /** @description Our withdrawal or delivery id */
+        externalReference?: string;
+        dateCreated?: string;
+        confirmedDate?: string;
+        failReason?: string;
+      } & {
+        [key: string]: unknown;
+      };
+      payment?: {
+        id: string;
+        /** @description For example DONE, FAILED, RECEIVED */
+        status?: string;
+        value?: number;
+        description?: string;
+        /** @description Our withdrawal or delivery id */
+        externalReference?: string;
+        dateCreated?: string;
+        confirmedDate?: string;
+        failReason?: string;
+      } & {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+  };
+  responses: never;
+  parameters: never;
+  requestBodies: never;
+  headers: never;
+  pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+  getHealth: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Up */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        Error: {
-            detail: string;
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "ok";
+            /** @constant */
+            database: "ok";
+          };
         };
-        Company: {
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unreachable */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            status: "degraded";
+            /** @constant */
+            database: "unreachable";
+          };
+        };
+      };
+    };
+  };
+  getOpenapiJson: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The OpenAPI 3.1 document of the API */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postCompaniesRegister: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          company_name: string;
+          owner_name: string;
+          /** Format: email */
+          email: string;
+          password: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Registered */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
             /** Format: uuid */
-            id: string;
-            name: string;
-            gateway: {
-                configured: boolean;
-                environment: ("sandbox" | "production") | null;
-            };
-            /** Format: date-time */
-            created_at: string;
-        };
-        DriverLocation: {
-            /** Format: uuid */
-            driver_id: string;
-            lat: number;
-            lng: number;
-            heading: number | null;
-            speed: number | null;
-            accuracy: number | null;
-            /** Format: date-time */
-            updated_at: string;
-        };
-        DriverLocationItem: {
-            /** Format: uuid */
-            driver_id: string;
-            name: string;
-            lat: number | null;
-            lng: number | null;
-            heading: number | null;
-            speed: number | null;
-            accuracy: number | null;
-            updated_at: string | null;
-        };
-        DeliveryTrail: {
-            /** Format: uuid */
-            delivery_id: string;
-            points: {
-                lat: number;
-                lng: number;
-                /** Format: date-time */
-                recorded_at: string;
-            }[];
-        };
-        Driver: {
-            /** Format: uuid */
-            id: string;
+            company_id: string;
             /** Format: uuid */
             user_id: string;
-            name: string;
-            email: string;
-            phone: string | null;
-            active: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
+          };
         };
-        Prices: {
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description The e-mail address is taken */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getCompaniesMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The company; never a secret */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Company"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postCompaniesMeGatewayConfig: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          api_key: string;
+          /** @description Use at least 32 random characters. */
+          webhook_secret: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Stored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** @constant */
+            configured: true;
+            /** @enum {string} */
+            environment: "sandbox" | "production";
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putLocationsMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          lat: number;
+          lng: number;
+          /** @description Degrees clockwise from north, 0 ≤ heading < 360 */
+          heading?: number | null;
+          /** @description Metres per second */
+          speed?: number | null;
+          /** @description Metres */
+          accuracy?: number | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The stored position */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DriverLocation"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Less than 10 seconds since the driver's last accepted update */
+      429: {
+        headers: {
+          /** @description Whole seconds until an update will be accepted (1 to 10) */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDriversLocations: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The drivers and their positions */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["DriverLocationItem"][];
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDeliveriesByIdTrail: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The trail */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryTrail"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDrivers: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Driver"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDrivers: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name: string;
+          /** Format: email */
+          email: string;
+          password: string;
+          phone?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Driver"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The e-mail address is taken */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDriversById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The driver */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Driver"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  patchDriversById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          name?: string;
+          phone?: string;
+          active?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The driver */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Driver"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getPrices: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The prices */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Prices"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putPrices: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description BRL as a JSON number with at most 2 decimal places */
+          base_fee: number;
+          /** @description BRL as a JSON number with at most 2 decimal places */
+          per_km: number;
+          /** @description BRL as a JSON number with at most 2 decimal places */
+          minimum_fee: number;
+          driver_share: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The prices */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
             /** @description BRL as a JSON number with at most 2 decimal places */
             base_fee: unknown;
             /** @description BRL as a JSON number with at most 2 decimal places */
@@ -740,2552 +1768,1524 @@ export interface components {
             driver_share: number;
             /** Format: date-time */
             updated_at: string;
+          };
         };
-        Subscription: {
-            /** @enum {string} */
-            plan: "free" | "pro" | "enterprise";
-            /** @enum {string} */
-            status: "active" | "past_due" | "cancelled";
-            current_period_end: string | null;
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
-        WebhookEvent: {
-            /** Format: uuid */
-            id: string;
-            /** Format: date-time */
-            received_at: string;
-            event: string | null;
-            /** @enum {string} */
-            result: "processed" | "duplicate" | "ignored" | "rejected" | "error";
-            object_id: string | null;
-            detail: string | null;
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
-        RouteQuote: {
-            distance_m: number;
-            duration_s: number;
-            /** @description BRL as a JSON number with at most 2 decimal places */
-            price: unknown;
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
         };
-        Delivery: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            company_id: string;
-            /** @enum {string} */
-            status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
-            /** @enum {string} */
-            payment_status: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
-            /** @enum {string} */
-            payment_method: "pix" | "invoice";
-            origin_address: string;
-            origin: {
-                lat: number;
-                lng: number;
-            };
-            destination_address: string;
-            destination: {
-                lat: number;
-                lng: number;
-            };
-            /** @description Metres by road, as the routing service measured them. */
-            distance_m: number;
-            /** @description Seconds of driving, as the routing service estimated them. */
-            duration_s: number;
-            /** @description BRL as a JSON number with at most 2 decimal places */
-            price: unknown;
-            driver_id: string | null;
-            recipient_name: string | null;
-            recipient_phone: string | null;
-            notes: string | null;
-            /** @description The Pix charge; null for invoice deliveries. */
-            payment: {
-                gateway_payment_id: string;
-                /** @description The Pix copy-paste code (the QR code's payload). */
-                pix_copy_paste: string;
-                /** @description The QR code as a base64 PNG. */
-                pix_qr_code_image: string;
-                /** Format: date */
-                due_date: string;
-            } | null;
-            cancel_reason: string | null;
-            /** @description True for a cancelled delivery whose payment was received (paid after it went overdue, or cancelled after it was paid): refund it at the gateway; the gateway's PAYMENT_REFUNDED then clears it. */
-            refund_due: boolean;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            accepted_at: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            cancelled_at: string | null;
-            /** @description While in progress: metres by road from the driver's position to the destination, as last measured. */
-            remaining_m: number | null;
-            /** @description While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most once per 30 s, after more than 100 m); the last value stays when the routing service fails. */
-            eta_at: string | null;
-            /** @description When remaining_m and eta_at were measured. */
-            eta_refreshed_at: string | null;
-            /** @description Proof of delivery, once completed: the names of the photo and the signature in the private Storage bucket `delivery-proofs` (the company's managers read them with supabase-js, e.g. `createSignedUrl`), and the note. */
-            proof: {
-                photo_path: string | null;
-                signature_path: string | null;
-                note: string | null;
-            } | null;
-            /** @description The recipient's tracking token (GET /api/v1/track/{token}); shown to the company's managers only (null for drivers). */
-            tracking_token: string | null;
-            /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers). */
-            tracking_url: string | null;
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
-        Wallet: {
-            /** Format: uuid */
-            driver_id: string;
-            balance: number;
-            available_balance: number;
-            /** @constant */
-            currency: "BRL";
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
         };
-        WalletEntry: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            kind: "delivery_credit" | "credit_reversal" | "withdrawal_debit";
-            /** @description Signed: credits positive, reversals and debits negative. */
-            amount: number;
-            delivery_id: string | null;
-            withdrawal_id: string | null;
-            /** Format: date-time */
-            created_at: string;
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
-        Withdrawal: {
-            /** Format: uuid */
-            id: string;
-            /** Format: uuid */
-            company_id: string;
-            /** Format: uuid */
-            driver_id: string;
-            amount: number;
-            /** @description Masked: only the last four characters are shown. */
-            pix_key: string;
-            /** @enum {string} */
-            pix_key_type: "cpf" | "cnpj" | "email" | "phone" | "evp";
-            /** @enum {string} */
-            status: "processing" | "completed" | "failed";
-            /** @description True while our transfer request failed in a way that may have made the transfer (timeout, 5xx): the amount stays held until the gateway says what happened. */
-            in_doubt: boolean;
-            gateway_transfer_id: string | null;
-            error_message: string | null;
-            /** @description Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the gateway has no transfer for it. Kept when a later DONE from the gateway completes it. */
-            failure_kind: ("gateway_rejected" | "transfer_failed" | "no_transfer") | null;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            completed_at: string | null;
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
         };
-        Tracking: {
-            /** @enum {string} */
-            status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
-            /** @description Once a driver has the delivery. */
-            driver: {
-                first_name: string;
-            } | null;
-            /** @description The driver's last position, only while the delivery is in progress and only one sent since the pick-up. */
-            position: {
-                lat: number;
-                lng: number;
-                heading: number | null;
-                /** Format: date-time */
-                updated_at: string;
-            } | null;
-            /** @description Expected arrival, while in progress, once the routing service has measured it. */
-            eta_at: string | null;
-            /** @description Metres by road still to go, while in progress. */
-            remaining_m: number | null;
-            /** @description When the ETA was last measured. */
-            eta_refreshed_at: string | null;
-            /** Format: date-time */
-            created_at: string;
-            accepted_at: string | null;
-            started_at: string | null;
-            completed_at: string | null;
-            cancelled_at: string | null;
-            /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
-            realtime_topic: string;
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
-        ProofRequirements: {
-            /** @description A photo must be uploaded before completing. */
-            photo: boolean;
-            /** @description The recipient's signature must be uploaded before completing. */
-            signature: boolean;
-            /** @description Completing must carry a note. */
-            note: boolean;
-        };
-        WebhookAcknowledgement: {
-            /** @constant */
-            received: true;
-        };
-        GatewayWebhookBody: {
-            /** @description PAYMENT_RECEIVED, PAYMENT_CONFIRMED, PAYMENT_REFUNDED, PAYMENT_OVERDUE, TRANSFER_DONE, TRANSFER_APPROVED, TRANSFER_FAILED, TRANSFER_CANCELLED; any other is acknowledged and ignored */
-            event: string;
-            transfer?: {
-                id: string;
-                /** @description For example DONE, FAILED, RECEIVED */
-                status?: string;
-                value?: number;
-                description?: string;
-                /** @description Our withdrawal or delivery id */
-                externalReference?: string;
-                dateCreated?: string;
-                confirmedDate?: string;
-                failReason?: string;
-            } & {
-                [key: string]: unknown;
-            };
-            payment?: {
-                id: string;
-                /** @description For example DONE, FAILED, RECEIVED */
-                status?: string;
-                value?: number;
-                description?: string;
-                /** @description Our withdrawal or delivery id */
-                externalReference?: string;
-                dateCreated?: string;
-                confirmedDate?: string;
-                failReason?: string;
-            } & {
-                [key: string]: unknown;
-            };
-        } & {
-            [key: string]: unknown;
-        };
+      };
     };
-    responses: never;
-    parameters: never;
-    requestBodies: never;
-    headers: never;
-    pathItems: never;
-}
-export type $defs = Record<string, never>;
-export interface operations {
-    getHealth: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Up */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        status: "ok";
-                        /** @constant */
-                        database: "ok";
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description The database is unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        status: "degraded";
-                        /** @constant */
-                        database: "unreachable";
-                    };
-                };
-            };
-        };
+  };
+  getBillingSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getOpenapiJson: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The OpenAPI 3.1 document of the API */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Subscription"];
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    postCompaniesRegister: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    company_name: string;
-                    owner_name: string;
-                    /** Format: email */
-                    email: string;
-                    password: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Registered */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** Format: uuid */
-                        company_id: string;
-                        /** Format: uuid */
-                        user_id: string;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description The e-mail address is taken */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  putBillingSubscription: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getCompaniesMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          plan: "free" | "pro" | "enterprise";
         };
-        requestBody?: never;
-        responses: {
-            /** @description The company; never a secret */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Company"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+      };
     };
-    postCompaniesMeGatewayConfig: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description The subscription */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    api_key: string;
-                    /** @description Use at least 32 random characters. */
-                    webhook_secret: string;
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Subscription"];
         };
-        responses: {
-            /** @description Stored */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        configured: true;
-                        /** @enum {string} */
-                        environment: "sandbox" | "production";
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    putLocationsMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    lat: number;
-                    lng: number;
-                    /** @description Degrees clockwise from north, 0 ≤ heading < 360 */
-                    heading?: number | null;
-                    /** @description Metres per second */
-                    speed?: number | null;
-                    /** @description Metres */
-                    accuracy?: number | null;
-                };
-            };
-        };
-        responses: {
-            /** @description The stored position */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DriverLocation"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Less than 10 seconds since the driver's last accepted update */
-            429: {
-                headers: {
-                    /** @description Whole seconds until an update will be accepted (1 to 10) */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  getWebhookEvents: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getDriversLocations: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The drivers and their positions */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["DriverLocationItem"][];
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": {
+            items: components["schemas"]["WebhookEvent"][];
+            next_cursor: string | null;
+          };
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getDeliveriesByIdTrail: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The trail */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DeliveryTrail"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postRoutesQuote: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getDrivers: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody: {
+      content: {
+        "application/json": {
+          origin: {
+            lat: number;
+            lng: number;
+          };
+          destination: {
+            lat: number;
+            lng: number;
+          };
         };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["Driver"][];
-                        next_cursor: string | null;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+      };
     };
-    postDrivers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description The quote */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name: string;
-                    /** Format: email */
-                    email: string;
-                    password: string;
-                    phone?: string | null;
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["RouteQuote"];
         };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Driver"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The e-mail address is taken */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The routing service is down, slower than 5 s, or found no route */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getDriversById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The driver */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Driver"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  getDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+        driver_id?: string;
+        payment_status?: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    patchDriversById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    name?: string;
-                    phone?: string;
-                    active?: boolean;
-                };
-            };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Delivery"][];
+            next_cursor: string | null;
+          };
         };
-        responses: {
-            /** @description The driver */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Driver"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getPrices: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The prices */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Prices"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postDeliveries: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    putPrices: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody: {
+      content: {
+        "application/json": {
+          origin: {
+            lat: number;
+            lng: number;
+          };
+          destination: {
+            lat: number;
+            lng: number;
+          };
+          origin_address: string;
+          destination_address: string;
+          /**
+           * @default pix
+           * @enum {string}
+           */
+          payment_method?: "pix" | "invoice";
+          /** @description The client who pays the Pix charge; required for payment_method pix. */
+          customer?: {
+            name: string;
+            /** @description CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored. */
+            document: string;
+            email?: string | null;
+          } | null;
+          recipient_name?: string | null;
+          recipient_phone?: string | null;
+          notes?: string | null;
+          driver_id?: string | null;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description BRL as a JSON number with at most 2 decimal places */
-                    base_fee: number;
-                    /** @description BRL as a JSON number with at most 2 decimal places */
-                    per_km: number;
-                    /** @description BRL as a JSON number with at most 2 decimal places */
-                    minimum_fee: number;
-                    driver_share: number;
-                };
-            };
-        };
-        responses: {
-            /** @description The prices */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description BRL as a JSON number with at most 2 decimal places */
-                        base_fee: unknown;
-                        /** @description BRL as a JSON number with at most 2 decimal places */
-                        per_km: unknown;
-                        /** @description BRL as a JSON number with at most 2 decimal places */
-                        minimum_fee: unknown;
-                        driver_share: number;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+      };
     };
-    getBillingSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The subscription */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Subscription"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description driver_id is not a driver of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The company's prices changed while the delivery was being created; try again */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The routing service or the payment gateway failed; nothing was created */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    putBillingSubscription: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @enum {string} */
-                    plan: "free" | "pro" | "enterprise";
-                };
-            };
-        };
-        responses: {
-            /** @description The subscription */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Subscription"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  getDeliveriesById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    getWebhookEvents: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["WebhookEvent"][];
-                        next_cursor: string | null;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    postRoutesQuote: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    origin: {
-                        lat: number;
-                        lng: number;
-                    };
-                    destination: {
-                        lat: number;
-                        lng: number;
-                    };
-                };
-            };
-        };
-        responses: {
-            /** @description The quote */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RouteQuote"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The routing service is down, slower than 5 s, or found no route */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postDeliveriesByIdCancel: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    getDeliveries: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-                status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
-                driver_id?: string;
-                payment_status?: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["Delivery"][];
-                        next_cursor: string | null;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+    requestBody?: {
+      content: {
+        "application/json": {
+          reason?: string | null;
+        } | null;
+      };
     };
-    postDeliveries: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description The cancelled delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    origin: {
-                        lat: number;
-                        lng: number;
-                    };
-                    destination: {
-                        lat: number;
-                        lng: number;
-                    };
-                    origin_address: string;
-                    destination_address: string;
-                    /**
-                     * @default pix
-                     * @enum {string}
-                     */
-                    payment_method?: "pix" | "invoice";
-                    /** @description The client who pays the Pix charge; required for payment_method pix. */
-                    customer?: {
-                        name: string;
-                        /** @description CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored. */
-                        document: string;
-                        email?: string | null;
-                    } | null;
-                    recipient_name?: string | null;
-                    recipient_phone?: string | null;
-                    notes?: string | null;
-                    driver_id?: string | null;
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
-        responses: {
-            /** @description Created */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description driver_id is not a driver of the company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The company's prices changed while the delivery was being created; try again */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The routing service or the payment gateway failed; nothing was created */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getDeliveriesById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postDeliveriesByIdAssign: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    postDeliveriesByIdCancel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    requestBody: {
+      content: {
+        "application/json": {
+          /** Format: uuid */
+          driver_id: string;
         };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    reason?: string | null;
-                } | null;
-            };
-        };
-        responses: {
-            /** @description The cancelled delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The delivery's state does not allow this move (the message names both states) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+      };
     };
-    postDeliveriesByIdAssign: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    responses: {
+      /** @description The accepted delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** Format: uuid */
-                    driver_id: string;
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
-        responses: {
-            /** @description The accepted delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The delivery's state does not allow this move (the message names both states) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    postDeliveriesByIdAccept: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The delivery's state does not allow this move (the message names both states) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postDeliveriesByIdAccept: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    postDeliveriesByIdStart: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The delivery's state does not allow this move (the message names both states) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    postDeliveriesByIdComplete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    note?: string | null;
-                } | null;
-            };
-        };
-        responses: {
-            /** @description The delivery */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Delivery"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postDeliveriesByIdStart: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    getWalletsMe: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The wallet */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Wallet"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getWalletsMeTransactions: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["WalletEntry"][];
-                        next_cursor: string | null;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  postDeliveriesByIdComplete: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
     };
-    getWithdrawals: {
-        parameters: {
-            query?: {
-                limit?: number;
-                cursor?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One page */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        items: components["schemas"]["Withdrawal"][];
-                        next_cursor: string | null;
-                    };
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+    requestBody?: {
+      content: {
+        "application/json": {
+          note?: string | null;
+        } | null;
+      };
     };
-    postWithdrawals: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description BRL as a JSON number with at most 2 decimal places */
-                    amount: number;
-                    pix_key: string;
-                    /** @enum {string} */
-                    pix_key_type: "cpf" | "cnpj" | "email" | "phone" | "evp";
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
         };
-        responses: {
-            /** @description Processing, with the gateway's transfer id */
-            201: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Withdrawal"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description More than the available balance, no gateway configured, or the gateway refused */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, until the gateway says whether it made the transfer */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getWithdrawalsById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The withdrawal */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Withdrawal"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  getWalletsMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    getTrackByToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                token: string;
-            };
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description The wallet */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody?: never;
-        responses: {
-            /** @description The delivery's tracking view */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Tracking"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description No delivery has this token */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Too many lookups from this client in the last minute */
-            429: {
-                headers: {
-                    /** @description Whole seconds until a lookup will be answered (1 to 60) */
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+        content: {
+          "application/json": components["schemas"]["Wallet"];
         };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    getCompaniesMeProofRequirements: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The requirements */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProofRequirements"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  getWalletsMeTransactions: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    putCompaniesMeProofRequirements: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ProofRequirements"];
-            };
+        content: {
+          "application/json": {
+            items: components["schemas"]["WalletEntry"][];
+            next_cursor: string | null;
+          };
         };
-        responses: {
-            /** @description The requirements */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProofRequirements"];
-                };
-            };
-            /** @description Malformed request: the body, query or path failed validation */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing, invalid or expired token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The caller's role may not do this */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Does not exist, or belongs to another company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
-    postWebhooksGatewayByCompanyId: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                company_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["GatewayWebhookBody"];
-            };
-        };
-        responses: {
-            /** @description Applied, a duplicate, or ignored */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookAcknowledgement"];
-                };
-            };
-            /** @description The body is not a JSON object with an `event` */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid signature */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unknown company */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
+  };
+  getWithdrawals: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
     };
-    postWebhooksGateway: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["GatewayWebhookBody"];
-            };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Withdrawal"][];
+            next_cursor: string | null;
+          };
         };
-        responses: {
-            /** @description Applied, a duplicate, or ignored */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["WebhookAcknowledgement"];
-                };
-            };
-            /** @description The body is not a JSON object with an `event` */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-                };
-            };
-            /** @description Missing or invalid signature */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The body is larger than 1 MiB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unsigned, and the object was checked with the gateway less than a minute ago */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
         };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
+  };
+  postWithdrawals: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description BRL as a JSON number with at most 2 decimal places */
+          amount: number;
+          pix_key: string;
+          /** @enum {string} */
+          pix_key_type: "cpf" | "cnpj" | "email" | "phone" | "evp";
+        };
+      };
+    };
+    responses: {
+      /** @description Processing, with the gateway's transfer id */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Withdrawal"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description More than the available balance, no gateway configured, or the gateway refused */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, until the gateway says whether it made the transfer */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getWithdrawalsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The withdrawal */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Withdrawal"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getTrackByToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery's tracking view */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Tracking"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description No delivery has this token */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many lookups from this client in the last minute */
+      429: {
+        headers: {
+          /** @description Whole seconds until a lookup will be answered (1 to 60) */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getCompaniesMeProofRequirements: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The requirements */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProofRequirements"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putCompaniesMeProofRequirements: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ProofRequirements"];
+      };
+    };
+    responses: {
+      /** @description The requirements */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ProofRequirements"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postWebhooksGatewayByCompanyId: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        company_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["GatewayWebhookBody"];
+      };
+    };
+    responses: {
+      /** @description Applied, a duplicate, or ignored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookAcknowledgement"];
+        };
+      };
+      /** @description The body is not a JSON object with an `event` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing or invalid signature */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unknown company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postWebhooksGateway: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["GatewayWebhookBody"];
+      };
+    };
+    responses: {
+      /** @description Applied, a duplicate, or ignored */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookAcknowledgement"];
+        };
+      };
+      /** @description The body is not a JSON object with an `event` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing or invalid signature */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Unsigned, and the object was checked with the gateway less than a minute ago */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
 }

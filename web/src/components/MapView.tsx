@@ -20,7 +20,12 @@ export interface MapLine {
 
 /** `follow`: keep every marker and line in view as they change (a moving driver), not only at first. */
 export default function MapView(
-  { markers, lines = [], label, follow = false }: { markers: MapMarker[]; lines?: MapLine[]; label: string; follow?: boolean },
+  { markers, lines = [], label, follow = false }: {
+    markers: MapMarker[];
+    lines?: MapLine[];
+    label: string;
+    follow?: boolean;
+  },
 ) {
   const element = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);

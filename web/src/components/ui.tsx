@@ -14,7 +14,9 @@ export function Field({ label, ...input }: { label: string } & InputHTMLAttribut
 }
 
 export function Select(
-  { label, options, ...select }: { label: string; options: [string, string][] } & SelectHTMLAttributes<HTMLSelectElement>,
+  { label, options, ...select }:
+    & { label: string; options: [string, string][] }
+    & SelectHTMLAttributes<HTMLSelectElement>,
 ) {
   const id = useId();
   return (
@@ -45,7 +47,9 @@ export function Badge({ value, text }: { value: string; text: string }) {
 }
 
 /** Cursor pagination: a stack of the cursors of the pages before this one. */
-export function Pager({ cursors, next, onChange }: { cursors: string[]; next: string | null; onChange: (c: string[]) => void }) {
+export function Pager(
+  { cursors, next, onChange }: { cursors: string[]; next: string | null; onChange: (c: string[]) => void },
+) {
   return (
     <nav className="pager" aria-label={t.pagination}>
       <button type="button" disabled={cursors.length === 0} onClick={() => onChange(cursors.slice(0, -1))}>

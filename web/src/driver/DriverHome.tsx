@@ -2,7 +2,7 @@
 // location sharing) and the available deliveries, which appear live.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
-import { ApiError, api, call, type Delivery, errorMessage } from "../api/client.ts";
+import { api, ApiError, call, type Delivery, errorMessage } from "../api/client.ts";
 import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { t } from "../i18n/index.ts";
@@ -34,7 +34,9 @@ function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => voi
         async ({ coords }) => {
           let wait = SHARE_EVERY_MS + 500;
           try {
-            const heading = coords.heading != null && Number.isFinite(coords.heading) && coords.heading < 360 ? coords.heading : null;
+            const heading = coords.heading != null && Number.isFinite(coords.heading) && coords.heading < 360
+              ? coords.heading
+              : null;
             const location = await call(api.PUT("/api/v1/locations/me", {
               body: {
                 lat: coords.latitude,
@@ -49,7 +51,9 @@ function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => voi
             setProblem(null);
           } catch (error) {
             // A 429 only means this update came too early: shown, and sent again when allowed.
-            if (error instanceof ApiError && error.status === 429 && error.retryAfter) wait = error.retryAfter * 1000 + 200;
+            if (error instanceof ApiError && error.status === 429 && error.retryAfter) {
+              wait = error.retryAfter * 1000 + 200;
+            }
             setProblem(errorMessage(error));
           }
           later(wait);
@@ -110,8 +114,12 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
   return (
     <section className="card" aria-labelledby="current-title">
       <h2 id="current-title">{t.driverApp.current}</h2>
-      <p><Badge value={delivery.status} text={t.status[delivery.status]} /></p>
-      <p>{delivery.origin_address} → <strong>{delivery.destination_address}</strong></p>
+      <p>
+        <Badge value={delivery.status} text={t.status[delivery.status]} />
+      </p>
+      <p>
+        {delivery.origin_address} → <strong>{delivery.destination_address}</strong>
+      </p>
       <p>{formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}</p>
       {delivery.recipient_name && <p>{t.delivery.recipient}: {delivery.recipient_name} {delivery.recipient_phone}</p>}
       {delivery.notes && <p>{delivery.notes}</p>}
@@ -119,7 +127,13 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
         <MapView
           label={t.delivery.map}
           markers={[
-            { id: "o", kind: "origin", lat: delivery.origin.lat, lng: delivery.origin.lng, label: `${t.delivery.from}: ${delivery.origin_address}` },
+            {
+              id: "o",
+              kind: "origin",
+              lat: delivery.origin.lat,
+              lng: delivery.origin.lng,
+              label: `${t.delivery.from}: ${delivery.origin_address}`,
+            },
             {
               id: "d",
               kind: "destination",
@@ -139,15 +153,25 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
         />
       </Suspense>
       {delivery.status === "in_progress" && <LocationSharing onSent={(lat, lng) => setMe({ lat, lng })} />}
-      <ErrorNote error={start.error ?? (complete.error instanceof ProofUploadError ? complete.error.message : complete.error)} />
+      <ErrorNote
+        error={start.error ?? (complete.error instanceof ProofUploadError ? complete.error.message : complete.error)}
+      />
       {delivery.status === "accepted" && (
-        <button type="button" disabled={start.isPending} onClick={() => start.mutate()}>
+        <button
+          type="button"
+          disabled={start.isPending}
+          onClick={() => start.mutate()}
+        >
           {start.isPending ? t.driverApp.starting : t.driverApp.start}
         </button>
       )}
       {delivery.status === "in_progress" && <ProofCapture draft={draft} onChange={setDraft} required={required.data} />}
       {delivery.status === "in_progress" && (
-        <button type="button" disabled={complete.isPending} onClick={() => complete.mutate()}>
+        <button
+          type="button"
+          disabled={complete.isPending}
+          onClick={() => complete.mutate()}
+        >
           {complete.isPending ? t.driverApp.completing : t.driverApp.complete}
         </button>
       )}
@@ -165,13 +189,19 @@ function AvailableItem({ delivery }: { delivery: Delivery }) {
     },
     onError: (error) => {
       // Another driver was faster: the list is out of date.
-      if (error instanceof ApiError && error.status === 422) void client.invalidateQueries({ queryKey: ["deliveries"] });
+      if (error instanceof ApiError && error.status === 422) {
+        void client.invalidateQueries({ queryKey: ["deliveries"] });
+      }
     },
   });
   return (
     <li className="card" aria-label={`${delivery.origin_address} → ${delivery.destination_address}`}>
-      <p>{delivery.origin_address} → <strong>{delivery.destination_address}</strong></p>
-      <p>{formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}, {formatBRL(delivery.price as number)}</p>
+      <p>
+        {delivery.origin_address} → <strong>{delivery.destination_address}</strong>
+      </p>
+      <p>
+        {formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}, {formatBRL(delivery.price as number)}
+      </p>
       <ErrorNote error={accept.error} />
       <button type="button" disabled={accept.isPending} onClick={() => accept.mutate()}>
         {accept.isPending ? t.driverApp.accepting : t.driverApp.accept}
@@ -193,8 +223,10 @@ export default function DriverHome() {
     queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 50 } } })),
   });
   const current = mine.data?.items.find((d) => d.status === "accepted" || d.status === "in_progress");
-  const justCompleted = mine.data?.items.find((d) => d.status === "completed" && d.completed_at &&
-    Date.now() - new Date(d.completed_at).getTime() < 120_000);
+  const justCompleted = mine.data?.items.find((d) =>
+    d.status === "completed" && d.completed_at &&
+    Date.now() - new Date(d.completed_at).getTime() < 120_000
+  );
   const offers = (available.data?.items ?? []).filter((d) => d.status === "pending" && !d.driver_id);
 
   return (
@@ -209,13 +241,15 @@ export default function DriverHome() {
       <section aria-labelledby="available-title">
         <h1 id="available-title">{t.driverApp.available}</h1>
         <ErrorNote error={available.error} />
-        {available.isPending ? <Loading /> : offers.length === 0 ? <p>{t.driverApp.noneAvailable}</p> : (
-          <ul className="offers">
-            {offers.map((d) => (
-              <AvailableItem key={d.id} delivery={d} />
-            ))}
-          </ul>
-        )}
+        {available.isPending
+          ? <Loading />
+          : offers.length === 0
+          ? <p>{t.driverApp.noneAvailable}</p>
+          : (
+            <ul className="offers">
+              {offers.map((d) => <AvailableItem key={d.id} delivery={d} />)}
+            </ul>
+          )}
       </section>
     </div>
   );

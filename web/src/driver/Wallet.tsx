@@ -15,7 +15,8 @@ export default function WalletPage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const entries = useQuery({
     queryKey: ["wallet", "entries", cursors.at(-1)],
-    queryFn: () => call(api.GET("/api/v1/wallets/me/transactions", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
+    queryFn: () =>
+      call(api.GET("/api/v1/wallets/me/transactions", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
   });
   const withdrawals = useQuery({
     queryKey: ["withdrawals", "mine"],
@@ -45,16 +46,31 @@ export default function WalletPage() {
         {wallet.data && (
           <dl className="facts">
             <dt id="balance-label">{t.wallet.balance}</dt>
-            <dd><output aria-labelledby="balance-label">{formatBRL(wallet.data.balance)}</output></dd>
+            <dd>
+              <output aria-labelledby="balance-label">{formatBRL(wallet.data.balance)}</output>
+            </dd>
             <dt id="available-label">{t.wallet.available}</dt>
-            <dd><output aria-labelledby="available-label">{formatBRL(wallet.data.available_balance)}</output></dd>
+            <dd>
+              <output aria-labelledby="available-label">{formatBRL(wallet.data.available_balance)}</output>
+            </dd>
           </dl>
         )}
       </section>
       <form className="card" onSubmit={submit} aria-labelledby="withdraw-title">
         <h2 id="withdraw-title">{t.wallet.withdraw}</h2>
-        <Field label={t.wallet.amount} inputMode="decimal" required value={amount} onChange={(e) => setAmount(e.target.value)} />
-        <Select label={t.withdrawals.pixKeyType} value={pixKeyType} onChange={(e) => setPixKeyType(e.target.value)} options={KEY_TYPES} />
+        <Field
+          label={t.wallet.amount}
+          inputMode="decimal"
+          required
+          value={amount}
+          onChange={(e) => setAmount(e.target.value)}
+        />
+        <Select
+          label={t.withdrawals.pixKeyType}
+          value={pixKeyType}
+          onChange={(e) => setPixKeyType(e.target.value)}
+          options={KEY_TYPES}
+        />
         <Field label={t.withdrawals.pixKey} required value={pixKey} onChange={(e) => setPixKey(e.target.value)} />
         <ErrorNote error={withdraw.error} />
         {withdraw.isPending && <Note>{t.wallet.withdrawing}</Note>}
@@ -68,7 +84,7 @@ export default function WalletPage() {
             <li key={w.id} aria-label={`${formatBRL(w.amount)} ${withdrawalStatusText(w)}`}>
               {formatBRL(w.amount)} → {w.pix_key} <Badge value={w.status} text={withdrawalStatusText(w)} />{" "}
               <time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time>
-              {w.error_message && <span className="warning"> {w.error_message}</span>}
+              {w.error_message && <span className="warning">{w.error_message}</span>}
             </li>
           ))}
         </ul>

@@ -361,6 +361,9 @@ export const en = {
     withdrawing: "Requesting the transfer…",
     amount: "Amount (R$)",
     myWithdrawals: "My withdrawals",
-    keyTypes: { cpf: "CPF", cnpj: "CNPJ", email: "Email", phone: "Phone", evp: "Random key (EVP)" } as Record<string, string>,
+    keyTypes: { cpf: "CPF", cnpj: "CNPJ", email: "Email", phone: "Phone", evp: "Random key (EVP)" } as Record<
+      string,
+      string
+    >,
   },
 };

@@ -40,9 +40,12 @@ function claims(token: string): Record<string, unknown> {
 }
 
 async function resolveIdentity(session: Session): Promise<Identity | null> {
-  const { data, error } = await supabase.functions.invoke<{ role: string | null; company_id: string | null }>("whoami", {
-    method: "GET",
-  });
+  const { data, error } = await supabase.functions.invoke<{ role: string | null; company_id: string | null }>(
+    "whoami",
+    {
+      method: "GET",
+    },
+  );
   if (error || !data?.role || !data.company_id) return null;
   const role = data.role as Role;
   let driverId: string | null = null;

@@ -18,7 +18,11 @@ interface RealtimeState {
   subscribe(listener: Listener): () => void;
 }
 
-const RealtimeContext = createContext<RealtimeState>({ connected: false, online: new Set(), subscribe: () => () => {} });
+const RealtimeContext = createContext<RealtimeState>({
+  connected: false,
+  online: new Set(),
+  subscribe: () => () => {},
+});
 
 export const presenceTopic = (companyId: string) => `company:${companyId}`;
 
@@ -28,7 +32,12 @@ type Versioned = { id: string; updated_at: string };
 const newest = <T extends Versioned>(cached: T | undefined, item: T): T =>
   cached && new Date(cached.updated_at) > new Date(item.updated_at) ? cached : item;
 
-function upsert<T extends Versioned>(client: QueryClient, key: string, item: T, fits: (item: T, filter: unknown) => boolean) {
+function upsert<T extends Versioned>(
+  client: QueryClient,
+  key: string,
+  item: T,
+  fits: (item: T, filter: unknown) => boolean,
+) {
   let found = false;
   client.setQueriesData<Page<T>>({ queryKey: [key] }, (page) => {
     if (!page?.items) return page;
@@ -51,7 +60,9 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
       const { status, payment_status } = (filter ?? {}) as { status?: string; payment_status?: string };
       return (!status || status === d.status) && (!payment_status || payment_status === d.payment_status);
     });
-    if (event === "delivery_available" || delivery.status === "pending") void client.invalidateQueries({ queryKey: ["available"] });
+    if (event === "delivery_available" || delivery.status === "pending") {
+      void client.invalidateQueries({ queryKey: ["available"] });
+    }
     if (delivery.status === "completed") void client.invalidateQueries({ queryKey: ["wallet"] });
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
@@ -106,7 +117,9 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
         config: { private: true, presence: { key: identity.driverId ?? identity.userId, enabled: true } },
       });
       presence.subscribe((status) => {
-        if (status === "SUBSCRIBED") void presence.track({ driver_id: identity.driverId, online_at: new Date().toISOString() });
+        if (status === "SUBSCRIBED") {
+          void presence.track({ driver_id: identity.driverId, online_at: new Date().toISOString() });
+        }
         // A platform that does not let drivers announce themselves: no presence, and no endless rejoining.
         if (status === "CHANNEL_ERROR") void supabase.removeChannel(presence);
       });

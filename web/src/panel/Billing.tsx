@@ -22,13 +22,19 @@ export default function BillingPage() {
       <ErrorNote error={query.error} />
       {query.data && (
         <dl className="facts">
-          <dt>{t.billing.status}</dt><dd>{query.data.status}</dd>
-          <dt>{t.billing.periodEnd}</dt><dd>{formatDateTime(query.data.current_period_end)}</dd>
+          <dt>{t.billing.status}</dt>
+          <dd>{query.data.status}</dd>
+          <dt>{t.billing.periodEnd}</dt>
+          <dd>{formatDateTime(query.data.current_period_end)}</dd>
         </dl>
       )}
       <form className="card" onSubmit={(e: FormEvent) => (e.preventDefault(), save.mutate())}>
-        <Select label={t.billing.plan} value={plan} onChange={(e) => setPlan(e.target.value)}
-          options={Object.entries(t.billing.plans)} />
+        <Select
+          label={t.billing.plan}
+          value={plan}
+          onChange={(e) => setPlan(e.target.value)}
+          options={Object.entries(t.billing.plans)}
+        />
         <ErrorNote error={save.error} />
         {save.isSuccess && <Note>{t.billing.saved}</Note>}
         <button type="submit" disabled={save.isPending}>{save.isPending ? t.saving : t.save}</button>

@@ -35,7 +35,9 @@ export function DeliveriesPage() {
     queryKey: ["drivers", "all-active"],
     queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
   });
-  const driverName = (id: string | null) => (id ? drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id) : "—");
+  const driverName = (
+    id: string | null,
+  ) => (id ? drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id) : "—");
 
   return (
     <section aria-labelledby="deliveries-title">
@@ -44,10 +46,18 @@ export function DeliveriesPage() {
         <Link className="button" to="/deliveries/new">{t.nav.newDelivery}</Link>
       </div>
       <div className="filters">
-        <Select label={t.deliveries.filterStatus} value={status} onChange={(e) => (setStatus(e.target.value), setCursors([]))}
-          options={[["", t.deliveries.any], ...STATUSES.map((s): [string, string] => [s, t.status[s]])]} />
-        <Select label={t.deliveries.filterPayment} value={payment} onChange={(e) => (setPayment(e.target.value), setCursors([]))}
-          options={[["", t.deliveries.any], ...PAYMENTS.map((s): [string, string] => [s, t.paymentStatus[s]])]} />
+        <Select
+          label={t.deliveries.filterStatus}
+          value={status}
+          onChange={(e) => (setStatus(e.target.value), setCursors([]))}
+          options={[["", t.deliveries.any], ...STATUSES.map((s): [string, string] => [s, t.status[s]])]}
+        />
+        <Select
+          label={t.deliveries.filterPayment}
+          value={payment}
+          onChange={(e) => (setPayment(e.target.value), setCursors([]))}
+          options={[["", t.deliveries.any], ...PAYMENTS.map((s): [string, string] => [s, t.paymentStatus[s]])]}
+        />
       </div>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
@@ -64,7 +74,11 @@ export function DeliveriesPage() {
             </tr>
           </thead>
           <tbody>
-            {items.length === 0 && <tr><td colSpan={6}>{t.deliveries.empty}</td></tr>}
+            {items.length === 0 && (
+              <tr>
+                <td colSpan={6}>{t.deliveries.empty}</td>
+              </tr>
+            )}
             {items.map((d) => (
               <tr key={d.id}>
                 <td>
@@ -73,10 +87,16 @@ export function DeliveriesPage() {
                   </Link>
                 </td>
                 <td>{d.origin_address} → {d.destination_address}</td>
-                <td><Badge value={d.status} text={t.status[d.status]} /></td>
+                <td>
+                  <Badge value={d.status} text={t.status[d.status]} />
+                </td>
                 <td>
                   {t.paymentMethod[d.payment_method]}: {t.paymentStatus[d.payment_status]}
-                  {d.refund_due && <> <Badge value="refund_due" text={t.refundDue} /></>}
+                  {d.refund_due && (
+                    <>
+                      <Badge value="refund_due" text={t.refundDue} />
+                    </>
+                  )}
                 </td>
                 <td>{formatBRL(d.price as number)}</td>
                 <td>{driverName(d.driver_id ?? null)}</td>

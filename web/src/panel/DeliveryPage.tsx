@@ -21,14 +21,21 @@ export function PixCharge({ delivery }: { delivery: Delivery }) {
     <section className="card pix" aria-labelledby="pix-title">
       <h2 id="pix-title">{t.delivery.pix}</h2>
       <p>{t.delivery.pixHint}</p>
-      <img src={`data:image/png;base64,${delivery.payment.pix_qr_code_image}`} alt={t.delivery.qrAlt} width={200}
-        height={200} />
+      <img
+        src={`data:image/png;base64,${delivery.payment.pix_qr_code_image}`}
+        alt={t.delivery.qrAlt}
+        width={200}
+        height={200}
+      />
       <div className="field">
         <label htmlFor="pix-code">{t.delivery.copyPaste}</label>
         <textarea id="pix-code" readOnly rows={3} value={delivery.payment.pix_copy_paste} />
       </div>
-      <button type="button" onClick={() =>
-        void navigator.clipboard?.writeText(delivery.payment!.pix_copy_paste).then(() => setCopied(true), () => {})}>
+      <button
+        type="button"
+        onClick={() =>
+          void navigator.clipboard?.writeText(delivery.payment!.pix_copy_paste).then(() => setCopied(true), () => {})}
+      >
         {copied ? t.delivery.copied : t.delivery.copy}
       </button>
     </section>
@@ -45,8 +52,10 @@ function TrackingLink({ delivery }: { delivery: Delivery }) {
       <label htmlFor="tracking-link">{t.delivery.trackingLink}</label>
       <input id="tracking-link" readOnly value={url} onFocus={(e) => e.target.select()} />
       <div>
-        <button type="button" onClick={() =>
-          void navigator.clipboard?.writeText(url).then(() => setCopied(true), () => {})}>
+        <button
+          type="button"
+          onClick={() => void navigator.clipboard?.writeText(url).then(() => setCopied(true), () => {})}
+        >
           {copied ? t.delivery.linkCopied : t.delivery.copyLink}
         </button>
       </div>
@@ -133,7 +142,9 @@ export default function DeliveryPage({ id }: { id: string }) {
     if (delivery.status !== "in_progress") return;
     client.setQueryData<{ delivery_id: string; points: { lat: number; lng: number; recorded_at: string }[] }>(
       ["trail", id],
-      (old) => old && { ...old, points: [...old.points, { lat: location.lat, lng: location.lng, recorded_at: location.updated_at }] },
+      (old) =>
+        old &&
+        { ...old, points: [...old.points, { lat: location.lat, lng: location.lng, recorded_at: location.updated_at }] },
     );
   });
 
@@ -166,12 +177,30 @@ export default function DeliveryPage({ id }: { id: string }) {
   const { markers, lines } = useMemo(() => {
     if (!delivery) return { markers: [], lines: [] };
     const markers: MapMarker[] = [
-      { id: "o", kind: "origin", lat: delivery.origin.lat, lng: delivery.origin.lng, label: `${t.delivery.from}: ${delivery.origin_address}` },
-      { id: "d", kind: "destination", lat: delivery.destination.lat, lng: delivery.destination.lng, label: `${t.delivery.to}: ${delivery.destination_address}` },
+      {
+        id: "o",
+        kind: "origin",
+        lat: delivery.origin.lat,
+        lng: delivery.origin.lng,
+        label: `${t.delivery.from}: ${delivery.origin_address}`,
+      },
+      {
+        id: "d",
+        kind: "destination",
+        lat: delivery.destination.lat,
+        lng: delivery.destination.lng,
+        label: `${t.delivery.to}: ${delivery.destination_address}`,
+      },
     ];
-    if (last && delivery.status === "in_progress") markers.push({ id: "drv", kind: "driver", lat: last.lat, lng: last.lng, label: t.delivery.driver });
+    if (last && delivery.status === "in_progress") {
+      markers.push({ id: "drv", kind: "driver", lat: last.lat, lng: last.lng, label: t.delivery.driver });
+    }
     const lines: MapLine[] = [
-      { id: "route", kind: "route", points: [[delivery.origin.lat, delivery.origin.lng], [delivery.destination.lat, delivery.destination.lng]] },
+      {
+        id: "route",
+        kind: "route",
+        points: [[delivery.origin.lat, delivery.origin.lng], [delivery.destination.lat, delivery.destination.lng]],
+      },
       { id: "trail", kind: "trail", points: points.map((p) => [p.lat, p.lng]) },
     ];
     return { markers, lines };
@@ -183,7 +212,9 @@ export default function DeliveryPage({ id }: { id: string }) {
 
   return (
     <section aria-labelledby="delivery-title">
-      <p><Link to="/deliveries">{t.delivery.back}</Link></p>
+      <p>
+        <Link to="/deliveries">{t.delivery.back}</Link>
+      </p>
       <div className="heading">
         <h1 id="delivery-title">{t.delivery.title(shortId(delivery.id))}</h1>
         <Badge value={delivery.status} text={t.status[delivery.status]} />
@@ -193,16 +224,35 @@ export default function DeliveryPage({ id }: { id: string }) {
       <div className="two">
         <div>
           <dl className="facts">
-            <dt>{t.delivery.from}</dt><dd>{delivery.origin_address}</dd>
-            <dt>{t.delivery.to}</dt><dd>{delivery.destination_address}</dd>
-            <dt>{t.delivery.distance}</dt><dd>{formatKm(delivery.distance_m)}</dd>
-            <dt>{t.delivery.duration}</dt><dd>{formatMinutes(delivery.duration_s)}</dd>
-            <dt>{t.delivery.price}</dt><dd>{formatBRL(delivery.price as number)}</dd>
-            <dt>{t.delivery.driver}</dt><dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t.delivery.unassigned}</dd>
-            {delivery.recipient_name && <><dt>{t.delivery.recipient}</dt><dd>{delivery.recipient_name} {delivery.recipient_phone}</dd></>}
-            {delivery.notes && <><dt>{t.delivery.notes}</dt><dd>{delivery.notes}</dd></>}
+            <dt>{t.delivery.from}</dt>
+            <dd>{delivery.origin_address}</dd>
+            <dt>{t.delivery.to}</dt>
+            <dd>{delivery.destination_address}</dd>
+            <dt>{t.delivery.distance}</dt>
+            <dd>{formatKm(delivery.distance_m)}</dd>
+            <dt>{t.delivery.duration}</dt>
+            <dd>{formatMinutes(delivery.duration_s)}</dd>
+            <dt>{t.delivery.price}</dt>
+            <dd>{formatBRL(delivery.price as number)}</dd>
+            <dt>{t.delivery.driver}</dt>
+            <dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t.delivery.unassigned}</dd>
+            {delivery.recipient_name && (
+              <>
+                <dt>{t.delivery.recipient}</dt>
+                <dd>{delivery.recipient_name} {delivery.recipient_phone}</dd>
+              </>
+            )}
+            {delivery.notes && (
+              <>
+                <dt>{t.delivery.notes}</dt>
+                <dd>{delivery.notes}</dd>
+              </>
+            )}
             {delivery.status === "in_progress" && delivery.eta_at && delivery.remaining_m != null && (
-              <><dt>{t.delivery.eta}</dt><dd>{t.delivery.etaLine(formatTime(delivery.eta_at), formatKm(delivery.remaining_m))}</dd></>
+              <>
+                <dt>{t.delivery.eta}</dt>
+                <dd>{t.delivery.etaLine(formatTime(delivery.eta_at), formatKm(delivery.remaining_m))}</dd>
+              </>
             )}
           </dl>
           <TrackingLink delivery={delivery} />
@@ -224,8 +274,19 @@ export default function DeliveryPage({ id }: { id: string }) {
         <div className="actions">
           {managers && delivery.status !== "accepted" && (
             <form className="card" onSubmit={(e) => (e.preventDefault(), assign.mutate())}>
-              <Select label={t.delivery.assign} value={driverId} onChange={(e) => setDriverId(e.target.value)} required
-                options={[["", "—"], ...(drivers.data?.items ?? []).filter((d) => d.active).map((d): [string, string] => [d.id, d.name])]} />
+              <Select
+                label={t.delivery.assign}
+                value={driverId}
+                onChange={(e) =>
+                  setDriverId(e.target.value)}
+                required
+                options={[
+                  ["", "—"],
+                  ...(drivers.data?.items ?? []).filter((d) =>
+                    d.active
+                  ).map((d): [string, string] => [d.id, d.name]),
+                ]}
+              />
               <ErrorNote error={assign.error} />
               <button type="submit" disabled={assign.isPending || !driverId}>
                 {assign.isPending ? t.delivery.assigning : t.delivery.assignSubmit}
@@ -233,7 +294,12 @@ export default function DeliveryPage({ id }: { id: string }) {
             </form>
           )}
           <form className="card" onSubmit={(e) => (e.preventDefault(), cancel.mutate())}>
-            <Field label={t.delivery.cancelReason} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={500} />
+            <Field
+              label={t.delivery.cancelReason}
+              value={reason}
+              onChange={(e) => setReason(e.target.value)}
+              maxLength={500}
+            />
             <ErrorNote error={cancel.error} />
             {cancel.isPending && <Note>{t.delivery.cancelling}</Note>}
             <button type="submit" className="danger" disabled={cancel.isPending}>{t.delivery.cancelDelivery}</button>

@@ -8,7 +8,9 @@ import { t } from "../i18n/index.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { useRealtime } from "../lib/realtime.tsx";
 
-function DriverRow({ driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null }) {
+function DriverRow(
+  { driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null },
+) {
   const client = useQueryClient();
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState(driver.name);
@@ -26,7 +28,9 @@ function DriverRow({ driver, editable, online, seen }: { driver: Driver; editabl
       <td>
         {editing
           ? (
-            <form onSubmit={(e: FormEvent) => (e.preventDefault(), patch.mutate({ name, ...(phone ? { phone } : {}) }))}>
+            <form
+              onSubmit={(e: FormEvent) => (e.preventDefault(), patch.mutate({ name, ...(phone ? { phone } : {}) }))}
+            >
               <Field label={t.drivers.name} required value={name} onChange={(e) => setName(e.target.value)} />
               <Field label={t.drivers.phone} type="tel" value={phone} onChange={(e) => setPhone(e.target.value)} />
               <button type="submit">{t.save}</button>
@@ -38,8 +42,15 @@ function DriverRow({ driver, editable, online, seen }: { driver: Driver; editabl
       </td>
       <td>{driver.email}</td>
       <td>{driver.phone ?? ""}</td>
-      <td><Badge value={driver.active ? "active" : "inactive"} text={driver.active ? t.drivers.active : t.drivers.inactive} /></td>
-      <td><Badge value={online ? "online" : "offline"} text={online ? t.drivers.online : t.drivers.offlineNow} /></td>
+      <td>
+        <Badge
+          value={driver.active ? "active" : "inactive"}
+          text={driver.active ? t.drivers.active : t.drivers.inactive}
+        />
+      </td>
+      <td>
+        <Badge value={online ? "online" : "offline"} text={online ? t.drivers.online : t.drivers.offlineNow} />
+      </td>
       <td>{seen ? formatDateTime(seen) : "—"}</td>
       {editable && (
         <td>
@@ -91,11 +102,19 @@ export default function DriversPage() {
               <th scope="col">{t.drivers.active}</th>
               <th scope="col">{t.drivers.online}</th>
               <th scope="col">{t.drivers.lastSeen}</th>
-              {editable && <th scope="col"><span className="sr-only">{t.actions}</span></th>}
+              {editable && (
+                <th scope="col">
+                  <span className="sr-only">{t.actions}</span>
+                </th>
+              )}
             </tr>
           </thead>
           <tbody>
-            {query.data?.items.length === 0 && <tr><td colSpan={7}>{t.drivers.empty}</td></tr>}
+            {query.data?.items.length === 0 && (
+              <tr>
+                <td colSpan={7}>{t.drivers.empty}</td>
+              </tr>
+            )}
             {query.data?.items.map((d) => (
               <DriverRow key={d.id} driver={d} editable={editable} online={online.has(d.id)} seen={seen(d.id)} />
             ))}
@@ -104,16 +123,29 @@ export default function DriversPage() {
       )}
       <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
       {editable && (
-        <form className="card" onSubmit={(e: FormEvent) => (e.preventDefault(), create.mutate())} aria-labelledby="add-driver">
+        <form
+          className="card"
+          onSubmit={(e: FormEvent) => (e.preventDefault(), create.mutate())}
+          aria-labelledby="add-driver"
+        >
           <h2 id="add-driver">{t.drivers.create}</h2>
           <Field label={t.drivers.name} required value={form.name} onChange={set("name")} />
           <Field label={t.drivers.email} type="email" required value={form.email} onChange={set("email")} />
           <Field label={t.drivers.phone} type="tel" value={form.phone} onChange={set("phone")} />
-          <Field label={t.drivers.password} type="password" autoComplete="new-password" minLength={8} required value={form.password}
-            onChange={set("password")} />
+          <Field
+            label={t.drivers.password}
+            type="password"
+            autoComplete="new-password"
+            minLength={8}
+            required
+            value={form.password}
+            onChange={set("password")}
+          />
           <ErrorNote error={create.error} />
           {create.isSuccess && <Note>{t.drivers.created(create.data.name)}</Note>}
-          <button type="submit" disabled={create.isPending}>{create.isPending ? t.drivers.creating : t.drivers.create}</button>
+          <button type="submit" disabled={create.isPending}>
+            {create.isPending ? t.drivers.creating : t.drivers.create}
+          </button>
         </form>
       )}
     </section>

@@ -12,7 +12,8 @@ export default function GatewayPage() {
   const [apiKey, setApiKey] = useState("");
   const [secret, setSecret] = useState("");
   const save = useMutation({
-    mutationFn: () => call(api.POST("/api/v1/companies/me/gateway-config", { body: { api_key: apiKey, webhook_secret: secret } })),
+    mutationFn: () =>
+      call(api.POST("/api/v1/companies/me/gateway-config", { body: { api_key: apiKey, webhook_secret: secret } })),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: ["company"] });
       setApiKey("");
@@ -25,7 +26,9 @@ export default function GatewayPage() {
     <section aria-labelledby="gateway-title">
       <h1 id="gateway-title">{t.gateway.title}</h1>
       <ErrorNote error={company.error} />
-      <p role="status">{gateway?.configured ? t.gateway.configured(gateway.environment ?? "") : t.gateway.notConfigured}</p>
+      <p role="status">
+        {gateway?.configured ? t.gateway.configured(gateway.environment ?? "") : t.gateway.notConfigured}
+      </p>
       {company.data && (
         <div className="field">
           <label htmlFor="webhook-url">{t.gateway.webhookUrl}</label>
@@ -33,9 +36,23 @@ export default function GatewayPage() {
         </div>
       )}
       <form className="card" onSubmit={(e: FormEvent) => (e.preventDefault(), save.mutate())}>
-        <Field label={t.gateway.apiKey} type="password" autoComplete="off" required value={apiKey} onChange={(e) => setApiKey(e.target.value)} />
-        <Field label={t.gateway.webhookSecret} type="password" autoComplete="off" required minLength={32} value={secret}
-          onChange={(e) => setSecret(e.target.value)} />
+        <Field
+          label={t.gateway.apiKey}
+          type="password"
+          autoComplete="off"
+          required
+          value={apiKey}
+          onChange={(e) => setApiKey(e.target.value)}
+        />
+        <Field
+          label={t.gateway.webhookSecret}
+          type="password"
+          autoComplete="off"
+          required
+          minLength={32}
+          value={secret}
+          onChange={(e) => setSecret(e.target.value)}
+        />
         <ErrorNote error={save.error} />
         {save.isSuccess && <Note>{t.gateway.saved}</Note>}
         <button type="submit" disabled={save.isPending}>{save.isPending ? t.saving : t.save}</button>

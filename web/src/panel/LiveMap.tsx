@@ -42,8 +42,9 @@ export default function LiveMapPage() {
       <ul className="list" aria-label={t.drivers.title}>
         {items.map((i) => (
           <li key={i.driver_id} data-driver={i.driver_id}>
-            <strong>{i.name}</strong>{" "}
-            {i.lat != null && i.lng != null ? `${i.lat.toFixed(5)}, ${i.lng.toFixed(5)} (${formatTime(i.updated_at)})` : t.liveMap.noPosition}
+            <strong>{i.name}</strong> {i.lat != null && i.lng != null
+              ? `${i.lat.toFixed(5)}, ${i.lng.toFixed(5)} (${formatTime(i.updated_at)})`
+              : t.liveMap.noPosition}
             {online.has(i.driver_id) && ` · ${t.drivers.online}`}
           </li>
         ))}

@@ -43,7 +43,8 @@ export default function NewDeliveryPage() {
     notes: "",
     driverId: "",
   });
-  const set = (name: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [name]: e.target.value });
+  const set = (name: keyof typeof form) => (e: { target: { value: string } }) =>
+    setForm({ ...form, [name]: e.target.value });
   const origin = point(form.originLat, form.originLng);
   const destination = point(form.destinationLat, form.destinationLng);
   const route = useDebounced({ origin, destination }, 400);
@@ -97,18 +98,49 @@ export default function NewDeliveryPage() {
       <form className="card grid" onSubmit={submit}>
         <fieldset>
           <legend>{t.delivery.from}</legend>
-          <Field label={t.newDelivery.originAddress} required value={form.originAddress} onChange={set("originAddress")} />
-          <Field label={t.newDelivery.originLat} inputMode="decimal" required value={form.originLat} onChange={set("originLat")} />
-          <Field label={t.newDelivery.originLng} inputMode="decimal" required value={form.originLng} onChange={set("originLng")} />
+          <Field
+            label={t.newDelivery.originAddress}
+            required
+            value={form.originAddress}
+            onChange={set("originAddress")}
+          />
+          <Field
+            label={t.newDelivery.originLat}
+            inputMode="decimal"
+            required
+            value={form.originLat}
+            onChange={set("originLat")}
+          />
+          <Field
+            label={t.newDelivery.originLng}
+            inputMode="decimal"
+            required
+            value={form.originLng}
+            onChange={set("originLng")}
+          />
         </fieldset>
         <fieldset>
           <legend>{t.delivery.to}</legend>
-          <Field label={t.newDelivery.destinationAddress} required value={form.destinationAddress}
-            onChange={set("destinationAddress")} />
-          <Field label={t.newDelivery.destinationLat} inputMode="decimal" required value={form.destinationLat}
-            onChange={set("destinationLat")} />
-          <Field label={t.newDelivery.destinationLng} inputMode="decimal" required value={form.destinationLng}
-            onChange={set("destinationLng")} />
+          <Field
+            label={t.newDelivery.destinationAddress}
+            required
+            value={form.destinationAddress}
+            onChange={set("destinationAddress")}
+          />
+          <Field
+            label={t.newDelivery.destinationLat}
+            inputMode="decimal"
+            required
+            value={form.destinationLat}
+            onChange={set("destinationLat")}
+          />
+          <Field
+            label={t.newDelivery.destinationLng}
+            inputMode="decimal"
+            required
+            value={form.destinationLng}
+            onChange={set("destinationLng")}
+          />
         </fieldset>
         <section className="quote" aria-live="polite" aria-labelledby="quote-title">
           <h2 id="quote-title">{t.newDelivery.quote}</h2>
@@ -130,25 +162,55 @@ export default function NewDeliveryPage() {
         </section>
         <fieldset>
           <legend>{t.newDelivery.paymentMethod}</legend>
-          <Select label={t.newDelivery.paymentMethod} value={form.paymentMethod} onChange={set("paymentMethod")}
-            options={[["pix", t.paymentMethod.pix], ["invoice", t.paymentMethod.invoice]]} />
+          <Select
+            label={t.newDelivery.paymentMethod}
+            value={form.paymentMethod}
+            onChange={set("paymentMethod")}
+            options={[["pix", t.paymentMethod.pix], ["invoice", t.paymentMethod.invoice]]}
+          />
           {pix && (
             <>
-              <Field label={t.newDelivery.customerName} required value={form.customerName} onChange={set("customerName")} />
-              <Field label={t.newDelivery.customerDocument} required inputMode="numeric" value={form.customerDocument}
-                onChange={set("customerDocument")} />
-              <Field label={t.newDelivery.customerEmail} type="email" value={form.customerEmail}
-                onChange={set("customerEmail")} />
+              <Field
+                label={t.newDelivery.customerName}
+                required
+                value={form.customerName}
+                onChange={set("customerName")}
+              />
+              <Field
+                label={t.newDelivery.customerDocument}
+                required
+                inputMode="numeric"
+                value={form.customerDocument}
+                onChange={set("customerDocument")}
+              />
+              <Field
+                label={t.newDelivery.customerEmail}
+                type="email"
+                value={form.customerEmail}
+                onChange={set("customerEmail")}
+              />
             </>
           )}
         </fieldset>
         <fieldset>
           <legend>{t.delivery.recipient}</legend>
           <Field label={t.newDelivery.recipientName} value={form.recipientName} onChange={set("recipientName")} />
-          <Field label={t.newDelivery.recipientPhone} type="tel" value={form.recipientPhone} onChange={set("recipientPhone")} />
+          <Field
+            label={t.newDelivery.recipientPhone}
+            type="tel"
+            value={form.recipientPhone}
+            onChange={set("recipientPhone")}
+          />
           <Field label={t.newDelivery.notes} value={form.notes} onChange={set("notes")} />
-          <Select label={t.newDelivery.driver} value={form.driverId} onChange={set("driverId")}
-            options={[["", t.none], ...(drivers.data?.items ?? []).filter((d) => d.active).map((d): [string, string] => [d.id, d.name])]} />
+          <Select
+            label={t.newDelivery.driver}
+            value={form.driverId}
+            onChange={set("driverId")}
+            options={[
+              ["", t.none],
+              ...(drivers.data?.items ?? []).filter((d) => d.active).map((d): [string, string] => [d.id, d.name]),
+            ]}
+          />
         </fieldset>
         <ErrorNote error={create.error} />
         {create.isPending && <Note>{t.newDelivery.creating}</Note>}

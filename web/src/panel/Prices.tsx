@@ -41,8 +41,20 @@ export default function PricesPage() {
       <form className="card" onSubmit={(e: FormEvent) => (e.preventDefault(), save.mutate())}>
         <Field label={t.prices.baseFee} inputMode="decimal" required value={form.base_fee} onChange={set("base_fee")} />
         <Field label={t.prices.perKm} inputMode="decimal" required value={form.per_km} onChange={set("per_km")} />
-        <Field label={t.prices.minimumFee} inputMode="decimal" required value={form.minimum_fee} onChange={set("minimum_fee")} />
-        <Field label={t.prices.driverShare} inputMode="decimal" required value={form.driver_share} onChange={set("driver_share")} />
+        <Field
+          label={t.prices.minimumFee}
+          inputMode="decimal"
+          required
+          value={form.minimum_fee}
+          onChange={set("minimum_fee")}
+        />
+        <Field
+          label={t.prices.driverShare}
+          inputMode="decimal"
+          required
+          value={form.driver_share}
+          onChange={set("driver_share")}
+        />
         <ErrorNote error={save.error} />
         {save.isSuccess && <Note>{t.prices.saved}</Note>}
         <button type="submit" disabled={save.isPending}>{save.isPending ? t.saving : t.save}</button>

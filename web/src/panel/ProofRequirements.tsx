@@ -24,7 +24,9 @@ export function ProofRequirements() {
     onMutate: (body) => client.setQueryData(["proof-requirements"], body),
     // A later click still on its way has the newer state: its own answer will settle it.
     onSuccess: (saved) => {
-      if (client.isMutating({ mutationKey: ["proof-requirements"] }) <= 1) client.setQueryData(["proof-requirements"], saved);
+      if (client.isMutating({ mutationKey: ["proof-requirements"] }) <= 1) {
+        client.setQueryData(["proof-requirements"], saved);
+      }
     },
     onError: () => void client.invalidateQueries({ queryKey: ["proof-requirements"] }),
   });

@@ -32,7 +32,8 @@ export default function SimulatorsPage() {
   const [last, setLast] = useState<string | null>(null);
   const deliveries = useQuery({
     queryKey: ["deliveries", { status: "awaiting_payment" }],
-    queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "awaiting_payment", limit: 50 } } })),
+    queryFn: () =>
+      call(api.GET("/api/v1/deliveries", { params: { query: { status: "awaiting_payment", limit: 50 } } })),
   });
   const withdrawals = useQuery({
     queryKey: ["withdrawals", { cursor: undefined }],
@@ -60,8 +61,18 @@ export default function SimulatorsPage() {
           <li key={d.id}>
             {d.origin_address} → {d.destination_address} ({formatBRL(d.price as number)}){" "}
             {["PAYMENT_RECEIVED", "PAYMENT_OVERDUE"].map((event) => (
-              <button key={event} type="button" disabled={send.isPending}
-                onClick={() => send.mutate({ event, object_id: d.payment!.gateway_payment_id, external_reference: d.id, value: d.price as number })}>
+              <button
+                key={event}
+                type="button"
+                disabled={send.isPending}
+                onClick={() =>
+                  send.mutate({
+                    event,
+                    object_id: d.payment!.gateway_payment_id,
+                    external_reference: d.id,
+                    value: d.price as number,
+                  })}
+              >
                 {t.simulators.fire(event, shortId(d.id))}
               </button>
             ))}
@@ -73,10 +84,14 @@ export default function SimulatorsPage() {
       <ul className="list">
         {processing.map((w) => (
           <li key={w.id}>
-            {formatBRL(w.amount)} → {w.pix_key}{" "}
-            {["TRANSFER_DONE", "TRANSFER_FAILED"].map((event) => (
-              <button key={event} type="button" disabled={send.isPending}
-                onClick={() => send.mutate({ event, object_id: w.gateway_transfer_id, external_reference: w.id, value: w.amount })}>
+            {formatBRL(w.amount)} → {w.pix_key} {["TRANSFER_DONE", "TRANSFER_FAILED"].map((event) => (
+              <button
+                key={event}
+                type="button"
+                disabled={send.isPending}
+                onClick={() =>
+                  send.mutate({ event, object_id: w.gateway_transfer_id, external_reference: w.id, value: w.amount })}
+              >
                 {t.simulators.fire(event, shortId(w.id))}
               </button>
             ))}

@@ -10,7 +10,8 @@ export default function WebhooksPage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const query = useQuery({
     queryKey: ["webhook-events", cursors.at(-1)],
-    queryFn: () => call(api.GET("/api/v1/webhook-events", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
+    queryFn: () =>
+      call(api.GET("/api/v1/webhook-events", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
     refetchInterval: 10_000,
   });
   return (
@@ -29,12 +30,20 @@ export default function WebhooksPage() {
             </tr>
           </thead>
           <tbody>
-            {query.data?.items.length === 0 && <tr><td colSpan={5}>{t.webhooks.empty}</td></tr>}
+            {query.data?.items.length === 0 && (
+              <tr>
+                <td colSpan={5}>{t.webhooks.empty}</td>
+              </tr>
+            )}
             {query.data?.items.map((e) => (
               <tr key={e.id}>
-                <td><time dateTime={e.received_at}>{formatDateTime(e.received_at)}</time></td>
+                <td>
+                  <time dateTime={e.received_at}>{formatDateTime(e.received_at)}</time>
+                </td>
                 <td>{e.event ?? "—"}</td>
-                <td><Badge value={e.result} text={t.webhookResult[e.result] ?? e.result} /></td>
+                <td>
+                  <Badge value={e.result} text={t.webhookResult[e.result] ?? e.result} />
+                </td>
                 <td>{e.object_id ?? "—"}</td>
                 <td>{e.detail ?? ""}</td>
               </tr>

@@ -34,14 +34,22 @@ export default function WithdrawalsPage() {
             </tr>
           </thead>
           <tbody>
-            {query.data?.items.length === 0 && <tr><td colSpan={6}>{t.withdrawals.empty}</td></tr>}
+            {query.data?.items.length === 0 && (
+              <tr>
+                <td colSpan={6}>{t.withdrawals.empty}</td>
+              </tr>
+            )}
             {query.data?.items.map((w) => (
               <tr key={w.id}>
-                <td><time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time></td>
+                <td>
+                  <time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time>
+                </td>
                 <td>{name(w.driver_id)}</td>
                 <td>{formatBRL(w.amount)}</td>
                 <td>{w.pix_key}</td>
-                <td><Badge value={w.status} text={withdrawalStatusText(w)} /></td>
+                <td>
+                  <Badge value={w.status} text={withdrawalStatusText(w)} />
+                </td>
                 <td>{w.error_message ?? ""}</td>
               </tr>
             ))}

@@ -40,8 +40,8 @@ export default function TrackPage({ token }: { token: string }) {
   const open = !!view && UNDER_WAY.includes(view.status);
 
   // The path the page has seen the driver take: its own observations, kept in the query cache.
-  const path =
-    useQuery<Point[]>({ queryKey: pathKey, queryFn: () => [], staleTime: Infinity, gcTime: Infinity }).data ?? [];
+  const seen = useQuery<Point[]>({ queryKey: pathKey, queryFn: () => [], staleTime: Infinity, gcTime: Infinity });
+  const path = seen.data ?? [];
   const position = view?.position;
   useEffect(() => {
     if (!position) return;
