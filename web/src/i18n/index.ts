@@ -31,6 +31,7 @@ function storedChoice(): string | null {
 export const i18n = i18next.createInstance();
 i18n.on("languageChanged", (language) => {
   document.documentElement.lang = language;
+  document.title = i18n.t("appName");
 });
 void i18n.use(initReactI18next).init({
   resources: { "pt-BR": { translation: ptBR }, en: { translation: en } },

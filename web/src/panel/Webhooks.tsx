@@ -46,7 +46,8 @@ export default function WebhooksPage() {
                   <Badge value={e.result} text={t(`webhookResult.${e.result}`)} />
                 </td>
                 <td data-label={t("webhooks.object")} className="code">{e.object_id ?? "—"}</td>
-                <td data-label={t("webhooks.detail")}>{e.detail ?? ""}</td>
+                {/* The platform's own audit note, in the words (English) it was written in. */}
+                <td data-label={t("webhooks.detail")} lang="en" className="hint">{e.detail ?? ""}</td>
               </tr>
             ))}
           </tbody>
