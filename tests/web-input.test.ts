@@ -1,5 +1,6 @@
 // What people type into the web app: the one number rule (web/src/lib/numbers.ts) and the Brazilian documents,
-// phone numbers and Pix keys (web/src/lib/brazil.ts), as pure functions. The browser journeys
+// phone numbers and Pix keys (web/src/lib/brazil.ts), and the language a browser gets (web/src/i18n/languages.ts),
+// as pure functions. The browser journeys
 // (tests/e2e/locale.spec.ts) type the same into the real forms.
 import { describe, expect, it } from "vitest";
 import {
@@ -12,6 +13,7 @@ import {
   phoneE164,
   pixKeyProblem,
 } from "../web/src/lib/brazil.ts";
+import { preferredLanguage } from "../web/src/i18n/languages.ts";
 import { parseDecimal } from "../web/src/lib/numbers.ts";
 
 const PT = "." as const; // Portuguese writes thousands with a dot
@@ -128,5 +130,19 @@ describe("Pix keys", () => {
       "123e4567-e89b-12d3-a456-426614174000",
     );
     expect(pixKeyProblem("evp", "123e4567")).toBe("evp");
+  });
+});
+
+describe("preferredLanguage", () => {
+  it("is Brazilian Portuguese unless the browser prefers English or the person chose it", () => {
+    expect(preferredLanguage(null, [])).toBe("pt-BR");
+    expect(preferredLanguage(null, ["pt-BR", "en-US"])).toBe("pt-BR");
+    expect(preferredLanguage(null, ["pt-PT"])).toBe("pt-BR");
+    expect(preferredLanguage(null, ["en-US", "pt-BR"])).toBe("en");
+    expect(preferredLanguage(null, ["fr-FR", "en-GB", "pt-BR"])).toBe("en");
+    expect(preferredLanguage(null, ["fr-FR", "de"])).toBe("pt-BR");
+    expect(preferredLanguage("en", ["pt-BR"])).toBe("en");
+    expect(preferredLanguage("pt-BR", ["en-US"])).toBe("pt-BR");
+    expect(preferredLanguage("klingon", ["en-US"])).toBe("en");
   });
 });

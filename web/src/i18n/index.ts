@@ -3,22 +3,12 @@
 import i18next from "i18next";
 import { initReactI18next } from "react-i18next";
 import { en } from "./en.ts";
+import { type Language, LANGUAGES, preferredLanguage } from "./languages.ts";
 import { ptBR } from "./pt-BR.ts";
 
-export const LANGUAGES = ["pt-BR", "en"] as const;
-export type Language = (typeof LANGUAGES)[number];
-const STORAGE_KEY = "language";
+export { type Language, LANGUAGES };
 
-/** The chosen language if any, else the first of the browser's languages the app speaks, else Portuguese. */
-export function preferredLanguage(chosen: string | null, browser: readonly string[]): Language {
-  if ((LANGUAGES as readonly string[]).includes(chosen ?? "")) return chosen as Language;
-  for (const tag of browser) {
-    const primary = tag.toLowerCase().split("-")[0];
-    if (primary === "pt") return "pt-BR";
-    if (primary === "en") return "en";
-  }
-  return "pt-BR";
-}
+const STORAGE_KEY = "language";
 
 function storedChoice(): string | null {
   try {
