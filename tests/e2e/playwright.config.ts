@@ -1,5 +1,6 @@
 // Playwright drives Debian's chromium, headless, against a local stack of its
-// own (global-setup.ts). Journeys share state, so one worker runs them in order.
+// own (global-setup.ts). Journeys share state, so one worker runs them in order
+// (files in alphabetical order: journeys.spec.ts first, on a fresh stack).
 import { defineConfig } from "@playwright/test";
 
 export default defineConfig({
@@ -15,6 +16,10 @@ export default defineConfig({
   use: {
     headless: true,
     viewport: { width: 1280, height: 860 },
+    // The app's first language; the English journeys (locale.spec.ts) open English browsers of their own. The
+    // browser's clock is in another zone than the company's, so dates on screen prove they are São Paulo's.
+    locale: "pt-BR",
+    timezoneId: "Europe/Lisbon",
     trace: "off",
     launchOptions: {
       executablePath: "/usr/bin/chromium",

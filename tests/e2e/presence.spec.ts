@@ -2,9 +2,9 @@
 // tracks itself there, the panel's Drivers page and live map show it. Runs
 // when the project's realtime policies let drivers use presence (they come
 // with the local Realtime's presence support); skipped, and saying so, before.
-import { expect, test } from "@playwright/test";
 import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { expect, newContext, signIn, test } from "./support.ts";
 
 const migrations = resolve(import.meta.dirname, "../../supabase/migrations");
 const presenceInStack = readdirSync(migrations).some((file) =>
@@ -13,8 +13,8 @@ const presenceInStack = readdirSync(migrations).some((file) =>
 
 test("the owner sees a driver come online and go offline", async ({ browser }) => {
   test.skip(!presenceInStack, "no presence policy on realtime.messages in supabase/migrations yet");
-  const owner = await browser.newContext({ baseURL: process.env.E2E_BASE_URL });
-  const driver = await browser.newContext({ baseURL: process.env.E2E_BASE_URL });
+  const owner = await newContext(browser);
+  const driver = await newContext(browser);
   const ownerPage = await owner.newPage();
   const driverPage = await driver.newPage();
   for (
@@ -23,21 +23,18 @@ test("the owner sees a driver come online and go offline", async ({ browser }) =
       [driverPage, "driver1@demo.test", "demo-driver-pass"],
     ] as const
   ) {
-    await page.goto("/");
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(password);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByRole("button", { name: "Sign out" })).toBeVisible();
+    await signIn(page, email, password);
+    await expect(page.getByRole("button", { name: "Sair" })).toBeVisible();
   }
-  await ownerPage.getByRole("link", { name: "Drivers" }).click();
+  await ownerPage.getByRole("link", { name: "Entregadores" }).click();
   const dora = ownerPage.getByRole("row").filter({ hasText: "Dora Driver" });
   await expect(dora.getByText("Online", { exact: true })).toBeVisible();
   await expect(ownerPage.getByRole("row").filter({ hasText: "Dino Driver" }).getByText("Offline", { exact: true }))
     .toBeVisible();
-  await ownerPage.getByRole("link", { name: "Live map" }).click();
-  await expect(ownerPage.getByText("1 online now")).toBeVisible();
+  await ownerPage.getByRole("link", { name: "Mapa ao vivo" }).click();
+  await expect(ownerPage.getByText("1 online agora")).toBeVisible();
 
   await driver.close();
-  await expect(ownerPage.getByText("0 online now")).toBeVisible({ timeout: 15_000 });
+  await expect(ownerPage.getByText("0 online agora")).toBeVisible({ timeout: 15_000 });
   await owner.close();
 });

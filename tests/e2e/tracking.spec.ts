@@ -2,10 +2,8 @@
 // the link from the delivery's page, the recipient opens it without an account,
 // and sees the driver assigned, on the way on the map with an ETA, then arrived.
 // The driver's moves go through the API, as the driver app would send them.
-import { type APIRequestContext, expect, type Page, test } from "@playwright/test";
-import { resolve } from "node:path";
-
-const baseURL = () => process.env.E2E_BASE_URL!;
+import type { APIRequestContext, Page } from "@playwright/test";
+import { accessToken, baseURL, expect, newContext, shot, signIn, test } from "./support.ts";
 
 async function driverToken(request: APIRequestContext, anonKey: string) {
   const res = await request.post("/auth/v1/token?grant_type=password", {
@@ -35,52 +33,46 @@ async function asDriver(page: Page, token: string, path: string) {
 }
 
 test("the recipient's page follows a driver to the door; the panel shows and copies the link", async ({ browser }) => {
-  const owner = await browser.newContext({ baseURL: baseURL(), permissions: ["clipboard-read", "clipboard-write"] });
-  const recipient = await browser.newContext({ baseURL: baseURL(), viewport: { width: 390, height: 844 } });
+  const owner = await newContext(browser, { permissions: ["clipboard-read", "clipboard-write"] });
+  const recipient = await newContext(browser, { viewport: { width: 390, height: 844 } });
   const ownerPage = await owner.newPage();
   const page = await recipient.newPage();
 
-  await ownerPage.goto("/");
-  await ownerPage.getByLabel("Email").fill("owner@demo.test");
-  await ownerPage.getByLabel("Password").fill("demo-owner-pass");
-  await ownerPage.getByRole("button", { name: "Sign in" }).click();
-  await expect(ownerPage.getByRole("heading", { name: "Deliveries" })).toBeVisible();
+  await signIn(ownerPage, "owner@demo.test", "demo-owner-pass");
+  await expect(ownerPage.getByRole("heading", { name: "Entregas" })).toBeVisible();
   // This journey completes without proof: the company requires none (whatever an earlier spec left).
-  const ownerToken = await ownerPage.evaluate(() => {
-    const key = Object.keys(localStorage).find((k) => k.startsWith("sb-") && k.endsWith("-auth-token"))!;
-    return JSON.parse(localStorage.getItem(key)!).access_token as string;
-  });
+  const ownerToken = await accessToken(ownerPage);
   const none = await ownerPage.request.put("/api/v1/companies/me/proof-requirements", {
     headers: { authorization: `Bearer ${ownerToken}` },
     data: { photo: false, signature: false, note: false },
   });
   expect(none.status()).toBe(200);
-  await ownerPage.getByRole("link", { name: "New delivery" }).first().click();
-  await ownerPage.getByLabel("Pick-up address").fill("Praça da Sé, São Paulo");
-  await ownerPage.getByLabel("Drop-off address").fill("Rua Vergueiro, 1000");
-  await ownerPage.getByLabel("Payment method", { exact: true }).selectOption("invoice");
-  await ownerPage.getByRole("button", { name: "Create delivery" }).click();
-  await expect(ownerPage.getByRole("heading", { name: /^Delivery / })).toBeVisible();
+  await ownerPage.getByRole("link", { name: "Nova entrega" }).first().click();
+  await ownerPage.getByLabel("Endereço de retirada").fill("Praça da Sé, São Paulo");
+  await ownerPage.getByLabel("Endereço de entrega").fill("Rua Vergueiro, 1000");
+  await ownerPage.getByLabel("Forma de pagamento", { exact: true }).selectOption("invoice");
+  await ownerPage.getByRole("button", { name: "Criar entrega" }).click();
+  await expect(ownerPage.getByRole("heading", { name: /^Entrega / })).toBeVisible();
   const deliveryId = ownerPage.url().split("/").pop()!;
-  await ownerPage.getByLabel("Assign to driver").selectOption({ label: "Dino Driver" });
-  await ownerPage.getByRole("button", { name: "Assign", exact: true }).click();
-  await expect(ownerPage.getByText("Accepted", { exact: true }).first()).toBeVisible();
+  await ownerPage.getByLabel("Atribuir a um entregador").selectOption({ label: "Dino Driver" });
+  await ownerPage.getByRole("button", { name: "Atribuir", exact: true }).click();
+  await expect(ownerPage.getByText("Aceita", { exact: true }).first()).toBeVisible();
 
   // The link is on the delivery's page, and copies.
-  const link = ownerPage.getByLabel("Tracking link for the recipient");
+  const link = ownerPage.getByLabel("Link de acompanhamento para quem recebe");
   await expect(link).toHaveValue(new RegExp(`^${baseURL()}/track/[A-Za-z0-9_-]{22}$`));
   const url = await link.inputValue();
-  await ownerPage.getByRole("button", { name: "Copy link" }).click();
-  await expect(ownerPage.getByRole("button", { name: "Link copied" })).toBeVisible();
+  await ownerPage.getByRole("button", { name: "Copiar link" }).click();
+  await expect(ownerPage.getByRole("button", { name: "Link copiado" })).toBeVisible();
   expect(await ownerPage.evaluate(() => navigator.clipboard.readText())).toBe(url);
 
   // The recipient opens it with no account: the driver is assigned, not yet on the way.
   await page.goto(url);
-  await expect(page.getByRole("heading", { name: "Your delivery" })).toBeVisible();
-  const summary = page.getByRole("status", { name: "Delivery status" });
-  await expect(summary).toHaveText("Dino will pick up your delivery soon.");
-  await expect(page.getByRole("img", { name: "Driver's position" })).toHaveCount(0);
-  await expect(page.getByText("Driver Dino")).toHaveCount(0); // only the first name, in the sentence
+  await expect(page.getByRole("heading", { name: "Sua entrega" })).toBeVisible();
+  const summary = page.getByRole("status", { name: "Situação da entrega" });
+  await expect(summary).toHaveText("Dino vai retirar sua entrega em breve.");
+  await expect(page.getByRole("img", { name: "Posição do entregador" })).toHaveCount(0);
+  await expect(page.getByText("Dino Driver")).toHaveCount(0); // only the first name, in the sentence
   expect(await page.evaluate(() => localStorage.length)).toBe(0); // nobody is signed in
 
   const anonKey = await page.evaluate(() =>
@@ -89,42 +81,41 @@ test("the recipient's page follows a driver to the door; the panel shows and cop
   const token = await driverToken(page.request, anonKey);
   await asDriver(page, token, `/api/v1/deliveries/${deliveryId}/start`);
   // Live, through the link's channel: no reload.
-  await expect(summary).toHaveText("Dino is on the way with your delivery.");
-  const map = page.getByRole("img", { name: "Driver's position" });
+  await expect(summary).toHaveText("Dino está a caminho com sua entrega.");
+  const map = page.getByRole("img", { name: "Posição do entregador" });
   await expect(map).toBeVisible();
 
   const first = await putLocation(page, token, { lat: -23.5540, lng: -46.6380 });
-  await expect(map.getByTitle("Your driver")).toHaveCount(1);
-  const seen = page.getByText(/^Position updated at /);
+  await expect(map.getByTitle("Seu entregador")).toHaveCount(1);
+  const seen = page.getByText(/^Posição atualizada às \d{2}:\d{2}:\d{2}\.$/);
   await expect(seen).toBeVisible();
   const firstSeen = await seen.textContent();
   // The ETA, refreshed from the routing service after the position.
-  await expect(page.getByRole("status", { name: "Arrival" })).toHaveText(
-    /^Arriving around .+ \(\d+(\.\d)? km to go\)\.$/,
+  await expect(page.getByRole("status", { name: "Chegada" })).toHaveText(
+    /^Chega por volta das \d{2}:\d{2} \(faltam \d+(,\d)? km\)\.$/,
   );
-  await expect(ownerPage.getByText(/^around .+, \d+(\.\d)? km to go$/)).toBeVisible();
+  await expect(ownerPage.getByText(/^por volta das \d{2}:\d{2}, faltam \d+(,\d)? km$/)).toBeVisible();
 
   // The next position is accepted 10 s after the first: the marker follows it.
   await page.waitForTimeout(Math.max(0, Date.parse(first.updated_at) + 10_200 - Date.now()));
   await putLocation(page, token, { lat: -23.5790, lng: -46.6400 });
   await expect(seen).not.toHaveText(firstSeen!);
-  await expect(map.getByTitle("Your driver")).toHaveCount(1);
-  await page.screenshot({
-    path: resolve(import.meta.dirname, "screenshots", "tracking-on-the-way.png"),
-    fullPage: true,
-  });
+  await expect(map.getByTitle("Seu entregador")).toHaveCount(1);
+  await shot(page, "tracking-on-the-way");
 
   // At the door.
   await asDriver(page, token, `/api/v1/deliveries/${deliveryId}/complete`);
-  await expect(summary).toHaveText("Your delivery has arrived.");
-  await expect(page.getByText("Delivered", { exact: true }).first()).toBeVisible();
-  await expect(page.getByRole("img", { name: "Driver's position" })).toHaveCount(0);
-  await expect(page.getByRole("status", { name: "Arrival" })).toHaveCount(0);
-  await expect(page.getByRole("listitem").filter({ hasText: "Picked up" })).toHaveCount(1);
+  await expect(summary).toHaveText("Sua entrega chegou.");
+  await expect(page.getByText("Entregue", { exact: true }).first()).toBeVisible();
+  await expect(page.getByRole("img", { name: "Posição do entregador" })).toHaveCount(0);
+  await expect(page.getByRole("status", { name: "Chegada" })).toHaveCount(0);
+  await expect(page.getByRole("listitem").filter({ hasText: "Retirada feita" })).toHaveCount(1);
 
   // A link that is not one.
   await page.goto(`${url.slice(0, -1)}${url.endsWith("A") ? "B" : "A"}`);
-  await expect(page.getByRole("alert")).toHaveText("This tracking link is not valid. Check that you copied all of it.");
+  await expect(page.getByRole("alert")).toHaveText(
+    "Este link de acompanhamento não é válido. Confira se você copiou o link inteiro.",
+  );
 
   await owner.close();
   await recipient.close();

@@ -1,13 +1,14 @@
 // Layout and pages by role: the company panel for owners and admins, the
 // phone-sized driver app for drivers. A page a role may not open says so.
-import { lazy, type ReactNode, Suspense, useEffect } from "react";
+import { lazy, type ReactNode, Suspense, useEffect, useState } from "react";
+import { useTranslation } from "react-i18next";
 import { config } from "./config.ts";
-import { t } from "./i18n/index.ts";
+import type { ptBR } from "./i18n/pt-BR.ts";
 import { can, COMPANY_MANAGERS, DELIVERY_MANAGERS, type Role, useAuth } from "./lib/auth.tsx";
 import { useRealtime } from "./lib/realtime.tsx";
 import { Link, match, navigate, usePath } from "./lib/router.tsx";
 import { supabase } from "./lib/supabase.ts";
-import { Loading } from "./components/ui.tsx";
+import { LanguageSelect, Loading } from "./components/ui.tsx";
 import { SignIn } from "./SignIn.tsx";
 import { DeliveriesPage } from "./panel/Deliveries.tsx";
 
@@ -27,34 +28,36 @@ const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
 interface PageDef {
   path: string;
   roles: Role[];
-  nav?: string;
+  nav?: NavKey;
   render: (params: Record<string, string>) => ReactNode;
   localOnly?: boolean;
 }
+
+type NavKey = `nav.${Exclude<keyof typeof ptBR.nav, "main">}`;
 
 const DRIVER: Role[] = ["driver"];
 const OWNER: Role[] = ["company_owner"];
 
 const PAGES: PageDef[] = [
-  { path: "/deliveries", roles: DELIVERY_MANAGERS, nav: t.nav.deliveries, render: () => <DeliveriesPage /> },
-  { path: "/deliveries/new", roles: DELIVERY_MANAGERS, nav: t.nav.newDelivery, render: () => <NewDeliveryPage /> },
+  { path: "/deliveries", roles: DELIVERY_MANAGERS, nav: "nav.deliveries", render: () => <DeliveriesPage /> },
+  { path: "/deliveries/new", roles: DELIVERY_MANAGERS, nav: "nav.newDelivery", render: () => <NewDeliveryPage /> },
   { path: "/deliveries/:id", roles: DELIVERY_MANAGERS, render: (p) => <DeliveryPage id={p.id} /> },
-  { path: "/drivers", roles: DELIVERY_MANAGERS, nav: t.nav.drivers, render: () => <DriversPage /> },
-  { path: "/map", roles: DELIVERY_MANAGERS, nav: t.nav.liveMap, render: () => <LiveMapPage /> },
-  { path: "/prices", roles: DELIVERY_MANAGERS, nav: t.nav.prices, render: () => <PricesPage /> },
-  { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: t.nav.withdrawals, render: () => <WithdrawalsPage /> },
-  { path: "/webhooks", roles: COMPANY_MANAGERS, nav: t.nav.webhooks, render: () => <WebhooksPage /> },
-  { path: "/gateway", roles: OWNER, nav: t.nav.gateway, render: () => <GatewayPage /> },
-  { path: "/billing", roles: OWNER, nav: t.nav.billing, render: () => <BillingPage /> },
+  { path: "/drivers", roles: DELIVERY_MANAGERS, nav: "nav.drivers", render: () => <DriversPage /> },
+  { path: "/map", roles: DELIVERY_MANAGERS, nav: "nav.liveMap", render: () => <LiveMapPage /> },
+  { path: "/prices", roles: DELIVERY_MANAGERS, nav: "nav.prices", render: () => <PricesPage /> },
+  { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: "nav.withdrawals", render: () => <WithdrawalsPage /> },
+  { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },
+  { path: "/gateway", roles: OWNER, nav: "nav.gateway", render: () => <GatewayPage /> },
+  { path: "/billing", roles: OWNER, nav: "nav.billing", render: () => <BillingPage /> },
   {
     path: "/simulators",
     roles: COMPANY_MANAGERS,
-    nav: t.nav.simulators,
+    nav: "nav.simulators",
     render: () => <SimulatorsPage />,
     localOnly: true,
   },
-  { path: "/driver", roles: DRIVER, nav: t.nav.available, render: () => <DriverHome /> },
-  { path: "/driver/wallet", roles: DRIVER, nav: t.nav.wallet, render: () => <WalletPage /> },
+  { path: "/driver", roles: DRIVER, nav: "nav.available", render: () => <DriverHome /> },
+  { path: "/driver/wallet", roles: DRIVER, nav: "nav.wallet", render: () => <WalletPage /> },
 ];
 
 const TrackPage = lazy(() => import("./track/TrackPage.tsx"));
@@ -67,8 +70,11 @@ const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => 
 const home = (role: Role) => (role === "driver" ? "/driver" : "/deliveries");
 
 export function App() {
+  const { t } = useTranslation();
   const { loading, identity, session, problem } = useAuth();
   const path = usePath();
+  // The navigation on a narrow screen: closed behind the menu button, closed again once a page is chosen.
+  const [menuOpen, setMenuOpen] = useState(false);
   const { connected } = useRealtime();
 
   const publicPage = PUBLIC_PAGES.map((p) => ({ page: p, params: match(p.path, path) })).find((p) => p.params);
@@ -92,18 +98,18 @@ export function App() {
   if (!identity) {
     return (
       <main className="center">
-        <p role="alert" className="error">{problem === "noRole" ? t.auth.noRole : t.errors.server}</p>
-        <button type="button" onClick={() => void supabase.auth.signOut()}>{t.auth.signOut}</button>
+        <p role="alert" className="error">{problem === "noRole" ? t("auth.noRole") : t("errors.server")}</p>
+        <button type="button" onClick={() => void supabase.auth.signOut()}>{t("auth.signOut")}</button>
       </main>
     );
   }
 
   const pages = PAGES.filter((p) => !p.localOnly || config.localStack);
-  let content: ReactNode = <p role="alert" className="error">{t.notFound}</p>;
+  let content: ReactNode = <p role="alert" className="error">{t("notFound")}</p>;
   for (const page of pages) {
     const params = match(page.path, path);
     if (!params) continue;
-    content = can(identity, page.roles) ? page.render(params) : <p role="alert" className="error">{t.notAllowed}</p>;
+    content = can(identity, page.roles) ? page.render(params) : <p role="alert" className="error">{t("notAllowed")}</p>;
     // "/deliveries/new" is declared before "/deliveries/:id".
     break;
   }
@@ -112,18 +118,32 @@ export function App() {
 
   return (
     <div className={isDriver ? "layout driver" : "layout panel"}>
-      <a className="skip" href="#content">{t.skipToContent}</a>
+      <a className="skip" href="#content">{t("skipToContent")}</a>
       <header className="top">
-        <strong>{t.appName}</strong>
-        <span className={connected ? "live on" : "live off"} role="status">{connected ? t.live : t.offline}</span>
-        <span className="who">{t.auth.signedInAs(identity.email, t.roles[identity.role] ?? identity.role)}</span>
-        <button type="button" onClick={() => void supabase.auth.signOut()}>{t.auth.signOut}</button>
+        <strong className="app-name">{t("appName")}</strong>
+        <span className={connected ? "live on" : "live off"} role="status">{connected ? t("live") : t("offline")}</span>
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          {t("menu")}
+        </button>
+        <span className="who">
+          {t("auth.signedInAs", { email: identity.email, role: t(`roles.${identity.role}`) })}
+        </span>
+        <div className="top-language">
+          <LanguageSelect />
+        </div>
+        <button type="button" onClick={() => void supabase.auth.signOut()}>{t("auth.signOut")}</button>
       </header>
-      <nav className="nav" aria-label={t.nav.main}>
+      <nav id="main-nav" className={menuOpen ? "nav open" : "nav"} aria-label={t("nav.main")}>
         <ul>
           {nav.map((p) => (
             <li key={p.path}>
-              <Link to={p.path}>{p.nav}</Link>
+              <Link to={p.path} onClick={() => setMenuOpen(false)}>{t(p.nav!)}</Link>
             </li>
           ))}
         </ul>

@@ -1,13 +1,14 @@
 import { type FormEvent, useState } from "react";
-import { t } from "./i18n/index.ts";
+import { useTranslation } from "react-i18next";
 import { supabase } from "./lib/supabase.ts";
-import { ErrorNote, Field } from "./components/ui.tsx";
+import { ErrorNote, Field, LanguageSelect } from "./components/ui.tsx";
 
 export function SignIn() {
+  const { t } = useTranslation();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<"auth.wrongPassword" | "auth.failed" | null>(null);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -21,17 +22,17 @@ export function SignIn() {
     const code = (error as { code?: string }).code;
     setError(
       code === "invalid_credentials" || (error as { status?: number }).status === 400
-        ? t.auth.wrongPassword
-        : t.auth.failed,
+        ? "auth.wrongPassword"
+        : "auth.failed",
     );
   }
 
   return (
     <main className="center">
       <form className="card signin" onSubmit={submit} aria-labelledby="signin-title">
-        <h1 id="signin-title">{t.auth.title}</h1>
+        <h1 id="signin-title">{t("auth.title")}</h1>
         <Field
-          label={t.auth.email}
+          label={t("auth.email")}
           type="email"
           autoComplete="username"
           required
@@ -40,16 +41,19 @@ export function SignIn() {
           autoFocus
         />
         <Field
-          label={t.auth.password}
+          label={t("auth.password")}
           type="password"
           autoComplete="current-password"
           required
           value={password}
           onChange={(e) => setPassword(e.target.value)}
         />
-        <ErrorNote error={error} />
-        <button type="submit" disabled={busy}>{busy ? t.auth.signingIn : t.auth.submit}</button>
+        <ErrorNote error={error && t(error)} />
+        <button type="submit" disabled={busy}>{busy ? t("auth.signingIn") : t("auth.submit")}</button>
       </form>
+      <div className="signin-language">
+        <LanguageSelect />
+      </div>
     </main>
   );
 }

@@ -3,6 +3,8 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiError } from "./api/client.ts";
 import { App } from "./App.tsx";
+// The language first: everything below speaks it.
+import "./i18n/index.ts";
 import { AuthProvider } from "./lib/auth.tsx";
 import { RealtimeProvider } from "./lib/realtime.tsx";
 import { RouterProvider } from "./lib/router.tsx";

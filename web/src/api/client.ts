@@ -2,7 +2,6 @@
 // (schema.d.ts: `npm run web:types` regenerates it from a running stack).
 import createClient, { type Middleware } from "openapi-fetch";
 import { config } from "../config.ts";
-import { t } from "../i18n/index.ts";
 import { supabase } from "../lib/supabase.ts";
 import type { components, paths } from "./schema";
 
@@ -61,40 +60,4 @@ export async function call<T>(
   if (result.response.ok) return result.data as T;
   const retry = Number(result.response.headers.get("retry-after"));
   throw new ApiError(result.response.status, result.error ?? null, Number.isFinite(retry) && retry > 0 ? retry : null);
-}
-
-/** Every error the API can answer, as a sentence for people (never the raw body). */
-export function errorMessage(error: unknown): string {
-  if (!(error instanceof ApiError)) return t.errors.server;
-  const detail = (error.body as { detail?: unknown } | null)?.detail;
-  switch (error.status) {
-    case 0:
-      return t.errors.network;
-    case 400:
-      if (Array.isArray(detail)) {
-        const lines = detail.map((d: { loc?: (string | number)[]; msg?: string }) =>
-          t.errors.field(String(d.loc?.filter((p) => p !== "body").join(".") || "request"), String(d.msg ?? ""))
-        );
-        return `${t.errors.invalid} ${lines.join("; ")}`;
-      }
-      return typeof detail === "string" ? t.errors.rules(detail) : t.errors.server;
-    case 401:
-      return t.errors.unauthorized;
-    case 403:
-      return t.errors.forbidden;
-    case 404:
-      return t.errors.notFound;
-    case 409:
-      return typeof detail === "string" ? t.errors.rules(detail) : t.errors.conflict;
-    case 422:
-      return typeof detail === "string" ? t.errors.rules(detail) : t.errors.server;
-    case 429:
-      return t.errors.rateLimited(error.retryAfter ?? 10);
-    case 502:
-      return t.errors.gateway;
-    case 503:
-      return t.errors.unavailable;
-    default:
-      return t.errors.server;
-  }
 }

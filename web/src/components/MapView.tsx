@@ -76,7 +76,8 @@ export default function MapView(
       bounds.push([marker.lat, marker.lng]);
     }
     if (bounds.length && (!fitted.current || follow)) {
-      m.fitBounds(L.latLngBounds(bounds), { padding: [30, 30], maxZoom: 15 });
+      // Not animated: Leaflet's zoom animation ends on a timer that throws if the page has left the map by then.
+      m.fitBounds(L.latLngBounds(bounds), { padding: [30, 30], maxZoom: 15, animate: false });
       fitted.current = true;
     }
   }, [markers, lines, follow]);

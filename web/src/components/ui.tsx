@@ -1,21 +1,131 @@
-// Small shared pieces: labelled fields, error and status notes, pagination.
-import { type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, useId } from "react";
-import { errorMessage } from "../api/client.ts";
-import { t } from "../i18n/index.ts";
+// Small shared pieces: labelled fields (with the sentence shown under one the app cannot read), masked and number
+// fields, error and status notes, pagination, the language choice.
+import {
+  type ChangeEvent,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+} from "react";
+import { useTranslation } from "react-i18next";
+import { errorMessage } from "../api/errors.ts";
+import { groupSeparator } from "../format.ts";
+import { chooseLanguage, i18n, type Language, LANGUAGES } from "../i18n/index.ts";
+import { type DecimalResult, type DecimalRules, parseDecimal } from "../lib/numbers.ts";
 
-export function Field({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
+type FieldProps = {
+  label: string;
+  /** What is wrong with the value, shown under the field once the person has left it or tried to submit. */
+  problem?: string | null;
+  /** Show the problem now (the form was submitted). */
+  showProblem?: boolean;
+} & InputHTMLAttributes<HTMLInputElement>;
+
+export function Field({ label, problem, showProblem, ...input }: FieldProps) {
   const id = useId();
+  const [left, setLeft] = useState(false);
+  const shown = problem && (left || showProblem) ? problem : null;
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} {...input} />
+      <input
+        id={id}
+        {...input}
+        aria-invalid={shown ? true : undefined}
+        aria-describedby={shown ? `${id}-problem` : undefined}
+        onBlur={(e) => {
+          setLeft(true);
+          input.onBlur?.(e);
+        }}
+      />
+      {shown && <p id={`${id}-problem`} className="field-problem">{shown}</p>}
     </div>
+  );
+}
+
+/**
+ * A field whose value is masked as it is typed (CPF, CNPJ, phone): the caret stays after the same digit, and
+ * deleting a mask character deletes the digit before it.
+ */
+export function MaskedField(
+  { mask, onValue, value, ...props }: Omit<FieldProps, "onChange" | "value"> & {
+    value: string;
+    mask: (text: string) => string;
+    onValue: (masked: string) => void;
+  },
+) {
+  const caret = useRef<{ input: HTMLInputElement; at: number } | null>(null);
+  useLayoutEffect(() => {
+    const pending = caret.current;
+    caret.current = null;
+    if (pending && document.activeElement === pending.input) pending.input.setSelectionRange(pending.at, pending.at);
+  });
+  function change(e: ChangeEvent<HTMLInputElement>) {
+    let raw = e.target.value;
+    const at = e.target.selectionStart ?? raw.length;
+    const count = (text: string) => text.replace(/\D/g, "").length;
+    let digitsBefore = count(raw.slice(0, at));
+    // A mask character was deleted: delete the digit it stood after.
+    if (raw.length < value.length && count(raw) === count(value) && digitsBefore > 0 && mask(raw) !== raw) {
+      let seen = 0;
+      const cut = [...raw].findIndex((c) => /\d/.test(c) && ++seen === digitsBefore);
+      raw = raw.slice(0, cut) + raw.slice(cut + 1);
+      digitsBefore -= 1;
+    }
+    const masked = mask(raw);
+    onValue(masked);
+    if (masked === raw) return;
+    let position = 0;
+    for (let seen = 0; position < masked.length && seen < digitsBefore; position++) {
+      if (/\d/.test(masked[position])) seen++;
+    }
+    caret.current = { input: e.target, at: position };
+  }
+  return <Field {...props} value={value} onChange={change} />;
+}
+
+/** Reads a typed number with the app's one rule (lib/numbers.ts) in the language in use. */
+export const readDecimal = (text: string, rules: DecimalRules = {}): DecimalResult =>
+  parseDecimal(text, groupSeparator(), rules);
+
+/** The sentence for a number that cannot be read, or null. */
+export function decimalProblem(result: DecimalResult, rules: DecimalRules): string | null {
+  if (result.ok) return null;
+  const number = (n: number) => n.toLocaleString(i18n.language);
+  switch (result.problem) {
+    case "decimals":
+      return i18n.t("input.decimals", { count: rules.fractionDigits ?? 0 });
+    case "min":
+      return i18n.t("input.min", { min: number(rules.min ?? 0) });
+    case "max":
+      return i18n.t("input.max", { max: number(rules.max ?? 0) });
+    default:
+      return i18n.t(`input.${result.problem}`);
+  }
+}
+
+/** A number field: decimal commas welcome, and a sentence under it when what is typed is not a number it takes. */
+export function DecimalField(
+  { rules, value, ...props }: Omit<FieldProps, "problem"> & { value: string; rules: DecimalRules },
+) {
+  return (
+    <Field
+      inputMode="decimal"
+      autoComplete="off"
+      {...props}
+      value={value}
+      required={rules.required}
+      problem={decimalProblem(readDecimal(value, rules), rules)}
+    />
   );
 }
 
 export function Select(
   { label, options, ...select }:
-    & { label: string; options: [string, string][] }
+    & { label: string; options: (readonly [string, string])[] }
     & SelectHTMLAttributes<HTMLSelectElement>,
 ) {
   const id = useId();
@@ -29,6 +139,19 @@ export function Select(
   );
 }
 
+/** The language choice: each language named in itself. */
+export function LanguageSelect() {
+  const { t, i18n } = useTranslation();
+  return (
+    <Select
+      label={t("language")}
+      value={i18n.language}
+      onChange={(e) => chooseLanguage(e.target.value as Language)}
+      options={LANGUAGES.map((l) => [l, t(`languages.${l}`)] as const)}
+    />
+  );
+}
+
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
   return <p className="error" role="alert">{typeof error === "string" ? error : errorMessage(error)}</p>;
@@ -39,7 +162,8 @@ export function Note({ children }: { children: ReactNode }) {
 }
 
 export function Loading() {
-  return <p className="note" role="status" aria-live="polite">{t.loading}</p>;
+  const { t } = useTranslation();
+  return <p className="note" role="status" aria-live="polite">{t("loading")}</p>;
 }
 
 export function Badge({ value, text }: { value: string; text: string }) {
@@ -50,12 +174,13 @@ export function Badge({ value, text }: { value: string; text: string }) {
 export function Pager(
   { cursors, next, onChange }: { cursors: string[]; next: string | null; onChange: (c: string[]) => void },
 ) {
+  const { t } = useTranslation();
   return (
-    <nav className="pager" aria-label={t.pagination}>
+    <nav className="pager" aria-label={t("pagination")}>
       <button type="button" disabled={cursors.length === 0} onClick={() => onChange(cursors.slice(0, -1))}>
-        {t.previous}
+        {t("previous")}
       </button>
-      <button type="button" disabled={!next} onClick={() => next && onChange([...cursors, next])}>{t.next}</button>
+      <button type="button" disabled={!next} onClick={() => next && onChange([...cursors, next])}>{t("next")}</button>
     </nav>
   );
 }

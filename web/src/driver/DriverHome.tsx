@@ -2,10 +2,12 @@
 // location sharing) and the available deliveries, which appear live.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect, useRef, useState } from "react";
-import { api, ApiError, call, type Delivery, errorMessage } from "../api/client.ts";
+import { api, ApiError, call, type Delivery } from "../api/client.ts";
+import { errorMessage } from "../api/errors.ts";
 import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
+import { useTranslation } from "react-i18next";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { displayPhone, phoneE164 } from "../lib/brazil.ts";
 import { useAuth } from "../lib/auth.tsx";
 import { ProofCapture, type ProofDraft, ProofUploadError, uploadProof } from "./ProofCapture.tsx";
 
@@ -18,8 +20,10 @@ const SHARE_EVERY_MS = 10_000;
  * waits a little longer), and after a 429 as long as Retry-After says.
  */
 function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => void }) {
+  const { t } = useTranslation();
   const [sentAt, setSentAt] = useState<string | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  // An API error, or "denied" when the browser refused the position.
+  const [problem, setProblem] = useState<unknown>(null);
   useEffect(() => {
     if (!("geolocation" in navigator)) return;
     // One flag per run of this effect: a cleanup stops exactly the loop it belongs to, also when React runs
@@ -54,12 +58,12 @@ function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => voi
             if (error instanceof ApiError && error.status === 429 && error.retryAfter) {
               wait = error.retryAfter * 1000 + 200;
             }
-            setProblem(errorMessage(error));
+            setProblem(error);
           }
           later(wait);
         },
         () => {
-          setProblem(t.driverApp.locationDenied);
+          setProblem("denied");
           later(SHARE_EVERY_MS);
         },
         { enableHighAccuracy: true, maximumAge: 0, timeout: 8_000 },
@@ -73,14 +77,17 @@ function LocationSharing({ onSent }: { onSent: (lat: number, lng: number) => voi
   }, []);
   return (
     <div className="sharing" aria-live="polite">
-      <p>{t.driverApp.sharing}</p>
-      {sentAt && <p role="status">{t.driverApp.lastSent(formatTime(sentAt))}</p>}
-      {problem && <p className="warning">{problem}</p>}
+      <p>{t("driverApp.sharing")}</p>
+      {sentAt && <p role="status">{t("driverApp.lastSent", { at: formatTime(sentAt) })}</p>}
+      {problem
+        ? <p className="warning">{problem === "denied" ? t("driverApp.locationDenied") : errorMessage(problem)}</p>
+        : null}
     </div>
   );
 }
 
 function CurrentDelivery({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
   const client = useQueryClient();
   const [me, setMe] = useState<{ lat: number; lng: number } | null>(null);
   const id = delivery.id;
@@ -113,36 +120,47 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
   });
   return (
     <section className="card" aria-labelledby="current-title">
-      <h2 id="current-title">{t.driverApp.current}</h2>
+      <h2 id="current-title">{t("driverApp.current")}</h2>
       <p>
-        <Badge value={delivery.status} text={t.status[delivery.status]} />
+        <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />
       </p>
       <p>
         {delivery.origin_address} → <strong>{delivery.destination_address}</strong>
       </p>
       <p>{formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}</p>
-      {delivery.recipient_name && <p>{t.delivery.recipient}: {delivery.recipient_name} {delivery.recipient_phone}</p>}
+      {delivery.recipient_name && (
+        <p>
+          {t("delivery.recipient")}: {delivery.recipient_name} {delivery.recipient_phone && (
+            <a
+              href={`tel:${phoneE164(delivery.recipient_phone)}`}
+              aria-label={t("driverApp.call", { phone: displayPhone(delivery.recipient_phone) })}
+            >
+              {displayPhone(delivery.recipient_phone)}
+            </a>
+          )}
+        </p>
+      )}
       {delivery.notes && <p>{delivery.notes}</p>}
       <Suspense fallback={<Loading />}>
         <MapView
-          label={t.delivery.map}
+          label={t("delivery.map")}
           markers={[
             {
               id: "o",
               kind: "origin",
               lat: delivery.origin.lat,
               lng: delivery.origin.lng,
-              label: `${t.delivery.from}: ${delivery.origin_address}`,
+              label: `${t("delivery.from")}: ${delivery.origin_address}`,
             },
             {
               id: "d",
               kind: "destination",
               lat: delivery.destination.lat,
               lng: delivery.destination.lng,
-              label: `${t.driverApp.destination}: ${delivery.destination_address}`,
+              label: `${t("driverApp.destination")}: ${delivery.destination_address}`,
             },
             ...(me && delivery.status === "in_progress"
-              ? [{ id: "me", kind: "driver" as const, lat: me.lat, lng: me.lng, label: t.driverApp.you }]
+              ? [{ id: "me", kind: "driver" as const, lat: me.lat, lng: me.lng, label: t("driverApp.you") }]
               : []),
           ]}
           lines={[{
@@ -162,7 +180,7 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
           disabled={start.isPending}
           onClick={() => start.mutate()}
         >
-          {start.isPending ? t.driverApp.starting : t.driverApp.start}
+          {start.isPending ? t("driverApp.starting") : t("driverApp.start")}
         </button>
       )}
       {delivery.status === "in_progress" && <ProofCapture draft={draft} onChange={setDraft} required={required.data} />}
@@ -172,7 +190,7 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
           disabled={complete.isPending}
           onClick={() => complete.mutate()}
         >
-          {complete.isPending ? t.driverApp.completing : t.driverApp.complete}
+          {complete.isPending ? t("driverApp.completing") : t("driverApp.complete")}
         </button>
       )}
     </section>
@@ -180,6 +198,7 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
 }
 
 function AvailableItem({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
   const client = useQueryClient();
   const accept = useMutation({
     mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/accept", { params: { path: { id: delivery.id } } })),
@@ -204,13 +223,14 @@ function AvailableItem({ delivery }: { delivery: Delivery }) {
       </p>
       <ErrorNote error={accept.error} />
       <button type="button" disabled={accept.isPending} onClick={() => accept.mutate()}>
-        {accept.isPending ? t.driverApp.accepting : t.driverApp.accept}
+        {accept.isPending ? t("driverApp.accepting") : t("driverApp.accept")}
       </button>
     </li>
   );
 }
 
 export default function DriverHome() {
+  const { t } = useTranslation();
   const { identity } = useAuth();
   const driverId = identity?.driverId ?? undefined;
   const mine = useQuery({
@@ -233,18 +253,18 @@ export default function DriverHome() {
     <div className="driver-home">
       {current ? <CurrentDelivery delivery={current} /> : (
         <section aria-labelledby="current-title">
-          <h2 id="current-title">{t.driverApp.current}</h2>
-          <p>{t.driverApp.noCurrent}</p>
-          {justCompleted && <Note>{t.driverApp.completed}</Note>}
+          <h2 id="current-title">{t("driverApp.current")}</h2>
+          <p>{t("driverApp.noCurrent")}</p>
+          {justCompleted && <Note>{t("driverApp.completed")}</Note>}
         </section>
       )}
       <section aria-labelledby="available-title">
-        <h1 id="available-title">{t.driverApp.available}</h1>
+        <h1 id="available-title">{t("driverApp.available")}</h1>
         <ErrorNote error={available.error} />
         {available.isPending
           ? <Loading />
           : offers.length === 0
-          ? <p>{t.driverApp.noneAvailable}</p>
+          ? <p>{t("driverApp.noneAvailable")}</p>
           : (
             <ul className="offers">
               {offers.map((d) => <AvailableItem key={d.id} delivery={d} />)}

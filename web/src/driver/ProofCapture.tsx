@@ -3,7 +3,8 @@
 // signature go to Storage (bucket delivery-proofs) with supabase-js before the
 // delivery is completed; the server attaches them on completion.
 import { type PointerEvent, useRef, useState } from "react";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
+import { i18n } from "../i18n/index.ts";
 import { supabase } from "../lib/supabase.ts";
 
 export const PROOF_BUCKET = "delivery-proofs";
@@ -17,11 +18,11 @@ export interface ProofDraft {
   note: string;
 }
 
-/** Why a chosen photo cannot be sent, as a sentence, or null. */
-export function photoProblem(file: File | null): string | null {
+/** Why a chosen photo cannot be sent, or null. */
+export function photoProblem(file: File | null): "proof.wrongType" | "proof.tooLarge" | null {
   if (!file) return null;
-  if (!TYPES[file.type]) return t.proof.wrongType;
-  if (file.size > MAX_BYTES) return t.proof.tooLarge;
+  if (!TYPES[file.type]) return "proof.wrongType";
+  if (file.size > MAX_BYTES) return "proof.tooLarge";
   return null;
 }
 
@@ -46,9 +47,9 @@ export async function uploadProof(folder: string, draft: ProofDraft, sent: Set<s
       contentType: blob.type,
     });
     if (error) {
-      if (/maximum allowed size/.test(error.message)) throw new ProofUploadError(t.proof.tooLarge);
-      if (/mime type/.test(error.message)) throw new ProofUploadError(t.proof.wrongType);
-      throw new ProofUploadError(t.proof.uploadFailed(error.message));
+      if (/maximum allowed size/.test(error.message)) throw new ProofUploadError(i18n.t("proof.tooLarge"));
+      if (/mime type/.test(error.message)) throw new ProofUploadError(i18n.t("proof.wrongType"));
+      throw new ProofUploadError(i18n.t("proof.uploadFailed", { why: error.message }));
     }
     sent.add(file.split(".")[0]);
   }
@@ -61,10 +62,11 @@ export function ProofCapture(
     required?: { photo: boolean; signature: boolean; note: boolean };
   },
 ) {
-  const label = (text: string, needed?: boolean) => (needed ? t.proof.required(text) : text);
+  const { t } = useTranslation();
+  const label = (text: string, needed?: boolean) => (needed ? t("proof.required", { what: text }) : text);
   const canvas = useRef<HTMLCanvasElement>(null);
   const drawing = useRef(false);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [problem, setProblem] = useState<ReturnType<typeof photoProblem>>(null);
 
   const point = (e: PointerEvent<HTMLCanvasElement>) => {
     const box = e.currentTarget.getBoundingClientRect();
@@ -100,9 +102,9 @@ export function ProofCapture(
 
   return (
     <fieldset className="proof">
-      <legend>{t.proof.title}</legend>
+      <legend>{t("proof.title")}</legend>
       <div className="field">
-        <label htmlFor="proof-photo">{label(t.proof.photo, required?.photo)}</label>
+        <label htmlFor="proof-photo">{label(t("proof.photo"), required?.photo)}</label>
         <input
           id="proof-photo"
           type="file"
@@ -116,9 +118,9 @@ export function ProofCapture(
           }}
         />
       </div>
-      {problem && <p className="error" role="alert">{problem}</p>}
+      {problem && <p className="error" role="alert">{t(problem)}</p>}
       <div className="field">
-        <span id="proof-signature-label">{label(t.proof.signature, required?.signature)}</span>
+        <span id="proof-signature-label">{label(t("proof.signature"), required?.signature)}</span>
         <canvas
           ref={canvas}
           width={600}
@@ -132,12 +134,12 @@ export function ProofCapture(
           onPointerLeave={() => (drawing.current = false)}
         />
         <div>
-          <button type="button" onClick={clear} disabled={!draft.signed}>{t.proof.clear}</button>
-          <span className="hint">{draft.signed ? t.proof.signed : t.proof.signHere}</span>
+          <button type="button" onClick={clear} disabled={!draft.signed}>{t("proof.clear")}</button>
+          <span className="hint">{draft.signed ? t("proof.signed") : t("proof.signHere")}</span>
         </div>
       </div>
       <div className="field">
-        <label htmlFor="proof-note">{label(t.proof.note, required?.note)}</label>
+        <label htmlFor="proof-note">{label(t("proof.note"), required?.note)}</label>
         <textarea
           id="proof-note"
           rows={2}

@@ -5,13 +5,14 @@ import { useState } from "react";
 import { api, call, type DeliveryStatus, type PaymentStatus } from "../api/client.ts";
 import { Badge, ErrorNote, Loading, Pager, Select } from "../components/ui.tsx";
 import { formatBRL, formatDateTime, shortId } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
 import { Link } from "../lib/router.tsx";
 
-const STATUSES = Object.keys(t.status);
-const PAYMENTS = Object.keys(t.paymentStatus);
+const STATUSES: DeliveryStatus[] = ["awaiting_payment", "pending", "accepted", "in_progress", "completed", "cancelled"];
+const PAYMENTS: PaymentStatus[] = ["pending", "received", "confirmed", "refunded", "overdue", "invoiced"];
 
 export function DeliveriesPage() {
+  const { t } = useTranslation();
   const [status, setStatus] = useState("");
   const [payment, setPayment] = useState("");
   const [cursors, setCursors] = useState<string[]>([]);
@@ -42,64 +43,60 @@ export function DeliveriesPage() {
   return (
     <section aria-labelledby="deliveries-title">
       <div className="heading">
-        <h1 id="deliveries-title">{t.deliveries.title}</h1>
-        <Link className="button" to="/deliveries/new">{t.nav.newDelivery}</Link>
+        <h1 id="deliveries-title">{t("deliveries.title")}</h1>
+        <Link className="button" to="/deliveries/new">{t("nav.newDelivery")}</Link>
       </div>
       <div className="filters">
         <Select
-          label={t.deliveries.filterStatus}
+          label={t("deliveries.filterStatus")}
           value={status}
           onChange={(e) => (setStatus(e.target.value), setCursors([]))}
-          options={[["", t.deliveries.any], ...STATUSES.map((s): [string, string] => [s, t.status[s]])]}
+          options={[["", t("deliveries.any")], ...STATUSES.map((s) => [s, t(`status.${s}`)] as const)]}
         />
         <Select
-          label={t.deliveries.filterPayment}
+          label={t("deliveries.filterPayment")}
           value={payment}
           onChange={(e) => (setPayment(e.target.value), setCursors([]))}
-          options={[["", t.deliveries.any], ...PAYMENTS.map((s): [string, string] => [s, t.paymentStatus[s]])]}
+          options={[["", t("deliveries.any")], ...PAYMENTS.map((s) => [s, t(`paymentStatus.${s}`)] as const)]}
         />
       </div>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table>
-          <caption className="sr-only">{t.deliveries.title}</caption>
+        <table className="cards">
+          <caption className="sr-only">{t("deliveries.title")}</caption>
           <thead>
             <tr>
-              <th scope="col">{t.deliveries.columns.created}</th>
-              <th scope="col">{t.deliveries.columns.route}</th>
-              <th scope="col">{t.deliveries.columns.status}</th>
-              <th scope="col">{t.deliveries.columns.payment}</th>
-              <th scope="col">{t.deliveries.columns.price}</th>
-              <th scope="col">{t.deliveries.columns.driver}</th>
+              <th scope="col">{t("deliveries.columns.created")}</th>
+              <th scope="col">{t("deliveries.columns.route")}</th>
+              <th scope="col">{t("deliveries.columns.status")}</th>
+              <th scope="col">{t("deliveries.columns.payment")}</th>
+              <th scope="col">{t("deliveries.columns.price")}</th>
+              <th scope="col">{t("deliveries.columns.driver")}</th>
             </tr>
           </thead>
           <tbody>
             {items.length === 0 && (
               <tr>
-                <td colSpan={6}>{t.deliveries.empty}</td>
+                <td colSpan={6}>{t("deliveries.empty")}</td>
               </tr>
             )}
             {items.map((d) => (
               <tr key={d.id}>
-                <td>
-                  <Link to={`/deliveries/${d.id}`} aria-label={t.deliveries.open(shortId(d.id))}>
+                <td data-label={t("deliveries.columns.created")}>
+                  <Link to={`/deliveries/${d.id}`} aria-label={t("deliveries.open", { id: shortId(d.id) })}>
                     {formatDateTime(d.created_at)}
                   </Link>
                 </td>
-                <td>{d.origin_address} → {d.destination_address}</td>
-                <td>
-                  <Badge value={d.status} text={t.status[d.status]} />
+                <td data-label={t("deliveries.columns.route")}>{d.origin_address} → {d.destination_address}</td>
+                <td data-label={t("deliveries.columns.status")}>
+                  <Badge value={d.status} text={t(`status.${d.status}`)} />
                 </td>
-                <td>
-                  {t.paymentMethod[d.payment_method]}: {t.paymentStatus[d.payment_status]}
-                  {d.refund_due && (
-                    <>
-                      <Badge value="refund_due" text={t.refundDue} />
-                    </>
-                  )}
+                <td data-label={t("deliveries.columns.payment")}>
+                  {t(`paymentMethod.${d.payment_method}`)}: {t(`paymentStatus.${d.payment_status}`)}{" "}
+                  {d.refund_due && <Badge value="refund_due" text={t("refundDue")} />}
                 </td>
-                <td>{formatBRL(d.price as number)}</td>
-                <td>{driverName(d.driver_id ?? null)}</td>
+                <td data-label={t("deliveries.columns.price")}>{formatBRL(d.price as number)}</td>
+                <td data-label={t("deliveries.columns.driver")}>{driverName(d.driver_id ?? null)}</td>
               </tr>
             ))}
           </tbody>

@@ -4,8 +4,18 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useMemo, useState } from "react";
 import { api, call, type Delivery, type DriverLocation } from "../api/client.ts";
 import { Badge, ErrorNote, Field, Loading, Note, Select } from "../components/ui.tsx";
-import { formatBRL, formatDateTime, formatKm, formatMinutes, formatTime, shortId } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
+import {
+  formatBRL,
+  formatClock,
+  formatCoordinate,
+  formatDateTime,
+  formatKm,
+  formatMinutes,
+  formatTime,
+  shortId,
+} from "../format.ts";
+import { displayPhone } from "../lib/brazil.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { useRealtimeEvent } from "../lib/realtime.tsx";
 import { Link } from "../lib/router.tsx";
@@ -15,20 +25,21 @@ import type { MapLine, MapMarker } from "../components/MapView.tsx";
 const MapView = lazy(() => import("../components/MapView.tsx"));
 
 export function PixCharge({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
   const [copied, setCopied] = useState(false);
   if (!delivery.payment) return null;
   return (
     <section className="card pix" aria-labelledby="pix-title">
-      <h2 id="pix-title">{t.delivery.pix}</h2>
-      <p>{t.delivery.pixHint}</p>
+      <h2 id="pix-title">{t("delivery.pix")}</h2>
+      <p>{t("delivery.pixHint")}</p>
       <img
         src={`data:image/png;base64,${delivery.payment.pix_qr_code_image}`}
-        alt={t.delivery.qrAlt}
+        alt={t("delivery.qrAlt")}
         width={200}
         height={200}
       />
       <div className="field">
-        <label htmlFor="pix-code">{t.delivery.copyPaste}</label>
+        <label htmlFor="pix-code">{t("delivery.copyPaste")}</label>
         <textarea id="pix-code" readOnly rows={3} value={delivery.payment.pix_copy_paste} />
       </div>
       <button
@@ -36,7 +47,7 @@ export function PixCharge({ delivery }: { delivery: Delivery }) {
         onClick={() =>
           void navigator.clipboard?.writeText(delivery.payment!.pix_copy_paste).then(() => setCopied(true), () => {})}
       >
-        {copied ? t.delivery.copied : t.delivery.copy}
+        {copied ? t("delivery.copied") : t("delivery.copy")}
       </button>
     </section>
   );
@@ -44,19 +55,20 @@ export function PixCharge({ delivery }: { delivery: Delivery }) {
 
 /** The recipient's link, to copy into a message; the page it opens needs no account. */
 function TrackingLink({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
   const [copied, setCopied] = useState(false);
   if (!delivery.tracking_url) return null;
   const url = new URL(delivery.tracking_url, window.location.origin).href;
   return (
     <div className="field tracking-link">
-      <label htmlFor="tracking-link">{t.delivery.trackingLink}</label>
+      <label htmlFor="tracking-link">{t("delivery.trackingLink")}</label>
       <input id="tracking-link" readOnly value={url} onFocus={(e) => e.target.select()} />
       <div>
         <button
           type="button"
           onClick={() => void navigator.clipboard?.writeText(url).then(() => setCopied(true), () => {})}
         >
-          {copied ? t.delivery.linkCopied : t.delivery.copyLink}
+          {copied ? t("delivery.linkCopied") : t("delivery.copyLink")}
         </button>
       </div>
     </div>
@@ -65,6 +77,7 @@ function TrackingLink({ delivery }: { delivery: Delivery }) {
 
 /** The photo, signature and note the driver left, through short-lived signed URLs (managers may read them). */
 function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
   const proof = delivery.proof;
   const paths = [proof?.photo_path, proof?.signature_path].filter((p): p is string => !!p);
   const urls = useQuery({
@@ -80,35 +93,36 @@ function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
   if (!proof) return null;
   return (
     <section className="card" aria-labelledby="proof-title">
-      <h2 id="proof-title">{t.proof.shown}</h2>
-      {paths.length === 0 && !proof.note && <p>{t.proof.none}</p>}
-      {urls.isError && <ErrorNote error={t.errors.server} />}
+      <h2 id="proof-title">{t("proof.shown")}</h2>
+      {paths.length === 0 && !proof.note && <p>{t("proof.none")}</p>}
+      {urls.isError && <ErrorNote error={t("errors.server")} />}
       <div className="proof-images">
         {proof.photo_path && urls.data?.[proof.photo_path] && (
-          <img src={urls.data[proof.photo_path]!} alt={t.proof.photoAlt} />
+          <img src={urls.data[proof.photo_path]!} alt={t("proof.photoAlt")} />
         )}
         {proof.signature_path && urls.data?.[proof.signature_path] && (
-          <img src={urls.data[proof.signature_path]!} alt={t.proof.signatureAlt} className="signature" />
+          <img src={urls.data[proof.signature_path]!} alt={t("proof.signatureAlt")} className="signature" />
         )}
       </div>
-      {proof.note && <p>{t.proof.noteLabel}: {proof.note}</p>}
+      {proof.note && <p>{t("proof.noteLabel")}: {proof.note}</p>}
     </section>
   );
 }
 
 function Timeline({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
   const paid = ["received", "confirmed"].includes(delivery.payment_status);
   const steps: [string, string | null | undefined, boolean][] = [
-    [t.delivery.created, delivery.created_at, true],
-    [t.delivery.paid, null, paid],
-    [t.delivery.acceptedAt, delivery.accepted_at, !!delivery.accepted_at],
-    [t.delivery.startedAt, delivery.started_at, !!delivery.started_at],
-    [t.delivery.completedAt, delivery.completed_at, !!delivery.completed_at],
-    [t.delivery.cancelledAt, delivery.cancelled_at, !!delivery.cancelled_at],
+    [t("delivery.created"), delivery.created_at, true],
+    [t("delivery.paid"), null, paid],
+    [t("delivery.acceptedAt"), delivery.accepted_at, !!delivery.accepted_at],
+    [t("delivery.startedAt"), delivery.started_at, !!delivery.started_at],
+    [t("delivery.completedAt"), delivery.completed_at, !!delivery.completed_at],
+    [t("delivery.cancelledAt"), delivery.cancelled_at, !!delivery.cancelled_at],
   ];
   return (
     <section aria-labelledby="timeline-title">
-      <h2 id="timeline-title">{t.delivery.timeline}</h2>
+      <h2 id="timeline-title">{t("delivery.timeline")}</h2>
       <ol className="timeline">
         {steps.filter(([, , done]) => done).map(([label, at]) => (
           <li key={label}>
@@ -116,12 +130,13 @@ function Timeline({ delivery }: { delivery: Delivery }) {
           </li>
         ))}
       </ol>
-      {delivery.cancel_reason && <p>{t.delivery.cancelReason}: {delivery.cancel_reason}</p>}
+      {delivery.cancel_reason && <p>{t("delivery.cancelReason")}: {delivery.cancel_reason}</p>}
     </section>
   );
 }
 
 export default function DeliveryPage({ id }: { id: string }) {
+  const { t } = useTranslation();
   const { identity } = useAuth();
   const client = useQueryClient();
   const query = useQuery({
@@ -182,18 +197,18 @@ export default function DeliveryPage({ id }: { id: string }) {
         kind: "origin",
         lat: delivery.origin.lat,
         lng: delivery.origin.lng,
-        label: `${t.delivery.from}: ${delivery.origin_address}`,
+        label: `${t("delivery.from")}: ${delivery.origin_address}`,
       },
       {
         id: "d",
         kind: "destination",
         lat: delivery.destination.lat,
         lng: delivery.destination.lng,
-        label: `${t.delivery.to}: ${delivery.destination_address}`,
+        label: `${t("delivery.to")}: ${delivery.destination_address}`,
       },
     ];
     if (last && delivery.status === "in_progress") {
-      markers.push({ id: "drv", kind: "driver", lat: last.lat, lng: last.lng, label: t.delivery.driver });
+      markers.push({ id: "drv", kind: "driver", lat: last.lat, lng: last.lng, label: t("delivery.driver") });
     }
     const lines: MapLine[] = [
       {
@@ -204,7 +219,7 @@ export default function DeliveryPage({ id }: { id: string }) {
       { id: "trail", kind: "trail", points: points.map((p) => [p.lat, p.lng]) },
     ];
     return { markers, lines };
-  }, [delivery, last?.lat, last?.lng, points.length]);
+  }, [delivery, last?.lat, last?.lng, points.length, t]);
 
   if (query.isPending) return <Loading />;
   if (!delivery) return <ErrorNote error={query.error} />;
@@ -213,45 +228,47 @@ export default function DeliveryPage({ id }: { id: string }) {
   return (
     <section aria-labelledby="delivery-title">
       <p>
-        <Link to="/deliveries">{t.delivery.back}</Link>
+        <Link to="/deliveries">{t("delivery.back")}</Link>
       </p>
       <div className="heading">
-        <h1 id="delivery-title">{t.delivery.title(shortId(delivery.id))}</h1>
-        <Badge value={delivery.status} text={t.status[delivery.status]} />
-        <span>{t.paymentMethod[delivery.payment_method]}: {t.paymentStatus[delivery.payment_status]}</span>
-        {delivery.refund_due && <Badge value="refund_due" text={t.refundDue} />}
+        <h1 id="delivery-title">{t("delivery.title", { id: shortId(delivery.id) })}</h1>
+        <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />
+        <span>{t(`paymentMethod.${delivery.payment_method}`)}: {t(`paymentStatus.${delivery.payment_status}`)}</span>
+        {delivery.refund_due && <Badge value="refund_due" text={t("refundDue")} />}
       </div>
       <div className="two">
         <div>
           <dl className="facts">
-            <dt>{t.delivery.from}</dt>
+            <dt>{t("delivery.from")}</dt>
             <dd>{delivery.origin_address}</dd>
-            <dt>{t.delivery.to}</dt>
+            <dt>{t("delivery.to")}</dt>
             <dd>{delivery.destination_address}</dd>
-            <dt>{t.delivery.distance}</dt>
+            <dt>{t("delivery.distance")}</dt>
             <dd>{formatKm(delivery.distance_m)}</dd>
-            <dt>{t.delivery.duration}</dt>
+            <dt>{t("delivery.duration")}</dt>
             <dd>{formatMinutes(delivery.duration_s)}</dd>
-            <dt>{t.delivery.price}</dt>
+            <dt>{t("delivery.price")}</dt>
             <dd>{formatBRL(delivery.price as number)}</dd>
-            <dt>{t.delivery.driver}</dt>
-            <dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t.delivery.unassigned}</dd>
+            <dt>{t("delivery.driver")}</dt>
+            <dd>{delivery.driver_id ? driverName ?? shortId(delivery.driver_id) : t("delivery.unassigned")}</dd>
             {delivery.recipient_name && (
               <>
-                <dt>{t.delivery.recipient}</dt>
-                <dd>{delivery.recipient_name} {delivery.recipient_phone}</dd>
+                <dt>{t("delivery.recipient")}</dt>
+                <dd>{delivery.recipient_name} {displayPhone(delivery.recipient_phone)}</dd>
               </>
             )}
             {delivery.notes && (
               <>
-                <dt>{t.delivery.notes}</dt>
+                <dt>{t("delivery.notes")}</dt>
                 <dd>{delivery.notes}</dd>
               </>
             )}
             {delivery.status === "in_progress" && delivery.eta_at && delivery.remaining_m != null && (
               <>
-                <dt>{t.delivery.eta}</dt>
-                <dd>{t.delivery.etaLine(formatTime(delivery.eta_at), formatKm(delivery.remaining_m))}</dd>
+                <dt>{t("delivery.eta")}</dt>
+                <dd>
+                  {t("delivery.etaLine", { time: formatClock(delivery.eta_at), km: formatKm(delivery.remaining_m) })}
+                </dd>
               </>
             )}
           </dl>
@@ -262,11 +279,17 @@ export default function DeliveryPage({ id }: { id: string }) {
         </div>
         <div>
           <Suspense fallback={<Loading />}>
-            <MapView markers={markers} lines={lines} label={t.delivery.map} />
+            <MapView markers={markers} lines={lines} label={t("delivery.map")} />
           </Suspense>
-          {tracking && <p>{t.delivery.trail(points.length)}</p>}
+          {tracking && <p>{t("delivery.trail", { count: points.length })}</p>}
           {last && delivery.status === "in_progress" && (
-            <p role="status">{t.delivery.driverAt(last.lat, last.lng, formatTime(last.recorded_at))}</p>
+            <p role="status">
+              {t("delivery.driverAt", {
+                lat: formatCoordinate(last.lat),
+                lng: formatCoordinate(last.lng),
+                at: formatTime(last.recorded_at),
+              })}
+            </p>
           )}
         </div>
       </div>
@@ -275,7 +298,7 @@ export default function DeliveryPage({ id }: { id: string }) {
           {managers && delivery.status !== "accepted" && (
             <form className="card" onSubmit={(e) => (e.preventDefault(), assign.mutate())}>
               <Select
-                label={t.delivery.assign}
+                label={t("delivery.assign")}
                 value={driverId}
                 onChange={(e) =>
                   setDriverId(e.target.value)}
@@ -284,25 +307,25 @@ export default function DeliveryPage({ id }: { id: string }) {
                   ["", "—"],
                   ...(drivers.data?.items ?? []).filter((d) =>
                     d.active
-                  ).map((d): [string, string] => [d.id, d.name]),
+                  ).map((d) => [d.id, d.name] as const),
                 ]}
               />
               <ErrorNote error={assign.error} />
               <button type="submit" disabled={assign.isPending || !driverId}>
-                {assign.isPending ? t.delivery.assigning : t.delivery.assignSubmit}
+                {assign.isPending ? t("delivery.assigning") : t("delivery.assignSubmit")}
               </button>
             </form>
           )}
           <form className="card" onSubmit={(e) => (e.preventDefault(), cancel.mutate())}>
             <Field
-              label={t.delivery.cancelReason}
+              label={t("delivery.cancelReason")}
               value={reason}
               onChange={(e) => setReason(e.target.value)}
               maxLength={500}
             />
             <ErrorNote error={cancel.error} />
-            {cancel.isPending && <Note>{t.delivery.cancelling}</Note>}
-            <button type="submit" className="danger" disabled={cancel.isPending}>{t.delivery.cancelDelivery}</button>
+            {cancel.isPending && <Note>{t("delivery.cancelling")}</Note>}
+            <button type="submit" className="danger" disabled={cancel.isPending}>{t("delivery.cancelDelivery")}</button>
           </form>
         </div>
       )}

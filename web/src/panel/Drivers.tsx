@@ -2,19 +2,23 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, call, type Driver } from "../api/client.ts";
-import { Badge, ErrorNote, Field, Loading, Note, Pager } from "../components/ui.tsx";
+import { Badge, ErrorNote, Field, Loading, MaskedField, Note, Pager } from "../components/ui.tsx";
 import { formatDateTime } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
+import { displayPhone, isPhone, maskPhone, phoneE164 } from "../lib/brazil.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { useRealtime } from "../lib/realtime.tsx";
 
 function DriverRow(
   { driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null },
 ) {
+  const { t } = useTranslation();
   const client = useQueryClient();
   const [editing, setEditing] = useState(false);
   const [name, setName] = useState(driver.name);
-  const [phone, setPhone] = useState(driver.phone ?? "");
+  const [phone, setPhone] = useState(displayPhone(driver.phone));
+  const [submitted, setSubmitted] = useState(false);
+  const phoneWrong = phone && !isPhone(phone) ? t("input.phone") : null;
   const patch = useMutation({
     mutationFn: (body: { name?: string; phone?: string; active?: boolean }) =>
       call(api.PATCH("/api/v1/drivers/{id}", { params: { path: { id: driver.id } }, body })),
@@ -25,38 +29,53 @@ function DriverRow(
   });
   return (
     <tr>
-      <td>
+      <td data-label={t("drivers.name")}>
         {editing
           ? (
             <form
-              onSubmit={(e: FormEvent) => (e.preventDefault(), patch.mutate({ name, ...(phone ? { phone } : {}) }))}
+              onSubmit={(e: FormEvent) => {
+                e.preventDefault();
+                setSubmitted(true);
+                if (!phoneWrong) patch.mutate({ name, ...(phone ? { phone: phoneE164(phone) } : {}) });
+              }}
             >
-              <Field label={t.drivers.name} required value={name} onChange={(e) => setName(e.target.value)} />
-              <Field label={t.drivers.phone} type="tel" value={phone} onChange={(e) => setPhone(e.target.value)} />
-              <button type="submit">{t.save}</button>
-              <button type="button" onClick={() => setEditing(false)}>{t.cancel}</button>
+              <Field label={t("drivers.name")} required value={name} onChange={(e) => setName(e.target.value)} />
+              <MaskedField
+                label={t("drivers.phone")}
+                type="tel"
+                value={phone}
+                mask={maskPhone}
+                onValue={setPhone}
+                problem={phoneWrong}
+                showProblem={submitted}
+              />
+              <button type="submit">{t("save")}</button>
+              <button type="button" onClick={() => setEditing(false)}>{t("cancel")}</button>
             </form>
           )
           : driver.name}
         <ErrorNote error={patch.error} />
       </td>
-      <td>{driver.email}</td>
-      <td>{driver.phone ?? ""}</td>
-      <td>
+      <td data-label={t("drivers.email")}>{driver.email}</td>
+      <td data-label={t("drivers.phoneColumn")}>{displayPhone(driver.phone)}</td>
+      <td data-label={t("drivers.active")}>
         <Badge
           value={driver.active ? "active" : "inactive"}
-          text={driver.active ? t.drivers.active : t.drivers.inactive}
+          text={driver.active ? t("drivers.active") : t("drivers.inactive")}
         />
       </td>
-      <td>
-        <Badge value={online ? "online" : "offline"} text={online ? t.drivers.online : t.drivers.offlineNow} />
+      <td data-label={t("drivers.online")}>
+        <Badge value={online ? "online" : "offline"} text={online ? t("drivers.online") : t("drivers.offlineNow")} />
       </td>
-      <td>{seen ? formatDateTime(seen) : "—"}</td>
+      <td data-label={t("drivers.lastSeen")}>{seen ? formatDateTime(seen) : "—"}</td>
       {editable && (
-        <td>
-          <button type="button" onClick={() => setEditing(true)}>{t.drivers.edit(driver.name)}</button>{" "}
+        <td className="row-actions">
+          <button type="button" onClick={() => setEditing(true)}>{t("drivers.edit", { name: driver.name })}</button>
+          {" "}
           <button type="button" onClick={() => patch.mutate({ active: !driver.active })}>
-            {driver.active ? t.drivers.deactivate(driver.name) : t.drivers.activate(driver.name)}
+            {driver.active
+              ? t("drivers.deactivate", { name: driver.name })
+              : t("drivers.activate", { name: driver.name })}
           </button>
         </td>
       )}
@@ -65,6 +84,7 @@ function DriverRow(
 }
 
 export default function DriversPage() {
+  const { t } = useTranslation();
   const { identity } = useAuth();
   const { online } = useRealtime();
   const client = useQueryClient();
@@ -77,12 +97,20 @@ export default function DriversPage() {
   const locations = useQuery({ queryKey: ["locations"], queryFn: () => call(api.GET("/api/v1/drivers/locations")) });
   const seen = (id: string) => locations.data?.items.find((l) => l.driver_id === id)?.updated_at ?? null;
   const [form, setForm] = useState({ name: "", email: "", phone: "", password: "" });
+  const [submitted, setSubmitted] = useState(false);
+  const phoneWrong = form.phone && !isPhone(form.phone) ? t("input.phone") : null;
   const create = useMutation({
     mutationFn: () =>
       call(api.POST("/api/v1/drivers", {
-        body: { name: form.name, email: form.email, password: form.password, phone: form.phone || null },
+        body: {
+          name: form.name,
+          email: form.email,
+          password: form.password,
+          phone: form.phone ? phoneE164(form.phone) : null,
+        },
       })),
     onSuccess: () => {
+      setSubmitted(false);
       setForm({ name: "", email: "", phone: "", password: "" });
       void client.invalidateQueries({ queryKey: ["drivers"] });
     },
@@ -90,21 +118,21 @@ export default function DriversPage() {
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
   return (
     <section aria-labelledby="drivers-title">
-      <h1 id="drivers-title">{t.drivers.title}</h1>
+      <h1 id="drivers-title">{t("drivers.title")}</h1>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table>
+        <table className="cards">
           <thead>
             <tr>
-              <th scope="col">{t.drivers.name}</th>
-              <th scope="col">{t.drivers.email}</th>
-              <th scope="col">{t.drivers.phone}</th>
-              <th scope="col">{t.drivers.active}</th>
-              <th scope="col">{t.drivers.online}</th>
-              <th scope="col">{t.drivers.lastSeen}</th>
+              <th scope="col">{t("drivers.name")}</th>
+              <th scope="col">{t("drivers.email")}</th>
+              <th scope="col">{t("drivers.phoneColumn")}</th>
+              <th scope="col">{t("drivers.active")}</th>
+              <th scope="col">{t("drivers.online")}</th>
+              <th scope="col">{t("drivers.lastSeen")}</th>
               {editable && (
                 <th scope="col">
-                  <span className="sr-only">{t.actions}</span>
+                  <span className="sr-only">{t("actions")}</span>
                 </th>
               )}
             </tr>
@@ -112,7 +140,7 @@ export default function DriversPage() {
           <tbody>
             {query.data?.items.length === 0 && (
               <tr>
-                <td colSpan={7}>{t.drivers.empty}</td>
+                <td colSpan={7}>{t("drivers.empty")}</td>
               </tr>
             )}
             {query.data?.items.map((d) => (
@@ -125,15 +153,27 @@ export default function DriversPage() {
       {editable && (
         <form
           className="card"
-          onSubmit={(e: FormEvent) => (e.preventDefault(), create.mutate())}
+          onSubmit={(e: FormEvent) => {
+            e.preventDefault();
+            setSubmitted(true);
+            if (!phoneWrong) create.mutate();
+          }}
           aria-labelledby="add-driver"
         >
-          <h2 id="add-driver">{t.drivers.create}</h2>
-          <Field label={t.drivers.name} required value={form.name} onChange={set("name")} />
-          <Field label={t.drivers.email} type="email" required value={form.email} onChange={set("email")} />
-          <Field label={t.drivers.phone} type="tel" value={form.phone} onChange={set("phone")} />
+          <h2 id="add-driver">{t("drivers.create")}</h2>
+          <Field label={t("drivers.name")} required value={form.name} onChange={set("name")} />
+          <Field label={t("drivers.email")} type="email" required value={form.email} onChange={set("email")} />
+          <MaskedField
+            label={t("drivers.phone")}
+            type="tel"
+            value={form.phone}
+            mask={maskPhone}
+            onValue={(phone) => setForm({ ...form, phone })}
+            problem={phoneWrong}
+            showProblem={submitted}
+          />
           <Field
-            label={t.drivers.password}
+            label={t("drivers.password")}
             type="password"
             autoComplete="new-password"
             minLength={8}
@@ -142,9 +182,9 @@ export default function DriversPage() {
             onChange={set("password")}
           />
           <ErrorNote error={create.error} />
-          {create.isSuccess && <Note>{t.drivers.created(create.data.name)}</Note>}
+          {create.isSuccess && <Note>{t("drivers.created", { name: create.data.name })}</Note>}
           <button type="submit" disabled={create.isPending}>
-            {create.isPending ? t.drivers.creating : t.drivers.create}
+            {create.isPending ? t("drivers.creating") : t("drivers.create")}
           </button>
         </form>
       )}

@@ -4,9 +4,10 @@ import { type FormEvent, useState } from "react";
 import { api, call } from "../api/client.ts";
 import { ErrorNote, Field, Loading, Note } from "../components/ui.tsx";
 import { config } from "../config.ts";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
 
 export default function GatewayPage() {
+  const { t } = useTranslation();
   const client = useQueryClient();
   const company = useQuery({ queryKey: ["company"], queryFn: () => call(api.GET("/api/v1/companies/me")) });
   const [apiKey, setApiKey] = useState("");
@@ -24,20 +25,24 @@ export default function GatewayPage() {
   const gateway = company.data?.gateway;
   return (
     <section aria-labelledby="gateway-title">
-      <h1 id="gateway-title">{t.gateway.title}</h1>
+      <h1 id="gateway-title">{t("gateway.title")}</h1>
       <ErrorNote error={company.error} />
       <p role="status">
-        {gateway?.configured ? t.gateway.configured(gateway.environment ?? "") : t.gateway.notConfigured}
+        {gateway?.configured
+          ? t("gateway.configured", {
+            environment: gateway.environment ? t(`environment.${gateway.environment}`) : "",
+          })
+          : t("gateway.notConfigured")}
       </p>
       {company.data && (
         <div className="field">
-          <label htmlFor="webhook-url">{t.gateway.webhookUrl}</label>
+          <label htmlFor="webhook-url">{t("gateway.webhookUrl")}</label>
           <input id="webhook-url" readOnly value={`${config.apiUrl}/api/v1/webhooks/gateway/${company.data.id}`} />
         </div>
       )}
       <form className="card" onSubmit={(e: FormEvent) => (e.preventDefault(), save.mutate())}>
         <Field
-          label={t.gateway.apiKey}
+          label={t("gateway.apiKey")}
           type="password"
           autoComplete="off"
           required
@@ -45,7 +50,7 @@ export default function GatewayPage() {
           onChange={(e) => setApiKey(e.target.value)}
         />
         <Field
-          label={t.gateway.webhookSecret}
+          label={t("gateway.webhookSecret")}
           type="password"
           autoComplete="off"
           required
@@ -54,8 +59,8 @@ export default function GatewayPage() {
           onChange={(e) => setSecret(e.target.value)}
         />
         <ErrorNote error={save.error} />
-        {save.isSuccess && <Note>{t.gateway.saved}</Note>}
-        <button type="submit" disabled={save.isPending}>{save.isPending ? t.saving : t.save}</button>
+        {save.isSuccess && <Note>{t("gateway.saved")}</Note>}
+        <button type="submit" disabled={save.isPending}>{save.isPending ? t("saving") : t("save")}</button>
       </form>
     </section>
   );

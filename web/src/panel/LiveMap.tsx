@@ -3,14 +3,15 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense } from "react";
 import { api, call, type DriverLocation, type DriverLocationItem } from "../api/client.ts";
 import { ErrorNote, Loading } from "../components/ui.tsx";
-import { formatTime } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { formatCoordinate, formatTime } from "../format.ts";
+import { useTranslation } from "react-i18next";
 import { useRealtime, useRealtimeEvent } from "../lib/realtime.tsx";
 import type { MapMarker } from "../components/MapView.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
 
 export default function LiveMapPage() {
+  const { t } = useTranslation();
   const client = useQueryClient();
   const { online } = useRealtime();
   const query = useQuery({ queryKey: ["locations"], queryFn: () => call(api.GET("/api/v1/drivers/locations")) });
@@ -33,19 +34,19 @@ export default function LiveMapPage() {
   }));
   return (
     <section aria-labelledby="map-title">
-      <h1 id="map-title">{t.liveMap.title}</h1>
-      <p role="status">{t.liveMap.onlineCount(online.size)}</p>
+      <h1 id="map-title">{t("liveMap.title")}</h1>
+      <p role="status">{t("liveMap.onlineCount", { count: online.size })}</p>
       <ErrorNote error={query.error} />
       <Suspense fallback={<Loading />}>
-        <MapView markers={markers} label={t.liveMap.title} />
+        <MapView markers={markers} label={t("liveMap.title")} />
       </Suspense>
-      <ul className="list" aria-label={t.drivers.title}>
+      <ul className="list" aria-label={t("drivers.title")}>
         {items.map((i) => (
           <li key={i.driver_id} data-driver={i.driver_id}>
             <strong>{i.name}</strong> {i.lat != null && i.lng != null
-              ? `${i.lat.toFixed(5)}, ${i.lng.toFixed(5)} (${formatTime(i.updated_at)})`
-              : t.liveMap.noPosition}
-            {online.has(i.driver_id) && ` · ${t.drivers.online}`}
+              ? `${formatCoordinate(i.lat)}, ${formatCoordinate(i.lng)} (${formatTime(i.updated_at)})`
+              : t("liveMap.noPosition")}
+            {online.has(i.driver_id) && ` · ${t("drivers.online")}`}
           </li>
         ))}
       </ul>

@@ -3,9 +3,11 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useEffect, useState } from "react";
 import { api, call } from "../api/client.ts";
-import { ErrorNote, Field, Note, Select } from "../components/ui.tsx";
+import { useTranslation } from "react-i18next";
+import { DecimalField, ErrorNote, Field, MaskedField, Note, readDecimal, Select } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { digitsOf, documentProblem, isPhone, maskDocument, maskPhone, phoneE164 } from "../lib/brazil.ts";
+import type { DecimalRules } from "../lib/numbers.ts";
 import { navigate } from "../lib/router.tsx";
 
 function useDebounced<T>(value: T, ms: number): T {
@@ -17,16 +19,19 @@ function useDebounced<T>(value: T, ms: number): T {
   return current;
 }
 
+const LAT: DecimalRules = { required: true, min: -90, max: 90, grouping: false };
+const LNG: DecimalRules = { required: true, min: -180, max: 180, grouping: false };
+
 const point = (lat: string, lng: string) => {
-  const p = { lat: Number(lat), lng: Number(lng) };
-  return lat.trim() && lng.trim() && Number.isFinite(p.lat) && Number.isFinite(p.lng) &&
-      Math.abs(p.lat) <= 90 && Math.abs(p.lng) <= 180
-    ? p
-    : null;
+  const a = readDecimal(lat, LAT);
+  const b = readDecimal(lng, LNG);
+  return a.ok && b.ok ? { lat: a.value!, lng: b.value! } : null;
 };
 
 export default function NewDeliveryPage() {
+  const { t } = useTranslation();
   const client = useQueryClient();
+  const [submitted, setSubmitted] = useState(false);
   const [form, setForm] = useState({
     originAddress: "",
     originLat: "-23.5503",
@@ -45,6 +50,7 @@ export default function NewDeliveryPage() {
   });
   const set = (name: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [name]: e.target.value });
+  const setMasked = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
   const origin = point(form.originLat, form.originLng);
   const destination = point(form.destinationLat, form.destinationLng);
   const route = useDebounced({ origin, destination }, 400);
@@ -71,10 +77,10 @@ export default function NewDeliveryPage() {
           destination_address: form.destinationAddress,
           payment_method: form.paymentMethod as "pix" | "invoice",
           customer: form.paymentMethod === "pix"
-            ? { name: form.customerName, document: form.customerDocument, email: form.customerEmail || null }
+            ? { name: form.customerName, document: digitsOf(form.customerDocument), email: form.customerEmail || null }
             : null,
           recipient_name: form.recipientName || null,
-          recipient_phone: form.recipientPhone || null,
+          recipient_phone: form.recipientPhone ? phoneE164(form.recipientPhone) : null,
           notes: form.notes || null,
           driver_id: form.driverId || null,
         },
@@ -86,105 +92,114 @@ export default function NewDeliveryPage() {
     },
   });
 
+  const pix = form.paymentMethod === "pix";
+  const documentWrong = pix ? documentProblem(form.customerDocument) : null;
+  const phoneWrong = form.recipientPhone && !isPhone(form.recipientPhone) ? t("input.phone") : null;
+
   function submit(event: FormEvent) {
     event.preventDefault();
+    setSubmitted(true);
+    if (!origin || !destination || documentWrong || phoneWrong) return;
     create.mutate();
   }
 
-  const pix = form.paymentMethod === "pix";
   return (
     <section aria-labelledby="new-title">
-      <h1 id="new-title">{t.newDelivery.title}</h1>
+      <h1 id="new-title">{t("newDelivery.title")}</h1>
       <form className="card grid" onSubmit={submit}>
         <fieldset>
-          <legend>{t.delivery.from}</legend>
+          <legend>{t("delivery.from")}</legend>
           <Field
-            label={t.newDelivery.originAddress}
+            label={t("newDelivery.originAddress")}
             required
             value={form.originAddress}
             onChange={set("originAddress")}
           />
-          <Field
-            label={t.newDelivery.originLat}
-            inputMode="decimal"
-            required
+          <DecimalField
+            label={t("newDelivery.originLat")}
+            rules={LAT}
+            showProblem={submitted}
             value={form.originLat}
             onChange={set("originLat")}
           />
-          <Field
-            label={t.newDelivery.originLng}
-            inputMode="decimal"
-            required
+          <DecimalField
+            label={t("newDelivery.originLng")}
+            rules={LNG}
+            showProblem={submitted}
             value={form.originLng}
             onChange={set("originLng")}
           />
         </fieldset>
         <fieldset>
-          <legend>{t.delivery.to}</legend>
+          <legend>{t("delivery.to")}</legend>
           <Field
-            label={t.newDelivery.destinationAddress}
+            label={t("newDelivery.destinationAddress")}
             required
             value={form.destinationAddress}
             onChange={set("destinationAddress")}
           />
-          <Field
-            label={t.newDelivery.destinationLat}
-            inputMode="decimal"
-            required
+          <DecimalField
+            label={t("newDelivery.destinationLat")}
+            rules={LAT}
+            showProblem={submitted}
             value={form.destinationLat}
             onChange={set("destinationLat")}
           />
-          <Field
-            label={t.newDelivery.destinationLng}
-            inputMode="decimal"
-            required
+          <DecimalField
+            label={t("newDelivery.destinationLng")}
+            rules={LNG}
+            showProblem={submitted}
             value={form.destinationLng}
             onChange={set("destinationLng")}
           />
         </fieldset>
         <section className="quote" aria-live="polite" aria-labelledby="quote-title">
-          <h2 id="quote-title">{t.newDelivery.quote}</h2>
+          <h2 id="quote-title">{t("newDelivery.quote")}</h2>
           {!origin || !destination
-            ? <p>{t.newDelivery.quoteUnavailable}</p>
+            ? <p>{t("newDelivery.quoteUnavailable")}</p>
             : quote.isFetching
-            ? <p role="status">{t.newDelivery.quoting}</p>
+            ? <p role="status">{t("newDelivery.quoting")}</p>
             : quote.data
             ? (
               <p>
-                {t.newDelivery.quoteLine(
-                  formatKm(quote.data.distance_m),
-                  formatMinutes(quote.data.duration_s),
-                  formatBRL(quote.data.price as number),
-                )}
+                {t("newDelivery.quoteLine", {
+                  km: formatKm(quote.data.distance_m),
+                  min: formatMinutes(quote.data.duration_s),
+                  price: formatBRL(quote.data.price as number),
+                })}
               </p>
             )
             : <ErrorNote error={quote.error} />}
         </section>
         <fieldset>
-          <legend>{t.newDelivery.paymentMethod}</legend>
+          <legend>{t("newDelivery.paymentMethod")}</legend>
           <Select
-            label={t.newDelivery.paymentMethod}
+            label={t("newDelivery.paymentMethod")}
             value={form.paymentMethod}
             onChange={set("paymentMethod")}
-            options={[["pix", t.paymentMethod.pix], ["invoice", t.paymentMethod.invoice]]}
+            options={[["pix", t("paymentMethod.pix")], ["invoice", t("paymentMethod.invoice")]]}
           />
           {pix && (
             <>
               <Field
-                label={t.newDelivery.customerName}
+                label={t("newDelivery.customerName")}
                 required
                 value={form.customerName}
                 onChange={set("customerName")}
               />
-              <Field
-                label={t.newDelivery.customerDocument}
+              <MaskedField
+                label={t("newDelivery.customerDocument")}
                 required
                 inputMode="numeric"
+                autoComplete="off"
                 value={form.customerDocument}
-                onChange={set("customerDocument")}
+                mask={maskDocument}
+                onValue={setMasked("customerDocument")}
+                problem={documentWrong && t(`input.${documentWrong}`)}
+                showProblem={submitted}
               />
               <Field
-                label={t.newDelivery.customerEmail}
+                label={t("newDelivery.customerEmail")}
                 type="email"
                 value={form.customerEmail}
                 onChange={set("customerEmail")}
@@ -193,28 +208,32 @@ export default function NewDeliveryPage() {
           )}
         </fieldset>
         <fieldset>
-          <legend>{t.delivery.recipient}</legend>
-          <Field label={t.newDelivery.recipientName} value={form.recipientName} onChange={set("recipientName")} />
-          <Field
-            label={t.newDelivery.recipientPhone}
+          <legend>{t("delivery.recipient")}</legend>
+          <Field label={t("newDelivery.recipientName")} value={form.recipientName} onChange={set("recipientName")} />
+          <MaskedField
+            label={t("newDelivery.recipientPhone")}
             type="tel"
+            autoComplete="off"
             value={form.recipientPhone}
-            onChange={set("recipientPhone")}
+            mask={maskPhone}
+            onValue={setMasked("recipientPhone")}
+            problem={phoneWrong}
+            showProblem={submitted}
           />
-          <Field label={t.newDelivery.notes} value={form.notes} onChange={set("notes")} />
+          <Field label={t("newDelivery.notes")} value={form.notes} onChange={set("notes")} />
           <Select
-            label={t.newDelivery.driver}
+            label={t("newDelivery.driver")}
             value={form.driverId}
             onChange={set("driverId")}
             options={[
-              ["", t.none],
-              ...(drivers.data?.items ?? []).filter((d) => d.active).map((d): [string, string] => [d.id, d.name]),
+              ["", t("none")],
+              ...(drivers.data?.items ?? []).filter((d) => d.active).map((d) => [d.id, d.name] as const),
             ]}
           />
         </fieldset>
         <ErrorNote error={create.error} />
-        {create.isPending && <Note>{t.newDelivery.creating}</Note>}
-        <button type="submit" disabled={create.isPending || !origin || !destination}>{t.newDelivery.submit}</button>
+        {create.isPending && <Note>{t("newDelivery.creating")}</Note>}
+        <button type="submit" disabled={create.isPending}>{t("newDelivery.submit")}</button>
       </form>
     </section>
   );

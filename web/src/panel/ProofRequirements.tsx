@@ -3,13 +3,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, call } from "../api/client.ts";
 import { ErrorNote, Note } from "../components/ui.tsx";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 
 type Kind = "photo" | "signature" | "note";
 const KINDS: Kind[] = ["photo", "signature", "note"];
 
 export function ProofRequirements() {
+  const { t } = useTranslation();
   const { identity } = useAuth();
   const client = useQueryClient();
   const editable = can(identity, COMPANY_MANAGERS);
@@ -33,8 +34,8 @@ export function ProofRequirements() {
   const current = query.data;
   return (
     <fieldset className="card">
-      <legend>{t.proofRequirements.title}</legend>
-      <p className="hint">{t.proofRequirements.hint}</p>
+      <legend>{t("proofRequirements.title")}</legend>
+      <p className="hint">{t("proofRequirements.hint")}</p>
       <ErrorNote error={query.error ?? save.error} />
       {current && KINDS.map((kind) => (
         <label key={kind} className="check">
@@ -44,10 +45,10 @@ export function ProofRequirements() {
             disabled={!editable}
             onChange={(e) => save.mutate({ ...current, [kind]: e.target.checked })}
           />
-          {t.proofRequirements[kind]}
+          {t(`proofRequirements.${kind}`)}
         </label>
       ))}
-      {save.isSuccess && <Note>{t.proofRequirements.saved}</Note>}
+      {save.isSuccess && <Note>{t("proofRequirements.saved")}</Note>}
     </fieldset>
   );
 }

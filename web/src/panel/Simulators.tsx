@@ -5,8 +5,8 @@ import { useState } from "react";
 import { api, ApiError, call } from "../api/client.ts";
 import { ErrorNote, Note } from "../components/ui.tsx";
 import { config } from "../config.ts";
-import { formatBRL, shortId } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
+import { formatBRL, gatewayEventName, shortId } from "../format.ts";
 
 interface Fire {
   event: string;
@@ -15,7 +15,8 @@ interface Fire {
   value: number;
 }
 
-async function fire(body: Fire): Promise<string> {
+/** The status the platform's webhook answered the signed event with. */
+async function fire(body: Fire): Promise<number> {
   const res = await fetch(`${config.apiUrl}/_sim/web/events`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -24,12 +25,13 @@ async function fire(body: Fire): Promise<string> {
   if (!res) throw new ApiError(0, null);
   const answer = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, answer);
-  return res.status === 200 ? t.simulators.accepted : t.simulators.answered(res.status);
+  return res.status;
 }
 
 export default function SimulatorsPage() {
+  const { t } = useTranslation();
   const client = useQueryClient();
-  const [last, setLast] = useState<string | null>(null);
+  const [last, setLast] = useState<{ event: string; status: number } | null>(null);
   const deliveries = useQuery({
     queryKey: ["deliveries", { status: "awaiting_payment" }],
     queryFn: () =>
@@ -41,8 +43,8 @@ export default function SimulatorsPage() {
   });
   const send = useMutation({
     mutationFn: fire,
-    onSuccess: (result, body) => {
-      setLast(t.simulators.sent(body.event, result));
+    onSuccess: (status, body) => {
+      setLast({ event: body.event, status });
       void client.invalidateQueries({ queryKey: ["webhook-events"] });
     },
   });
@@ -50,12 +52,19 @@ export default function SimulatorsPage() {
   const processing = (withdrawals.data?.items ?? []).filter((w) => w.status === "processing");
   return (
     <section aria-labelledby="sim-title">
-      <h1 id="sim-title">{t.simulators.title}</h1>
-      <p>{t.simulators.intro}</p>
+      <h1 id="sim-title">{t("simulators.title")}</h1>
+      <p>{t("simulators.intro")}</p>
       <ErrorNote error={send.error} />
-      {last && <Note>{last}</Note>}
-      <h2>{t.simulators.deliveries}</h2>
-      {pix.length === 0 && <p>{t.simulators.none}</p>}
+      {last && (
+        <Note>
+          {t("simulators.sent", {
+            event: gatewayEventName(last.event),
+            result: last.status === 200 ? t("simulators.accepted") : t("simulators.answered", { status: last.status }),
+          })}
+        </Note>
+      )}
+      <h2>{t("simulators.deliveries")}</h2>
+      {pix.length === 0 && <p>{t("simulators.none")}</p>}
       <ul className="list">
         {pix.map((d) => (
           <li key={d.id}>
@@ -73,14 +82,14 @@ export default function SimulatorsPage() {
                     value: d.price as number,
                   })}
               >
-                {t.simulators.fire(event, shortId(d.id))}
+                {t("simulators.fire", { event: gatewayEventName(event), id: shortId(d.id) })}
               </button>
             ))}
           </li>
         ))}
       </ul>
-      <h2>{t.simulators.withdrawals}</h2>
-      {processing.length === 0 && <p>{t.simulators.none}</p>}
+      <h2>{t("simulators.withdrawals")}</h2>
+      {processing.length === 0 && <p>{t("simulators.none")}</p>}
       <ul className="list">
         {processing.map((w) => (
           <li key={w.id}>
@@ -92,7 +101,7 @@ export default function SimulatorsPage() {
                 onClick={() =>
                   send.mutate({ event, object_id: w.gateway_transfer_id, external_reference: w.id, value: w.amount })}
               >
-                {t.simulators.fire(event, shortId(w.id))}
+                {t("simulators.fire", { event: gatewayEventName(event), id: shortId(w.id) })}
               </button>
             ))}
           </li>

@@ -3,10 +3,11 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, call } from "../api/client.ts";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui.tsx";
-import { formatDateTime } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { formatDateTime, gatewayEventName } from "../format.ts";
+import { useTranslation } from "react-i18next";
 
 export default function WebhooksPage() {
+  const { t } = useTranslation();
   const [cursors, setCursors] = useState<string[]>([]);
   const query = useQuery({
     queryKey: ["webhook-events", cursors.at(-1)],
@@ -16,36 +17,37 @@ export default function WebhooksPage() {
   });
   return (
     <section aria-labelledby="webhooks-title">
-      <h1 id="webhooks-title">{t.webhooks.title}</h1>
+      <h1 id="webhooks-title">{t("webhooks.title")}</h1>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table>
+        <table className="cards">
           <thead>
             <tr>
-              <th scope="col">{t.webhooks.received}</th>
-              <th scope="col">{t.webhooks.event}</th>
-              <th scope="col">{t.webhooks.result}</th>
-              <th scope="col">{t.webhooks.object}</th>
-              <th scope="col">{t.webhooks.detail}</th>
+              <th scope="col">{t("webhooks.received")}</th>
+              <th scope="col">{t("webhooks.event")}</th>
+              <th scope="col">{t("webhooks.result")}</th>
+              <th scope="col">{t("webhooks.object")}</th>
+              <th scope="col">{t("webhooks.detail")}</th>
             </tr>
           </thead>
           <tbody>
             {query.data?.items.length === 0 && (
               <tr>
-                <td colSpan={5}>{t.webhooks.empty}</td>
+                <td colSpan={5}>{t("webhooks.empty")}</td>
               </tr>
             )}
             {query.data?.items.map((e) => (
               <tr key={e.id}>
-                <td>
+                <td data-label={t("webhooks.received")}>
                   <time dateTime={e.received_at}>{formatDateTime(e.received_at)}</time>
                 </td>
-                <td>{e.event ?? "—"}</td>
-                <td>
-                  <Badge value={e.result} text={t.webhookResult[e.result] ?? e.result} />
+                <td data-label={t("webhooks.event")}>{gatewayEventName(e.event)}</td>
+                <td data-label={t("webhooks.result")}>
+                  <Badge value={e.result} text={t(`webhookResult.${e.result}`)} />
                 </td>
-                <td>{e.object_id ?? "—"}</td>
-                <td>{e.detail ?? ""}</td>
+                <td data-label={t("webhooks.object")} className="code">{e.object_id ?? "—"}</td>
+                {/* The platform's own audit note, in the words (English) it was written in. */}
+                <td data-label={t("webhooks.detail")} lang="en" className="hint">{e.detail ?? ""}</td>
               </tr>
             ))}
           </tbody>

@@ -8,8 +8,8 @@ import { lazy, Suspense, useEffect, useMemo } from "react";
 import { api, ApiError, call, type Schemas } from "../api/client.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
-import { formatDateTime, formatKm, formatTime } from "../format.ts";
-import { t } from "../i18n/index.ts";
+import { useTranslation } from "react-i18next";
+import { formatClock, formatDateTime, formatKm, formatTime } from "../format.ts";
 import { supabase } from "../lib/supabase.ts";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -22,6 +22,7 @@ const UNDER_WAY = ["accepted", "in_progress"];
 const FINISHED = ["completed", "cancelled"];
 
 export default function TrackPage({ token }: { token: string }) {
+  const { t } = useTranslation();
   const client = useQueryClient();
   const viewKey = ["track", token];
   const pathKey = ["track-path", token];
@@ -78,13 +79,13 @@ export default function TrackPage({ token }: { token: string }) {
   const live = view?.status === "in_progress" ? view.position : null;
   const { markers, lines } = useMemo(() => {
     const markers: MapMarker[] = live
-      ? [{ id: "drv", kind: "driver", lat: live.lat, lng: live.lng, label: t.track.driverMarker }]
+      ? [{ id: "drv", kind: "driver", lat: live.lat, lng: live.lng, label: t("track.driverMarker") }]
       : [];
     const lines: MapLine[] = view?.status === "in_progress"
       ? [{ id: "trail", kind: "trail", points: path.map((p): [number, number] => [p.lat, p.lng]) }]
       : [];
     return { markers, lines };
-  }, [live?.updated_at, view?.status, path.length]);
+  }, [live?.updated_at, view?.status, path.length, t]);
 
   if (query.isPending) {
     return (
@@ -99,12 +100,12 @@ export default function TrackPage({ token }: { token: string }) {
     return (
       <main className="center track">
         <section className="card">
-          <h1>{t.track.title}</h1>
+          <h1>{t("track.title")}</h1>
           <ErrorNote
             error={missing
-              ? t.track.notFound
+              ? t("track.notFound")
               : error instanceof ApiError && error.status === 429
-              ? t.track.tooMany(error.retryAfter ?? 60)
+              ? t("track.tooMany", { seconds: error.retryAfter ?? 60 })
               : error}
           />
         </section>
@@ -113,36 +114,36 @@ export default function TrackPage({ token }: { token: string }) {
   }
 
   const steps: [string, string | null][] = [
-    [t.track.steps.created, view.created_at],
-    [t.track.steps.accepted, view.accepted_at],
-    [t.track.steps.started, view.started_at],
-    [t.track.steps.completed, view.completed_at],
-    [t.track.steps.cancelled, view.cancelled_at],
+    [t("track.steps.created"), view.created_at],
+    [t("track.steps.accepted"), view.accepted_at],
+    [t("track.steps.started"), view.started_at],
+    [t("track.steps.completed"), view.completed_at],
+    [t("track.steps.cancelled"), view.cancelled_at],
   ];
   return (
     <main className="track">
       <header className="heading">
-        <h1>{t.track.title}</h1>
-        <Badge value={view.status} text={t.track.status[view.status] ?? view.status} />
+        <h1>{t("track.title")}</h1>
+        <Badge value={view.status} text={t(`track.status.${view.status}`)} />
       </header>
-      <p role="status" aria-live="polite" aria-label={t.track.summaryLabel}>
-        {t.track.summary(view.status, view.driver?.first_name ?? null)}
+      <p role="status" aria-live="polite" aria-label={t("track.summaryLabel")}>
+        {t(`track.summary.${view.status}`, { who: view.driver?.first_name ?? t("track.yourDriver") })}
       </p>
       {view.status === "in_progress" && (
-        <p role="status" aria-label={t.track.etaLabel}>
+        <p role="status" aria-label={t("track.etaLabel")}>
           {view.eta_at && view.remaining_m != null
-            ? t.track.eta(formatTime(view.eta_at), formatKm(view.remaining_m))
-            : t.track.etaUnknown}
+            ? t("track.eta", { time: formatClock(view.eta_at), km: formatKm(view.remaining_m) })
+            : t("track.etaUnknown")}
         </p>
       )}
       {view.status === "in_progress" && (
         <Suspense fallback={<Loading />}>
-          <MapView markers={markers} lines={lines} label={t.track.map} follow />
+          <MapView markers={markers} lines={lines} label={t("track.map")} follow />
         </Suspense>
       )}
-      {live && <p className="hint">{t.track.lastSeen(formatTime(live.updated_at))}</p>}
+      {live && <p className="hint">{t("track.lastSeen", { time: formatTime(live.updated_at) })}</p>}
       <section aria-labelledby="track-timeline">
-        <h2 id="track-timeline">{t.track.timeline}</h2>
+        <h2 id="track-timeline">{t("track.timeline")}</h2>
         <ol className="timeline">
           {steps.filter(([, at]) => at).map(([label, at]) => (
             <li key={label}>

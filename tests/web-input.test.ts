@@ -1,0 +1,148 @@
+// What people type into the web app: the one number rule (web/src/lib/numbers.ts) and the Brazilian documents,
+// phone numbers and Pix keys (web/src/lib/brazil.ts), and the language a browser gets (web/src/i18n/languages.ts),
+// as pure functions. The browser journeys
+// (tests/e2e/locale.spec.ts) type the same into the real forms.
+import { describe, expect, it } from "vitest";
+import {
+  displayPhone,
+  documentProblem,
+  maskDocument,
+  maskPhone,
+  maskPixKey,
+  normalizePixKey,
+  phoneE164,
+  pixKeyProblem,
+} from "../web/src/lib/brazil.ts";
+import { preferredLanguage } from "../web/src/i18n/languages.ts";
+import { parseDecimal } from "../web/src/lib/numbers.ts";
+
+const PT = "." as const; // Portuguese writes thousands with a dot
+const EN = "," as const;
+const value = (text: string, group: "." | "," = PT, rules = {}) => {
+  const result = parseDecimal(text, group, rules);
+  return result.ok ? result.value : result.problem;
+};
+
+describe("parseDecimal", () => {
+  it("reads a decimal comma and a decimal point in either language", () => {
+    for (const group of [PT, EN]) {
+      expect(value("5,50", group)).toBe(5.5);
+      expect(value("5.50", group)).toBe(5.5);
+      expect(value("0,8", group)).toBe(0.8);
+      expect(value("0.125", group)).toBe(0.125);
+      expect(value(",5", group)).toBe(0.5);
+      expect(value("12", group)).toBe(12);
+      expect(value("-23,5503", group)).toBe(-23.5503);
+    }
+  });
+
+  it("reads the language's thousands separator where thousands go, and both separators together", () => {
+    expect(value("1.000", PT)).toBe(1000);
+    expect(value("1.000", EN)).toBe(1);
+    expect(value("1,000", EN)).toBe(1000);
+    expect(value("1,000", PT)).toBe(1);
+    expect(value("1.234.567,89", PT)).toBe(1234567.89);
+    expect(value("1,234,567.89", PT)).toBe(1234567.89);
+    expect(value("1.234,56", EN)).toBe(1234.56);
+    expect(value("1.000.000", PT)).toBe(1000000);
+  });
+
+  it("takes what Intl writes back, pasted: R$ and no-break spaces", () => {
+    expect(value("R$\u00a01.234,56", PT)).toBe(1234.56);
+    expect(value(" R$ 5,50 ", PT)).toBe(5.5);
+    expect(value("R$1,234.56", EN)).toBe(1234.56);
+  });
+
+  it("reads a lone separator as the decimal one where there are no thousands (coordinates)", () => {
+    expect(value("-46.633", PT, { grouping: false })).toBe(-46.633);
+    expect(value("-46.633", PT)).toBe(-46633);
+    expect(value("1.000,5", PT, { grouping: false })).toBe("number");
+  });
+
+  it("says what is wrong instead of answering NaN", () => {
+    for (const text of ["abc", "5,5,0", "1.2.3", "12a", "--5", ",", "1,2.3", "5 0 0x", "1.23.456"]) {
+      expect(value(text), text).toBe("number");
+    }
+    expect(value("", PT, { required: true })).toBe("required");
+    expect(value("   ", PT)).toBe(null);
+    expect(value("5,555", PT, { fractionDigits: 2 })).toBe("decimals");
+    expect(value("0", PT, { positive: true })).toBe("positive");
+    expect(value("-1", PT, { min: 0 })).toBe("min");
+    expect(value("1,5", PT, { max: 1 })).toBe("max");
+    expect(value("91", PT, { min: -90, max: 90 })).toBe("max");
+  });
+});
+
+describe("documents", () => {
+  it("masks a CPF, then a CNPJ from the 12th digit, as they are typed", () => {
+    expect(maskDocument("529")).toBe("529");
+    expect(maskDocument("5299822")).toBe("529.982.2");
+    expect(maskDocument("52998224725")).toBe("529.982.247-25");
+    expect(maskDocument("529.982.247-25")).toBe("529.982.247-25");
+    expect(maskDocument("112223330001")).toBe("11.222.333/0001");
+    expect(maskDocument("11222333000181999")).toBe("11.222.333/0001-81");
+  });
+
+  it("verifies check digits, with or without punctuation, and refuses one repeated digit", () => {
+    expect(documentProblem("529.982.247-25")).toBe(null);
+    expect(documentProblem("52998224725")).toBe(null);
+    expect(documentProblem("529.982.247-26")).toBe("cpf");
+    expect(documentProblem("111.111.111-11")).toBe("cpf");
+    expect(documentProblem("11.222.333/0001-81")).toBe(null);
+    expect(documentProblem("11222333000182")).toBe("cnpj");
+    expect(documentProblem("00000000000000")).toBe("cnpj");
+    expect(documentProblem("5299822472")).toBe("document");
+  });
+});
+
+describe("phones", () => {
+  it("masks as typed, leaves a number typed with +55 as it is, and stores E.164", () => {
+    expect(maskPhone("11")).toBe("(11");
+    expect(maskPhone("11988887777")).toBe("(11) 98888-7777");
+    expect(maskPhone("1133334444")).toBe("(11) 3333-4444");
+    expect(maskPhone("+55 11 98888")).toBe("+55 11 98888");
+    expect(phoneE164("(11) 98888-7777")).toBe("+5511988887777");
+    expect(phoneE164("+55 11 98888-7777")).toBe("+5511988887777");
+    expect(displayPhone("+5511988887777")).toBe("(11) 98888-7777");
+    expect(displayPhone("not a phone")).toBe("not a phone");
+  });
+});
+
+describe("Pix keys", () => {
+  it("masks and checks a key by its type, and sends the form the Pix directory writes", () => {
+    expect(maskPixKey("cpf", "52998224725")).toBe("529.982.247-25");
+    expect(pixKeyProblem("cpf", "529.982.247-25")).toBe(null);
+    expect(pixKeyProblem("cpf", "111.111.111-11")).toBe("cpf");
+    expect(normalizePixKey("cpf", "529.982.247-25")).toBe("52998224725");
+    expect(pixKeyProblem("cnpj", "11.222.333/0001-81")).toBe(null);
+    expect(normalizePixKey("cnpj", "11.222.333/0001-81")).toBe("11222333000181");
+    for (const phone of ["(11) 98888-7777", "11988887777", "+55 11 98888-7777"]) {
+      expect(pixKeyProblem("phone", phone), phone).toBe(null);
+      expect(normalizePixKey("phone", phone)).toBe("+5511988887777");
+    }
+    // A Pix phone key is a mobile number.
+    expect(pixKeyProblem("phone", "(11) 3333-4444")).toBe("mobile");
+    expect(pixKeyProblem("email", "Dora@Pix.Example.com")).toBe(null);
+    expect(normalizePixKey("email", " Dora@Pix.Example.com ")).toBe("dora@pix.example.com");
+    expect(pixKeyProblem("email", "dora@")).toBe("email");
+    expect(pixKeyProblem("evp", "123E4567-E89B-12D3-A456-426614174000")).toBe(null);
+    expect(normalizePixKey("evp", "123E4567-E89B-12D3-A456-426614174000")).toBe(
+      "123e4567-e89b-12d3-a456-426614174000",
+    );
+    expect(pixKeyProblem("evp", "123e4567")).toBe("evp");
+  });
+});
+
+describe("preferredLanguage", () => {
+  it("is Brazilian Portuguese unless the browser prefers English or the person chose it", () => {
+    expect(preferredLanguage(null, [])).toBe("pt-BR");
+    expect(preferredLanguage(null, ["pt-BR", "en-US"])).toBe("pt-BR");
+    expect(preferredLanguage(null, ["pt-PT"])).toBe("pt-BR");
+    expect(preferredLanguage(null, ["en-US", "pt-BR"])).toBe("en");
+    expect(preferredLanguage(null, ["fr-FR", "en-GB", "pt-BR"])).toBe("en");
+    expect(preferredLanguage(null, ["fr-FR", "de"])).toBe("pt-BR");
+    expect(preferredLanguage("en", ["pt-BR"])).toBe("en");
+    expect(preferredLanguage("pt-BR", ["en-US"])).toBe("pt-BR");
+    expect(preferredLanguage("klingon", ["en-US"])).toBe("en");
+  });
+});

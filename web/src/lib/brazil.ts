@@ -1,0 +1,94 @@
+// Brazilian documents, phone numbers and Pix keys on the client, with @brazilian-utils: masks as people type,
+// the check digits, and the canonical form sent to the API. The server holds the same rules and has the last word.
+import {
+  formatCnpj,
+  formatCpf,
+  formatPhone,
+  isValidCnpj,
+  isValidCpf,
+  isValidEmail,
+  isValidMobilePhone,
+  isValidPhone,
+  parsePhone,
+} from "@brazilian-utils/brazilian-utils";
+
+export const digitsOf = (text: string) => text.replace(/\D/g, "");
+
+/** A CPF while there are up to 11 digits, a CNPJ from the 12th. */
+export function maskDocument(text: string): string {
+  const digits = digitsOf(text).slice(0, 14);
+  return digits.length <= 11 ? formatCpf(digits) : formatCnpj(digits);
+}
+
+export type DocumentProblem = "document" | "cpf" | "cnpj";
+/** Why a CPF or CNPJ cannot be right (its length, its check digits, one digit repeated), or null. */
+export function documentProblem(text: string): DocumentProblem | null {
+  const digits = digitsOf(text);
+  if (digits.length === 11) return isValidCpf(digits) ? null : "cpf";
+  if (digits.length === 14) return isValidCnpj(digits) ? null : "cnpj";
+  return "document";
+}
+
+/** (11) 98888-7777 as it is typed; a number typed with its country code (+55 ...) is left as typed. */
+export function maskPhone(text: string): string {
+  if (text.trimStart().startsWith("+")) return text;
+  const digits = digitsOf(text).slice(0, 11);
+  return digits ? formatPhone(digits, { mask: "nanp" }) : "";
+}
+
+/** A Brazilian mobile or landline number with its area code, typed any usual way. */
+export const isPhone = (text: string) => isValidPhone(text.trim());
+/** +5511988887777: how the API stores a phone number. */
+export const phoneE164 = (text: string) => `+55${parsePhone(text.trim())}`;
+/** A stored number as Brazilians write it, (11) 98888-7777; anything else as it is. */
+export const displayPhone = (stored: string | null | undefined) =>
+  !stored ? "" : isValidPhone(stored) ? formatPhone(parsePhone(stored), { mask: "nanp" }) : stored;
+
+export type PixKeyType = "cpf" | "cnpj" | "email" | "phone" | "evp";
+export type PixKeyProblem = "cpf" | "cnpj" | "mobile" | "email" | "evp";
+const EVP = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The Pix key field's mask for its type: CPF and CNPJ punctuated, phone numbers as above, the others as typed. */
+export function maskPixKey(type: PixKeyType, text: string): string {
+  switch (type) {
+    case "cpf":
+      return formatCpf(digitsOf(text).slice(0, 11));
+    case "cnpj":
+      return formatCnpj(digitsOf(text).slice(0, 14));
+    case "phone":
+      return maskPhone(text);
+    default:
+      return text;
+  }
+}
+
+/** Why `text` is not a Pix key of `type`, or null. A phone key is a mobile number (the Pix rules say so). */
+export function pixKeyProblem(type: PixKeyType, text: string): PixKeyProblem | null {
+  const key = text.trim();
+  switch (type) {
+    case "cpf":
+      return digitsOf(key).length === 11 && isValidCpf(key) ? null : "cpf";
+    case "cnpj":
+      return digitsOf(key).length === 14 && isValidCnpj(key) ? null : "cnpj";
+    case "phone":
+      return isValidMobilePhone(key) ? null : "mobile";
+    case "email":
+      return key.length <= 77 && isValidEmail(key) ? null : "email";
+    case "evp":
+      return EVP.test(key) ? null : "evp";
+  }
+}
+
+/** The key as the Pix directory writes it: digits, +55 and the number, a lowercase e-mail or random key. */
+export function normalizePixKey(type: PixKeyType, text: string): string {
+  const key = text.trim();
+  switch (type) {
+    case "cpf":
+    case "cnpj":
+      return digitsOf(key);
+    case "phone":
+      return phoneE164(key);
+    default:
+      return key.toLowerCase();
+  }
+}
