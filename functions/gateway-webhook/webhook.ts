@@ -6,7 +6,7 @@
 import { verifySignature } from "../_shared/crypto.ts";
 import { db } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
-import { HttpError, toHttpError } from "../_shared/errors.ts";
+import { HttpError, retryLater, toHttpError } from "../_shared/errors.ts";
 import { companyWebhookSecret } from "../_shared/gateway.ts";
 import { UUID_PATTERN } from "../_shared/schemas.ts";
 import { readBody } from "../_shared/route.ts";
@@ -20,10 +20,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () =>
-        reject(
-          new HttpError(503, "the event could not be processed in time; deliver it again", { "Retry-After": "5" }),
-        ),
+      () => reject(retryLater(503, "the event could not be processed in time; deliver it again", 5)),
       ms,
     );
   });

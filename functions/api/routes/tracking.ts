@@ -5,7 +5,6 @@ import { asService, rpc } from "../../_shared/db.ts";
 import { ErrorBody, HttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { DeliveryStatus } from "./deliveries.ts";
-import { rateLimitError } from "./locations.ts";
 import { Timestamp } from "../schemas.ts";
 
 export const Tracking = z.object({
@@ -79,12 +78,10 @@ export const trackDelivery = defineRoute({
   async handler({ params, req }) {
     // Before the lookup, so that a miss does this work too.
     const topic = await trackingTopic(params.token);
-    let view: unknown;
-    try {
-      view = await asService((tx) => rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) }));
-    } catch (error) {
-      throw rateLimitError(error, 60) ?? error;
-    }
+    // Past the limit the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.
+    const view = await asService((tx) =>
+      rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) })
+    );
     const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);
     return { body: { ...(view as Record<string, unknown>), realtime_topic: topic }, headers };

@@ -1,0 +1,29 @@
+-- The role sets every /api/v1 route names (functions/_shared/role-sets.ts), beside
+-- delivery_managers(), company_managers() and members() (tenancy): the edge reads
+-- each set by its function's name, so no list of roles is kept outside SQL.
+
+create function private.owners()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$ select array['company_owner'] $$;
+comment on function private.owners() is 'The company''s owner alone: gateway configuration and billing.';
+
+create function private.drivers()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$ select array['driver'] $$;
+comment on function private.drivers() is 'Drivers: their deliveries'' moves, their wallet and withdrawals, their position.';
+
+create function private.withdrawal_readers()
+returns text[]
+language sql
+immutable
+set search_path = ''
+as $$ select private.drivers() || private.company_managers() $$;
+comment on function private.withdrawal_readers() is 'Who reads withdrawals: a driver its own, the company managers the company''s.';
+
+grant execute on function private.owners(), private.drivers(), private.withdrawal_readers() to authenticated, service_role;
