@@ -219,6 +219,14 @@ const headersOf = (headers: Record<string, string>) =>
   );
 const RETRY_AFTER = { "Retry-After": "Whole seconds to wait before trying again" };
 
+/** A 429 of a rate limit the database keeps (PT429, mapped in errors.ts), with the wait in `Retry-After`. */
+export function rateLimited(description: string, maxSeconds: number): ResponseSpec {
+  return {
+    description,
+    headers: { "Retry-After": `Whole seconds until a request will be answered again (1 to ${maxSeconds})` },
+  };
+}
+
 /** The errors every route of its kind may answer, unless it documents them itself. */
 function sharedErrors(route: RouteDeclaration): Record<number, ResponseSpec> {
   const errors: Record<number, ResponseSpec> = {

@@ -2,8 +2,7 @@
 // the managers' live view of every driver's last position.
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
-import { ErrorBody } from "../../_shared/errors.ts";
-import { defineRoute } from "../../_shared/route.ts";
+import { defineRoute, rateLimited } from "../../_shared/route.ts";
 import { IdParams, LatLng, Timestamp } from "../schemas.ts";
 import { etaRefreshes } from "../eta.ts";
 
@@ -54,11 +53,7 @@ export const updateMyLocation = defineRoute({
   body: LocationUpdate,
   responses: {
     200: { description: "The stored position", schema: DriverLocation },
-    429: {
-      description: "Less than 10 seconds since the driver's last accepted update",
-      schema: ErrorBody,
-      headers: { "Retry-After": "Whole seconds until an update will be accepted (1 to 10)" },
-    },
+    429: rateLimited("Less than 10 seconds since the driver's last accepted update", 10),
   },
   async handler({ body, asCaller }) {
     // Inside the window the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.

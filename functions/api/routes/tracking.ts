@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
 import { ErrorBody, HttpError } from "../../_shared/errors.ts";
-import { defineRoute } from "../../_shared/route.ts";
+import { defineRoute, rateLimited } from "../../_shared/route.ts";
 import { DeliveryStatus } from "./deliveries.ts";
 import { Timestamp } from "../schemas.ts";
 
@@ -69,11 +69,7 @@ export const trackDelivery = defineRoute({
   responses: {
     200: { description: "The delivery's tracking view", schema: Tracking },
     404: { description: "No delivery has this token", schema: ErrorBody },
-    429: {
-      description: "Too many lookups from this client in the last minute",
-      schema: ErrorBody,
-      headers: { "Retry-After": "Whole seconds until a lookup will be answered (1 to 60)" },
-    },
+    429: rateLimited("Too many lookups from this client in the last minute", 60),
   },
   async handler({ params, req }) {
     // Before the lookup, so that a miss does this work too.

@@ -1419,7 +1419,7 @@ export interface operations {
       /** @description Less than 10 seconds since the driver's last accepted update */
       429: {
         headers: {
-          /** @description Whole seconds until an update will be accepted (1 to 10) */
+          /** @description Whole seconds until a request will be answered again (1 to 10) */
           "Retry-After"?: string;
           [name: string]: unknown;
         };
@@ -3621,7 +3621,7 @@ export interface operations {
       /** @description Too many lookups from this client in the last minute */
       429: {
         headers: {
-          /** @description Whole seconds until a lookup will be answered (1 to 60) */
+          /** @description Whole seconds until a request will be answered again (1 to 60) */
           "Retry-After"?: string;
           [name: string]: unknown;
         };
