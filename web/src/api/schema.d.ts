@@ -3870,6 +3870,8 @@ export interface operations {
       /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
       503: {
         headers: {
+          /** @description Whole seconds to wait before delivering the event again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3939,6 +3941,8 @@ export interface operations {
       /** @description Unsigned, and the object was checked with the gateway less than a minute ago */
       429: {
         headers: {
+          /** @description Whole seconds until a request will be answered again (1 to 60) */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3948,6 +3952,8 @@ export interface operations {
       /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
       503: {
         headers: {
+          /** @description Whole seconds to wait before delivering the event again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
