@@ -245,8 +245,9 @@ function sharedErrors(route: RouteDeclaration): Record<number, ResponseSpec> {
   }
   if (route.body ?? route.rawBody) {
     errors[413] = { description: `The body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)` };
-    errors[415] = { description: "The body is not sent as application/json" };
   }
+  // A raw body (a webhook's) is read as bytes whatever its media type; a parsed one must say it is JSON.
+  if (route.body) errors[415] = { description: "The body is not sent as application/json" };
   errors[503] = {
     description: "The database is unavailable or too busy to answer in time; nothing was done",
     headers: RETRY_AFTER,

@@ -3858,15 +3858,6 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The body is not sent as application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
       /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
       503: {
         headers: {
@@ -3922,15 +3913,6 @@ export interface operations {
       };
       /** @description The body is larger than 1 MiB */
       413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The body is not sent as application/json */
-      415: {
         headers: {
           [name: string]: unknown;
         };
