@@ -48,6 +48,23 @@ describe("toHttpError", () => {
     },
   );
 
+  it("maps a rate limit (PT429) to 429 with the function's wait as Retry-After, a minute when it names none", () => {
+    const limited = (detail?: string) =>
+      Object.assign(new Error("location updates are limited to one every 10 seconds"), {
+        code: "PT429",
+        severity: "ERROR",
+        detail,
+      });
+    const http = toHttpError(limited('{"retry_after": 7}'));
+    expect({ status: http.status, detail: http.detail, retryAfter: http.headers["Retry-After"] }).toEqual({
+      status: 429,
+      detail: "location updates are limited to one every 10 seconds",
+      retryAfter: "7",
+    });
+    expect(toHttpError(limited()).headers["Retry-After"]).toBe("60");
+    expect(toHttpError(limited('{"retry_after": "soon"}')).headers["Retry-After"]).toBe("60");
+  });
+
   it("still answers 500 for an error that is not the database's availability", () => {
     expect(toHttpError(new Error("boom")).status).toBe(500);
     expect(toHttpError(serverError("XX000", "ERROR")).status).toBe(500);

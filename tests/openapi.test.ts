@@ -63,6 +63,22 @@ describe("GET /api/v1/openapi.json", () => {
     }
   });
 
+  it("lists 413 on every operation with a body, and 503 with Retry-After on every one that uses the database", async () => {
+    const doc = (await api("/api/v1/openapi.json")).body;
+    const operations = Object.entries(doc.paths as Record<string, Record<string, any>>)
+      .flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ name: `${method} ${path}`, op })));
+    const withBody = operations.filter(({ op }) => op.requestBody);
+    expect(withBody.map(({ name }) => name)).toEqual(
+      expect.arrayContaining(["post /api/v1/deliveries", "put /api/v1/locations/me", "post /api/v1/webhooks/gateway"]),
+    );
+    for (const { name, op } of withBody) expect(op.responses["413"], name).toBeDefined();
+    // /health answers its own 503 (the probe's body); every other operation reads or writes the database.
+    for (const { name, op } of operations.filter(({ name }) => name !== "get /health")) {
+      expect(op.responses["503"]?.headers?.["Retry-After"], name).toBeDefined();
+    }
+    expect(doc.paths["/health"].get.responses["503"]).toBeDefined();
+  });
+
   it("names every operation once, for generated clients", async () => {
     const doc = (await api("/api/v1/openapi.json")).body;
     const ids = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)

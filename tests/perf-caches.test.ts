@@ -5,7 +5,7 @@
 // Also webhook signatures, and the claims statement whose values are inline
 // literals rather than parameters (one round trip fewer per transaction).
 import { describe, expect, it } from "vitest";
-import { hmacHex, verifySignature } from "../functions/_shared/crypto.ts";
+import { hmacHex, timingSafeEqual, verifySignature } from "../functions/_shared/crypto.ts";
 import { claimsStatement, inlined, sqlLiteral } from "../functions/_shared/sql-text.ts";
 import { cachingVerifier, type Claims, TokenError } from "../functions/_shared/jwt.ts";
 import { api, configureGateway, createCompany, db } from "./support/api.ts";
@@ -134,6 +134,18 @@ describe("webhook signatures", () => {
     expect(verifySignature("Jefe", body("what do ya want for nothing?"), vector.toUpperCase())).toBe(true);
     expect(verifySignature("another secret", body("what do ya want for nothing?"), vector)).toBe(false);
     expect(verifySignature("Jefe", body("what do ya want for nothing!"), vector)).toBe(false);
+  });
+});
+
+describe("the constant-time compare (the tree's one, also the local stand-ins')", () => {
+  it("is true only for the same secret, whatever the lengths", () => {
+    const key = "sb_secret_0123456789abcdef";
+    expect(timingSafeEqual(key, `${key}`)).toBe(true);
+    expect(timingSafeEqual("", "")).toBe(true);
+    for (const other of ["sb_secret_0123456789abcdeF", key.slice(0, -1), `${key}0`, "", key.toUpperCase()]) {
+      expect(timingSafeEqual(key, other), other).toBe(false);
+      expect(timingSafeEqual(other, key), other).toBe(false);
+    }
   });
 });
 

@@ -167,6 +167,18 @@ describe("what browsers and sloppy clients send", () => {
     expect(latin1.status).toBe(400);
   });
 
+  it("refuses a body that is not sent as application/json with 415, an ordinary error body", async () => {
+    const body = JSON.stringify({ company_name: "Plain", owner_name: "P", email: "plain@test.example", password: "x" });
+    // Text as text/plain; bytes with no content type at all (fetch names none for them).
+    const sent = [{ rawBody: body, headers: { "content-type": "text/plain" } }, {
+      rawBody: new TextEncoder().encode(body),
+    }];
+    for (const options of sent) {
+      const res = await api("/api/v1/companies/register", options);
+      expect(res, JSON.stringify(options.headers)).toMatchObject({ status: 415, body: { detail: expect.any(String) } });
+    }
+  });
+
   it("takes money with floating point noise as the cents it means", async () => {
     const res = await api("/api/v1/prices", {
       method: "PUT",

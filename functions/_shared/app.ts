@@ -1,9 +1,11 @@
 // The Hono app every function starts from: CORS for browser clients (the
 // company panel), a trailing slash treated as none, and every failure as a
-// docs/spec.md §7 body.
-import { Hono } from "hono";
+// docs/spec.md §7 body, a failed validation included (route.ts declares what
+// is validated).
+import { type Hook, OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
-import { errorResponse } from "./errors.ts";
+import { errorResponse, HttpError, validationItems } from "./errors.ts";
+import type { RouteEnv } from "./route.ts";
 
 const CORS = {
   origin: "*",
@@ -14,8 +16,19 @@ const CORS = {
 };
 const EXPOSE_HEADERS = CORS.exposeHeaders.join(",");
 
-export function createApp(): Hono {
-  const app = new Hono({ strict: false });
+/** Where each of the library's validation targets is, as docs/spec.md §7's `loc` names it. */
+const LOCATIONS: Record<string, string> = { param: "path", query: "query", json: "body" };
+
+/** Every failed validation of a route's input, as one 400 with the validation items. */
+const validationFailed: Hook<unknown, RouteEnv, string, unknown> = (result) => {
+  if (result.success) return;
+  // On failure the library passes the input it validated as `data`.
+  const { target, error, data } = result as typeof result & { data?: unknown };
+  throw new HttpError(400, validationItems(error, LOCATIONS[target] ?? target, data));
+};
+
+export function createApp(): OpenAPIHono<RouteEnv> {
+  const app = new OpenAPIHono<RouteEnv>({ strict: false, defaultHook: validationFailed });
   const preflight = cors(CORS);
   app.use("*", async (c, next) => {
     if (c.req.method === "OPTIONS") return await preflight(c, next);

@@ -1,7 +1,7 @@
 // Bearer-token authentication of the edge proxy: HS256 with the legacy JWT
 // secret, or asymmetric keys from SUPABASE_JWKS or the project's JWKS URL.
 import { env } from "./env.ts";
-import { HttpError } from "./errors.ts";
+import { notAuthenticated } from "./errors.ts";
 import { bearerToken, cachingVerifier, type Claims, createVerifier, TokenError } from "./jwt.ts";
 import { UUID_PATTERN } from "./schemas.ts";
 
@@ -24,7 +24,7 @@ function verify(token: string): Promise<Claims> {
 /** The verified claims of the request's bearer token; 401 when missing, invalid or expired. */
 export async function authenticate(req: Request): Promise<Claims> {
   const token = bearerToken(req.headers.get("authorization"));
-  if (!token) throw new HttpError(401, "Not authenticated", { "WWW-Authenticate": "Bearer" });
+  if (!token) throw notAuthenticated("Not authenticated");
   try {
     const claims = await verify(token);
     // Only a user's session token: the anon and service_role API keys, and any
@@ -38,6 +38,6 @@ export async function authenticate(req: Request): Promise<Claims> {
     return claims;
   } catch (error) {
     const detail = error instanceof TokenError ? error.message : "invalid JWT";
-    throw new HttpError(401, detail, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+    throw notAuthenticated(detail, true);
   }
 }

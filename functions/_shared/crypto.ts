@@ -1,7 +1,8 @@
 // Pure cryptography: secrets at rest (AES-256-GCM under SECRETS_ENCRYPTION_KEY,
-// WebCrypto) and webhook signatures (lowercase hex HMAC-SHA256 over the raw
-// body, node:crypto, compared in constant time).
-import { createHmac } from "node:crypto";
+// WebCrypto), webhook signatures (lowercase hex HMAC-SHA256 over the raw body,
+// node:crypto), and the one constant-time compare of the tree (the local
+// stand-ins use it too).
+import { createHash, createHmac, timingSafeEqual as equalBytes } from "node:crypto";
 
 const encoder = new TextEncoder();
 
@@ -57,13 +58,15 @@ export function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): string {
   return createHmac("sha256", secret).update(body).digest("hex");
 }
 
-/** Compares two strings in time that depends only on their lengths. */
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+/**
+ * Whether two secrets are equal, in time that reveals neither them nor how much
+ * of them matched, nor their lengths: node:crypto's timingSafeEqual over their
+ * SHA-256 digests, which are always the same length.
+ */
 export function timingSafeEqual(a: string, b: string): boolean {
-  const x = encoder.encode(a);
-  const y = encoder.encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
+  return equalBytes(sha256(a), sha256(b));
 }
 
 /** True when `signature` is the HMAC of exactly these body bytes. */

@@ -16,6 +16,7 @@ import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Database } from "./database.types.ts";
 import type { Claims } from "./jwt.ts";
 import { claimsStatement, inlined } from "./sql-text.ts";
+import { byDeadline } from "./timeout.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
@@ -39,15 +40,8 @@ export function db(): Sql {
 }
 
 /** /health's probe: true when `select 1` answers within `timeoutMs`. */
-export async function ping(timeoutMs: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const query = db()`select 1`.then(() => true, () => false);
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-  try {
-    return await Promise.race([query, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function ping(timeoutMs: number): Promise<boolean> {
+  return byDeadline(db()`select 1`.then(() => true, () => false), timeoutMs, () => false);
 }
 
 export interface TransactionOptions {
@@ -86,23 +80,17 @@ class Abandoned extends Error {}
  * that cannot be reached is a 503 too.
  */
 async function answerByDeadline<T>(run: Promise<T>, deadline: number, abandon: () => void = () => {}): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abandon();
-      reject(new DatabaseUnavailable("The database is busy; try again"));
-    }, Math.max(deadline - Date.now(), 0) + GRACE_MS);
-  });
-  // The transaction may still settle after the deadline has answered.
-  run.catch(() => {});
+  const busy = () => new DatabaseUnavailable("The database is busy; try again");
   try {
-    return await Promise.race([run, expired]);
+    // The transaction may still settle after the deadline has answered.
+    return await byDeadline(run, Math.max(deadline - Date.now(), 0) + GRACE_MS, () => {
+      abandon();
+      throw busy();
+    });
   } catch (error) {
-    if (error instanceof Abandoned) throw new DatabaseUnavailable("The database is busy; try again");
+    if (error instanceof Abandoned) throw busy();
     if (isConnectionError(error)) throw new DatabaseUnavailable();
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

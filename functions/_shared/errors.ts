@@ -1,5 +1,8 @@
 // One place that turns failures into docs/spec.md §7 responses: `{"detail": msg}`,
-// or for a malformed body 400 with `{"detail": [{type, loc, msg, input}]}`.
+// or for a malformed body 400 with `{"detail": [{type, loc, msg, input}]}`. Every
+// SQLSTATE's status and every header an error carries (Retry-After, Allow,
+// WWW-Authenticate) is decided here; the rest of the code throws these errors.
+import { HTTPException } from "hono/http-exception";
 import { z } from "zod";
 
 export interface ValidationItem {
@@ -17,6 +20,22 @@ export class HttpError extends Error {
   ) {
     super(typeof detail === "string" ? detail : "validation error");
   }
+}
+
+/** An answer the caller may try again after `seconds` (429 or 503), saying so in `Retry-After`. */
+export function retryLater(status: 429 | 503, detail: string, seconds: number): HttpError {
+  return new HttpError(status, detail, { "Retry-After": String(seconds) });
+}
+
+/** 401 with the challenge RFC 6750 asks for: `invalid_token` when a token was sent and refused. */
+export function notAuthenticated(detail: string, invalidToken = false): HttpError {
+  return new HttpError(401, detail, { "WWW-Authenticate": invalidToken ? 'Bearer error="invalid_token"' : "Bearer" });
+}
+
+/** 405 for a method a known path does not have, naming those it has in `Allow`. */
+export function methodNotAllowed(method: string, allowed: string[]): HttpError {
+  const allow = allowed.join(", ");
+  return new HttpError(405, `Method ${method} is not allowed here; allowed: ${allow}`, { Allow: allow });
 }
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -146,16 +165,34 @@ export class DatabaseUnavailable extends HttpError {
   }
 }
 
-/** Database errors become HTTP errors here and only here. */
+/** Seconds a PT429 asks to wait when its detail names none we can read. */
+const DEFAULT_RETRY_AFTER_S = 60;
+
+/**
+ * A rate limit's wait: our functions raise PT429 with `{"retry_after": n}` (whole
+ * seconds) in the error's detail (update_my_location, admit_tracking_request).
+ */
+function retryAfterOf(detail: string | undefined): number {
+  try {
+    const seconds = JSON.parse(detail ?? "").retry_after;
+    if (Number.isInteger(seconds) && seconds > 0) return seconds;
+  } catch { /* no readable wait */ }
+  return DEFAULT_RETRY_AFTER_S;
+}
+
+/** Database errors (and the framework's own) become HTTP errors here and only here. */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  // Hono's, e.g. @hono/zod-openapi's 415 for a body that is not application/json.
+  if (error instanceof HTTPException) return new HttpError(error.status, error.message || "Bad Request");
   if (isConnectionError(error)) return new DatabaseUnavailable();
-  const pg = error as { code?: string; message?: string; severity?: string };
+  const pg = error as { code?: string; message?: string; severity?: string; detail?: string };
   if (pg && typeof pg.code === "string" && pg.severity) {
     const status = statusForSqlState(pg.code);
+    if (pg.code === "PT429") return retryLater(429, pg.message ?? "Too Many Requests", retryAfterOf(pg.detail));
     // Our own PTnnn messages are written for callers; Postgres's own are not.
     if (pg.code.startsWith("PT")) return new HttpError(status, pg.message ?? "error");
-    if (status === 503) return new HttpError(503, GENERIC_DETAIL[503], { "Retry-After": "1" });
+    if (status === 503) return retryLater(503, GENERIC_DETAIL[503], 1);
     if (status in GENERIC_DETAIL) return new HttpError(status, GENERIC_DETAIL[status]);
   }
   return new HttpError(500, "Internal Server Error");

@@ -1,15 +1,22 @@
-// The route table of the edge proxy. Each route is declared once, with zod
-// schemas for its params, query and body and the responses it documents; the
-// same declaration validates requests, registers the Hono handler and feeds
-// the OpenAPI document (functions/api/openapi.ts).
-import type { Context, Hono } from "hono";
+// The route table of the edge: each route is declared once (method, path, role
+// set, the zod schemas of its input, its answers), and @hono/zod-openapi both
+// validates requests against that declaration and writes the OpenAPI document
+// from it. What the library does not do is here: the token and the role set
+// before any input is read (403 before 400, docs/architecture.md), the body
+// read within its limits, the errors every route shares, and 405 with `Allow`.
+import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth.ts";
 import { asUser, type FollowUp, type Tx } from "./db.ts";
-import { HttpError, validationItems } from "./errors.ts";
+import { ErrorBody, HttpError, methodNotAllowed, ValidationErrorBody } from "./errors.ts";
 import type { Claims } from "./jwt.ts";
+import { authorizeBySet, declareRoleSet, refuseOutsideSet } from "./role-sets.ts";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
+
+/** What the middleware of a route leaves for its handler. */
+export type RouteEnv = { Variables: { claims: Claims } };
 
 export interface ResponseSpec {
   description: string;
@@ -30,10 +37,10 @@ export interface RouteContext<P, Q, B> {
    */
   asCaller<T>(work: (tx: Tx) => Promise<T>, followUp?: FollowUp<T>): Promise<T>;
   /**
-   * Refuses (403) a caller whose effective role is not one of `roles`, before any
-   * external call; returns the caller's company (private.authorize).
+   * Asks the database whether the caller's membership is in the route's role set
+   * (private.authorize), before any external call: 403 otherwise; returns the caller's company.
    */
-  authorize(roles: string[]): Promise<string>;
+  authorize(): Promise<string>;
 }
 
 export interface Reply {
@@ -51,8 +58,11 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   tag: string;
   /** "bearer": a user's access token; "none": public; "signature": gateway HMAC. */
   auth: "bearer" | "none" | "signature";
-  /** Who may call it, for the document; the database enforces it. */
-  roles?: string[];
+  /**
+   * Who may call it: the name of a role set, a function of the `private` schema that
+   * returns its roles (`delivery_managers` is private.delivery_managers()). Bearer routes only.
+   */
+  roles?: string;
   /** A request body the handler reads itself (a webhook's raw bytes): documented, not parsed. */
   rawBody?: z.ZodType;
   /** The document's security requirement, when it is not the one `auth` implies. */
@@ -74,15 +84,11 @@ export function defineRoute<
   Q extends z.ZodType = z.ZodObject<Record<never, never>>,
   B extends z.ZodType = z.ZodUndefined,
 >(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> {
+  if (spec.auth === "bearer" && !spec.roles) throw new Error(`${spec.method} ${spec.path} names no role set`);
   return spec;
 }
 
-function parse<S extends z.ZodType>(schema: S | undefined, input: unknown, location: string): z.infer<S> {
-  if (!schema) return input as z.infer<S>;
-  const result = schema.safeParse(input);
-  if (!result.success) throw new HttpError(400, validationItems(result.error, location, input));
-  return result.data;
-}
+// Section: the body
 
 /** Request bodies larger than this are refused (413) before they are parsed. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -145,69 +151,197 @@ export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<Ui
   return bytes;
 }
 
-async function readJson(req: Request): Promise<unknown> {
-  const bytes = await readBody(req);
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw jsonError("JSON decode error: the body is not valid UTF-8");
-  }
-  if (text.trim() === "") return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw jsonError(`JSON decode error: ${(error as Error).message}`);
-  }
-  if (tooDeep(value)) throw jsonError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-  return value;
+/**
+ * Reads a JSON body within the limits (413 past 1 MiB; 400 for bytes that are
+ * not UTF-8, text that is not JSON, or JSON nested too deeply) and leaves it
+ * where the library's validator reads it (Hono's body cache). An empty body is
+ * `null` to the schema (an optional body may be left out); for a required one
+ * it is the validation error a missing body always was.
+ */
+function jsonBody(required: boolean): MiddlewareHandler {
+  return async (c, next) => {
+    const bytes = await readBody(c.req.raw);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw jsonError("JSON decode error: the body is not valid UTF-8");
+    }
+    if (text.trim() === "") {
+      if (required) throw new HttpError(400, [{ type: "missing", loc: ["body"], msg: "Field required", input: null }]);
+      text = "null";
+    } else {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (error) {
+        throw jsonError(`JSON decode error: ${(error as Error).message}`);
+      }
+      if (tooDeep(value)) throw jsonError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
+    // The bytes as they came (the library checks a body without a media type is empty), the text to parse;
+    // Hono keeps each as a promise, whatever its type says.
+    c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as never;
+    c.req.bodyCache.text = Promise.resolve(text) as never;
+    await next();
+  };
 }
 
-const honoPathOf = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+// Section: the caller
+
+const bearer: MiddlewareHandler<RouteEnv> = async (c, next) => {
+  c.set("claims", await authenticate(c.req.raw));
+  await next();
+};
+
+/** 403 for a caller whose claimed role is outside the route's set, before its input is read (role-sets.ts). */
+const inRoleSet = (set: string): MiddlewareHandler<RouteEnv> => async (c, next) => {
+  await refuseOutsideSet(c.get("claims"), set);
+  await next();
+};
+
+// Section: the document
+
+/** A stable name for clients' generated methods: GET /api/v1/deliveries/{id}/trail -> getDeliveriesByIdTrail. */
+export function operationId(route: RouteDeclaration): string {
+  const words = route.path.split("/").filter((part) => part && part !== "api" && part !== "v1").map((part) => {
+    const param = /^\{(\w+)\}$/.exec(part);
+    const word = param ? `by_${param[1]}` : part;
+    return word.split(/[^a-zA-Z0-9]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join("");
+  });
+  return route.method + words.join("");
+}
+
+const json = (schema: z.ZodType) => ({ "application/json": { schema } });
+const headersOf = (headers: Record<string, string>) =>
+  Object.fromEntries(
+    Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: "string" as const } }]),
+  );
+const RETRY_AFTER = { "Retry-After": "Whole seconds to wait before trying again" };
+
+/** A 429 of a rate limit the database keeps (PT429, mapped in errors.ts), with the wait in `Retry-After`. */
+export function rateLimited(description: string, maxSeconds: number): ResponseSpec {
+  return {
+    description,
+    headers: { "Retry-After": `Whole seconds until a request will be answered again (1 to ${maxSeconds})` },
+  };
+}
+
+/** The errors every route of its kind may answer, unless it documents them itself. */
+function sharedErrors(route: RouteDeclaration): Record<number, ResponseSpec> {
+  const errors: Record<number, ResponseSpec> = {
+    // A validation error, or an ordinary error for a bad value found later (say, a cursor).
+    400: {
+      description: "Malformed request: the body, query or path failed validation",
+      schema: z.union([ValidationErrorBody, ErrorBody]),
+    },
+  };
+  if (route.auth === "bearer") {
+    errors[401] = { description: "Missing, invalid or expired token" };
+    errors[403] = {
+      description: "The caller's role may not do this (answered before the request's input is validated)",
+    };
+    errors[404] = { description: "Does not exist, or belongs to another company" };
+  }
+  if (route.body ?? route.rawBody) {
+    errors[413] = { description: `The body is larger than ${MAX_BODY_BYTES} bytes (1 MiB)` };
+  }
+  // A raw body (a webhook's) is read as bytes whatever its media type; a parsed one must say it is JSON.
+  if (route.body) errors[415] = { description: "The body is not sent as application/json" };
+  errors[503] = {
+    description: "The database is unavailable or too busy to answer in time; nothing was done",
+    headers: RETRY_AFTER,
+  };
+  return errors;
+}
+
+/** The route as @hono/zod-openapi takes it: what it validates and documents, and the middleware before that. */
+export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandler[] = []): RouteConfig {
+  const body = route.body ?? route.rawBody;
+  const responses = { ...sharedErrors(route), ...route.responses };
+  return createRoute({
+    method: route.method,
+    path: route.path,
+    operationId: operationId(route),
+    tags: [route.tag],
+    summary: route.summary,
+    description: [route.description, route.roles ? `Roles: the set \`${route.roles}\`.` : undefined]
+      .filter(Boolean).join("\n\n") || undefined,
+    security: route.security ??
+      (route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : []),
+    ...(route.roles ? { "x-role-set": route.roles } : {}),
+    request: {
+      params: route.params as z.ZodObject | undefined,
+      query: route.query as z.ZodObject | undefined,
+      body: body ? { required: !body.safeParse(undefined).success, content: json(body) } : undefined,
+    },
+    responses: Object.fromEntries(
+      Object.entries(responses).map(([status, response]) => [status, {
+        description: response.description,
+        ...(response.headers ? { headers: headersOf(response.headers) } : {}),
+        ...(response.schema
+          ? { content: json(response.schema) }
+          : Number(status) >= 400
+          ? { content: json(ErrorBody) }
+          : {}),
+      }]),
+    ),
+    // Only for app.openapi, which leaves it out of the document; registerPath would keep it.
+    ...(middleware.length > 0 ? { middleware } : {}),
+  });
+}
+
+// Section: serving
+
+function handlerOf(route: AnyRoute) {
+  return async (c: Context<RouteEnv>) => {
+    const claims = c.get("claims") ?? {};
+    const valid = (target: "param" | "query" | "json") => c.req.valid(target as never);
+    const reply = await route.handler({
+      // A raw-body route's path is not validated by the library: its handler reads the parameters as they came.
+      params: route.rawBody ? c.req.param() : valid("param"),
+      query: valid("query"),
+      body: valid("json"),
+      req: c.req.raw,
+      claims,
+      asCaller: (work, followUp) => asUser(claims, work, { followUp }),
+      authorize: () => authorizeBySet(claims, route.roles!),
+    });
+    if (reply instanceof Response) return reply;
+    return Response.json(reply.body, { status: reply.status ?? 200, headers: reply.headers });
+  };
+}
 
 /**
- * Registers each route's handler, then for each path a 405 with an `Allow`
- * header for the methods it does not have (registered last, so a declared
- * method always wins; HEAD is served as GET).
+ * Registers each route: the token and the role set first, then the body read
+ * within its limits, then the library's validation of path, query and body,
+ * then the handler. A route with a raw body is documented and served, its body
+ * left to the handler. Then, for each path, a 405 with an `Allow` header for
+ * the methods it does not have (registered last, so a declared method always
+ * wins; HEAD is served as GET).
  */
-export function mount(app: Hono, routes: AnyRoute[]): void {
+export function mount(app: OpenAPIHono<RouteEnv>, routes: AnyRoute[]): void {
   const methods = new Map<string, Set<string>>();
   for (const route of routes) {
-    const honoPath = honoPathOf(route.path);
+    const middleware: MiddlewareHandler[] = [];
+    if (route.auth === "bearer") middleware.push(bearer, inRoleSet(declareRoleSet(route.roles!)) as MiddlewareHandler);
+    if (route.body) middleware.push(jsonBody(!route.body.safeParse(undefined).success));
+    const honoPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+    if (route.rawBody) {
+      app.openAPIRegistry.registerPath(routeConfig(route));
+      app.on([route.method.toUpperCase()], [honoPath], ...middleware, handlerOf(route) as never);
+    } else {
+      app.openapi(routeConfig(route, middleware), handlerOf(route) as never);
+    }
     const allowed = methods.get(honoPath) ?? new Set<string>();
     allowed.add(route.method.toUpperCase());
     if (route.method === "get") allowed.add("HEAD");
     methods.set(honoPath, allowed);
-    app.on(route.method.toUpperCase(), honoPath, async (c: Context) => {
-      const claims = route.auth === "bearer" ? await authenticate(c.req.raw) : ({} as Claims);
-      const params = parse(route.params, c.req.param(), "path");
-      const query = parse(route.query, c.req.query(), "query");
-      const body = route.body ? parse(route.body, await readJson(c.req.raw), "body") : undefined;
-      const reply = await route.handler({
-        params,
-        query,
-        body,
-        req: c.req.raw,
-        claims,
-        asCaller: (work, followUp) => asUser(claims, work, { followUp }),
-        authorize: (roles) =>
-          asUser(
-            claims,
-            async (tx) =>
-              (await tx<{ company: string }[]>`select private.authorize(variadic ${roles}::text[]) as company`)[0]
-                .company,
-          ),
-      });
-      if (reply instanceof Response) return reply;
-      return Response.json(reply.body, { status: reply.status ?? 200, headers: reply.headers });
-    });
   }
   for (const [honoPath, allowed] of methods) {
-    const allow = [...allowed, "OPTIONS"].join(", ");
     app.all(honoPath, (c) => {
       if (allowed.has(c.req.method)) return c.notFound();
-      throw new HttpError(405, `Method ${c.req.method} is not allowed here; allowed: ${allow}`, { Allow: allow });
+      throw methodNotAllowed(c.req.method, [...allowed, "OPTIONS"]);
     });
   }
 }

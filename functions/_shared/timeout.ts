@@ -1,9 +1,10 @@
-// The deadline of an outgoing HTTP exchange (the gateway, the routing service,
+// Deadlines. Of an outgoing HTTP exchange (the gateway, the routing service,
 // the identity provider): a signal for fetch that aborts with a TimeoutError,
 // as AbortSignal.timeout's does, and `clear` to disarm it once the answer is
 // read. AbortSignal.timeout cannot be disarmed: its timer stays armed for the
 // whole time after every exchange, and raises its DOMException then; on the
-// webhook path that was one live timer per event for 10 s.
+// webhook path that was one live timer per event for 10 s. Of work already
+// under way (a transaction, a webhook): byDeadline.
 
 export interface Timeout {
   signal: AbortSignal;
@@ -20,4 +21,28 @@ export function timeoutSignal(ms: number): Timeout {
 /** Whether an exchange failed because its timeoutSignal fired. */
 export function isTimeout(error: unknown): boolean {
   return (error as Error | null)?.name === "TimeoutError";
+}
+
+/**
+ * `work`'s outcome, or what `expired` returns (or throws) once `ms` have passed
+ * first. The timer is disarmed either way; work that settles after the
+ * deadline is left to settle, its outcome no longer anyone's.
+ */
+export async function byDeadline<T>(work: Promise<T>, ms: number, expired: () => T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(expired());
+      } catch (error) {
+        reject(error);
+      }
+    }, ms);
+  });
+  work.catch(() => {});
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -3,7 +3,7 @@
 // the api function documents them in its OpenAPI document and, when a hosted
 // project routes such a path to it, answers 404 naming the function that serves it.
 import { z } from "zod";
-import type { RouteDeclaration } from "./route.ts";
+import { rateLimited, type RouteDeclaration } from "./route.ts";
 
 const Acknowledgement = z.object({ received: z.literal(true) }).meta({ id: "WebhookAcknowledgement" });
 const GatewayObjectBody = z.object({
@@ -45,6 +45,7 @@ const RESPONSES = {
   503: {
     description:
       "Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries",
+    headers: { "Retry-After": "Whole seconds to wait before delivering the event again" },
   },
 };
 
@@ -78,7 +79,7 @@ export const platformWebhook: RouteDeclaration = {
   security: [{ gatewaySignature: [] }, {}],
   responses: {
     ...RESPONSES,
-    429: { description: "Unsigned, and the object was checked with the gateway less than a minute ago" },
+    429: rateLimited("Unsigned, and the object was checked with the gateway less than a minute ago", 60),
   },
 };
 

@@ -6,7 +6,7 @@
 import { createApp } from "../_shared/app.ts";
 import { timingSafeEqual } from "../_shared/crypto.ts";
 import { env } from "../_shared/env.ts";
-import { HttpError } from "../_shared/errors.ts";
+import { notAuthenticated } from "../_shared/errors.ts";
 import { bearerToken } from "../_shared/jwt.ts";
 import { mount } from "../_shared/route.ts";
 import { companyWebhook, platformWebhook } from "../_shared/webhook-contract.ts";
@@ -24,7 +24,7 @@ mount(app, [
 app.post("/gateway-webhook/reconcile", async (c) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
-    throw new HttpError(401, "the service role key is required", { "WWW-Authenticate": "Bearer" });
+    throw notAuthenticated("the service role key is required");
   }
   return c.json(await reconcileWithdrawals());
 });

@@ -6,7 +6,7 @@
 // its status in one transaction together with the audit row. The reconciliation
 // job settles withdrawals the same way.
 import { asService, asServiceAtOnce, db, type Sql, type Tx } from "../_shared/db.ts";
-import { HttpError } from "../_shared/errors.ts";
+import { HttpError, retryLater } from "../_shared/errors.ts";
 import {
   companyGateway,
   type GatewayClient,
@@ -127,16 +127,14 @@ export async function fetchObject(client: GatewayClient, kind: Kind, id: string)
   } catch (error) {
     if (error instanceof GatewayRejected && / HTTP 404$|not found/i.test(error.message)) return null;
     const reason = error instanceof HttpError ? String(error.detail) : "unreachable";
-    throw new HttpError(503, `could not check the ${kind} with the gateway: ${reason}`, { "Retry-After": "60" });
+    throw retryLater(503, `could not check the ${kind} with the gateway: ${reason}`, 60);
   }
 }
 
 async function gatewayOf(companyId: string): Promise<GatewayClient> {
   const gateway = await companyGateway(companyId);
   if (!gateway) {
-    throw new HttpError(503, "the company has no gateway configuration to check the event with", {
-      "Retry-After": "300",
-    });
+    throw retryLater(503, "the company has no gateway configuration to check the event with", 300);
   }
   return gateway.client;
 }
@@ -195,7 +193,7 @@ export async function settle(
 }
 
 function tooSoon(): never {
-  throw new HttpError(429, "this object was checked with the gateway less than a minute ago", { "Retry-After": "60" });
+  throw retryLater(429, "this object was checked with the gateway less than a minute ago", 60);
 }
 
 /** What applies a gateway status: a function call returning `{result, detail}`, or nothing to call. */

@@ -6,29 +6,22 @@
 import { verifySignature } from "../_shared/crypto.ts";
 import { db } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
-import { HttpError, toHttpError } from "../_shared/errors.ts";
+import { HttpError, retryLater, toHttpError } from "../_shared/errors.ts";
 import { companyWebhookSecret } from "../_shared/gateway.ts";
 import { UUID_PATTERN } from "../_shared/schemas.ts";
 import { readBody } from "../_shared/route.ts";
+import { byDeadline } from "../_shared/timeout.ts";
 import { type GatewayEvent, parseEvent, Rejected } from "./events.ts";
 import { type Audit, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
 
 /** The gateway waits 5 s for an answer; the whole request (pool waits included) must end before. */
 const RESPONSE_BUDGET_MS = 4_500;
 
+/** The work, or a 503 the gateway retries once `ms` have passed. */
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new HttpError(503, "the event could not be processed in time; deliver it again", { "Retry-After": "5" }),
-        ),
-      ms,
-    );
+  return byDeadline(work, ms, () => {
+    throw retryLater(503, "the event could not be processed in time; deliver it again", 5);
   });
-  work.catch(() => {}); // settled after the deadline: its outcome no longer matters here
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 function noteEvent(audit: Audit, event: GatewayEvent) {

@@ -1,6 +1,7 @@
 // The local identity provider: a stand-in for Supabase Auth (GoTrue) behind
 // Supabase's API gateway, serving /auth/v1/* with the endpoints, bodies,
 // error codes and messages auth-js relies on. Tables: sql/local/10_auth.sql.
+import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
 import { adminCreateUser, adminDeleteUser, adminGetUser, adminListUsers, adminUpdateUser } from "./admin.ts";
 import type { AuthOptions, Handler } from "./context.ts";
 import { AuthError, errorResponse, errors, gatewayError, requestedApiVersion } from "./errors.ts";
@@ -67,7 +68,7 @@ export function createAuth(options: AuthOptions & { configUrl: URL }): Auth {
     const route = onPath.find((candidate) => candidate.method === req.method);
 
     if (!route?.open) {
-      const refusal = await checkApiKey(req, url, apiKeys);
+      const refusal = checkApiKey(req, url, apiKeys);
       if (refusal) return refusal;
     }
     try {
@@ -83,21 +84,11 @@ export function createAuth(options: AuthOptions & { configUrl: URL }): Auth {
 }
 
 /** The gateway in front of GoTrue: the `apikey` header (or query parameter) must be the anon or service_role key. */
-async function checkApiKey(req: Request, url: URL, apiKeys: string[]): Promise<Response | null> {
+function checkApiKey(req: Request, url: URL, apiKeys: string[]): Response | null {
   const presented = req.headers.get("apikey") ?? url.searchParams.get("apikey");
   if (!presented) return gatewayError("missing_api_key");
-  const matches = await Promise.all(apiKeys.map((key) => constantTimeEqual(presented, key)));
+  const matches = apiKeys.map((key) => timingSafeEqual(presented, key));
   return matches.includes(true) ? null : gatewayError("invalid_api_key");
-}
-
-/** Compares digests, so the time taken reveals neither the key nor how much of it matched. */
-async function constantTimeEqual(a: string, b: string): Promise<boolean> {
-  const digest = async (text: string) =>
-    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  const [x, y] = await Promise.all([digest(a), digest(b)]);
-  let difference = 0;
-  for (let i = 0; i < x.length; i++) difference |= x[i] ^ y[i];
-  return difference === 0;
 }
 
 function failure(error: unknown, req: Request, path: string): Response {

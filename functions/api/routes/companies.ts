@@ -6,7 +6,6 @@ import { asService, rpc } from "../../_shared/db.ts";
 import { env } from "../../_shared/env.ts";
 import { forgetGatewayConfig } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { MEMBERS, OWNER } from "../roles.ts";
 import { Email, HeaderSafe, Name, Password, Timestamp } from "../schemas.ts";
 
 export const GatewayEnvironment = z.enum(["sandbox", "production"]);
@@ -59,7 +58,7 @@ export const me = defineRoute({
   tag: "companies",
   summary: "The caller's company",
   auth: "bearer",
-  roles: MEMBERS,
+  roles: "members",
   responses: { 200: { description: "The company; never a secret", schema: Company } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_my_company")) }),
 });
@@ -73,7 +72,7 @@ export const gatewayConfig = defineRoute({
     "detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on (within 5 s on " +
     "every instance), webhooks to /api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.",
   auth: "bearer",
-  roles: OWNER,
+  roles: "owners",
   body: z.object({
     api_key: HeaderSafe(z.string().trim().min(1).max(500)),
     webhook_secret: HeaderSafe(z.string().min(1).max(500)).describe("Use at least 32 random characters."),
@@ -85,7 +84,7 @@ export const gatewayConfig = defineRoute({
     },
   },
   async handler({ body, authorize }) {
-    const companyId = await authorize(OWNER);
+    const companyId = await authorize();
     const key = env().SECRETS_ENCRYPTION_KEY;
     const args = {
       company_id: companyId,

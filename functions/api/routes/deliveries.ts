@@ -9,7 +9,6 @@ import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { type MeasuredRoute, routeBetween } from "../routing.ts";
-import { COMPANY_MANAGERS, DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
 import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
 
 export const DeliveryStatus = z.enum([
@@ -133,7 +132,7 @@ export const quoteRoute = defineRoute({
     `The routing service measures the route (distance and duration, rounded to whole metres and seconds); ${PRICE_RULE} ` +
     "A delivery created for the same route costs exactly this price.",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   body: Route,
   responses: {
     200: { description: "The quote", schema: Quote },
@@ -141,7 +140,7 @@ export const quoteRoute = defineRoute({
   },
   async handler({ body, asCaller, authorize }) {
     // Refuse the caller before asking the routing service anything.
-    await authorize(DELIVERY_MANAGERS);
+    await authorize();
     const route = await measure(body);
     return { body: await asCaller((tx) => rpc(tx, "quote_route", route)) };
   },
@@ -163,7 +162,7 @@ export const createDelivery = defineRoute({
     "service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. " +
     "This operation is only available here, not as a database RPC: it needs the routing service and the gateway.",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   body: CreateDelivery,
   responses: {
     201: { description: "Created", schema: Delivery },
@@ -230,7 +229,7 @@ export const listDeliveries = defineRoute({
     "further (together: all of them). " +
     "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
   auth: "bearer",
-  roles: [...DELIVERY_MANAGERS, ...DRIVER],
+  roles: "members",
   query: DeliveryQuery,
   responses: { 200: { description: "One page", schema: pageOf(Delivery) } },
   handler: async ({ query, asCaller }) => ({
@@ -253,7 +252,7 @@ export const getDelivery = defineRoute({
   summary: "One delivery",
   description: "Within the caller's scope, as for the list; anything else is 404.",
   auth: "bearer",
-  roles: [...DELIVERY_MANAGERS, ...DRIVER],
+  roles: "members",
   params: IdParams,
   responses: { 200: { description: "The delivery", schema: Delivery } },
   handler: async ({ params, asCaller }) => ({
@@ -275,7 +274,7 @@ export const cancelDelivery = defineRoute({
     "refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the " +
     "payment refunded.",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   params: IdParams,
   body: z.object({ reason: Text(500).nullish() }).nullish(),
   responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },
@@ -315,7 +314,7 @@ export const assignDelivery = defineRoute({
   description: "pending → accepted, linked to the driver, as if it had accepted. The driver must be an active " +
     "driver of the company (404 otherwise, 422 when deactivated).",
   auth: "bearer",
-  roles: COMPANY_MANAGERS,
+  roles: "company_managers",
   params: IdParams,
   body: z.object({ driver_id: z.uuid() }),
   responses: { 200: { description: "The accepted delivery", schema: Delivery }, 422: REFUSED },
@@ -332,7 +331,7 @@ function driverMove(move: "accept" | "start", summary: string, description: stri
     summary,
     description,
     auth: "bearer",
-    roles: DRIVER,
+    roles: "drivers",
     params: IdParams,
     responses: { 200: { description: "The delivery", schema: Delivery }, 422: REFUSED },
     handler: async ({ params, asCaller }) => ({
@@ -365,7 +364,7 @@ export const completeDelivery = defineRoute({
     "completion attaches them, with the optional `note`. When the company requires a proof " +
     "(PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.",
   auth: "bearer",
-  roles: DRIVER,
+  roles: "drivers",
   params: IdParams,
   body: z.object({ note: Text(1000).nullish() }).nullish(),
   responses: {

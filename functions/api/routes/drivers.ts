@@ -3,7 +3,6 @@ import { z } from "zod";
 import { withNewAuthUser } from "../auth-admin.ts";
 import { asService, rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { COMPANY_MANAGERS, DELIVERY_MANAGERS } from "../roles.ts";
 import { Email, IdParams, Name, pageOf, PageQuery, Password, Phone, Timestamp } from "../schemas.ts";
 
 export const Driver = z.object({
@@ -25,7 +24,7 @@ export const createDriver = defineRoute({
   description: "The driver signs in with this e-mail and password. All or nothing: if the driver cannot be " +
     "created, the login is removed again.",
   auth: "bearer",
-  roles: COMPANY_MANAGERS,
+  roles: "company_managers",
   body: z.object({ name: Name, email: Email, password: Password, phone: Phone.nullish() }),
   responses: {
     201: { description: "Created", schema: Driver },
@@ -33,7 +32,7 @@ export const createDriver = defineRoute({
   },
   async handler({ body, authorize }) {
     // Refuse a caller without the right before any login is created.
-    const companyId = await authorize(COMPANY_MANAGERS);
+    const companyId = await authorize();
     const driver = await withNewAuthUser(
       { email: body.email, password: body.password, user_metadata: { name: body.name } },
       (userId) =>
@@ -57,7 +56,7 @@ export const listDrivers = defineRoute({
   tag: "drivers",
   summary: "List the company's drivers, newest first",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Driver) } },
   handler: async ({ query, asCaller }) => ({
@@ -71,7 +70,7 @@ export const getDriver = defineRoute({
   tag: "drivers",
   summary: "One driver",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   params: IdParams,
   responses: { 200: { description: "The driver", schema: Driver } },
   handler: async ({ params, asCaller }) => ({
@@ -87,7 +86,7 @@ export const updateDriver = defineRoute({
   description: "`active: false` deactivates the driver: from then on every driver endpoint answers it 403, " +
     "until it is reactivated with `active: true`.",
   auth: "bearer",
-  roles: COMPANY_MANAGERS,
+  roles: "company_managers",
   params: IdParams,
   body: z.object({ name: Name.optional(), phone: Phone.optional(), active: z.boolean().optional() }).strict(),
   responses: { 200: { description: "The driver", schema: Driver } },

@@ -2,9 +2,7 @@
 // the managers' live view of every driver's last position.
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
-import { ErrorBody, HttpError } from "../../_shared/errors.ts";
-import { defineRoute } from "../../_shared/route.ts";
-import { DELIVERY_MANAGERS, DRIVER } from "../roles.ts";
+import { defineRoute, rateLimited } from "../../_shared/route.ts";
 import { IdParams, LatLng, Timestamp } from "../schemas.ts";
 import { etaRefreshes } from "../eta.ts";
 
@@ -37,24 +35,6 @@ const LocationUpdate = LatLng.extend({
   accuracy: z.number().min(0).nullish().describe("Metres"),
 });
 
-/** Seconds to wait when the database gives none we can read: the whole window. */
-const WINDOW_SECONDS = 10;
-
-/**
- * update_my_location refuses with PT429 and `{"retry_after": n}` in the
- * error's detail; clients get n as Retry-After beside the usual `{detail}`.
- */
-export function rateLimitError(error: unknown, windowSeconds = WINDOW_SECONDS): HttpError | undefined {
-  const pg = error as { code?: string; message?: string; detail?: string } | null;
-  if (pg?.code !== "PT429") return undefined;
-  let seconds = windowSeconds;
-  try {
-    const retryAfter = JSON.parse(pg.detail ?? "").retry_after;
-    if (Number.isInteger(retryAfter) && retryAfter > 0) seconds = retryAfter;
-  } catch { /* keep the whole window */ }
-  return new HttpError(429, pg.message ?? "Too Many Requests", { "Retry-After": String(seconds) });
-}
-
 export const updateMyLocation = defineRoute({
   method: "put",
   path: "/api/v1/locations/me",
@@ -69,35 +49,26 @@ export const updateMyLocation = defineRoute({
     "delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the " +
     "answer: a slow or failing routing service never delays or fails this call.",
   auth: "bearer",
-  roles: DRIVER,
+  roles: "drivers",
   body: LocationUpdate,
   responses: {
     200: { description: "The stored position", schema: DriverLocation },
-    429: {
-      description: "Less than 10 seconds since the driver's last accepted update",
-      schema: ErrorBody,
-      headers: { "Retry-After": "Whole seconds until an update will be accepted (1 to 10)" },
-    },
+    429: rateLimited("Less than 10 seconds since the driver's last accepted update", 10),
   },
   async handler({ body, asCaller }) {
-    // Never null in a stored location; composite types cannot say so.
-    let location: { driver_id: string };
-    try {
-      location = await asCaller(
-        (tx) =>
-          rpc(tx, "update_my_location", {
-            lat: body.lat,
-            lng: body.lng,
-            heading: body.heading,
-            speed: body.speed,
-            accuracy: body.accuracy,
-          }, { inline: true }) as Promise<{ driver_id: string }>, // numbers (or null): with the begin in one write
-        // After the position's transaction (queued with its commit), and without holding up the answer.
-        etaRefreshes(),
-      );
-    } catch (error) {
-      throw rateLimitError(error) ?? error;
-    }
+    // Inside the window the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.
+    const location = await asCaller(
+      (tx) =>
+        rpc(tx, "update_my_location", {
+          lat: body.lat,
+          lng: body.lng,
+          heading: body.heading,
+          speed: body.speed,
+          accuracy: body.accuracy,
+        }, { inline: true }) as Promise<{ driver_id: string }>, // numbers (or null): with the begin in one write
+      // After the position's transaction (queued with its commit), and without holding up the answer.
+      etaRefreshes(),
+    );
     return { body: location };
   },
 });
@@ -112,7 +83,7 @@ export const listDriverLocations = defineRoute({
     "deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic " +
     "`company:{company_id}`.",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   responses: {
     200: { description: "The drivers and their positions", schema: z.object({ items: z.array(DriverLocationItem) }) },
   },
@@ -134,7 +105,7 @@ export const getDeliveryTrail = defineRoute({
     "never in progress. The points stay after the delivery completes. Newer points arrive live as " +
     "`driver_location` broadcasts.",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   params: IdParams,
   responses: { 200: { description: "The trail", schema: DeliveryTrail } },
   handler: async ({ params, asCaller }) => ({

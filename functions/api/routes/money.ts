@@ -7,7 +7,6 @@ import { rpc } from "../../_shared/db.ts";
 import { toHttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { UUID_PATTERN } from "../../_shared/schemas.ts";
-import { DRIVER, WITHDRAWAL_READERS } from "../roles.ts";
 import { IdParams, pageOf, PageQuery, PositiveMoney, Text, Timestamp } from "../schemas.ts";
 
 export const PixKeyType = z.enum(["cpf", "cnpj", "email", "phone", "evp"]);
@@ -91,7 +90,7 @@ export const getWallet = defineRoute({
   description: "balance is the sum of the driver's ledger; available_balance also holds back the withdrawals " +
     "still processing, and is what may be withdrawn.",
   auth: "bearer",
-  roles: DRIVER,
+  roles: "drivers",
   responses: { 200: { description: "The wallet", schema: Wallet } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_wallet")) }),
 });
@@ -104,7 +103,7 @@ export const listTransactions = defineRoute({
   description: "Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is " +
     "refunded, a withdrawal debit when a withdrawal completes.",
   auth: "bearer",
-  roles: DRIVER,
+  roles: "drivers",
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(WalletEntry) } },
   handler: async ({ query, asCaller }) => ({
@@ -205,7 +204,7 @@ export const createWithdrawal = defineRoute({
     "UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its " +
     "last four characters.",
   auth: "bearer",
-  roles: DRIVER,
+  roles: "drivers",
   body: WithdrawalRequest,
   responses: {
     201: { description: "Processing, with the gateway's transfer id", schema: Withdrawal },
@@ -228,7 +227,7 @@ export const listWithdrawals = defineRoute({
   summary: "Withdrawals, newest first",
   description: "A driver lists its own; an owner or admin the company's.",
   auth: "bearer",
-  roles: WITHDRAWAL_READERS,
+  roles: "withdrawal_readers",
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Withdrawal) } },
   handler: async ({ query, asCaller }) => ({
@@ -243,7 +242,7 @@ export const getWithdrawal = defineRoute({
   summary: "One withdrawal",
   description: "A driver reads its own; an owner or admin the company's. Anyone else's is 404.",
   auth: "bearer",
-  roles: WITHDRAWAL_READERS,
+  roles: "withdrawal_readers",
   params: IdParams,
   responses: { 200: { description: "The withdrawal", schema: Withdrawal } },
   handler: async ({ params, asCaller }) => ({

@@ -4,7 +4,6 @@
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { COMPANY_MANAGERS, MEMBERS } from "../roles.ts";
 
 const ProofRequirements = z.object({
   photo: z.boolean().describe("A photo must be uploaded before completing."),
@@ -19,7 +18,7 @@ export const getProofRequirements = defineRoute({
   summary: "Which proof of delivery the company requires",
   description: "Nothing is required until the company says so.",
   auth: "bearer",
-  roles: MEMBERS,
+  roles: "members",
   responses: { 200: { description: "The requirements", schema: ProofRequirements } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_proof_requirements")) }),
 });
@@ -32,7 +31,7 @@ export const putProofRequirements = defineRoute({
   description: "POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver " +
     "has uploaded the required photo and signature and sends the required note.",
   auth: "bearer",
-  roles: COMPANY_MANAGERS,
+  roles: "company_managers",
   body: ProofRequirements,
   responses: { 200: { description: "The requirements", schema: ProofRequirements } },
   handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_proof_requirements", body)) }),

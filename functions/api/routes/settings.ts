@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { COMPANY_MANAGERS, DELIVERY_MANAGERS, MEMBERS, OWNER } from "../roles.ts";
 import { Money, pageOf, PageQuery, Timestamp } from "../schemas.ts";
 
 const Prices = z.object({
@@ -23,7 +22,7 @@ export const getPrices = defineRoute({
   description: "A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is " +
     "credited price * driver_share when it completes the delivery.",
   auth: "bearer",
-  roles: MEMBERS,
+  roles: "members",
   responses: {
     200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }).meta({ id: "Prices" }) },
   },
@@ -36,7 +35,7 @@ export const putPrices = defineRoute({
   tag: "prices",
   summary: "Replace the company's price table",
   auth: "bearer",
-  roles: DELIVERY_MANAGERS,
+  roles: "delivery_managers",
   body: Prices,
   responses: { 200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }) } },
   handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_prices", body)) }),
@@ -54,7 +53,7 @@ export const getSubscription = defineRoute({
   tag: "billing",
   summary: "The company's subscription",
   auth: "bearer",
-  roles: OWNER,
+  roles: "owners",
   responses: { 200: { description: "The subscription", schema: Subscription } },
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_subscription")) }),
 });
@@ -66,7 +65,7 @@ export const putSubscription = defineRoute({
   summary: "Change the company's plan",
   description: "A new company starts on `free`. Paid plans run in 30-day periods from the change.",
   auth: "bearer",
-  roles: OWNER,
+  roles: "owners",
   body: z.object({ plan: z.enum(["free", "pro", "enterprise"]) }),
   responses: { 200: { description: "The subscription", schema: Subscription } },
   handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_subscription", body)) }),
@@ -87,7 +86,7 @@ export const listWebhookEvents = defineRoute({
   tag: "webhooks",
   summary: "The company's webhook audit log, newest first",
   auth: "bearer",
-  roles: COMPANY_MANAGERS,
+  roles: "company_managers",
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(WebhookEvent) } },
   handler: async ({ query, asCaller }) => ({

@@ -3,9 +3,8 @@
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
 import { ErrorBody, HttpError } from "../../_shared/errors.ts";
-import { defineRoute } from "../../_shared/route.ts";
+import { defineRoute, rateLimited } from "../../_shared/route.ts";
 import { DeliveryStatus } from "./deliveries.ts";
-import { rateLimitError } from "./locations.ts";
 import { Timestamp } from "../schemas.ts";
 
 export const Tracking = z.object({
@@ -70,21 +69,15 @@ export const trackDelivery = defineRoute({
   responses: {
     200: { description: "The delivery's tracking view", schema: Tracking },
     404: { description: "No delivery has this token", schema: ErrorBody },
-    429: {
-      description: "Too many lookups from this client in the last minute",
-      schema: ErrorBody,
-      headers: { "Retry-After": "Whole seconds until a lookup will be answered (1 to 60)" },
-    },
+    429: rateLimited("Too many lookups from this client in the last minute", 60),
   },
   async handler({ params, req }) {
     // Before the lookup, so that a miss does this work too.
     const topic = await trackingTopic(params.token);
-    let view: unknown;
-    try {
-      view = await asService((tx) => rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) }));
-    } catch (error) {
-      throw rateLimitError(error, 60) ?? error;
-    }
+    // Past the limit the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.
+    const view = await asService((tx) =>
+      rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) })
+    );
     const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);
     return { body: { ...(view as Record<string, unknown>), realtime_topic: topic }, headers };

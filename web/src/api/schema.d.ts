@@ -28,7 +28,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** This document */
+    /**
+     * This document
+     * @description Each operation's `x-role-set` names the role set that may call it (a function of the database's `private` schema); `x-roles` lists that set's roles as the database returns them.
+     */
     get: operations["getOpenapiJson"];
     put?: never;
     post?: never;
@@ -67,7 +70,7 @@ export interface paths {
     };
     /**
      * The caller's company
-     * @description Roles: company_owner, company_admin, admin, driver.
+     * @description Roles: the set `members`.
      */
     get: operations["getCompaniesMe"];
     put?: never;
@@ -91,7 +94,7 @@ export interface paths {
      * Store the company's payment gateway key and webhook secret
      * @description Both are stored encrypted (AES-256-GCM) and are never returned or logged. The environment is detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on (within 5 s on every instance), webhooks to /api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.
      *
-     *     Roles: company_owner.
+     *     Roles: the set `owners`.
      */
     post: operations["postCompaniesMeGatewayConfig"];
     delete?: never;
@@ -112,7 +115,7 @@ export interface paths {
      * Update the calling driver's position
      * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response, and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     put: operations["putLocationsMe"];
     post?: never;
@@ -133,7 +136,7 @@ export interface paths {
      * Every active driver of the company with its last position
      * @description All active drivers of the company in one answer, by name (a map needs every one at once, so there are no pages). A driver that has not sent a position yet is listed with null position fields; a deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic `company:{company_id}`.
      *
-     *     Roles: company_owner, company_admin, admin.
+     *     Roles: the set `delivery_managers`.
      */
     get: operations["getDriversLocations"];
     put?: never;
@@ -155,7 +158,7 @@ export interface paths {
      * The path the driver took while the delivery was in progress
      * @description The driver's accepted positions while this delivery was in progress, oldest first, at most the newest 500 (at one update per 10 seconds, the last 83 minutes or more). Empty for a delivery that was never in progress. The points stay after the delivery completes. Newer points arrive live as `driver_location` broadcasts.
      *
-     *     Roles: company_owner, company_admin, admin.
+     *     Roles: the set `delivery_managers`.
      */
     get: operations["getDeliveriesByIdTrail"];
     put?: never;
@@ -175,7 +178,7 @@ export interface paths {
     };
     /**
      * List the company's drivers, newest first
-     * @description Roles: company_owner, company_admin, admin.
+     * @description Roles: the set `delivery_managers`.
      */
     get: operations["getDrivers"];
     put?: never;
@@ -183,7 +186,7 @@ export interface paths {
      * Create a driver with its login
      * @description The driver signs in with this e-mail and password. All or nothing: if the driver cannot be created, the login is removed again.
      *
-     *     Roles: company_owner, company_admin.
+     *     Roles: the set `company_managers`.
      */
     post: operations["postDrivers"];
     delete?: never;
@@ -201,7 +204,7 @@ export interface paths {
     };
     /**
      * One driver
-     * @description Roles: company_owner, company_admin, admin.
+     * @description Roles: the set `delivery_managers`.
      */
     get: operations["getDriversById"];
     put?: never;
@@ -213,7 +216,7 @@ export interface paths {
      * Update or deactivate a driver
      * @description `active: false` deactivates the driver: from then on every driver endpoint answers it 403, until it is reactivated with `active: true`.
      *
-     *     Roles: company_owner, company_admin.
+     *     Roles: the set `company_managers`.
      */
     patch: operations["patchDriversById"];
     trace?: never;
@@ -229,12 +232,12 @@ export interface paths {
      * The company's price table
      * @description A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is credited price * driver_share when it completes the delivery.
      *
-     *     Roles: company_owner, company_admin, admin, driver.
+     *     Roles: the set `members`.
      */
     get: operations["getPrices"];
     /**
      * Replace the company's price table
-     * @description Roles: company_owner, company_admin, admin.
+     * @description Roles: the set `delivery_managers`.
      */
     put: operations["putPrices"];
     post?: never;
@@ -253,14 +256,14 @@ export interface paths {
     };
     /**
      * The company's subscription
-     * @description Roles: company_owner.
+     * @description Roles: the set `owners`.
      */
     get: operations["getBillingSubscription"];
     /**
      * Change the company's plan
      * @description A new company starts on `free`. Paid plans run in 30-day periods from the change.
      *
-     *     Roles: company_owner.
+     *     Roles: the set `owners`.
      */
     put: operations["putBillingSubscription"];
     post?: never;
@@ -279,7 +282,7 @@ export interface paths {
     };
     /**
      * The company's webhook audit log, newest first
-     * @description Roles: company_owner, company_admin.
+     * @description Roles: the set `company_managers`.
      */
     get: operations["getWebhookEvents"];
     put?: never;
@@ -303,7 +306,7 @@ export interface paths {
      * Price a route
      * @description The routing service measures the route (distance and duration, rounded to whole metres and seconds); price = max(minimum_fee, base_fee + per_km * km) from the company's prices (GET /api/v1/prices), rounded to cents, over the distance in whole metres. A delivery created for the same route costs exactly this price.
      *
-     *     Roles: company_owner, company_admin, admin.
+     *     Roles: the set `delivery_managers`.
      */
     post: operations["postRoutesQuote"];
     delete?: never;
@@ -323,7 +326,7 @@ export interface paths {
      * List deliveries, newest first
      * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never another driver's, never one still awaiting payment. `status`, `driver_id` and `payment_status` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
      *
-     *     Roles: company_owner, company_admin, admin, driver.
+     *     Roles: the set `members`.
      */
     get: operations["getDeliveries"];
     put?: never;
@@ -331,7 +334,7 @@ export interface paths {
      * Create a delivery
      * @description The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
      *
-     *     Roles: company_owner, company_admin, admin.
+     *     Roles: the set `delivery_managers`.
      */
     post: operations["postDeliveries"];
     delete?: never;
@@ -351,7 +354,7 @@ export interface paths {
      * One delivery
      * @description Within the caller's scope, as for the list; anything else is 404.
      *
-     *     Roles: company_owner, company_admin, admin, driver.
+     *     Roles: the set `members`.
      */
     get: operations["getDeliveriesById"];
     put?: never;
@@ -375,7 +378,7 @@ export interface paths {
      * Cancel a delivery
      * @description From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.
      *
-     *     Roles: company_owner, company_admin, admin.
+     *     Roles: the set `delivery_managers`.
      */
     post: operations["postDeliveriesByIdCancel"];
     delete?: never;
@@ -397,7 +400,7 @@ export interface paths {
      * Give a pending delivery to a driver
      * @description pending → accepted, linked to the driver, as if it had accepted. The driver must be an active driver of the company (404 otherwise, 422 when deactivated).
      *
-     *     Roles: company_owner, company_admin.
+     *     Roles: the set `company_managers`.
      */
     post: operations["postDeliveriesByIdAssign"];
     delete?: never;
@@ -419,7 +422,7 @@ export interface paths {
      * Take a pending delivery
      * @description pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly one wins; the others get 422 (the delivery is locked while it moves).
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     post: operations["postDeliveriesByIdAccept"];
     delete?: never;
@@ -441,7 +444,7 @@ export interface paths {
      * Set off with an accepted delivery
      * @description accepted → in_progress, by the driver who took it; another driver's delivery is 404.
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     post: operations["postDeliveriesByIdStart"];
     delete?: never;
@@ -463,7 +466,7 @@ export interface paths {
      * Complete a delivery in progress
      * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     post: operations["postDeliveriesByIdComplete"];
     delete?: never;
@@ -483,7 +486,7 @@ export interface paths {
      * The driver's wallet
      * @description balance is the sum of the driver's ledger; available_balance also holds back the withdrawals still processing, and is what may be withdrawn.
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     get: operations["getWalletsMe"];
     put?: never;
@@ -505,7 +508,7 @@ export interface paths {
      * The driver's ledger, newest first
      * @description Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is refunded, a withdrawal debit when a withdrawal completes.
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     get: operations["getWalletsMeTransactions"];
     put?: never;
@@ -527,7 +530,7 @@ export interface paths {
      * Withdrawals, newest first
      * @description A driver lists its own; an owner or admin the company's.
      *
-     *     Roles: driver, company_owner, company_admin.
+     *     Roles: the set `withdrawal_readers`.
      */
     get: operations["getWithdrawals"];
     put?: never;
@@ -535,7 +538,7 @@ export interface paths {
      * Withdraw from the wallet by Pix
      * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
      *
-     *     Roles: driver.
+     *     Roles: the set `drivers`.
      */
     post: operations["postWithdrawals"];
     delete?: never;
@@ -555,7 +558,7 @@ export interface paths {
      * One withdrawal
      * @description A driver reads its own; an owner or admin the company's. Anyone else's is 404.
      *
-     *     Roles: driver, company_owner, company_admin.
+     *     Roles: the set `withdrawal_readers`.
      */
     get: operations["getWithdrawalsById"];
     put?: never;
@@ -597,14 +600,14 @@ export interface paths {
      * Which proof of delivery the company requires
      * @description Nothing is required until the company says so.
      *
-     *     Roles: company_owner, company_admin, admin, driver.
+     *     Roles: the set `members`.
      */
     get: operations["getCompaniesMeProofRequirements"];
     /**
      * Set which proof of delivery the company requires
      * @description POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver has uploaded the required photo and signature and sends the required note.
      *
-     *     Roles: company_owner, company_admin.
+     *     Roles: the set `company_managers`.
      */
     put: operations["putCompaniesMeProofRequirements"];
     post?: never;
@@ -667,7 +670,7 @@ export interface components {
         type: string;
         loc: (string | number)[];
         msg: string;
-        input: unknown;
+        input?: unknown;
       }[];
     };
     Error: {
@@ -679,7 +682,8 @@ export interface components {
       name: string;
       gateway: {
         configured: boolean;
-        environment: ("sandbox" | "production") | null;
+        /** @enum {string|null} */
+        environment: "sandbox" | "production" | null;
       };
       /** Format: date-time */
       created_at: string;
@@ -704,6 +708,7 @@ export interface components {
       heading: number | null;
       speed: number | null;
       accuracy: number | null;
+      /** Format: date-time */
       updated_at: string | null;
     };
     DeliveryTrail: {
@@ -732,11 +737,11 @@ export interface components {
     };
     Prices: {
       /** @description BRL as a JSON number with at most 2 decimal places */
-      base_fee: unknown;
+      base_fee: number;
       /** @description BRL as a JSON number with at most 2 decimal places */
-      per_km: unknown;
+      per_km: number;
       /** @description BRL as a JSON number with at most 2 decimal places */
-      minimum_fee: unknown;
+      minimum_fee: number;
       driver_share: number;
       /** Format: date-time */
       updated_at: string;
@@ -746,6 +751,7 @@ export interface components {
       plan: "free" | "pro" | "enterprise";
       /** @enum {string} */
       status: "active" | "past_due" | "cancelled";
+      /** Format: date-time */
       current_period_end: string | null;
     };
     WebhookEvent: {
@@ -763,7 +769,7 @@ export interface components {
       distance_m: number;
       duration_s: number;
       /** @description BRL as a JSON number with at most 2 decimal places */
-      price: unknown;
+      price: number;
     };
     Delivery: {
       /** Format: uuid */
@@ -791,7 +797,8 @@ export interface components {
       /** @description Seconds of driving, as the routing service estimated them. */
       duration_s: number;
       /** @description BRL as a JSON number with at most 2 decimal places */
-      price: unknown;
+      price: number;
+      /** Format: uuid */
       driver_id: string | null;
       recipient_name: string | null;
       recipient_phone: string | null;
@@ -813,15 +820,25 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** Format: date-time */
       accepted_at: string | null;
+      /** Format: date-time */
       started_at: string | null;
+      /** Format: date-time */
       completed_at: string | null;
+      /** Format: date-time */
       cancelled_at: string | null;
       /** @description While in progress: metres by road from the driver's position to the destination, as last measured. */
       remaining_m: number | null;
-      /** @description While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most once per 30 s, after more than 100 m); the last value stays when the routing service fails. */
+      /**
+       * Format: date-time
+       * @description While in progress: the expected arrival, refreshed from the routing service as the driver moves (at most once per 30 s, after more than 100 m); the last value stays when the routing service fails.
+       */
       eta_at: string | null;
-      /** @description When remaining_m and eta_at were measured. */
+      /**
+       * Format: date-time
+       * @description When remaining_m and eta_at were measured.
+       */
       eta_refreshed_at: string | null;
       /** @description Proof of delivery, once completed: the names of the photo and the signature in the private Storage bucket `delivery-proofs` (the company's managers read them with supabase-js, e.g. `createSignedUrl`), and the note. */
       proof: {
@@ -839,7 +856,7 @@ export interface components {
       driver_id: string;
       balance: number;
       available_balance: number;
-      /** @constant */
+      /** @enum {string} */
       currency: "BRL";
     };
     WalletEntry: {
@@ -849,7 +866,9 @@ export interface components {
       kind: "delivery_credit" | "credit_reversal" | "withdrawal_debit";
       /** @description Signed: credits positive, reversals and debits negative. */
       amount: number;
+      /** Format: uuid */
       delivery_id: string | null;
+      /** Format: uuid */
       withdrawal_id: string | null;
       /** Format: date-time */
       created_at: string;
@@ -872,12 +891,16 @@ export interface components {
       in_doubt: boolean;
       gateway_transfer_id: string | null;
       error_message: string | null;
-      /** @description Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the gateway has no transfer for it. Kept when a later DONE from the gateway completes it. */
-      failure_kind: ("gateway_rejected" | "transfer_failed" | "no_transfer") | null;
+      /**
+       * @description Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the gateway has no transfer for it. Kept when a later DONE from the gateway completes it.
+       * @enum {string|null}
+       */
+      failure_kind: "gateway_rejected" | "transfer_failed" | "no_transfer" | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** Format: date-time */
       completed_at: string | null;
     };
     Tracking: {
@@ -895,17 +918,27 @@ export interface components {
         /** Format: date-time */
         updated_at: string;
       } | null;
-      /** @description Expected arrival, while in progress, once the routing service has measured it. */
+      /**
+       * Format: date-time
+       * @description Expected arrival, while in progress, once the routing service has measured it.
+       */
       eta_at: string | null;
       /** @description Metres by road still to go, while in progress. */
       remaining_m: number | null;
-      /** @description When the ETA was last measured. */
+      /**
+       * Format: date-time
+       * @description When the ETA was last measured.
+       */
       eta_refreshed_at: string | null;
       /** Format: date-time */
       created_at: string;
+      /** Format: date-time */
       accepted_at: string | null;
+      /** Format: date-time */
       started_at: string | null;
+      /** Format: date-time */
       completed_at: string | null;
+      /** Format: date-time */
       cancelled_at: string | null;
       /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
       realtime_topic: string;
@@ -919,7 +952,7 @@ export interface components {
       note: boolean;
     };
     WebhookAcknowledgement: {
-      /** @constant */
+      /** @enum {boolean} */
       received: true;
     };
     GatewayWebhookBody: {
@@ -981,9 +1014,9 @@ export interface operations {
         };
         content: {
           "application/json": {
-            /** @constant */
+            /** @enum {string} */
             status: "ok";
-            /** @constant */
+            /** @enum {string} */
             database: "ok";
           };
         };
@@ -1004,9 +1037,9 @@ export interface operations {
         };
         content: {
           "application/json": {
-            /** @constant */
+            /** @enum {string} */
             status: "degraded";
-            /** @constant */
+            /** @enum {string} */
             database: "unreachable";
           };
         };
@@ -1036,6 +1069,17 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
     };
@@ -1091,6 +1135,35 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
     };
   };
   getCompaniesMe: {
@@ -1129,7 +1202,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1141,6 +1214,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1173,7 +1257,7 @@ export interface operations {
         };
         content: {
           "application/json": {
-            /** @constant */
+            /** @enum {boolean} */
             configured: true;
             /** @enum {string} */
             environment: "sandbox" | "production";
@@ -1198,7 +1282,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1210,6 +1294,35 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1267,7 +1380,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1285,10 +1398,39 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description Less than 10 seconds since the driver's last accepted update */
       429: {
         headers: {
-          /** @description Whole seconds until an update will be accepted (1 to 10) */
+          /** @description Whole seconds until a request will be answered again (1 to 10) */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
           "Retry-After"?: string;
           [name: string]: unknown;
         };
@@ -1336,7 +1478,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1348,6 +1490,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1394,7 +1547,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1406,6 +1559,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1456,7 +1620,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1468,6 +1632,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1522,7 +1697,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1543,6 +1718,35 @@ export interface operations {
       /** @description The e-mail address is taken */
       409: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1589,7 +1793,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1601,6 +1805,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1655,7 +1870,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1667,6 +1882,35 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1711,7 +1955,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1723,6 +1967,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1760,11 +2015,11 @@ export interface operations {
         content: {
           "application/json": {
             /** @description BRL as a JSON number with at most 2 decimal places */
-            base_fee: unknown;
+            base_fee: number;
             /** @description BRL as a JSON number with at most 2 decimal places */
-            per_km: unknown;
+            per_km: number;
             /** @description BRL as a JSON number with at most 2 decimal places */
-            minimum_fee: unknown;
+            minimum_fee: number;
             driver_share: number;
             /** Format: date-time */
             updated_at: string;
@@ -1789,7 +2044,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1801,6 +2056,35 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1845,7 +2129,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1857,6 +2141,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1908,7 +2203,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1920,6 +2215,35 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1970,7 +2294,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -1982,6 +2306,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2039,7 +2374,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2057,9 +2392,38 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The routing service is down, slower than 5 s, or found no route */
       502: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2113,7 +2477,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2125,6 +2489,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2163,11 +2538,13 @@ export interface operations {
             name: string;
             /** @description CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored. */
             document: string;
+            /** Format: email */
             email?: string | null;
           } | null;
           recipient_name?: string | null;
           recipient_phone?: string | null;
           notes?: string | null;
+          /** Format: uuid */
           driver_id?: string | null;
         };
       };
@@ -2200,7 +2577,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2227,6 +2604,24 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated */
       422: {
         headers: {
@@ -2239,6 +2634,17 @@ export interface operations {
       /** @description The routing service or the payment gateway failed; nothing was created */
       502: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2285,7 +2691,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2297,6 +2703,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2349,7 +2766,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2367,9 +2784,38 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The delivery's state does not allow this move (the message names both states) */
       422: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2423,7 +2869,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2441,9 +2887,38 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The delivery's state does not allow this move (the message names both states) */
       422: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2490,7 +2965,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2511,6 +2986,17 @@ export interface operations {
       /** @description The delivery's state does not allow this move (the message names both states) */
       422: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2557,7 +3043,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2578,6 +3064,17 @@ export interface operations {
       /** @description The delivery's state does not allow this move (the message names both states) */
       422: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2630,7 +3127,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2648,9 +3145,38 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
       422: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2695,7 +3221,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2707,6 +3233,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2757,7 +3294,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2769,6 +3306,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2819,7 +3367,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2831,6 +3379,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2885,7 +3444,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2896,6 +3455,24 @@ export interface operations {
       };
       /** @description Does not exist, or belongs to another company */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -2915,6 +3492,17 @@ export interface operations {
       /** @description The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, until the gateway says whether it made the transfer */
       502: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2961,7 +3549,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -2973,6 +3561,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3022,7 +3621,18 @@ export interface operations {
       /** @description Too many lookups from this client in the last minute */
       429: {
         headers: {
-          /** @description Whole seconds until a lookup will be answered (1 to 60) */
+          /** @description Whole seconds until a request will be answered again (1 to 60) */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
           "Retry-After"?: string;
           [name: string]: unknown;
         };
@@ -3068,7 +3678,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3080,6 +3690,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3128,7 +3749,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The caller's role may not do this */
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
       403: {
         headers: {
           [name: string]: unknown;
@@ -3140,6 +3761,35 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3178,7 +3828,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Missing or invalid signature */
@@ -3211,6 +3861,8 @@ export interface operations {
       /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
       503: {
         headers: {
+          /** @description Whole seconds to wait before delivering the event again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3247,7 +3899,7 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description Missing or invalid signature */
@@ -3271,6 +3923,8 @@ export interface operations {
       /** @description Unsigned, and the object was checked with the gateway less than a minute ago */
       429: {
         headers: {
+          /** @description Whole seconds until a request will be answered again (1 to 60) */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3280,6 +3934,8 @@ export interface operations {
       /** @description Not applied in time, the gateway could not be asked, or the database is unavailable; the gateway retries */
       503: {
         headers: {
+          /** @description Whole seconds to wait before delivering the event again */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
