@@ -184,7 +184,12 @@ function retryAfterOf(detail: string | undefined): number {
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   // Hono's, e.g. @hono/zod-openapi's 415 for a body that is not application/json.
-  if (error instanceof HTTPException) return new HttpError(error.status, error.message || "Bad Request");
+  if (error instanceof HTTPException) {
+    if (error.status === 415) {
+      return new HttpError(415, "Unsupported Media Type: send the body as JSON with Content-Type: application/json");
+    }
+    return new HttpError(error.status, error.message || "Bad Request");
+  }
   if (isConnectionError(error)) return new DatabaseUnavailable();
   const pg = error as { code?: string; message?: string; severity?: string; detail?: string };
   if (pg && typeof pg.code === "string" && pg.severity) {
