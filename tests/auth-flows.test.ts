@@ -149,14 +149,14 @@ describe("admin.generateLink", () => {
       hashed_token: expect.stringMatching(/^[0-9a-f]{56}$/),
       redirect_to: "http://127.0.0.1:3000",
     });
-    expect(data.properties.action_link).toContain(`token=${data.properties.hashed_token}&type=signup`);
+    expect(data.properties!.action_link).toContain(`token=${data.properties!.hashed_token}&type=signup`);
     expect(data.user?.email_confirmed_at).toBeUndefined();
     expect(await mailsTo(stack().apiUrl, email)).toEqual([]);
     const unconfirmed = await supabaseClient().auth.signInWithPassword({ email, password: PASSWORD });
     expect(unconfirmed.error?.code).toBe("email_not_confirmed");
 
     const verified = await supabaseClient().auth.verifyOtp({
-      token_hash: data.properties.hashed_token,
+      token_hash: data.properties!.hashed_token,
       type: "signup",
     });
     expect(verified.error).toBeNull();
@@ -173,7 +173,7 @@ describe("admin.generateLink", () => {
     expect(magic.error).toBeNull();
     const byCode = await supabaseClient().auth.verifyOtp({
       email,
-      token: magic.data.properties.email_otp,
+      token: magic.data.properties!.email_otp,
       type: "magiclink",
     });
     expect(byCode.error).toBeNull();
@@ -184,7 +184,7 @@ describe("admin.generateLink", () => {
       options: { redirectTo: "http://127.0.0.1:3000/reset" },
     });
     expect(recovery.error).toBeNull();
-    const { url, fragment } = await follow(recovery.data.properties.action_link);
+    const { url, fragment } = await follow(recovery.data.properties!.action_link);
     expect(url.pathname).toBe("/reset");
     expect(fragment.get("type")).toBe("recovery");
 
@@ -192,7 +192,7 @@ describe("admin.generateLink", () => {
     const invite = await admin().generateLink({ type: "invite", email: invited });
     expect(invite.error).toBeNull();
     expect(invite.data.user).toMatchObject({ email: invited, invited_at: expect.any(String) });
-    expect((await follow(invite.data.properties.action_link)).fragment.get("type")).toBe("invite");
+    expect((await follow(invite.data.properties!.action_link)).fragment.get("type")).toBe("invite");
     expect(await mailsTo(stack().apiUrl, invited)).toEqual([]);
 
     // A magic link for an unknown address signs it up (GoTrue turns it into a sign-up link).
@@ -212,7 +212,7 @@ describe("admin.generateLink", () => {
     const toNew = await admin().generateLink({ type: "email_change_new", email, newEmail: next });
     expect(toNew.error).toBeNull();
     // Confirmations are off in this project: one confirmation applies the change, as in GoTrue.
-    expect((await follow(toNew.data.properties.action_link)).fragment.get("type")).toBe("email_change");
+    expect((await follow(toNew.data.properties!.action_link)).fragment.get("type")).toBe("email_change");
     await signedIn(next);
   });
 
