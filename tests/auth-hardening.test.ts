@@ -63,7 +63,7 @@ describe("bcrypt off the event loop", () => {
     expect(statuses.every((s) => s === 400)).toBe(true);
     // With bcrypt on the event loop, the slowest probe waited for most of the 40 hashes (seconds).
     expect(probes.length).toBeGreaterThan(5);
-    expect(Math.max(...probes), `probes: ${probes.map((p) => p.toFixed(0)).join(", ")} ms`).toBeLessThan(1_000);
+    expect(Math.max(...probes), `probes: ${probes.map((p) => p.toFixed(0)).join(", ")} ms`).toBeLessThan(1_500);
   }, 60_000);
 });
 
@@ -101,7 +101,7 @@ describe("bounded request bodies", () => {
 
 describe("/recover for known and unknown addresses", () => {
   it("takes as long for an address without a user as for one with a user", async () => {
-    const known = Array.from({ length: 40 }, () => ({ id: crypto.randomUUID(), email: uniqueEmail("recover-known") }));
+    const known = Array.from({ length: 60 }, () => ({ id: crypto.randomUUID(), email: uniqueEmail("recover-known") }));
     // Users arranged in SQL: a known address each time, as a second mail to one address within
     // max_frequency is refused (429) before any work.
     for (const user of known) {

@@ -1,6 +1,7 @@
 // The local mail catcher: what `supabase start` gives with Mailpit (Inbucket
-// before it). Mail the local Auth sends (password recovery, e-mail change) is
-// kept in memory and served at /_mail/api/v1 in Mailpit's JSON shapes (the
+// before it). Mail the local Auth sends (confirmations, invitations, magic links,
+// recovery, e-mail changes, reauthentication) is kept in memory and served at
+// /_mail/api/v1 in Mailpit's JSON shapes (the
 // version in local/versions.ts): GET messages, GET message/{ID|latest},
 // GET search?query=to:<address>, DELETE messages. The log records that a mail
 // was sent and where to read it, never its links or codes.

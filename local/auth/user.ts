@@ -73,7 +73,7 @@ async function consumeNonce(ctx: RequestContext, tx: postgres.TransactionSql, us
   const valid = user.reauthentication_token === tokenHash(user.email ?? "", nonce) &&
     Date.now() <= sentAt.getTime() + ctx.project.otpExpiry * 1000;
   if (!valid) throw errors.reauthenticationNotValid();
-  await tx`update auth.users set reauthentication_token = '', reauthentication_sent_at = null where id = ${user.id}`;
+  await tx`update auth.users set reauthentication_token = '' where id = ${user.id}`;
 }
 
 /**
