@@ -162,6 +162,23 @@ describe("PKCE, as supabase-js runs it with flowType: 'pkce'", () => {
   });
 });
 
+describe("PKCE recovery", () => {
+  it("sends the app a code for a recovery session, in which the password is changed", async () => {
+    const email = uniqueEmail("pkce-recovery");
+    await confirmedUser(email);
+    const app = client("pkce");
+    expect((await app.auth.resetPasswordForEmail(email, { redirectTo: "http://127.0.0.1:3000/reset" })).error)
+      .toBeNull();
+    const location = await redirectOf(linkIn(await mail(email)));
+    expect(location.pathname).toBe("/reset");
+    const { data, error } = await app.auth.exchangeCodeForSession(location.searchParams.get("code")!);
+    expect(error).toBeNull();
+    expect(data.redirectType).toBe("recovery");
+    expect((await app.auth.updateUser({ password: "recovered-password-1" })).error).toBeNull();
+    expect((await client().auth.signInWithPassword({ email, password: "recovered-password-1" })).error).toBeNull();
+  });
+});
+
 /** A confirmed user, signed up and confirmed by code. */
 async function confirmedUser(email: string) {
   expect((await client().auth.signUp({ email, password: PASSWORD })).error).toBeNull();
@@ -243,7 +260,9 @@ describe("config.toml's rate limits", () => {
       codes.push(error?.code ?? "ok");
     }
     expect(codes.at(-1)).toBe("over_request_rate_limit");
-    expect(codes.length).toBe(31);
+    // A burst of 30 (one of which the PKCE recovery above took, maybe refilled since at 30 per 5 minutes), then none.
+    expect(codes.length).toBeGreaterThanOrEqual(30);
+    expect(codes.length).toBeLessThanOrEqual(31);
     expect(codes.slice(0, -1).every((c) => c === "ok")).toBe(true);
   });
 });
