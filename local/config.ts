@@ -4,6 +4,7 @@
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
 import { EncryptionKey } from "../functions/_shared/env.ts";
+import { type AuthProject, parseAuthProject } from "./auth/project.ts";
 import { DEFAULT_JWT_SECRET } from "./keys.ts";
 
 const port = z.coerce.number().int().min(1).max(65535);
@@ -55,6 +56,8 @@ export interface StackConfig {
     refreshTokenRotation: boolean;
     refreshTokenReuseInterval: number;
     hook: { schema: string; name: string } | null;
+    /** Sign-up, e-mail, redirect and rate-limit settings (local/auth/project.ts). */
+    project: AuthProject;
   };
   functions: FunctionConfig[];
 }
@@ -81,8 +84,11 @@ export async function loadConfig(args: string[], env: Record<string, string>): P
   if (!parsedEnv.success) throw new ConfigError(describe(parsedEnv.error, "environment variable"));
 
   const configUrl = new URL("supabase/config.toml", projectRoot);
-  const project = ProjectSchema.safeParse(parseToml(await Deno.readTextFile(configUrl)));
+  const toml = parseToml(await Deno.readTextFile(configUrl));
+  const project = ProjectSchema.safeParse(toml);
   if (!project.success) throw new ConfigError(describe(project.error, "supabase/config.toml"));
+  const authSettings = parseAuthProject((toml as { auth?: unknown }).auth, env);
+  if ("problems" in authSettings) throw new ConfigError(authSettings.problems.join("\n"));
 
   const hook = project.data.auth.hook?.custom_access_token;
   const supabaseDir = new URL("supabase/", projectRoot);
@@ -95,6 +101,7 @@ export async function loadConfig(args: string[], env: Record<string, string>): P
       refreshTokenReuseInterval: parsedEnv.data.AUTH_REFRESH_TOKEN_REUSE_INTERVAL ??
         project.data.auth.refresh_token_reuse_interval,
       hook: hook?.enabled ? parseHookUri(hook.uri) : null,
+      project: authSettings.project,
     },
     functions: Object.entries(project.data.functions)
       .filter(([, fn]) => fn.enabled)

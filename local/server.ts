@@ -1,15 +1,19 @@
-// The one HTTP server of the local stack (docs/architecture.md, The local stack): the Edge Functions at
-// /functions/v1/<name> and behind the public paths, the identity provider at
-// /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, and the external-service
-// simulators at /_sim/gateway and /_sim/routing.
+// The one HTTP server of the local stack (docs/architecture.md, The local stack), a Hono app composed of the
+// services' own: the Edge Functions at /functions/v1/<name> and behind the public paths, the identity provider at
+// /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, Storage at /storage/v1, the
+// external-service simulators at /_sim/gateway and /_sim/routing, the simulators page's helpers at /_sim/web, and
+// the web app at `/`.
+import { type Context, Hono, type Next } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type postgres from "postgres";
 import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
-import { createAuth } from "./auth/mod.ts";
+import { type ClientInfo, createAuth } from "./auth/mod.ts";
 import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";
 import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
 import { createRest } from "./rest/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
+import { localOnly } from "./simulators/local-only.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
 import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
@@ -28,7 +32,7 @@ export interface Server {
   close(): Promise<void>;
 }
 
-/** Supabase's API gateway answers browsers' CORS for Auth; the local stack does the same. */
+/** Supabase's API gateway answers browsers' CORS for Auth and Storage; the local stack does the same. */
 function withCors(res: Response): Response {
   const headers = new Headers(res.headers);
   headers.set("access-control-allow-origin", "*");
@@ -40,12 +44,18 @@ function withCors(res: Response): Response {
   return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
 }
 
-/** Public paths served by a function, in order (docs/contract.md); the path reaches the function unchanged. */
-const PUBLIC_ROUTES: { pattern: RegExp; fn: string }[] = [
-  { pattern: /^\/api\/v1\/webhooks\/gateway(\/|$)/, fn: "gateway-webhook" },
-  { pattern: /^\/api\/v1(\/|$)/, fn: "api" },
-  { pattern: /^\/health\/?$/, fn: "api" },
-];
+async function gatewayCors(c: Context, next: Next): Promise<Response | void> {
+  if (c.req.method === "OPTIONS") return withCors(new Response(null));
+  await next();
+  c.res = withCors(c.res);
+}
+
+/** Bodies the simulators and the mailbox read: 1 MiB at most, like the API's (413 beyond, never read whole). */
+const MAX_LOCAL_BODY_BYTES = 1 << 20;
+const localBodyLimit = bodyLimit({
+  maxSize: MAX_LOCAL_BODY_BYTES,
+  onError: (c) => c.json({ detail: `The body is larger than ${MAX_LOCAL_BODY_BYTES} bytes` }, 413),
+});
 
 async function loadFunctions(functions: FunctionConfig[]): Promise<Map<string, FunctionConfig & { fetch: Handler }>> {
   const loaded = new Map<string, FunctionConfig & { fetch: Handler }>();
@@ -60,13 +70,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const { config, keys, sql } = options;
   const verify = createVerifier({ jwtSecret: keys.jwtSecret, jwks: keys.jwks });
   const functions = await loadFunctions(config.functions);
-  const auth = createAuth({
-    sql,
-    keys,
-    issuer: `${options.apiUrl}/auth/v1`,
-    ...config.auth,
-    configUrl: new URL("supabase/config.toml", projectRoot),
-  });
+  const auth = createAuth({ sql, keys, issuer: `${options.apiUrl}/auth/v1`, ...config.auth });
   const realtime = await createRealtime({
     sql,
     databaseUrl: options.databaseUrl,
@@ -99,48 +103,61 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     return await fn.fetch(req);
   }
 
-  async function route(req: Request): Promise<Response> {
-    const url = new URL(req.url);
-    const path = url.pathname;
-    if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
-    if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
-    if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
-    if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
-    if (path.startsWith("/storage/v1/")) {
-      return withCors(req.method === "OPTIONS" ? new Response(null) : await storage(req));
-    }
-    if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
-    if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
-
-    const fnMatch = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(path);
-    if (fnMatch) {
-      const fn = functions.get(fnMatch[1]);
-      if (!fn) {
-        return Response.json({ code: "NOT_FOUND", message: "Requested function was not found" }, { status: 404 });
-      }
-      // Like the edge runtime, the function sees its own name as the first path segment.
-      const inner = new URL(`/${fnMatch[1]}${fnMatch[2] ?? ""}${url.search}`, url);
-      return await invoke(fn, new Request(inner, req));
-    }
-    for (const { pattern, fn } of PUBLIC_ROUTES) {
-      const target = functions.get(fn);
-      if (pattern.test(path) && target) return await invoke(target, req);
-    }
-    return (await web(req)) ?? Response.json({ detail: "Not Found" }, { status: 404 });
+  /** /functions/v1/<name>/...: like the edge runtime, the function sees its own name as the first path segment. */
+  function functionsPath(c: Context): Promise<Response> | Response {
+    const url = new URL(c.req.url);
+    const [, name, rest] = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(url.pathname)!;
+    const fn = functions.get(name);
+    if (!fn) return c.json({ code: "NOT_FOUND", message: "Requested function was not found" }, 404);
+    return invoke(fn, new Request(new URL(`/${name}${rest ?? ""}${url.search}`, url), c.req.raw));
   }
+
+  /** A public path served by a function (docs/contract.md); the path reaches the function unchanged. */
+  const byFunction = (name: string) => (c: Context) => {
+    const fn = functions.get(name);
+    return fn ? invoke(fn, c.req.raw) : c.notFound();
+  };
+
+  // Not strict: a trailing slash reaches the same route (/health/, /api/v1/prices/).
+  const app = new Hono<{ Bindings: ClientInfo }>({ strict: false });
+
+  app.use("/auth/v1/*", gatewayCors);
+  app.route("/auth/v1", auth.app);
+  app.all("/realtime/v1/websocket", (c) => realtime.handle(c.req.raw));
+  app.all("/realtime/v1/api/*", (c) => realtime.handle(c.req.raw));
+  app.all("/rest/v1", (c) => rest.handle(c.req.raw));
+  app.all("/rest/v1/*", (c) => rest.handle(c.req.raw));
+  app.use("/storage/v1/*", gatewayCors);
+  app.all("/storage/v1/*", (c) => storage(c.req.raw));
+
+  app.use("/_mail/*", localOnly, localBodyLimit);
+  app.route("/_mail/api/v1", auth.mailbox);
+  app.use("/_sim/*", localOnly, localBodyLimit);
+  app.all("/_sim/gateway/*", (c) => gateway.fetch(c.req.raw));
+  app.all("/_sim/routing/*", (c) => routing.fetch(c.req.raw));
+  app.route("/_sim/web", web.simulators);
+
+  app.all("/functions/v1/:name", functionsPath);
+  app.all("/functions/v1/:name/*", functionsPath);
+  app.all("/api/v1/webhooks/gateway", byFunction("gateway-webhook"));
+  app.all("/api/v1/webhooks/gateway/*", byFunction("gateway-webhook"));
+  app.all("/api/v1", byFunction("api"));
+  app.all("/api/v1/*", byFunction("api"));
+  app.all("/health", byFunction("api"));
+
+  app.route("/", web.app);
+
+  app.notFound((c) => c.json({ detail: "Not Found" }, 404));
+  app.onError((error, c) => {
+    console.error(
+      JSON.stringify({ event: "unhandled_error", path: new URL(c.req.url).pathname, error: String(error) }),
+    );
+    return c.json({ detail: "Internal Server Error" }, 500);
+  });
 
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: config.env.API_PORT, onListen: () => {} },
-    async (req) => {
-      try {
-        return await route(req);
-      } catch (error) {
-        console.error(
-          JSON.stringify({ event: "unhandled_error", path: new URL(req.url).pathname, error: String(error) }),
-        );
-        return Response.json({ detail: "Internal Server Error" }, { status: 500 });
-      }
-    },
+    (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr }),
   );
 
   return {
@@ -148,6 +165,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
       await realtime.close();
       await rest.close();
       await server.shutdown();
+      auth.close();
     },
   };
 }

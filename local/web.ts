@@ -1,8 +1,10 @@
 // The web app (company panel and driver app) on the local stack: the built
 // files of web/dist at `/` with a fallback to index.html for the app's own
 // paths, the app's runtime settings injected into that page, and two
-// local-only helpers under /_sim/ for the app's simulators page. Also builds
-// the app when web/dist is missing or older than its sources.
+// local-only helpers under /_sim/web for the app's simulators page (behind
+// local/simulators/local-only.ts's checks, mounted by local/server.ts). Also
+// builds the app when web/dist is missing or older than its sources.
+import { Hono } from "hono";
 import { hmacHex } from "../functions/_shared/crypto.ts";
 import { projectRoot } from "./config.ts";
 import type { GatewaySimulator } from "./simulators/gateway.ts";
@@ -83,8 +85,14 @@ export async function buildWebIfStale(log: (line: string) => void): Promise<stri
   return `built in ${((performance.now() - started) / 1000).toFixed(1)} s`;
 }
 
-/** The handler of `/` and `/_sim/web/*`; null for any path it does not serve. */
-export function createWebApp(options: WebOptions): (req: Request) => Promise<Response | null> {
+export interface WebApp {
+  /** The built app at `/` (GET and HEAD); mount it last, as the fallback of every other path. */
+  app: Hono;
+  /** The simulators page's helpers: GET /config, POST /events; mount it at /_sim/web. */
+  simulators: Hono;
+}
+
+export function createWebApp(options: WebOptions): WebApp {
   // The page is served by the stack itself: the app talks to its own origin.
   const appConfig = {
     supabaseUrl: "",
@@ -168,14 +176,16 @@ export function createWebApp(options: WebOptions): (req: Request) => Promise<Res
     });
   }
 
-  return async (req: Request) => {
-    const path = new URL(req.url).pathname;
-    if (path === "/_sim/web/config") {
-      return Response.json(appConfig, { headers: { "access-control-allow-origin": "*" } });
-    }
-    if (path === "/_sim/web/events" && req.method === "POST") return await sendEvent(req);
-    if (PLATFORM_PATHS.test(path) || (req.method !== "GET" && req.method !== "HEAD")) return null;
+  const simulators = new Hono();
+  simulators.get("/config", (c) => c.json(appConfig, 200, { "access-control-allow-origin": "*" }));
+  simulators.post("/events", (c) => sendEvent(c.req.raw));
+
+  const app = new Hono();
+  app.get("*", async (c) => {
+    const path = new URL(c.req.url).pathname;
+    if (PLATFORM_PATHS.test(path)) return c.notFound();
     if (path === "/" || path === "/index.html") return await indexPage();
-    return (await file(path)) ?? (/\.[a-z0-9]+$/i.test(path) ? null : await indexPage());
-  };
+    return (await file(path)) ?? (/\.[a-z0-9]+$/i.test(path) ? c.notFound() : await indexPage());
+  });
+  return { app, simulators };
 }

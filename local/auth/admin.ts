@@ -46,7 +46,7 @@ function refuseUnsupported(body: Record<string, unknown>, fields: string[]): voi
 
 /** The user named in the path, as GoTrue's loadUser middleware finds it. */
 async function pathUser(ctx: RequestContext): Promise<User> {
-  const [id] = ctx.params;
+  const id = ctx.params.user_id ?? "";
   if (!isUuid(id)) throw errors.userIdNotUuid();
   const user = await findUserById(ctx.options.sql, id);
   if (!user) throw errors.userNotFound();
@@ -132,4 +132,24 @@ export const adminListUsers: Handler = async (ctx) => {
   return Response.json({ users: users.map(userJson), aud: "authenticated" }, {
     headers: { link: links.join(", "), "x-total-count": String(count) },
   });
+};
+
+/**
+ * The user's MFA factors (auth-js admin.mfa.listFactors, deleteFactor): none
+ * can be enrolled here, so the list is empty and any factor is not found.
+ */
+export const adminUserFactors: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  await pathUser(ctx);
+  if (ctx.req.method === "GET") return Response.json([]);
+  if (!isUuid(ctx.params.factor_id ?? "")) throw errors.factorIdNotUuid();
+  throw errors.factorNotFound();
+};
+
+/** The user's passkeys (auth-js admin passkey calls): passkeys are off, so there are none. */
+export const adminUserPasskeys: Handler = async (ctx) => {
+  await requireAdmin(ctx);
+  await pathUser(ctx);
+  if (ctx.req.method === "GET") return Response.json([]);
+  throw errors.passkeyNotFound();
 };

@@ -75,9 +75,60 @@ export const errors = {
   unsupported: (field: string) =>
     new AuthError(400, "validation_failed", `${field} is not supported by the local identity provider`),
 
+  // Every request (internal/api/helpers.go, middleware.go, errors.go, apilimiter).
+  requestTooLarge: (limit: number) =>
+    new AuthError(413, "request_entity_too_large", `Request body too large (max ${limit} bytes)`),
+  overRequestRateLimit: () => new AuthError(429, "over_request_rate_limit", "Request rate limit reached"),
+  overEmailSendRateLimit: () => new AuthError(429, "over_email_send_rate_limit", "email rate limit exceeded"),
+  sentTooRecently: (seconds: number) =>
+    new AuthError(
+      429,
+      "over_email_send_rate_limit",
+      `For security purposes, you can only request this after ${seconds} seconds.`,
+    ),
+  emailRequired: () => new AuthError(400, "validation_failed", "An email address is required"),
+  emailLoginsDisabled: (status = 422) => new AuthError(status, "email_provider_disabled", "Email logins are disabled"),
+  phoneLoginsDisabledBadRequest: () => new AuthError(400, "phone_provider_disabled", "Phone logins are disabled"),
+
   // Sign-up (internal/api/api.go, signup.go).
   signupDisabled: () => new AuthError(422, "signup_disabled", "Signups not allowed for this instance"),
   anonymousDisabled: () => new AuthError(422, "anonymous_provider_disabled", "Anonymous sign-ins are disabled"),
+  signupNeedsPassword: () => new AuthError(400, "validation_failed", "Signup requires a valid password"),
+  signupEmailAndPhone: () =>
+    new AuthError(400, "validation_failed", "Only an email address or phone number should be provided on signup."),
+  emailSignupsDisabled: () => new AuthError(400, "email_provider_disabled", "Email signups are disabled"),
+  phoneSignupsDisabled: () => new AuthError(400, "phone_provider_disabled", "Phone signups are disabled"),
+  userAlreadyExists: () => new AuthError(422, "user_already_exists", "User already registered"),
+
+  // PKCE (internal/api/pkce.go, token.go, security/pkce.go).
+  pkceParams: () =>
+    new AuthError(400, "validation_failed", "PKCE flow requires code_challenge_method and code_challenge"),
+  codeChallengeLength: () =>
+    new AuthError(400, "validation_failed", "code challenge has to be between 43 and 128 characters"),
+  codeChallengeCharacters: () =>
+    new AuthError(
+      400,
+      "validation_failed",
+      "code challenge can only contain alphanumeric characters, hyphens, periods, underscores and tildes",
+    ),
+  codeChallengeMethod: (method: string) =>
+    new AuthError(400, "validation_failed", `unsupported code_challenge method ${JSON.stringify(method)}`),
+  pkceGrantParams: () =>
+    new AuthError(400, "validation_failed", "invalid request: both auth code and code verifier should be non-empty"),
+  flowStateNotFound: () => new AuthError(404, "flow_state_not_found", "invalid flow state, no valid flow state found"),
+  flowStateExpired: () => new AuthError(422, "flow_state_expired", "invalid flow state, flow state has expired"),
+  badCodeVerifier: () =>
+    new AuthError(400, "bad_code_verifier", "code challenge does not match previously saved code verifier"),
+  noFlowStateForUser: () => new AuthError(422, "flow_state_not_found", "No valid flow state found for user."),
+
+  // OTP and magic links (internal/api/otp.go, magic_link.go).
+  otpDisabled: () => new AuthError(422, "otp_disabled", "Signups not allowed for otp"),
+  otpEmailAndPhone: () =>
+    new AuthError(400, "validation_failed", "Only an email address or phone number should be provided"),
+  otpChannelWithEmail: () => new AuthError(400, "validation_failed", "Channel should only be specified with Phone OTP"),
+  otpNeedsEmailOrPhone: () => new AuthError(400, "validation_failed", "One of email or phone must be set"),
+  unsupportedPhoneProvider: () => new AuthError(400, "phone_provider_disabled", "Unsupported phone provider"),
+  magicLinkNeedsEmail: () => new AuthError(422, "validation_failed", "Password recovery requires an email"),
 
   // Recovery and verification (internal/api/recover.go, verify.go).
   recoverNeedsEmail: () => new AuthError(400, "validation_failed", "Password recovery requires an email"),
@@ -86,6 +137,64 @@ export const errors = {
   verifyTokenOrHash: () => new AuthError(400, "validation_failed", "Verify requires either a token or a token hash"),
   verifyOnlyHash: () => new AuthError(400, "validation_failed", "Only the token_hash and type should be provided"),
   unsupportedVerifyType: () => new AuthError(400, "validation_failed", "Unsupported verification type"),
+  invalidEmailVerificationType: () => new AuthError(400, "validation_failed", "Invalid email verification type"),
+  verifyInvalidEmail: () => new AuthError(422, "validation_failed", "Invalid email format"),
+  verifyEmailOrPhone: () =>
+    new AuthError(400, "validation_failed", "Only an email address or phone number should be provided on verify"),
+
+  // Resend (internal/api/resend.go).
+  resendType: () =>
+    new AuthError(400, "validation_failed", "Missing one of these types: signup, email_change, sms, phone_change"),
+  resendNeedsEmail: () => new AuthError(400, "validation_failed", "Type provided requires an email address"),
+  resendNeedsPhone: () => new AuthError(400, "validation_failed", "Type provided requires a phone number"),
+  resendEmailAndPhone: () =>
+    new AuthError(400, "validation_failed", "Only an email address or phone number should be provided."),
+  resendNeedsContact: () => new AuthError(400, "validation_failed", "Missing email address or phone number"),
+
+  // Reauthentication (internal/api/reauthenticate.go, user.go).
+  reauthenticationNeedsContact: () =>
+    new AuthError(
+      400,
+      "validation_failed",
+      "Reauthentication requires the user to have an email or a phone number",
+    ),
+  verifyEmailFirst: () => new AuthError(422, "email_not_confirmed", "Please verify your email first."),
+  reauthenticationNeeded: () =>
+    new AuthError(400, "reauthentication_needed", "Password update requires reauthentication"),
+  reauthenticationNotValid: () => new AuthError(422, "reauthentication_not_valid", "Nonce has expired or is invalid"),
+
+  // Invitations and links (internal/api/invite.go, mail.go).
+  userWithEmailNotFound: () => new AuthError(404, "user_not_found", "User with this email not found"),
+  invalidLinkType: (type: string) =>
+    new AuthError(400, "validation_failed", `Invalid email action link type requested: ${type}`),
+  secureEmailChangeNeeded: () =>
+    new AuthError(400, "validation_failed", "Enable secure email change to generate link for current email"),
+
+  // Features this project does not turn on (internal/api/middleware.go, mfa.go, external.go, token_oidc.go, web3.go).
+  mfaEnrollDisabled: (factor: "phone" | "totp" | "webauthn") =>
+    new AuthError(
+      422,
+      `mfa_${factor}_enroll_not_enabled`,
+      `MFA enroll is disabled for ${({ phone: "Phone", totp: "TOTP", webauthn: "WebAuthn" })[factor]}`,
+    ),
+  factorType: () => new AuthError(400, "validation_failed", "factor_type needs to be totp, phone, or webauthn"),
+  factorIdNotUuid: () => new AuthError(404, "validation_failed", "factor_id must be an UUID"),
+  factorNotFound: () => new AuthError(404, "mfa_factor_not_found", "Factor not found"),
+  passkeyNotFound: () => new AuthError(404, "validation_failed", "Passkey not found"),
+  passkeysDisabled: () => new AuthError(404, "passkey_disabled", "Passkeys are disabled"),
+  samlDisabled: () => new AuthError(404, "saml_provider_disabled", "SAML 2.0 is disabled"),
+  manualLinkingDisabled: () => new AuthError(404, "manual_linking_disabled", "Manual linking is disabled"),
+  oauthServerDisabled: () => new AuthError(404, "feature_disabled", "OAuth server is disabled"),
+  customProvidersDisabled: () => new AuthError(404, "feature_disabled", "Custom OAuth providers are disabled"),
+  unsupportedProvider: (reason: string) => new AuthError(400, "validation_failed", `Unsupported provider: ${reason}`),
+  idTokenProviderDisabled: (issuer: string) =>
+    new AuthError(400, "provider_disabled", `Provider (issuer ${JSON.stringify(issuer)}) is not enabled`),
+  idTokenProviderNotAllowed: (provider: string) =>
+    new AuthError(400, "validation_failed", `Custom OIDC provider ${JSON.stringify(provider)} not allowed`),
+  customOAuthDisabled: () => new AuthError(400, "validation_failed", "Custom OAuth providers are disabled"),
+  idTokenIssuerUndetected: (provider: string) =>
+    new AuthError(400, "validation_failed", `Unable to detect issuer in ID token for ${provider} provider`),
+  web3Disabled: () => new AuthError(422, "web3_provider_disabled", "Web3 provider is disabled"),
   otpExpired: () => new AuthError(403, "otp_expired", "Token has expired or is invalid"),
   emailLinkExpired: () => new AuthError(403, "otp_expired", "Email link is invalid or has expired"),
 

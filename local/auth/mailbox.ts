@@ -1,9 +1,11 @@
 // The local mail catcher: what `supabase start` gives with Mailpit (Inbucket
-// before it). Mail the local Auth sends (password recovery, e-mail change) is
-// kept in memory and served at /_mail/api/v1 in Mailpit's JSON shapes (the
+// before it). Mail the local Auth sends (confirmations, invitations, magic links,
+// recovery, e-mail changes, reauthentication) is kept in memory and served at
+// /_mail/api/v1 in Mailpit's JSON shapes (the
 // version in local/versions.ts): GET messages, GET message/{ID|latest},
 // GET search?query=to:<address>, DELETE messages. The log records that a mail
 // was sent and where to read it, never its links or codes.
+import { Hono } from "hono";
 import { log } from "./log.ts";
 
 export interface Mail {
@@ -73,39 +75,56 @@ export class Mailbox {
     };
   }
 
-  handle(req: Request): Response {
-    const url = new URL(req.url);
-    const path = url.pathname.slice(PREFIX.length);
-    if (req.method === "GET" && path === "/messages") return Response.json(this.#list(this.#messages, url));
-    if (req.method === "DELETE" && path === "/messages") {
-      this.#messages.length = 0;
-      return new Response("ok", { headers: { "content-type": "text/plain" } });
-    }
-    if (req.method === "GET" && path === "/search") {
-      const query = url.searchParams.get("query") ?? "";
-      const to = /^to:"?([^"\s]+)"?$/i.exec(query.trim())?.[1]?.toLowerCase();
-      const found = this.#messages.filter((m) =>
-        to ? m.to.toLowerCase() === to : `${m.subject} ${m.text}`.toLowerCase().includes(query.toLowerCase())
-      );
-      return Response.json(this.#list(found, url));
-    }
-    const single = /^\/message\/([^/]+)$/.exec(path);
-    if (req.method === "GET" && single) {
-      const message = single[1] === "latest" ? this.#messages[0] : this.#messages.find((m) => m.id === single[1]);
-      if (!message) {
-        return new Response("message not found", { status: 404, headers: { "content-type": "text/plain" } });
-      }
-      message.read = true;
-      const { Created: _created, Snippet: _snippet, ...summary } = this.#summary(message);
-      return Response.json({
-        ...summary,
-        ReturnPath: FROM.Address,
-        Date: message.created.toISOString(),
-        Text: message.text,
-        HTML: message.html,
-        Inline: [],
-      });
-    }
-    return new Response("404 page not found", { status: 404, headers: { "content-type": "text/plain" } });
+  list(url: URL): unknown {
+    return this.#list(this.#messages, url);
   }
+
+  clear(): void {
+    this.#messages.length = 0;
+  }
+
+  search(url: URL): unknown {
+    const query = url.searchParams.get("query") ?? "";
+    const to = /^to:"?([^"\s]+)"?$/i.exec(query.trim())?.[1]?.toLowerCase();
+    const found = this.#messages.filter((m) =>
+      to ? m.to.toLowerCase() === to : `${m.subject} ${m.text}`.toLowerCase().includes(query.toLowerCase())
+    );
+    return this.#list(found, url);
+  }
+
+  /** One message in full, marked read; "latest" is the newest. */
+  message(id: string): unknown | null {
+    const message = id === "latest" ? this.#messages[0] : this.#messages.find((m) => m.id === id);
+    if (!message) return null;
+    message.read = true;
+    const { Created: _created, Snippet: _snippet, ...summary } = this.#summary(message);
+    return {
+      ...summary,
+      ReturnPath: FROM.Address,
+      Date: message.created.toISOString(),
+      Text: message.text,
+      HTML: message.html,
+      Inline: [],
+    };
+  }
+}
+
+const text = (body: string, status = 200) =>
+  new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+
+/** Mailpit's message API over the mailbox; local/server.ts mounts it at /_mail/api/v1. */
+export function createMailboxApp(mailbox: Mailbox): Hono {
+  const app = new Hono();
+  app.get("/messages", (c) => c.json(mailbox.list(new URL(c.req.url))));
+  app.delete("/messages", () => {
+    mailbox.clear();
+    return text("ok");
+  });
+  app.get("/search", (c) => c.json(mailbox.search(new URL(c.req.url))));
+  app.get("/message/:id", (c) => {
+    const message = mailbox.message(c.req.param("id"));
+    return message ? c.json(message) : text("message not found", 404);
+  });
+  app.all("*", () => text("404 page not found", 404));
+  return app;
 }

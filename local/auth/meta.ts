@@ -9,16 +9,47 @@ export const health: Handler = () =>
     description: "GoTrue is a user registration and authentication API",
   }));
 
-/** What this provider offers: e-mail and password sign-in only, no sign-up (supabase/config.toml). */
-export const settings: Handler = () =>
+/** OAuth providers GoTrue lists in /settings; none is configured in this project. */
+const OAUTH_PROVIDERS = [
+  "apple",
+  "azure",
+  "bitbucket",
+  "discord",
+  "facebook",
+  "snapchat",
+  "figma",
+  "fly",
+  "github",
+  "gitlab",
+  "google",
+  "keycloak",
+  "kakao",
+  "linkedin",
+  "linkedin_oidc",
+  "notion",
+  "spotify",
+  "slack",
+  "slack_oidc",
+  "workos",
+  "twitch",
+  "twitter",
+  "zoom",
+];
+
+/** What this provider offers, from supabase/config.toml (GoTrue's settings.go). */
+export const settings: Handler = ({ project }) =>
   Promise.resolve(Response.json({
-    external: { anonymous_users: false, email: true, phone: false },
-    disable_signup: true,
-    mailer_autoconfirm: true,
+    external: {
+      anonymous_users: false,
+      ...Object.fromEntries(OAUTH_PROVIDERS.map((name) => [name, false])),
+      email: project.emailEnabled,
+      phone: false,
+    },
+    disable_signup: !project.enableSignup,
+    mailer_autoconfirm: project.mailerAutoconfirm,
     phone_autoconfirm: false,
     sms_provider: "",
     saml_enabled: false,
-    saml_private_key_next_configured: false,
     passkeys_enabled: false,
   }));
 

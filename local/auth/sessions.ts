@@ -52,17 +52,37 @@ async function insertRefreshToken(
   return token;
 }
 
-/** A new session with its first refresh token. */
+/**
+ * A new session with its first refresh token, and the way it was
+ * authenticated recorded as GoTrue records it (auth.mfa_amr_claims), for the
+ * tokens' `amr` claim.
+ */
 export async function startSession(
   tx: postgres.TransactionSql,
   userId: string,
   userAgent: string | null,
+  method: string,
 ): Promise<{ session: SessionRow; refreshToken: string }> {
   const [session] = await tx<SessionRow[]>`
     insert into auth.sessions (id, user_id, created_at, updated_at, aal, user_agent)
     values (${crypto.randomUUID()}, ${userId}, now(), now(), 'aal1', ${userAgent})
     returning *`;
+  await tx`
+    insert into auth.mfa_amr_claims (id, session_id, created_at, updated_at, authentication_method)
+    values (${crypto.randomUUID()}, ${session.id}, now(), now(), ${method})`;
   return { session, refreshToken: await insertRefreshToken(tx, userId, session.id, null) };
+}
+
+/** The session's `amr` claim: each way it was authenticated, the most recent first. */
+export async function sessionAmr(
+  tx: postgres.TransactionSql,
+  sessionId: string,
+): Promise<{ method: string; timestamp: number }[]> {
+  const rows = await tx<{ method: string; timestamp: number }[]>`
+    select authentication_method as method, extract(epoch from updated_at)::bigint::int as timestamp
+    from auth.mfa_amr_claims where session_id = ${sessionId}
+    order by updated_at desc`;
+  return rows.map((row) => ({ method: row.method, timestamp: Number(row.timestamp) }));
 }
 
 interface ExchangePolicy {

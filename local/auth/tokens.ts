@@ -14,11 +14,19 @@ import type { LocalKeys } from "../keys.ts";
 import type { AuthOptions } from "./context.ts";
 import { errors } from "./errors.ts";
 import { runAccessTokenHook } from "./hook.ts";
-import type { SessionRow } from "./sessions.ts";
+import { sessionAmr, type SessionRow } from "./sessions.ts";
 import type { UserRow } from "./users.ts";
 
-/** How the session was authenticated, as GoTrue names it for the hook. */
-type AuthenticationMethod = "password" | "token_refresh" | "otp";
+/** How the session was authenticated, as GoTrue names it (models.AuthenticationMethod) for the hook and `amr`. */
+export type AuthenticationMethod =
+  | "password"
+  | "token_refresh"
+  | "otp"
+  | "magiclink"
+  | "recovery"
+  | "invite"
+  | "email/signup"
+  | "email_change";
 
 export interface AccessToken {
   token: string;
@@ -26,15 +34,12 @@ export interface AccessToken {
   expiresAt: number;
 }
 
-/**
- * The claims GoTrue issues, in its order. Password sign-in is the only way a
- * local session starts, so its one AMR entry is the password, dated when the
- * session began; refreshes keep it, as GoTrue does.
- */
+/** The claims GoTrue issues, in its order; `amr` lists how the session was authenticated, kept across refreshes. */
 function standardClaims(
   options: AuthOptions,
   user: UserRow,
   session: SessionRow,
+  amr: { method: string; timestamp: number }[],
   issuedAt: number,
   expiresAt: number,
 ): Record<string, unknown> {
@@ -50,7 +55,7 @@ function standardClaims(
     user_metadata: user.raw_user_meta_data ?? {},
     role: user.role,
     aal: session.aal ?? "aal1",
-    amr: [{ method: "password", timestamp: Math.floor(session.created_at.getTime() / 1000) }],
+    amr,
     session_id: session.id,
     is_anonymous: user.is_anonymous,
   };
@@ -66,7 +71,7 @@ export async function issueAccessToken(
 ): Promise<AccessToken> {
   const issuedAt = Math.floor(Date.now() / 1000);
   const expiresAt = issuedAt + options.jwtExpiry;
-  let claims = standardClaims(options, user, session, issuedAt, expiresAt);
+  let claims = standardClaims(options, user, session, await sessionAmr(tx, session.id), issuedAt, expiresAt);
   if (options.hook) {
     claims = await runAccessTokenHook(tx, options.hook, { user_id: user.id, claims, authentication_method: method });
   }

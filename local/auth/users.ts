@@ -1,9 +1,10 @@
 // Users and their e-mail identities in auth.users / auth.identities, written
 // as GoTrue writes them and answered in GoTrue's JSON shape.
-import bcrypt from "bcryptjs";
 import postgres from "postgres";
 import { authTransaction, jsonb, NIL_UUID } from "./db.ts";
 import { errors } from "./errors.ts";
+import { bcryptPool, truncatedByBcrypt } from "./passwords.ts";
+import { parseGoDuration } from "./project.ts";
 
 type Db = postgres.Sql | postgres.TransactionSql;
 type Json = Record<string, unknown>;
@@ -15,6 +16,12 @@ export interface UserRow {
   email: string | null;
   encrypted_password: string | null;
   email_confirmed_at: Date | null;
+  invited_at: Date | null;
+  confirmation_token: string | null;
+  confirmation_sent_at: Date | null;
+  recovery_token: string | null;
+  reauthentication_token: string | null;
+  reauthentication_sent_at: Date | null;
   phone: string | null;
   phone_confirmed_at: Date | null;
   confirmed_at: Date | null;
@@ -52,7 +59,6 @@ export interface User extends UserRow {
 /** The `aud` and `role` Supabase configures GoTrue with. */
 const AUDIENCE = "authenticated";
 const DEFAULT_ROLE = "authenticated";
-const BCRYPT_COST = 10;
 /** Supabase's default `minimum_password_length`. */
 const MIN_PASSWORD_LENGTH = 6;
 
@@ -66,12 +72,15 @@ export function userJson(user: User): Json {
     role: user.role,
     email: user.email ?? "",
     email_confirmed_at: iso(user.email_confirmed_at),
+    invited_at: iso(user.invited_at),
     phone: user.phone ?? "",
     phone_confirmed_at: iso(user.phone_confirmed_at),
+    confirmation_sent_at: iso(user.confirmation_sent_at),
     confirmed_at: iso(user.confirmed_at),
     recovery_sent_at: iso(user.recovery_sent_at),
     new_email: user.email_change || undefined,
     email_change_sent_at: iso(user.email_change_sent_at),
+    reauthentication_sent_at: iso(user.reauthentication_sent_at),
     last_sign_in_at: iso(user.last_sign_in_at),
     app_metadata: user.raw_app_meta_data ?? {},
     user_metadata: user.raw_user_meta_data ?? {},
@@ -131,20 +140,15 @@ let dummyHash: Promise<string> | undefined;
  * as long either way and does not reveal which e-mail addresses exist.
  */
 export async function verifyPassword(password: string, hash: string | null | undefined): Promise<boolean> {
-  dummyHash ??= bcrypt.hash("not-a-password", BCRYPT_COST);
-  const matches = await bcrypt.compare(password, hash || await dummyHash);
+  dummyHash ??= bcryptPool.hash("not-a-password");
+  const matches = await bcryptPool.compare(password, hash || await dummyHash);
   return matches && Boolean(hash);
 }
 
 /** bcrypt reads only the first 72 bytes; GoTrue refuses longer passwords rather than ignore the rest. */
 export function hashPassword(password: string, tooLong: () => Error): Promise<string> {
-  if (bcrypt.truncates(password)) throw tooLong();
-  return bcrypt.hash(password, BCRYPT_COST);
-}
-
-/** Like GoTrue, a user created without a password gets a random one nobody knows. */
-function randomPassword(): string {
-  return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  if (truncatedByBcrypt(password)) throw tooLong();
+  return bcryptPool.hash(password);
 }
 
 // --- admin writes ------------------------------------------------------------
@@ -171,40 +175,86 @@ export async function createUser(sql: postgres.Sql, params: CreateUserParams): P
   const bannedUntil = banExpiry(params.ban_duration, null);
   const encryptedPassword = await hashPassword(params.password || randomPassword(), errors.passwordTooLongForBcrypt);
   const confirmed = params.email_confirm === true;
-  const appMetadata = mergeMetadata({ provider: "email", providers: ["email"] }, params.app_metadata);
-  // GoTrue records a confirmation in the user's metadata too.
-  const userMetadata = mergeMetadata(params.user_metadata ?? {}, confirmed ? { email_verified: true } : null);
+  return await authTransaction(sql, (tx) =>
+    insertUser(tx, {
+      id,
+      email,
+      encryptedPassword,
+      confirmed,
+      role: params.role,
+      appMetadata: params.app_metadata,
+      userMetadata: params.user_metadata,
+      bannedUntil,
+    }));
+}
 
-  return await authTransaction(sql, async (tx) => {
-    let user: UserRow;
-    try {
-      // The token columns are '' rather than null because GoTrue cannot read null there.
-      [user] = await tx<UserRow[]>`
-        insert into auth.users (
-          instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
-          raw_app_meta_data, raw_user_meta_data, banned_until, is_anonymous, created_at, updated_at,
-          confirmation_token, recovery_token, email_change_token_new, email_change
-        ) values (
-          ${NIL_UUID}, ${id}, ${AUDIENCE}, ${params.role?.trim() || DEFAULT_ROLE}, ${email}, ${encryptedPassword},
-          case when ${confirmed} then now() end, ${jsonb(tx, appMetadata)}, ${jsonb(tx, userMetadata)},
-          ${bannedUntil}, false, now(), now(), '', '', '', ''
-        )
-        returning *`;
-    } catch (error) {
-      if (error instanceof postgres.PostgresError && error.constraint_name === "users_email_partial_key") {
-        throw errors.emailExists();
-      }
-      throw error;
+export interface NewUser {
+  id?: string;
+  /** Already validated (validateEmail). */
+  email: string;
+  /** A bcrypt hash, or "" for a user without a password (an invited one), as GoTrue stores it. */
+  encryptedPassword: string;
+  confirmed: boolean;
+  role?: string;
+  appMetadata?: Json | null;
+  userMetadata?: Json | null;
+  /** Extra fields of the identity's data (sign-up copies its `data` there). */
+  identityData?: Json | null;
+  bannedUntil?: Date | null;
+}
+
+/** Inserts a user and its e-mail identity, as GoTrue's signupNewUser and createNewIdentity do. */
+export async function insertUser(tx: postgres.TransactionSql, params: NewUser): Promise<User> {
+  const appMetadata = mergeMetadata({ provider: "email", providers: ["email"] }, params.appMetadata);
+  // GoTrue records a confirmation in the user's metadata too.
+  const userMetadata = mergeMetadata(params.userMetadata ?? {}, params.confirmed ? { email_verified: true } : null);
+  let user: UserRow;
+  try {
+    // The token columns are '' rather than null because GoTrue cannot read null there.
+    [user] = await tx<UserRow[]>`
+      insert into auth.users (
+        instance_id, id, aud, role, email, encrypted_password, email_confirmed_at,
+        raw_app_meta_data, raw_user_meta_data, banned_until, is_anonymous, created_at, updated_at,
+        confirmation_token, recovery_token, email_change_token_new, email_change
+      ) values (
+        ${NIL_UUID}, ${params.id ?? crypto.randomUUID()}, ${AUDIENCE}, ${params.role?.trim() || DEFAULT_ROLE},
+        ${params.email}, ${params.encryptedPassword}, case when ${params.confirmed} then now() end,
+        ${jsonb(tx, appMetadata)}, ${jsonb(tx, userMetadata)}, ${params.bannedUntil ?? null}, false, now(), now(),
+        '', '', '', ''
+      )
+      returning *`;
+  } catch (error) {
+    if (error instanceof postgres.PostgresError && error.constraint_name === "users_email_partial_key") {
+      throw errors.emailExists();
     }
-    await tx`
-      insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
-      values (
-        ${user.id}, ${user.id},
-        ${jsonb(tx, { sub: user.id, email, email_verified: false, phone_verified: false })},
-        'email', now(), now(), now()
-      )`;
-    return (await withIdentities(tx, user))!;
-  });
+    throw error;
+  }
+  const identityData = {
+    ...params.identityData,
+    sub: user.id,
+    email: params.email,
+    email_verified: false,
+    phone_verified: false,
+  };
+  await tx`
+    insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at, created_at, updated_at)
+    values (${user.id}, ${user.id}, ${jsonb(tx, identityData)}, 'email', now(), now(), now())`;
+  return (await withIdentities(tx, user))!;
+}
+
+/** GoTrue's User.Confirm, and its sign-up verification's mark on the e-mail identity. */
+export async function confirmUser(tx: postgres.TransactionSql, userId: string): Promise<void> {
+  await tx`update auth.users set confirmation_token = '', email_confirmed_at = now(),
+             raw_user_meta_data = coalesce(raw_user_meta_data, '{}') || '{"email_verified": true}', updated_at = now()
+           where id = ${userId}`;
+  await tx`update auth.identities set identity_data = identity_data || '{"email_verified": true}', updated_at = now()
+           where user_id = ${userId} and provider = 'email'
+             and identity_data ->> 'email' = (select email from auth.users where id = ${userId})`;
+}
+
+/** A password nobody knows, for users created without one (GoTrue's password.Generate). */
+export function randomPassword(): string {
+  return [...crypto.getRandomValues(new Uint8Array(32))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** What an admin update may change: everything creation takes but the id and the e-mail. */
@@ -263,6 +313,7 @@ function validateCustomId(id: string): string {
 
 /** GoTrue's checks (the HTML5 address grammar), and it stores addresses in lower case. */
 export function validateEmail(email: string): string {
+  if (email === "") throw errors.emailRequired();
   if (email.length > 255) throw errors.emailTooLong();
   const pattern =
     /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
@@ -270,9 +321,9 @@ export function validateEmail(email: string): string {
   return email.toLowerCase();
 }
 
-export function checkPasswordStrength(password: string): string {
+export function checkPasswordStrength(password: string, minLength = MIN_PASSWORD_LENGTH): string {
   if (new TextEncoder().encode(password).length > 72) throw errors.passwordTooLong();
-  if (password.length < MIN_PASSWORD_LENGTH) throw errors.weakPassword(MIN_PASSWORD_LENGTH);
+  if (password.length < minLength) throw errors.weakPassword(minLength);
   return password;
 }
 
@@ -292,31 +343,4 @@ function banExpiry(banDuration: string | undefined, current: Date | null): Date 
   const ms = parseGoDuration(banDuration);
   if (ms === null) throw errors.invalidBanDuration(banDuration);
   return ms === 0 ? null : new Date(Date.now() + ms);
-}
-
-const DURATION_UNITS_MS: Record<string, number> = {
-  ns: 1e-6,
-  us: 1e-3,
-  "µs": 1e-3,
-  "μs": 1e-3,
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-};
-
-/** Go's time.ParseDuration, in milliseconds; null when malformed. */
-function parseGoDuration(text: string): number | null {
-  const sign = text.startsWith("-") ? -1 : 1;
-  const body = text.replace(/^[-+]/, "");
-  if (body === "0") return 0;
-  if (body === "") return null;
-  const part = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
-  let total = 0;
-  while (part.lastIndex < body.length) {
-    const match = part.exec(body);
-    if (!match) return null;
-    total += Number(match[1]) * DURATION_UNITS_MS[match[2]];
-  }
-  return sign * total;
 }

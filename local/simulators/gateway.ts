@@ -2,6 +2,7 @@
 // and Pix transfers in memory, answering as the gateway does. Runtime-neutral
 // (a fetch handler), so the local stack serves it and the test suite wraps it
 // in its loopback fake, where tests make it slow or failing.
+import { Hono } from "hono";
 import { qrPngBase64 } from "./qr-png.ts";
 
 // The object shape of functions/_shared/gateway.ts, restated: that module reads
@@ -85,104 +86,97 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
       if (sim.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
       if (sim.mode === "fail") return internalError();
       if (sim.mode === "reject") return gatewayError(400, "invalid_action", "Operation rejected by the gateway");
-      const answer = await handle(req.method, path, url.searchParams, req.headers.get("access_token"), body);
+      const inner = new Request(new URL(`${path}${url.search}`, "http://gateway"), { method: req.method });
+      const input = typeof body === "object" && body !== null ? body as Record<string, unknown> : {};
+      const answer = await api.fetch(inner, { body: input, accessToken: req.headers.get("access_token") });
       return sim.mode === "fail-after-create" ? internalError() : answer;
     },
   };
 
-  async function handle(
-    method: string,
-    path: string,
-    query: URLSearchParams,
-    accessToken: string | null,
-    body: unknown,
-  ): Promise<Response> {
-    if (!accessToken) return gatewayError(401, "invalid_access_token", "Missing access token");
-    const input = (body ?? {}) as Record<string, unknown>;
+  /** The gateway's API, from /v3 on; `env` carries what fetch already read of the request. */
+  const api = new Hono<{ Bindings: { body: Record<string, unknown>; accessToken: string | null } }>();
+  api.use("*", async (c, next) => {
+    if (!c.env.accessToken) return gatewayError(401, "invalid_access_token", "Missing access token");
+    await next();
+  });
+  api.post("/v3/customers", (c) => {
+    const input = c.env.body;
+    if (!input.name || !input.cpfCnpj) return gatewayError(400, "invalid_object", "name and cpfCnpj are required");
+    const customer = { object: "customer", id: nextId("cus"), status: "ACTIVE", ...input };
+    sim.customers.set(customer.id, customer);
+    return json(customer);
+  });
+  api.post("/v3/payments", (c) => {
+    const input = c.env.body;
+    if (!sim.customers.has(String(input.customer))) return gatewayError(400, "invalid_customer", "Customer not found");
+    if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+    const payment: GatewayObject = {
+      object: "payment",
+      id: nextId("pay"),
+      status: "PENDING",
+      dateCreated: today(),
+      ...input,
+      value: input.value as number,
+    };
+    sim.payments.set(payment.id, payment);
+    return json(payment);
+  });
+  api.get("/v3/payments/:id/pixQrCode", async (c) => {
+    const id = c.req.param("id");
+    if (!sim.payments.has(id)) return gatewayError(404, "not_found", "Payment not found");
+    const payload = `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${id}5204000053039865802BR6304ABCD`;
+    return json({
+      encodedImage: options.pngQrCodes ? await qrPngBase64(payload) : btoa(`qr:${id}`),
+      payload,
+      expirationDate: `${today(1)} 23:59:59`,
+    });
+  });
+  api.post("/v3/transfers", (c) => {
+    const input = c.env.body;
+    if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+    if (!input.pixAddressKey) return gatewayError(400, "invalid_pix_key", "Pix key is required");
+    const transfer: GatewayObject = {
+      object: "transfer",
+      id: nextId("tra"),
+      status: "PENDING",
+      dateCreated: today(),
+      ...input,
+      value: input.value as number,
+    };
+    sim.transfers.set(transfer.id, transfer);
+    return json(transfer);
+  });
+  api.delete("/v3/payments/:id", (c) => {
+    const payment = sim.payments.get(c.req.param("id"));
+    if (!payment) return gatewayError(404, "not_found", "Payment not found");
+    if (payment.status !== "PENDING" && payment.status !== "OVERDUE") {
+      return gatewayError(400, "invalid_action", `A payment with status ${payment.status} cannot be removed`);
+    }
+    payment.deleted = true;
+    payment.status = "DELETED";
+    return json({ deleted: true, id: payment.id });
+  });
+  api.get("/v3/transfers", (c) => {
+    // The list, oldest first, filtered by creation day as the gateway's list is.
+    const from = c.req.query("dateCreated[ge]") ?? "";
+    const offset = Math.max(0, Number(c.req.query("offset") ?? 0) || 0);
+    const limit = Math.min(100, Math.max(1, Number(c.req.query("limit") ?? 10) || 10));
+    const all = [...sim.transfers.values()].filter((t) => String(t.dateCreated ?? "") >= from);
+    const data = all.slice(offset, offset + limit);
+    return json({
+      object: "list",
+      hasMore: offset + data.length < all.length,
+      totalCount: all.length,
+      limit,
+      offset,
+      data,
+    });
+  });
+  api.get("/v3/:kind{payments|transfers}/:id", (c) => {
+    const object = (c.req.param("kind") === "payments" ? sim.payments : sim.transfers).get(c.req.param("id"));
+    return object ? json(object) : gatewayError(404, "not_found", "Object not found");
+  });
+  api.notFound((c) => gatewayError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}`));
 
-    let match: RegExpExecArray | null;
-    if (method === "POST" && path === "/v3/customers") {
-      if (!input.name || !input.cpfCnpj) return gatewayError(400, "invalid_object", "name and cpfCnpj are required");
-      const customer = { object: "customer", id: nextId("cus"), status: "ACTIVE", ...input };
-      sim.customers.set(customer.id, customer);
-      return json(customer);
-    }
-    if (method === "POST" && path === "/v3/payments") {
-      if (!sim.customers.has(String(input.customer))) {
-        return gatewayError(400, "invalid_customer", "Customer not found");
-      }
-      if (typeof input.value !== "number" || input.value <= 0) {
-        return gatewayError(400, "invalid_value", "Invalid value");
-      }
-      const payment: GatewayObject = {
-        object: "payment",
-        id: nextId("pay"),
-        status: "PENDING",
-        dateCreated: today(),
-        ...input,
-        value: input.value as number,
-      };
-      sim.payments.set(payment.id, payment);
-      return json(payment);
-    }
-    if (method === "GET" && (match = /^\/v3\/payments\/([^/]+)\/pixQrCode$/.exec(path))) {
-      if (!sim.payments.has(match[1])) return gatewayError(404, "not_found", "Payment not found");
-      const payload = `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${
-        match[1]
-      }5204000053039865802BR6304ABCD`;
-      return json({
-        encodedImage: options.pngQrCodes ? await qrPngBase64(payload) : btoa(`qr:${match[1]}`),
-        payload,
-        expirationDate: `${today(1)} 23:59:59`,
-      });
-    }
-    if (method === "POST" && path === "/v3/transfers") {
-      if (typeof input.value !== "number" || input.value <= 0) {
-        return gatewayError(400, "invalid_value", "Invalid value");
-      }
-      if (!input.pixAddressKey) return gatewayError(400, "invalid_pix_key", "Pix key is required");
-      const transfer: GatewayObject = {
-        object: "transfer",
-        id: nextId("tra"),
-        status: "PENDING",
-        dateCreated: today(),
-        ...input,
-        value: input.value as number,
-      };
-      sim.transfers.set(transfer.id, transfer);
-      return json(transfer);
-    }
-    if (method === "DELETE" && (match = /^\/v3\/payments\/([^/]+)$/.exec(path))) {
-      const payment = sim.payments.get(match[1]);
-      if (!payment) return gatewayError(404, "not_found", "Payment not found");
-      if (payment.status !== "PENDING" && payment.status !== "OVERDUE") {
-        return gatewayError(400, "invalid_action", `A payment with status ${payment.status} cannot be removed`);
-      }
-      payment.deleted = true;
-      payment.status = "DELETED";
-      return json({ deleted: true, id: payment.id });
-    }
-    if (method === "GET" && path === "/v3/transfers") {
-      // The list, oldest first, filtered by creation day as the gateway's list is.
-      const from = query.get("dateCreated[ge]") ?? "";
-      const offset = Math.max(0, Number(query.get("offset") ?? 0) || 0);
-      const limit = Math.min(100, Math.max(1, Number(query.get("limit") ?? 10) || 10));
-      const all = [...sim.transfers.values()].filter((t) => String(t.dateCreated ?? "") >= from);
-      const data = all.slice(offset, offset + limit);
-      return json({
-        object: "list",
-        hasMore: offset + data.length < all.length,
-        totalCount: all.length,
-        limit,
-        offset,
-        data,
-      });
-    }
-    if (method === "GET" && (match = /^\/v3\/(payments|transfers)\/([^/]+)$/.exec(path))) {
-      const object = (match[1] === "payments" ? sim.payments : sim.transfers).get(match[2]);
-      return object ? json(object) : gatewayError(404, "not_found", "Object not found");
-    }
-    return gatewayError(404, "not_found", `No route ${method} ${path}`);
-  }
   return sim;
 }

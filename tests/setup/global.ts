@@ -6,7 +6,7 @@ import type { TestProject } from "vitest/node";
 import { createGatewaySimulator, type GatewaySimulator } from "../../local/simulators/gateway.ts";
 import { createRoutingSimulator, type RoutingSimulator } from "../../local/simulators/routing.ts";
 import { startFake } from "../support/fake-server.ts";
-import { privateDir, startOwnStack } from "../support/stack.ts";
+import { LIFTED_AUTH_RATE_LIMITS, privateDir, startOwnStack } from "../support/stack.ts";
 
 export interface StackInfo {
   apiUrl: string;
@@ -56,6 +56,9 @@ export default async function setup(project: TestProject) {
       ROUTING_URL: routing.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: platformWebhookSecret,
       AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1",
+      // The test files sign in, verify and recover from one address, in parallel, far faster than
+      // config.toml's per-IP limits allow; tests/auth-signup.test.ts runs a stack of its own with them.
+      ...LIFTED_AUTH_RATE_LIMITS,
     },
   });
   const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(stack.output())?.[1] ?? "";

@@ -9,6 +9,16 @@ import { resolve } from "node:path";
 
 export const projectRoot = resolve(import.meta.dirname, "../..");
 
+/**
+ * GoTrue's own variables for the rate limits config.toml sets (local/auth/project.ts), high enough never to
+ * be reached: GoTrue's per-IP bucket holds 30 requests and refills at the rate per 5 minutes.
+ */
+export const LIFTED_AUTH_RATE_LIMITS: Record<string, string> = {
+  GOTRUE_RATE_LIMIT_TOKEN_REFRESH: "1000000000",
+  GOTRUE_RATE_LIMIT_OTP: "1000000000",
+  GOTRUE_RATE_LIMIT_VERIFY: "1000000000",
+};
+
 export function freePort(): Promise<number> {
   return new Promise((done, fail) => {
     const server = createServer();
