@@ -74,7 +74,12 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     apiKeys: [keys.anonKey, keys.serviceRoleKey],
   });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
-  const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
+  const storage = await createStorage({
+    sql,
+    verifyToken: verify,
+    jwtSecret: keys.jwtSecret,
+    dataDir: config.env.DATA_DIR,
+  });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
   const web = createWebApp({
@@ -106,9 +111,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
     if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
     if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
-    if (path.startsWith("/storage/v1/")) {
-      return withCors(req.method === "OPTIONS" ? new Response(null) : await storage(req));
-    }
+    if (path.startsWith("/storage/v1/")) return await storage.fetch(req);
     if (path.startsWith("/_sim/gateway/")) return await gateway.fetch(req);
     if (path.startsWith("/_sim/routing/")) return await routing.fetch(req);
 
