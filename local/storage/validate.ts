@@ -44,7 +44,8 @@ export function checkAllowedMimeTypes(types: string[]): void {
   }
 }
 
-const AJV_TYPES: Record<string, string> = { int: "integer", array: "array", object: "object", record: "object" };
+// Every number Storage's routes take is an integer.
+const AJV_TYPES: Record<string, string> = { int: "integer", number: "integer", record: "object" };
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {
   let value = input;
