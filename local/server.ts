@@ -108,7 +108,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     const url = new URL(req.url);
     const path = url.pathname;
     if (path.startsWith("/auth/v1/")) return withCors(req.method === "OPTIONS" ? new Response(null) : await auth(req));
-    if (path === "/realtime/v1/websocket" || path.startsWith("/realtime/v1/api/")) return await realtime.handle(req);
+    if (path.startsWith("/realtime/v1/")) return await realtime.fetch(req);
     if (path === "/rest/v1" || path.startsWith("/rest/v1/")) return await rest.handle(req);
     if (path.startsWith("/_mail/api/v1/")) return auth.mailbox(req);
     if (path.startsWith("/storage/v1/")) return await storage.fetch(req);

@@ -1,12 +1,15 @@
 // Request bodies of the Storage stand-in, never read whole into memory past
 // their limit: JSON bodies up to Fastify's default bodyLimit (1 MiB), as
-// Storage's framework refuses larger ones (413); uploads streamed to a file as
+// Storage's framework refuses larger ones (413), read by the project's one
+// bounded reader (functions/_shared/route.ts readBody); uploads streamed to a file as
 // they arrive, refused once the file passes the bucket's (or the project's)
 // size limit, as Storage's uploader does (EntityTooLarge), with or without a
 // Content-Length. A multipart upload is parsed as a stream: the fields before
 // the first file part (cacheControl, metadata, contentType) and that file,
 // as @fastify/multipart's request.file() gives them to Storage.
 import { createHash } from "node:crypto";
+import { HttpError } from "../../functions/_shared/errors.ts";
+import { readBody } from "../../functions/_shared/route.ts";
 import { bodyTooLarge, ERRORS, FrameworkError, invalidJsonBody } from "./errors.ts";
 
 /** Fastify's default bodyLimit, which Storage keeps for its JSON routes. */
@@ -19,37 +22,16 @@ const MAX_PART_HEADERS = 16 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Reads a body of at most `limit` bytes, refusing a longer one as soon as it is known to be longer. */
-export async function readBounded(req: Request, limit: number, tooLarge: () => Error): Promise<Uint8Array> {
-  const declared = req.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) throw tooLarge();
-  if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
 /** A JSON body as Fastify parses it for Storage: undefined when there is none. */
 export async function readJson(req: Request): Promise<unknown> {
   const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  const bytes = await readBounded(req, JSON_BODY_LIMIT, bodyTooLarge);
+  let bytes: Uint8Array;
+  try {
+    bytes = await readBody(req, JSON_BODY_LIMIT);
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 413) throw bodyTooLarge();
+    throw error;
+  }
   if (bytes.byteLength === 0) {
     if (type === "application/json") {
       throw new FrameworkError(
