@@ -265,7 +265,8 @@ describe("postgres_changes", () => {
     expect(await db()`select 1 from realtime.subscription where entity = 's26.unpublished'::regclass`).toEqual([]);
   });
 
-  it("answers the join with the bindings and their ids, and sends each change under the ids it matches", async () => {
+  /** A Phoenix socket of its own (vsn 2.0.0), joined to a topic with `bindings`: the frames it receives. */
+  async function rawJoin(bindings: Record<string, unknown>[]) {
     const socket = new WebSocket(
       `${stack().apiUrl.replace("http", "ws")}/realtime/v1/websocket?apikey=${stack().anonKey}&vsn=2.0.0`,
     );
@@ -273,12 +274,17 @@ describe("postgres_changes", () => {
     socket.addEventListener("message", (event) => frames.push(JSON.parse(String(event.data))));
     await new Promise((resolve) => socket.addEventListener("open", resolve));
     const topic = `realtime:s26-raw-${randomUUID()}`;
+    socket.send(JSON.stringify(["1", "1", topic, "phx_join", { config: { postgres_changes: bindings } }]));
+    await until(() => frames.some((f) => f[3] === "system"));
+    return { socket, frames, topic };
+  }
+
+  it("answers the join with the bindings and their ids, and sends each change under the ids it matches", async () => {
     const bindings = [
       { event: "INSERT", schema: "s26", table: "numbers", filter: "n=eq.42" },
       { event: "*", schema: "s26", table: "numbers" },
     ];
-    socket.send(JSON.stringify(["1", "1", topic, "phx_join", { config: { postgres_changes: bindings } }]));
-    await until(() => frames.some((f) => f[3] === "phx_reply"));
+    const { socket, frames, topic } = await rawJoin(bindings);
     const [, , , , reply] = frames.find((f) => f[3] === "phx_reply");
     expect(reply.status).toBe("ok");
     const ids = reply.response.postgres_changes.map((b: any) => b.id);
@@ -306,6 +312,18 @@ describe("postgres_changes", () => {
     });
     expect(changes[0][4].ids).toHaveLength(2);
     expect(changes[1][4].ids).toEqual([ids[1]]);
+    socket.close();
+  });
+
+  it("sends only the selected columns (and the key) to a binding with `select`", async () => {
+    const { socket, frames } = await rawJoin([{ event: "INSERT", schema: "s26", table: "numbers", select: ["name"] }]);
+    expect(frames.find((f) => f[3] === "system")[4]).toMatchObject({ status: "ok" });
+    const id = Math.floor(Math.random() * 1e9);
+    await db()`insert into s26.numbers (id, n, name) values (${id}, 5, 'picked')`;
+    await until(() => frames.some((f) => f[3] === "postgres_changes"));
+    const { data } = frames.find((f) => f[3] === "postgres_changes")[4];
+    expect(data.record).toEqual({ id, name: "picked" });
+    expect(data.columns).toEqual([{ name: "id", type: "int4" }, { name: "name", type: "text" }]);
     socket.close();
   });
 
