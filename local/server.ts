@@ -74,12 +74,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     apiKeys: [keys.anonKey, keys.serviceRoleKey],
   });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
-  const storage = await createStorage({
-    sql,
-    verifyToken: verify,
-    jwtSecret: keys.jwtSecret,
-    dataDir: config.env.DATA_DIR,
-  });
+  const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
   const web = createWebApp({

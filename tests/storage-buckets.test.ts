@@ -189,6 +189,20 @@ describe("a call Storage does not have", () => {
     }
   });
 
+  it("answers a browser's preflight, as the API gateway does for Storage", async () => {
+    const res = await fetch(`${stack().apiUrl}/storage/v1/object/delivery-proofs/a/b.png`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "http://localhost:5173",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, x-upsert, x-metadata",
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("access-control-allow-headers")).toContain("x-upsert");
+  });
+
   it("reports the Storage version the stand-in follows", async () => {
     const res = await call("GET", "/version");
     expect(res.status).toBe(200);

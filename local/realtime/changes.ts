@@ -270,7 +270,8 @@ class ChangeStream {
       connect_timeout: 3,
       fetch_types: false,
       onnotice: () => {},
-      connection: { application_name: "realtime_rls" },
+      // Creating a slot waits for the transactions running then; a join waits no longer than realtime-js would.
+      connection: { application_name: "realtime_rls", statement_timeout: 8_000 },
       onclose: () => (this.#slotReady = false),
     });
     return this.#conn;

@@ -42,8 +42,8 @@ const DEFAULT_FILE_SIZE_LIMIT = "50MiB";
 /** Storage's default uploadSignedUrlExpirationTime. */
 const UPLOAD_URL_SECONDS = 7200;
 
-async function projectFileSizeLimit(configUrl: URL): Promise<number> {
-  const config = parseToml(await Deno.readTextFile(configUrl)) as { storage?: { file_size_limit?: unknown } };
+function projectFileSizeLimit(configUrl: URL): number {
+  const config = parseToml(Deno.readTextFileSync(configUrl)) as { storage?: { file_size_limit?: unknown } };
   const limit = config.storage?.file_size_limit;
   return parseConfigSize(typeof limit === "string" ? limit : DEFAULT_FILE_SIZE_LIMIT);
 }
@@ -69,13 +69,13 @@ function withHeader(res: Response, name: string, value: string): Response {
   }
 }
 
-export async function createStorage(options: StorageOptions): Promise<Storage> {
+export function createStorage(options: StorageOptions): Storage {
   const ctx: StorageContext = {
     db: new StorageDb(options.sql),
     files: new ObjectFiles(`${options.dataDir}/storage`),
     verifyToken: options.verifyToken,
     urlSigningKey: new TextEncoder().encode(options.jwtSecret),
-    fileSizeLimit: await projectFileSizeLimit(options.configUrl ?? new URL("supabase/config.toml", projectRoot)),
+    fileSizeLimit: projectFileSizeLimit(options.configUrl ?? new URL("supabase/config.toml", projectRoot)),
     uploadUrlSeconds: UPLOAD_URL_SECONDS,
   };
 
