@@ -231,6 +231,9 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
       "max_connections=200",
       "-c",
       "lc_messages=C",
+      // Logical decoding, which Realtime's postgres_changes reads (local/realtime/changes.ts), as on Supabase.
+      "-c",
+      "wal_level=logical",
     ]);
     // Its own process group: the terminal's Ctrl-C reaches us, and we stop the server in order.
     const process = new Deno.Command(cmd, {

@@ -123,12 +123,11 @@ export async function startServer(options: ServerOptions): Promise<Server> {
 
   app.use("/auth/v1/*", gatewayCors);
   app.route("/auth/v1", auth.app);
-  app.all("/realtime/v1/websocket", (c) => realtime.handle(c.req.raw));
-  app.all("/realtime/v1/api/*", (c) => realtime.handle(c.req.raw));
+  // Realtime gets the request itself: upgrading to a websocket needs the original.
+  app.all("/realtime/v1/*", (c) => realtime.fetch(c.req.raw));
   app.all("/rest/v1", (c) => rest.handle(c.req.raw));
   app.all("/rest/v1/*", (c) => rest.handle(c.req.raw));
-  app.use("/storage/v1/*", gatewayCors);
-  app.all("/storage/v1/*", (c) => storage(c.req.raw));
+  app.all("/storage/v1/*", (c) => storage.fetch(c.req.raw));
 
   app.use("/_mail/*", localOnly, localBodyLimit);
   app.route("/_mail/api/v1", auth.mailbox);

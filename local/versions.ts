@@ -12,6 +12,11 @@ export const EMULATED = {
    * or later, which hosted projects run. Realtime reports no version to clients.
    */
   realtime: "v2.129.8",
+  /**
+   * supabase/storage (storage-api): reported by /storage/v1/version. Newer than the CLI's pin of the
+   * images this was written against; the bucket and object API supabase-js calls is the same.
+   */
+  storage: "v1.70.6",
   /** PostgREST: reported by /rest/v1 in the `Server` header, as `postgrest/<major.minor>`. */
   postgrest: "v14.12",
   /** Mailpit, the local mail catcher whose message API /_mail/api/v1 follows. */

@@ -4,6 +4,7 @@
 import type postgres from "postgres";
 import type { Claims } from "../../functions/_shared/jwt.ts";
 import { authorize, authorizeWrite, type Policies } from "./authorization.ts";
+import { bindingId, type ChangeMessage, type ChangeSubscriber, type PostgresChanges } from "./changes.ts";
 import { log } from "./log.ts";
 import type { PresenceDiff, PresenceState } from "./presence.ts";
 import {
@@ -35,6 +36,8 @@ export interface SessionOptions {
   apiKey: string;
   headers: Record<string, string>;
   hub: Hub;
+  /** postgres_changes: the subscriptions of joined channels and the changes they receive. */
+  changes: PostgresChanges;
 }
 
 interface JoinConfig {
@@ -55,9 +58,6 @@ interface Denial {
 
 // Realtime re-confirms a channel's token at least this often, and at its expiry.
 const TOKEN_RECHECK_MS = 5 * 60_000;
-
-const POSTGRES_CHANGES_UNSUPPORTED =
-  "PostgresChangesNotSupported: the local Realtime serves Broadcast and Presence only; publish with realtime.send()";
 
 /** Channels of public and private joins of one topic never see each other's messages. */
 export function topicKey(subTopic: string, isPrivate: boolean): string {
@@ -102,10 +102,12 @@ function asBroadcast(payload: unknown): Broadcast | null {
 
 const revoked = (before: boolean | null | undefined, after: boolean | null) => before === true && after === false;
 
-export class Channel {
+export class Channel implements ChangeSubscriber {
   readonly key: string;
   policies: Policies | null = null;
   tokenTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Changes that arrived before the join's reply went out, sent right after it. */
+  #heldChanges: ChangeMessage[] | null = [];
 
   constructor(
     readonly session: Session,
@@ -127,6 +129,19 @@ export class Channel {
   deliverPresenceDiff(diff: PresenceDiff): void {
     if (this.config.private && this.policies?.presenceRead !== true) return;
     this.session.sendPush(this, null, "presence_diff", diff);
+  }
+
+  /** A postgres_changes message, as Realtime's MessageDispatcher pushes it (never before the join's reply). */
+  deliverChange(message: ChangeMessage): void {
+    if (this.#heldChanges) this.#heldChanges.push(message);
+    else this.session.sendPush(this, null, "postgres_changes", message);
+  }
+
+  /** The join's reply is out: changes flow from now on. */
+  releaseChanges(): void {
+    const held = this.#heldChanges ?? [];
+    this.#heldChanges = null;
+    for (const message of held) this.session.sendPush(this, null, "postgres_changes", message);
   }
 
   /** Like Realtime's dispatcher, a private channel without broadcast read gets no broadcasts. */
@@ -235,18 +250,30 @@ export class Session {
     this.#channels.set(channel.topic, channel);
     this.options.hub.subscribe(channel);
     this.#scheduleTokenCheck(channel);
+    // Realtime subscribes the bindings after its reply; here before it, so that SUBSCRIBED means every change
+    // committed from then on arrives. A binding that cannot be subscribed leaves the channel joined (for
+    // Broadcast and Presence) with Realtime's `system` error, as Realtime leaves it.
+    const subscribed = config.postgresChanges.length > 0
+      ? await this.options.changes.subscribe(channel, config.postgresChanges, channel.claims)
+      : null;
+    if (!this.#isCurrent(channel)) {
+      await this.options.changes.unsubscribe(channel);
+      return;
+    }
     // Realtime answers with the postgres_changes bindings, each with its id, for the client to match.
-    const postgresChanges = config.postgresChanges.map((params, index) => ({ ...params, id: index + 1 }));
+    const postgresChanges = config.postgresChanges.map((params) => ({ ...params, id: bindingId(params) }));
     this.#send(reply(message, channel.joinRef, "ok", { postgres_changes: postgresChanges }));
     // PresenceHandler.sync: the current state, to public channels and to private ones that may read presence.
     if (config.presenceEnabled && (!config.private || channel.policies?.presenceRead === true)) {
       this.sendPush(channel, channel.joinRef, "presence_state", this.options.hub.presenceState(channel));
     }
-    if (postgresChanges.length > 0) {
-      // As when Realtime cannot subscribe to the database: the channel stays joined for Broadcast.
-      log("postgres_changes_unsupported", { topic: subTopic });
-      this.#pushSystem(channel, "postgres_changes", POSTGRES_CHANGES_UNSUPPORTED);
+    if (subscribed?.ok) {
+      this.#pushSystem(channel, "postgres_changes", "Subscribed to PostgreSQL", "ok");
+    } else if (subscribed) {
+      log("postgres_changes_refused", { topic: subTopic, reason: subscribed.message });
+      this.#pushSystem(channel, "postgres_changes", subscribed.message);
     }
+    channel.releaseChanges();
   }
 
   /** The policies of a private channel, or why it may not be joined (Realtime needs broadcast or presence read). */
@@ -278,6 +305,8 @@ export class Session {
     if (!this.#isCurrent(channel)) return;
     if (!check.ok) return this.#shutdown(channel, shutdownMessage(check.problem));
     channel.claims = check.claims;
+    // Realtime re-subscribes a channel's postgres_changes with the new claims.
+    await this.options.changes.updateClaims(channel, check.claims);
 
     if (channel.config.private) {
       const result = await this.#readPolicies(channel);
@@ -375,13 +404,13 @@ export class Session {
     this.#close(channel);
   }
 
-  #pushSystem(channel: Channel, extension: string, text: string): void {
+  #pushSystem(channel: Channel, extension: string, text: string, status: "ok" | "error" = "error"): void {
     this.#send({
       joinRef: channel.joinRef,
       ref: null,
       topic: channel.topic,
       event: "system",
-      payload: { extension, status: "error", message: text, channel: channel.subTopic },
+      payload: { extension, status, message: text, channel: channel.subTopic },
     });
   }
 
@@ -399,6 +428,7 @@ export class Session {
   #forget(channel: Channel): void {
     clearTimeout(channel.tokenTimer);
     this.options.hub.unsubscribe(channel);
+    void this.options.changes.unsubscribe(channel);
     if (this.#isCurrent(channel)) this.#channels.delete(channel.topic);
   }
 
