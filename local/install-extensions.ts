@@ -16,8 +16,9 @@ export async function installExtensions(): Promise<void> {
     const text = await Deno.readTextFile(new URL(entry.name, source));
     const target = new URL(entry.name, EXTENSION_DIR);
     if ((await Deno.readTextFile(target).catch(() => null)) === text) continue;
-    // Written whole then renamed: a server starting beside us never reads half a file.
-    const temporary = new URL(`${entry.name}.${Deno.pid}.tmp`, EXTENSION_DIR);
+    // Written whole then renamed: a server starting beside us never reads half a file. A name of its own per
+    // call, so that two clusters started at once by one process (npm run db:diff) never share a temporary file.
+    const temporary = new URL(`${entry.name}.${crypto.randomUUID()}.tmp`, EXTENSION_DIR);
     await Deno.writeTextFile(temporary, text);
     await Deno.rename(temporary, target);
   }
