@@ -1,0 +1,1032 @@
+-- Deliveries (docs/state-machines.md, docs/contract.md): the table, its one state machine, the history
+-- of every move, the price of a route, the driver's credit on completion, the
+-- effect of the gateway's PAYMENT_* events, and the realtime broadcasts.
+--
+-- Every move goes through private.move_delivery, which refuses (PT422) any move
+-- private.delivery_moves() does not list. Callers lock the row first
+-- (private.lock_delivery: `for update`), so concurrent moves serialize and the
+-- loser sees the winner's state.
+
+-- Section: types (02_company.sql says why functions return them)
+
+create type public.geo_point as (lat double precision, lng double precision);
+comment on type public.geo_point is 'A position: latitude and longitude in degrees.';
+
+create type public.pix_payment as (
+  gateway_payment_id text,
+  pix_copy_paste text,
+  pix_qr_code_image text,
+  due_date date
+);
+comment on type public.pix_payment is 'A delivery''s Pix charge at the gateway.';
+
+create type public.delivery_proof as (photo_path text, signature_path text, note text);
+comment on type public.delivery_proof is 'Proof of delivery: Storage object names in delivery-proofs, and the driver''s note.';
+
+create type public.delivery as (
+  id uuid,
+  company_id uuid,
+  status text,
+  payment_status text,
+  payment_method text,
+  origin_address text,
+  origin public.geo_point,
+  destination_address text,
+  destination public.geo_point,
+  distance_m integer,
+  duration_s integer,
+  price numeric,
+  driver_id uuid,
+  recipient_name text,
+  recipient_phone text,
+  notes text,
+  payment public.pix_payment,
+  cancel_reason text,
+  refund_due boolean,
+  created_at timestamptz,
+  updated_at timestamptz,
+  accepted_at timestamptz,
+  started_at timestamptz,
+  completed_at timestamptz,
+  cancelled_at timestamptz,
+  remaining_m integer,
+  eta_at timestamptz,
+  eta_refreshed_at timestamptz,
+  proof public.delivery_proof,
+  tracking_token text,
+  tracking_url text
+);
+comment on type public.delivery is 'A delivery as the API returns it.';
+
+create type public.delivery_page as (items public.delivery[], next_cursor text);
+comment on type public.delivery_page is 'One page of deliveries, newest first; next_cursor is null on the last page.';
+
+create type public.route_quote as (distance_m integer, duration_s integer, price numeric);
+comment on type public.route_quote is 'A route as measured, and the company''s price for it.';
+
+-- Section: tables
+
+create table public.deliveries (
+  id uuid primary key default gen_random_uuid(),
+  company_id uuid not null references public.companies (id) on delete cascade,
+  status text not null check (status in ('awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'cancelled')),
+  payment_status text not null check (payment_status in ('pending', 'received', 'confirmed', 'refunded', 'overdue', 'invoiced')),
+  payment_method text not null check (payment_method in ('pix', 'invoice')),
+  origin_address text not null check (length(btrim(origin_address)) between 1 and 500),
+  origin_lat double precision not null check (origin_lat between -90 and 90),
+  origin_lng double precision not null check (origin_lng between -180 and 180),
+  destination_address text not null check (length(btrim(destination_address)) between 1 and 500),
+  destination_lat double precision not null check (destination_lat between -90 and 90),
+  destination_lng double precision not null check (destination_lng between -180 and 180),
+  distance_m integer not null check (distance_m >= 0),
+  duration_s integer not null check (duration_s >= 0),
+  price numeric(12, 2) not null check (price >= 0),
+  -- The share of the price the driver is credited on completion, fixed when the
+  -- delivery is created so that a later price change does not alter its terms.
+  driver_share numeric(5, 4) not null check (driver_share between 0 and 1),
+  -- Set with accepted_at when a driver takes the delivery; set without it while
+  -- a Pix delivery created for a given driver waits for its payment.
+  driver_id uuid references public.drivers (id),
+  recipient_name text check (length(recipient_name) <= 200),
+  recipient_phone text check (length(recipient_phone) <= 30),
+  notes text check (length(notes) <= 2000),
+  gateway_payment_id text unique,
+  pix_copy_paste text,
+  pix_qr_code_image text,
+  payment_due_date date,
+  cancel_reason text check (length(cancel_reason) <= 500),
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  accepted_at timestamptz,
+  started_at timestamptz,
+  completed_at timestamptz,
+  cancelled_at timestamptz,
+  -- The live ETA while in progress (08_tracking.sql): the remaining
+  -- road distance and the expected arrival as the routing service last measured them from the
+  -- driver's position, when, and from where (the next refresh needs the driver to have moved).
+  remaining_m integer check (remaining_m >= 0),
+  eta_at timestamptz,
+  eta_refreshed_at timestamptz,
+  -- When the routing service was last asked (answered or not): the 30-second gate.
+  eta_requested_at timestamptz,
+  eta_from_lat double precision,
+  eta_from_lng double precision,
+  -- Proof of delivery, set on completion (09_proof.sql): the Storage
+  -- object names of the photo and the signature the driver uploaded, and the driver's note.
+  proof_photo_path text,
+  proof_signature_path text,
+  proof_note text check (length(proof_note) <= 1000),
+  check ((payment_method = 'pix') = (gateway_payment_id is not null)),
+  check ((payment_method = 'invoice') = (payment_status = 'invoiced')),
+  check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
+  check ((status = 'cancelled') = (cancelled_at is not null))
+);
+comment on table public.deliveries is 'Deliveries of a company, from payment to completion (docs/state-machines.md).';
+create index deliveries_company_created_idx on public.deliveries (company_id, created_at desc, id desc);
+create index deliveries_company_status_created_idx on public.deliveries (company_id, status, created_at desc, id desc);
+create index deliveries_driver_created_idx on public.deliveries (driver_id, created_at desc, id desc);
+-- What the lists filter by, each in the lists' order, so that a page is one index
+-- range scan whatever the company's history (public.list_deliveries): by payment
+-- status; a driver's by state or payment status; and the pending deliveries
+-- offered to every driver of a company (few, whatever the history).
+create index deliveries_company_payment_created_idx
+  on public.deliveries (company_id, payment_status, created_at desc, id desc);
+create index deliveries_driver_status_created_idx on public.deliveries (driver_id, status, created_at desc, id desc);
+create index deliveries_driver_payment_created_idx
+  on public.deliveries (driver_id, payment_status, created_at desc, id desc);
+create index deliveries_offered_created_idx on public.deliveries (company_id, created_at desc, id desc)
+  where status = 'pending' and driver_id is null;
+alter table public.deliveries enable row level security;
+
+-- Managers (and the older-form admin) see the company's deliveries. A driver
+-- sees the pending ones of its company (open to every driver) and those it has
+-- taken: linked to it with accepted_at set, so never another driver's and never
+-- one still waiting for its payment.
+create policy deliveries_select_visible on public.deliveries
+  for select to authenticated
+  using (
+    company_id = (select private.company_of(private.delivery_managers()))
+    or (status = 'pending' and driver_id is null
+      and company_id = (select private.company_id()) and (select private.driver_id()) is not null)
+    or (driver_id = (select private.driver_id()) and accepted_at is not null)
+  );
+-- Rows change only through the functions below.
+grant select on public.deliveries to authenticated;
+grant all on public.deliveries to service_role;
+
+-- Section: tracking tokens
+
+-- Every delivery is born with an unguessable tracking token (128 random bits,
+-- base64url) for its recipient's link. The token is kept apart from the
+-- deliveries, which drivers may read, and only its SHA-256 is ever looked up:
+-- the public endpoint and the tracking channel's policy find a delivery by the
+-- hash (08_tracking.sql). The row is written before the delivery's
+-- own (so the delivery's first broadcast already carries the link); the key is
+-- checked at commit.
+create extension if not exists pgcrypto with schema extensions;
+create table private.delivery_tracking (
+  delivery_id uuid primary key
+    references public.deliveries (id) on delete cascade deferrable initially deferred,
+  token text not null unique,
+  token_hash bytea not null unique
+);
+comment on table private.delivery_tracking is 'The tracking token of each delivery and its SHA-256, the only form it is looked up by.';
+alter table private.delivery_tracking enable row level security;
+
+create function private.new_tracking_token()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  token text := rtrim(translate(encode(extensions.gen_random_bytes(16), 'base64'), '+/', '-_'), '=');
+begin
+  insert into private.delivery_tracking (delivery_id, token, token_hash)
+  values (new.id, token, sha256(convert_to(token, 'UTF8')));
+  return new;
+end;
+$$;
+comment on function private.new_tracking_token() is 'Gives a new delivery its tracking token (128 random bits, base64url) and the token''s hash.';
+create trigger deliveries_new_tracking_token before insert on public.deliveries
+  for each row execute function private.new_tracking_token();
+
+-- The link's fields: shown to the delivery's managers (and the service role),
+-- never to drivers.
+create function private.delivery_tracking_link(delivery_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return coalesce((select jsonb_build_object('tracking_token', t.token, 'tracking_url', '/track/' || t.token)
+    from private.delivery_tracking t where t.delivery_id = delivery_tracking_link.delivery_id), '{}'::jsonb);
+end;
+$$;
+comment on function private.delivery_tracking_link(uuid) is 'The tracking token and URL path of a delivery, for its managers.';
+
+create function private.delivery_tracking_fields(delivery_id uuid, company_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  if (auth.jwt() ->> 'role') = 'service_role'
+     or delivery_tracking_fields.company_id = private.company_of(private.delivery_managers()) then
+    return private.delivery_tracking_link(delivery_tracking_fields.delivery_id);
+  end if;
+  return '{}'::jsonb;
+end;
+$$;
+comment on function private.delivery_tracking_fields(uuid, uuid) is 'The tracking link of a delivery when the caller manages its company (or is the service role), else nothing.';
+grant execute on function private.delivery_tracking_fields(uuid, uuid) to authenticated, service_role;
+
+-- A driver credit may only point at a delivery that exists.
+alter table public.wallet_entries
+  add constraint wallet_entries_delivery_id_fkey foreign key (delivery_id) references public.deliveries (id);
+create index wallet_entries_delivery_id_idx on public.wallet_entries (delivery_id);
+
+create table public.delivery_history (
+  id bigint generated always as identity primary key,
+  delivery_id uuid not null references public.deliveries (id) on delete cascade,
+  company_id uuid not null references public.companies (id) on delete cascade,
+  -- create, assign, accept, start, complete, cancel, or a gateway event in
+  -- lower case (payment_received, payment_confirmed, payment_refunded, payment_overdue).
+  trigger text not null,
+  from_status text,
+  to_status text not null,
+  from_payment_status text,
+  to_payment_status text not null,
+  -- The user who asked for the move; null for the gateway's events.
+  actor_id uuid,
+  created_at timestamptz not null default clock_timestamp()
+);
+comment on table public.delivery_history is 'Every move of a delivery: who, when, from which state to which.';
+create index delivery_history_delivery_idx on public.delivery_history (delivery_id, created_at);
+create index delivery_history_company_idx on public.delivery_history (company_id);
+-- A gateway event is applied at most once per delivery: a repeat is a duplicate.
+create unique index delivery_history_one_payment_event on public.delivery_history (delivery_id, trigger)
+  where trigger in ('payment_received', 'payment_confirmed', 'payment_refunded', 'payment_overdue');
+alter table public.delivery_history enable row level security;
+create policy delivery_history_select_managers on public.delivery_history
+  for select to authenticated
+  using (
+    company_id = (select private.company_of(private.delivery_managers()))
+  );
+-- Append-only for everyone, the service role included.
+grant select on public.delivery_history to authenticated;
+revoke all on public.delivery_history from service_role;
+grant select, insert on public.delivery_history to service_role;
+create trigger delivery_history_append_only before update or delete on public.delivery_history
+  for each row execute function private.refuse_ledger_change();
+create trigger delivery_history_no_truncate before truncate on public.delivery_history
+  for each statement execute function private.refuse_ledger_change();
+
+-- Section: the state machine
+
+-- The one list of allowed moves. Creation is not a move: a Pix delivery starts
+-- awaiting_payment, an invoice delivery pending. PAYMENT_CONFIRMED changes only
+-- the payment status, so it is not listed either.
+create function private.delivery_moves()
+returns table (trigger text, from_statuses text[], to_status text)
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return query values
+    ('payment_received', array['awaiting_payment'], 'pending'),
+    ('accept', array['pending'], 'accepted'),
+    ('assign', array['pending'], 'accepted'),
+    ('start', array['accepted'], 'in_progress'),
+    ('complete', array['in_progress'], 'completed'),
+    ('cancel', array['awaiting_payment', 'pending', 'accepted'], 'cancelled'),
+    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed'], 'cancelled'),
+    ('payment_overdue', array['awaiting_payment'], 'cancelled');
+end;
+$$;
+comment on function private.delivery_moves() is 'The allowed delivery moves: for each trigger, the states it may start from and the state it leads to.';
+
+-- In PL/pgSQL, not SQL: with its `set search_path` a SQL function is never
+-- inlined, and Postgres plans its body again on every call, which made a
+-- delivery's JSON cost about 1 ms (seeding a million deliveries, each
+-- broadcast, ran for more than 20 minutes). PL/pgSQL keeps its plans for the
+-- connection and evaluates a row constructor as a simple expression: about
+-- 0.02 ms a delivery beside the tracking link's look-up.
+create function private.delivery_row(d public.deliveries)
+returns public.delivery
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  link jsonb := private.delivery_tracking_fields(d.id, d.company_id);
+begin
+  return row(
+    d.id, d.company_id, d.status, d.payment_status, d.payment_method,
+    d.origin_address, row(d.origin_lat, d.origin_lng)::public.geo_point,
+    d.destination_address, row(d.destination_lat, d.destination_lng)::public.geo_point,
+    d.distance_m, d.duration_s, d.price, d.driver_id, d.recipient_name, d.recipient_phone, d.notes,
+    case when d.payment_method = 'pix' then
+      row(d.gateway_payment_id, d.pix_copy_paste, d.pix_qr_code_image, d.payment_due_date)::public.pix_payment end,
+    d.cancel_reason,
+    d.status = 'cancelled' and d.payment_status in ('received', 'confirmed'),
+    d.created_at, d.updated_at, d.accepted_at, d.started_at, d.completed_at, d.cancelled_at,
+    d.remaining_m, d.eta_at, d.eta_refreshed_at,
+    case when d.status = 'completed' then
+      row(d.proof_photo_path, d.proof_signature_path, d.proof_note)::public.delivery_proof end,
+    link ->> 'tracking_token', link ->> 'tracking_url'
+  )::public.delivery;
+end;
+$$;
+comment on function private.delivery_row(public.deliveries) is 'A delivery as the API shows it; the tracking link only to its managers.';
+
+create function private.delivery_json(d public.deliveries)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$ begin return to_jsonb(private.delivery_row(d)); end; $$;
+comment on function private.delivery_json(public.deliveries) is 'A delivery as the API and the realtime broadcasts show it.';
+
+create function private.record_delivery_history(
+  old_row public.deliveries, new_row public.deliveries, trigger text, actor_id uuid)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  insert into public.delivery_history
+    (delivery_id, company_id, trigger, from_status, to_status, from_payment_status, to_payment_status, actor_id)
+  values (new_row.id, new_row.company_id, record_delivery_history.trigger, old_row.status, new_row.status,
+          old_row.payment_status, new_row.payment_status, record_delivery_history.actor_id);
+end;
+$$;
+comment on function private.record_delivery_history(public.deliveries, public.deliveries, text, uuid) is 'Appends one row to a delivery''s history.';
+
+-- The delivery `delivery_id` of `company_id`, locked until the transaction ends;
+-- 404 when there is none.
+create function private.lock_delivery(delivery_id uuid, company_id uuid)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries;
+begin
+  select * into delivery from public.deliveries d
+  where d.id = lock_delivery.delivery_id and d.company_id = lock_delivery.company_id
+  for update;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'delivery not found';
+  end if;
+  return delivery;
+end;
+$$;
+comment on function private.lock_delivery(uuid, uuid) is 'Locks one delivery of a company (select ... for update) so that concurrent moves serialize; 404 when absent.';
+
+-- Moves a locked delivery by `trigger`, or raises PT422 naming both states.
+create function private.move_delivery(
+  delivery public.deliveries,
+  trigger text,
+  actor_id uuid,
+  driver_id uuid default null,
+  payment_status text default null,
+  cancel_reason text default null)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+declare
+  move record;
+  moved public.deliveries;
+begin
+  select m.from_statuses, m.to_status into move
+  from private.delivery_moves() m where m.trigger = move_delivery.trigger;
+  if not found then
+    raise exception 'unknown delivery trigger: %', move_delivery.trigger;
+  end if;
+  if not delivery.status = any (move.from_statuses) then
+    raise exception using errcode = 'PT422',
+      message = format('delivery cannot move from %s to %s', delivery.status, move.to_status);
+  end if;
+  update public.deliveries d set
+    status = move.to_status,
+    payment_status = coalesce(move_delivery.payment_status, d.payment_status),
+    driver_id = coalesce(move_delivery.driver_id, d.driver_id),
+    cancel_reason = coalesce(move_delivery.cancel_reason, d.cancel_reason),
+    accepted_at = case when move.to_status = 'accepted' then now() else d.accepted_at end,
+    started_at = case when move.to_status = 'in_progress' then now() else d.started_at end,
+    completed_at = case when move.to_status = 'completed' then now() else d.completed_at end,
+    cancelled_at = case when move.to_status = 'cancelled' then now() else d.cancelled_at end,
+    updated_at = now()
+  where d.id = delivery.id
+  returning * into moved;
+  perform private.record_delivery_history(delivery, moved, move_delivery.trigger, move_delivery.actor_id);
+  return moved;
+end;
+$$;
+comment on function private.move_delivery(public.deliveries, text, uuid, uuid, text, text) is 'The only writer of a delivery''s status: applies an allowed move and records it, or raises PT422.';
+
+-- A payment status change that leaves the delivery status alone (PAYMENT_CONFIRMED,
+-- or PAYMENT_REFUNDED of an already cancelled delivery).
+create function private.set_payment_status(delivery public.deliveries, trigger text, payment_status text)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+declare
+  changed public.deliveries;
+begin
+  update public.deliveries d set payment_status = set_payment_status.payment_status, updated_at = now()
+  where d.id = delivery.id
+  returning * into changed;
+  perform private.record_delivery_history(delivery, changed, set_payment_status.trigger, null);
+  return changed;
+end;
+$$;
+comment on function private.set_payment_status(public.deliveries, text, text) is 'Changes only the payment status of a locked delivery, and records it.';
+
+-- Drivers a delivery can be given to: an active driver of the company (404 for
+-- anyone else's driver, 422 for a deactivated one).
+create function private.check_assignable_driver(company_id uuid, driver_id uuid)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  active boolean;
+begin
+  select d.active into active from public.drivers d
+  where d.id = check_assignable_driver.driver_id and d.company_id = check_assignable_driver.company_id;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'driver not found';
+  end if;
+  if not active then
+    raise exception using errcode = 'PT422', message = 'driver is deactivated';
+  end if;
+end;
+$$;
+comment on function private.check_assignable_driver(uuid, uuid) is 'Raises 404 unless the driver belongs to the company, 422 when it is deactivated.';
+
+-- Section: prices
+
+-- The one price computation, used by the quote and by creation alike, so a
+-- delivery costs what its quote said, to the cent.
+create function private.price_for(company_id uuid, distance_m integer)
+returns numeric
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  price numeric(12, 2);
+begin
+  select greatest(p.minimum_fee, round(p.base_fee + p.per_km * (price_for.distance_m::numeric / 1000), 2))
+  into price
+  from public.prices p where p.company_id = price_for.company_id;
+  if not found then
+    raise exception using errcode = 'PT422', message = 'the company has no price table';
+  end if;
+  return price;
+end;
+$$;
+comment on function private.price_for(uuid, integer) is 'max(minimum_fee, base_fee + per_km * km) rounded to cents, from the company''s prices.';
+
+create function public.quote_route(distance_m numeric, duration_s numeric)
+returns public.route_quote
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.delivery_managers());
+  metres integer := round(quote_route.distance_m);
+begin
+  return row(metres, round(quote_route.duration_s)::integer, private.price_for(company, metres))::public.route_quote;
+end;
+$$;
+comment on function public.quote_route(numeric, numeric) is 'The caller''s company price for a route the routing service measured (metres and seconds, rounded to whole units).';
+grant execute on function public.quote_route(numeric, numeric) to authenticated;
+
+-- Section: creation
+
+create function public.authorize_new_delivery(driver_id uuid default null)
+returns uuid
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.delivery_managers());
+begin
+  if authorize_new_delivery.driver_id is not null then
+    perform private.check_assignable_driver(company, authorize_new_delivery.driver_id);
+  end if;
+  return company;
+end;
+$$;
+comment on function public.authorize_new_delivery(uuid) is 'Checks, before any external call, that the caller may create a delivery (for that driver); returns the caller''s company.';
+grant execute on function public.authorize_new_delivery(uuid) to authenticated;
+
+-- Service role only: the route figures and the Pix charge come from the edge's
+-- own calls to the routing service and the gateway, which a client could forge.
+-- The edge authorizes the caller first (public.authorize_new_delivery, as the
+-- caller) and passes the caller's company and user id.
+create function public.create_delivery(
+  id uuid,
+  company_id uuid,
+  created_by uuid,
+  payment_method text,
+  origin_address text,
+  origin_lat double precision,
+  origin_lng double precision,
+  destination_address text,
+  destination_lat double precision,
+  destination_lng double precision,
+  distance_m numeric,
+  duration_s numeric,
+  recipient_name text default null,
+  recipient_phone text default null,
+  notes text default null,
+  driver_id uuid default null,
+  charged_price numeric default null,
+  gateway_payment_id text default null,
+  pix_copy_paste text default null,
+  pix_qr_code_image text default null,
+  payment_due_date date default null)
+returns public.delivery
+language plpgsql
+set search_path = ''
+as $$
+declare
+  metres integer := round(create_delivery.distance_m);
+  price numeric(12, 2) := private.price_for(create_delivery.company_id, metres);
+  delivery public.deliveries;
+begin
+  if create_delivery.driver_id is not null then
+    perform private.check_assignable_driver(create_delivery.company_id, create_delivery.driver_id);
+  end if;
+  if create_delivery.payment_method = 'pix' and create_delivery.charged_price is distinct from price then
+    -- Only when the prices changed between the quote and this insert.
+    raise exception using errcode = 'PT409',
+      message = format('the price changed to %s while the delivery was being created; try again', price);
+  end if;
+
+  insert into public.deliveries (id, company_id, status, payment_status, payment_method,
+    origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
+    distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
+    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date)
+  select create_delivery.id, create_delivery.company_id,
+    case create_delivery.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
+    case create_delivery.payment_method when 'pix' then 'pending' else 'invoiced' end,
+    create_delivery.payment_method,
+    btrim(create_delivery.origin_address), create_delivery.origin_lat, create_delivery.origin_lng,
+    btrim(create_delivery.destination_address), create_delivery.destination_lat, create_delivery.destination_lng,
+    metres, round(create_delivery.duration_s)::integer, price, p.driver_share, create_delivery.driver_id,
+    create_delivery.recipient_name, create_delivery.recipient_phone, create_delivery.notes,
+    create_delivery.gateway_payment_id, create_delivery.pix_copy_paste, create_delivery.pix_qr_code_image,
+    create_delivery.payment_due_date
+  from public.prices p where p.company_id = create_delivery.company_id
+  returning * into delivery;
+  perform private.record_delivery_history(null, delivery, 'create', create_delivery.created_by);
+
+  -- An invoice delivery for a given driver is that driver's at once; a Pix one
+  -- becomes it when paid (public.apply_payment_event).
+  if delivery.status = 'pending' and delivery.driver_id is not null then
+    delivery := private.move_delivery(delivery, 'assign', create_delivery.created_by);
+  end if;
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date)
+  is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
+revoke execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date) from authenticated;
+grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date) to service_role;
+
+-- Gateway customers are made once per document and company gateway account
+-- (gateway_configs.company_id is its key: at most one row).
+create function private.gateway_customer_id(company_id uuid, document text)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return (select g.gateway_customer_ids ->> gateway_customer_id.document
+          from private.gateway_configs g where g.company_id = gateway_customer_id.company_id);
+end;
+$$;
+comment on function private.gateway_customer_id(uuid, text) is 'The gateway customer id already made for this document, or null (service role).';
+
+create function private.remember_gateway_customer(company_id uuid, document text, customer_id text)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  update private.gateway_configs g
+  set gateway_customer_ids = g.gateway_customer_ids
+    || jsonb_build_object(remember_gateway_customer.document, remember_gateway_customer.customer_id)
+  where g.company_id = remember_gateway_customer.company_id;
+end;
+$$;
+comment on function private.remember_gateway_customer(uuid, text, text) is 'Caches the gateway customer id made for a document (service role).';
+
+-- Section: reads
+
+create function public.list_deliveries(
+  status text default null, driver_id uuid default null, page_limit integer default 20, cursor text default null,
+  payment_status text default null)
+returns public.delivery_page
+language plpgsql
+stable
+set search_path = ''
+-- Each call is planned with its own values, so that a filter left null drops
+-- out of the plan and the one given picks its index (a generic plan would keep
+-- `x is null or ...` and walk the company's whole history).
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+  company uuid := private.authorize(variadic private.members());
+  -- Null for owners and admins; a driver's own id for a driver.
+  me uuid := case when private.app_role() = 'driver' then private.driver_id() end;
+  -- Scalars, not a record: a record left unassigned cannot be read even where
+  -- `cursor is null` makes the comparison moot.
+  after_key timestamptz;
+  after_id uuid;
+  rows public.delivery[];
+begin
+  perform private.check_page_limit(list_deliveries.page_limit);
+  if list_deliveries.cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(list_deliveries.cursor) c;
+  end if;
+  -- Row-level security stays the authority: the predicates here only narrow
+  -- the scan to what the policy lets the caller see, so that each part is one
+  -- index range scan in (created_at desc, id desc) order.
+  if me is null then
+    select coalesce(array_agg(private.delivery_row(d) order by d.created_at desc, d.id desc), '{}') into rows
+    from (
+      select * from public.deliveries d
+      where d.company_id = company
+        and (list_deliveries.status is null or d.status = list_deliveries.status)
+        and (list_deliveries.driver_id is null or d.driver_id = list_deliveries.driver_id)
+        and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+        and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+      order by d.created_at desc, d.id desc
+      limit list_deliveries.page_limit + 1
+    ) d;
+  else
+    -- A driver's scope is two ranges, as in the policy: the pending deliveries
+    -- offered to every driver of its company, and those it has taken.
+    select coalesce(array_agg(private.delivery_row(d) order by d.created_at desc, d.id desc), '{}') into rows
+    from (
+      select * from (
+        (select * from public.deliveries d
+         where d.company_id = company and d.status = 'pending' and d.driver_id is null
+           and (list_deliveries.status is null or list_deliveries.status = 'pending')
+           and list_deliveries.driver_id is null
+           and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+         order by d.created_at desc, d.id desc
+         limit list_deliveries.page_limit + 1)
+        union all
+        (select * from public.deliveries d
+         where d.driver_id = me and d.accepted_at is not null and d.company_id = company
+           and (list_deliveries.status is null or d.status = list_deliveries.status)
+           and (list_deliveries.driver_id is null or list_deliveries.driver_id = me)
+           and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+         order by d.created_at desc, d.id desc
+         limit list_deliveries.page_limit + 1)
+      ) scope
+      order by scope.created_at desc, scope.id desc
+      limit list_deliveries.page_limit + 1
+    ) d;
+  end if;
+  return (rows[1:list_deliveries.page_limit], private.next_cursor(rows, list_deliveries.page_limit, 'created_at'))
+    ::public.delivery_page;
+end;
+$$;
+comment on function public.list_deliveries(text, uuid, integer, text, text) is 'The deliveries the caller may see, newest first, one page, optionally by status, driver and payment status.';
+grant execute on function public.list_deliveries(text, uuid, integer, text, text) to authenticated;
+
+create function public.get_delivery(delivery_id uuid)
+returns public.delivery
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries;
+begin
+  perform private.authorize(variadic private.members());
+  select * into delivery from public.deliveries d where d.id = get_delivery.delivery_id;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'delivery not found';
+  end if;
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.get_delivery(uuid) is 'One delivery the caller may see (row-level security hides the others: 404).';
+grant execute on function public.get_delivery(uuid) to authenticated;
+
+-- Section: company moves
+
+create function public.cancel_delivery(delivery_id uuid, reason text default null)
+returns public.delivery
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.delivery_managers());
+  delivery public.deliveries := private.lock_delivery(cancel_delivery.delivery_id, company);
+begin
+  delivery := private.move_delivery(delivery, 'cancel', (select auth.uid()), cancel_reason => cancel_delivery.reason);
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.cancel_delivery(uuid, text) is 'Cancels a delivery of the caller''s company that no driver has started.';
+grant execute on function public.cancel_delivery(uuid, text) to authenticated;
+
+create function public.assign_delivery(delivery_id uuid, driver_id uuid)
+returns public.delivery
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.company_managers());
+  delivery public.deliveries := private.lock_delivery(assign_delivery.delivery_id, company);
+begin
+  perform private.check_assignable_driver(company, assign_delivery.driver_id);
+  delivery := private.move_delivery(delivery, 'assign', (select auth.uid()), driver_id => assign_delivery.driver_id);
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.assign_delivery(uuid, uuid) is 'Gives a pending delivery of the caller''s company to one of its active drivers.';
+grant execute on function public.assign_delivery(uuid, uuid) to authenticated;
+
+-- Section: driver moves
+
+create function public.accept_delivery(delivery_id uuid)
+returns public.delivery
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('driver');
+  -- Of two drivers accepting at once, the second waits here and then finds the
+  -- delivery accepted: 422.
+  delivery public.deliveries := private.lock_delivery(accept_delivery.delivery_id, company);
+begin
+  delivery := private.move_delivery(delivery, 'accept', (select auth.uid()), driver_id => private.driver_id());
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.accept_delivery(uuid) is 'The calling driver takes a pending delivery of its company; exactly one of concurrent callers wins.';
+grant execute on function public.accept_delivery(uuid) to authenticated;
+
+-- The calling driver's delivery, locked: another driver's is 404 to it.
+create function private.lock_own_delivery(delivery_id uuid)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('driver');
+  delivery public.deliveries := private.lock_delivery(lock_own_delivery.delivery_id, company);
+begin
+  if delivery.driver_id is distinct from private.driver_id() and delivery.driver_id is not null then
+    raise exception using errcode = 'PT404', message = 'delivery not found';
+  end if;
+  return delivery;
+end;
+$$;
+comment on function private.lock_own_delivery(uuid) is 'Locks a delivery of the calling driver''s company unless another driver has it (404).';
+
+create function public.start_delivery(delivery_id uuid)
+returns public.delivery
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries := private.lock_own_delivery(start_delivery.delivery_id);
+begin
+  delivery := private.move_delivery(delivery, 'start', (select auth.uid()));
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.start_delivery(uuid) is 'The linked driver sets off with an accepted delivery.';
+grant execute on function public.start_delivery(uuid) to authenticated;
+
+create function public.complete_delivery(delivery_id uuid, note text default null)
+returns public.delivery
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries := private.lock_own_delivery(complete_delivery.delivery_id);
+begin
+  if delivery.status = 'in_progress' then
+    -- The photo and signature uploaded to Storage, and the note; 422 naming what the company
+    -- requires and is missing (private.attach_proof, in 09_proof.sql).
+    delivery := private.attach_proof(delivery, complete_delivery.note);
+  end if;
+  delivery := private.move_delivery(delivery, 'complete', (select auth.uid()));
+  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+  values (delivery.company_id, delivery.driver_id, 'delivery_credit', round(delivery.price * delivery.driver_share, 2), delivery.id);
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.complete_delivery(uuid, text) is 'The linked driver completes a delivery in progress, with its proof, and is credited price * driver_share.';
+grant execute on function public.complete_delivery(uuid, text) to authenticated;
+
+-- Section: gateway events
+
+-- A refund takes back what the driver was credited, as a new ledger entry, under
+-- the wallet lock of the driver credited.
+create function private.reverse_delivery_credit(delivery public.deliveries)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  credit public.wallet_entries;
+begin
+  select * into credit from public.wallet_entries e
+  where e.delivery_id = (reverse_delivery_credit.delivery).id and e.kind = 'delivery_credit';
+  if not found then
+    return;
+  end if;
+  perform private.lock_wallet(credit.driver_id);
+  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+  values (credit.company_id, credit.driver_id, 'credit_reversal', -credit.amount, credit.delivery_id);
+end;
+$$;
+comment on function private.reverse_delivery_credit(public.deliveries) is 'Adds a credit_reversal entry for a delivery''s credit, if it had one, under the driver''s wallet lock.';
+
+-- The effect of one event on a locked delivery that has not seen it yet:
+-- the moved delivery, or null when the event does not apply to its state.
+create function private.apply_payment_effect(delivery public.deliveries, trigger text)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+begin
+  case apply_payment_effect.trigger
+    when 'payment_received' then
+      -- Paid after it was cancelled (overdue, or cancelled while the charge was
+      -- being paid): the payment is recorded, and the delivery shows refund_due
+      -- until the company refunds it at the gateway (PAYMENT_REFUNDED).
+      if delivery.status = 'cancelled' and delivery.payment_status in ('pending', 'overdue') then
+        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'received');
+      end if;
+      if delivery.status <> 'awaiting_payment' then
+        return null;
+      end if;
+      -- A driver chosen at creation takes it now, unless deactivated meanwhile:
+      -- then it is open to every driver.
+      if delivery.driver_id is not null
+        and not exists (select from public.drivers d where d.id = delivery.driver_id and d.active) then
+        update public.deliveries d set driver_id = null where d.id = delivery.id returning * into delivery;
+      end if;
+      delivery := private.move_delivery(delivery, apply_payment_effect.trigger, null,
+        payment_status => case when delivery.payment_status = 'confirmed' then 'confirmed' else 'received' end);
+      if delivery.driver_id is not null then
+        delivery := private.move_delivery(delivery, 'assign', null);
+      end if;
+      return delivery;
+    when 'payment_confirmed' then
+      if delivery.status = 'cancelled' or delivery.payment_status not in ('pending', 'received') then
+        return null;
+      end if;
+      return private.set_payment_status(delivery, apply_payment_effect.trigger, 'confirmed');
+    when 'payment_refunded' then
+      perform private.reverse_delivery_credit(delivery);
+      if delivery.status = 'cancelled' then
+        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'refunded');
+      end if;
+      return private.move_delivery(delivery, apply_payment_effect.trigger, null, payment_status => 'refunded',
+        cancel_reason => 'payment refunded');
+    when 'payment_overdue' then
+      if delivery.status <> 'awaiting_payment' then
+        return null;
+      end if;
+      return private.move_delivery(delivery, apply_payment_effect.trigger, null, payment_status => 'overdue',
+        cancel_reason => 'payment overdue');
+  end case;
+end;
+$$;
+comment on function private.apply_payment_effect(public.deliveries, text) is 'Applies one PAYMENT_* event to a locked delivery; null when its state does not allow it.';
+
+-- Called by the webhook endpoints (service role); answers {result, delivery_id,
+-- company_id, detail}, company_id so that the platform endpoint can file its
+-- audit row under the delivery's company. Idempotent: an event already
+-- applied to the delivery is a duplicate (its history row is unique); an event
+-- for no delivery of ours, or for a state it does not apply to, is ignored.
+-- A charge left at the gateway by a creation that failed afterwards has no
+-- delivery, so paying it changes nothing here.
+create function public.apply_payment_event(company_id uuid, event text, payment_id text, external_reference text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  kind text := lower(apply_payment_event.event);
+  delivery public.deliveries;
+  moved public.deliveries;
+  result text;
+  detail text;
+begin
+  if kind not in ('payment_received', 'payment_confirmed', 'payment_refunded', 'payment_overdue') then
+    return jsonb_build_object('result', 'ignored', 'delivery_id', null, 'company_id', null, 'detail', 'event not handled');
+  end if;
+
+  select * into delivery from public.deliveries d
+  where d.gateway_payment_id = apply_payment_event.payment_id
+    and (apply_payment_event.company_id is null or d.company_id = apply_payment_event.company_id)
+  for update;
+  if not found and apply_payment_event.external_reference
+    ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+    select * into delivery from public.deliveries d
+    where d.id = apply_payment_event.external_reference::uuid
+      and (apply_payment_event.company_id is null or d.company_id = apply_payment_event.company_id)
+      -- The reference names the delivery, but the charge must be its own.
+      and (apply_payment_event.payment_id is null or d.gateway_payment_id = apply_payment_event.payment_id)
+    for update;
+  end if;
+  if delivery.id is null then
+    return jsonb_build_object('result', 'ignored', 'delivery_id', null, 'company_id', null,
+      'detail', 'no delivery for this payment');
+  end if;
+  if delivery.payment_method <> 'pix' then
+    return jsonb_build_object('result', 'ignored', 'delivery_id', delivery.id, 'company_id', delivery.company_id,
+      'detail', 'delivery is not paid by Pix');
+  end if;
+
+  if exists (select from public.delivery_history h where h.delivery_id = delivery.id and h.trigger = kind) then
+    result := 'duplicate';
+    detail := format('%s already applied', apply_payment_event.event);
+  else
+    moved := private.apply_payment_effect(delivery, kind);
+    if moved.id is null then
+      result := 'ignored';
+      detail := format('%s does not apply to a delivery %s with payment %s', apply_payment_event.event, delivery.status,
+        delivery.payment_status);
+    else
+      result := 'processed';
+      detail := format('delivery %s, payment %s', moved.status, moved.payment_status);
+    end if;
+  end if;
+  return jsonb_build_object('result', result, 'delivery_id', delivery.id, 'company_id', delivery.company_id, 'detail', detail);
+end;
+$$;
+comment on function public.apply_payment_event(uuid, text, text, text) is 'Applies a gateway PAYMENT_* event to its delivery, idempotently: processed, duplicate or ignored (service role).';
+revoke execute on function public.apply_payment_event(uuid, text, text, text) from authenticated;
+grant execute on function public.apply_payment_event(uuid, text, text, text) to service_role;
+
+-- Section: realtime
+
+-- Security definer: it sends on every driver's topic through private.broadcast,
+-- which no API role may call. A broadcast shows a delivery as its receiver reads it: drivers with the
+-- tracking link's fields null, as the API answers them.
+create function private.broadcast_delivery_change()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  -- The company's managers get the tracking link; drivers never do, whoever made the change.
+  payload jsonb := private.delivery_json(new) || jsonb_build_object('tracking_token', null, 'tracking_url', null);
+  driver record;
+begin
+  perform private.broadcast('company:' || new.company_id, 'delivery_updated',
+    payload || private.delivery_tracking_link(new.id));
+  if new.driver_id is not null and new.accepted_at is not null then
+    perform private.broadcast('driver:' || new.driver_id, 'delivery_updated', payload);
+  end if;
+  if new.status = 'pending' and new.driver_id is null and (tg_op = 'INSERT' or old.status <> 'pending') then
+    for driver in select d.id from public.drivers d where d.company_id = new.company_id and d.active loop
+      perform private.broadcast('driver:' || driver.id, 'delivery_available', payload);
+    end loop;
+  end if;
+  return null;
+end;
+$$;
+comment on function private.broadcast_delivery_change() is 'Broadcasts a new or changed delivery to its company, its driver, and (when it becomes pending) every active driver.';
+
+create trigger deliveries_broadcast_insert after insert on public.deliveries
+  for each row execute function private.broadcast_delivery_change();
+create trigger deliveries_broadcast_update after update of status, payment_status, eta_refreshed_at on public.deliveries
+  for each row when (old.status is distinct from new.status or old.payment_status is distinct from new.payment_status
+    or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
+  execute function private.broadcast_delivery_change();
+
+-- Section: grants of the helpers
+
+-- Read paths run as the caller; write paths run as the owner (security definer)
+-- or, for the edge's service-role calls, as service_role.
+grant execute on function private.delivery_row(public.deliveries), private.delivery_json(public.deliveries),
+  private.price_for(uuid, integer)
+  to authenticated, service_role;
+grant execute on function private.delivery_moves(), private.record_delivery_history(public.deliveries, public.deliveries, text, uuid),
+  private.move_delivery(public.deliveries, text, uuid, uuid, text, text),
+  private.set_payment_status(public.deliveries, text, text), private.check_assignable_driver(uuid, uuid),
+  private.reverse_delivery_credit(public.deliveries), private.apply_payment_effect(public.deliveries, text),
+  private.gateway_customer_id(uuid, text), private.remember_gateway_customer(uuid, text, text)
+  to service_role;
+grant execute on function private.check_assignable_driver(uuid, uuid) to authenticated;

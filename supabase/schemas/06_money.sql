@@ -1,0 +1,662 @@
+-- Money (docs/state-machines.md, Withdrawals; docs/contract.md, Webhooks): the
+-- driver's wallet read from its ledger, the withdrawal state machine, and the
+-- gateway's transfer events.
+--
+-- A withdrawal is recorded `processing` under the driver's wallet lock
+-- (private.lock_wallet) before the edge asks the gateway for the Pix transfer,
+-- so the funds are held from the first moment. The funds are released only when
+-- we know the gateway made no transfer:
+-- - the gateway refused our request (4xx): failed, gateway_rejected;
+-- - the gateway reports the transfer FAILED or CANCELLED: failed, transfer_failed;
+-- - reconciliation asked the gateway and it has no transfer for the withdrawal
+--   well after our request: failed, no_transfer.
+-- A request that timed out or got a 5xx may have made the transfer: the
+-- withdrawal stays processing with in_doubt = true, holding its funds, until
+-- an event or the reconciliation job (gateway-webhook's /reconcile, scheduled
+-- below) learns from the gateway what happened. Every transfer event is checked
+-- against the gateway's own record by the edge before it reaches
+-- public.apply_transfer_event, so the state applied is the gateway's: a DONE
+-- completes the withdrawal with its one debit even after a failure we recorded
+-- (possibly below a zero balance: the ledger records what happened, and a
+-- negative balance blocks further withdrawals until credits cover it).
+-- Every write that can lower a driver's available balance takes the wallet lock
+-- first (request_withdrawal, the refund reversal, a debit after a failure), so a
+-- withdrawal is always judged against every such write committed before it.
+
+-- Section: types (02_company.sql says why functions return them)
+
+create type public.wallet as (driver_id uuid, balance numeric, available_balance numeric, currency text);
+comment on type public.wallet is 'A driver''s balance (its ledger) and available balance (less processing withdrawals).';
+
+create type public.wallet_transaction as (
+  id uuid,
+  kind text,
+  amount numeric,
+  delivery_id uuid,
+  withdrawal_id uuid,
+  created_at timestamptz
+);
+comment on type public.wallet_transaction is 'One ledger entry of a driver''s wallet.';
+
+create type public.wallet_transaction_page as (items public.wallet_transaction[], next_cursor text);
+comment on type public.wallet_transaction_page is 'One page of ledger entries, newest first; next_cursor is null on the last page.';
+
+create type public.withdrawal as (
+  id uuid,
+  company_id uuid,
+  driver_id uuid,
+  amount numeric,
+  pix_key text,
+  pix_key_type text,
+  status text,
+  in_doubt boolean,
+  gateway_transfer_id text,
+  error_message text,
+  failure_kind text,
+  created_at timestamptz,
+  updated_at timestamptz,
+  completed_at timestamptz
+);
+comment on type public.withdrawal is 'A withdrawal as the API returns it (Pix key masked).';
+
+create type public.withdrawal_page as (items public.withdrawal[], next_cursor text);
+comment on type public.withdrawal_page is 'One page of withdrawals, newest first; next_cursor is null on the last page.';
+
+-- Section: helpers
+
+create function private.try_uuid(value text)
+returns uuid
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return case when try_uuid.value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+    then try_uuid.value::uuid end;
+end;
+$$;
+comment on function private.try_uuid(text) is 'The text as a uuid, or null when it is not one (gateway references are untrusted text).';
+
+-- The same rules as the edge's zod schema, so supabase-js callers are held to them too.
+create function private.valid_pix_key(pix_key text, pix_key_type text)
+returns boolean
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return coalesce(case valid_pix_key.pix_key_type
+    when 'cpf' then valid_pix_key.pix_key ~ '^[0-9]{11}$'
+    when 'cnpj' then valid_pix_key.pix_key ~ '^[0-9]{14}$'
+    when 'email' then length(valid_pix_key.pix_key) <= 77 and valid_pix_key.pix_key ~ '^[^@[:space:]]+@[^@[:space:]]+\.[^@[:space:]]+$'
+    when 'phone' then valid_pix_key.pix_key ~ '^\+55[0-9]{10,11}$'
+    when 'evp' then private.try_uuid(valid_pix_key.pix_key) is not null
+  end, false);
+end;
+$$;
+comment on function private.valid_pix_key(text, text) is 'Whether a Pix key has the format of its type: cpf 11 digits, cnpj 14 digits, e-mail, phone +55 and 10-11 digits, evp a uuid.';
+
+alter table public.withdrawals
+  add constraint withdrawals_pix_key_valid check (private.valid_pix_key(pix_key, pix_key_type));
+
+-- Only the last four characters of a Pix key ever leave the database.
+create function private.mask_pix_key(pix_key text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return repeat('*', greatest(length(mask_pix_key.pix_key) - 4, 0)) || right(mask_pix_key.pix_key, 4);
+end;
+$$;
+comment on function private.mask_pix_key(text) is 'A Pix key with all but its last four characters replaced by *.';
+
+create function private.withdrawal_row(w public.withdrawals)
+returns public.withdrawal
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return row(w.id, w.company_id, w.driver_id, w.amount, private.mask_pix_key(w.pix_key), w.pix_key_type, w.status,
+    w.in_doubt, w.gateway_transfer_id, w.error_message, w.failure_kind, w.created_at, w.updated_at,
+    w.completed_at)::public.withdrawal;
+end;
+$$;
+comment on function private.withdrawal_row(public.withdrawals) is 'A withdrawal as the API shows it (Pix key masked).';
+
+create function private.withdrawal_json(w public.withdrawals)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$ begin return to_jsonb(private.withdrawal_row(w)); end; $$;
+comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal as the API and the realtime broadcast show it (Pix key masked).';
+
+grant execute on function private.try_uuid(text), private.valid_pix_key(text, text), private.mask_pix_key(text),
+  private.withdrawal_row(public.withdrawals), private.withdrawal_json(public.withdrawals) to authenticated, service_role;
+
+-- The withdrawal lock: every write to a withdrawal takes it first, so copies of
+-- one event and the edge's own writes serialise, each seeing the one before.
+-- Without a withdrawal it returns a row of nulls; its callers test `w.id is null`.
+create function private.lock_withdrawal(withdrawal_id uuid)
+returns public.withdrawals
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals;
+begin
+  select * into w from public.withdrawals x where x.id = lock_withdrawal.withdrawal_id for update;
+  return w;
+end;
+$$;
+comment on function private.lock_withdrawal(uuid) is 'Locks one withdrawal until the end of the transaction and returns it (all nulls when there is none).';
+grant execute on function private.lock_withdrawal(uuid) to service_role;
+
+-- The state machine, as data: the only moves a withdrawal may make. failed ->
+-- completed is the gateway contradicting a failure we recorded: the edge applies
+-- only what the gateway's own record says, so the money did leave.
+create function private.withdrawal_move_allowed(from_status text, to_status text)
+returns boolean
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return (withdrawal_move_allowed.from_status, withdrawal_move_allowed.to_status)
+    in (('processing', 'completed'), ('processing', 'failed'), ('failed', 'completed'));
+end;
+$$;
+comment on function private.withdrawal_move_allowed(text, text) is 'The withdrawal transitions: processing to completed or failed, and failed to completed when the gateway reports the transfer done.';
+grant execute on function private.withdrawal_move_allowed(text, text) to authenticated, service_role;
+
+-- Guards every update, whoever makes it (service role included): a refused
+-- move is 422, and what identifies the money never changes.
+create function private.guard_withdrawal_update()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if new.status is distinct from old.status
+     and not private.withdrawal_move_allowed(old.status, new.status) then
+    raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to %s', old.status, new.status);
+  end if;
+  if (new.company_id, new.driver_id, new.amount, new.pix_key, new.pix_key_type, new.created_at)
+     is distinct from (old.company_id, old.driver_id, old.amount, old.pix_key, old.pix_key_type, old.created_at) then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s owner, amount and Pix key cannot change';
+  end if;
+  if old.gateway_transfer_id is not null and new.gateway_transfer_id is distinct from old.gateway_transfer_id then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s gateway transfer cannot change';
+  end if;
+  -- Why it failed is written once, with the failure, and kept after.
+  if new.failure_kind is distinct from old.failure_kind and not (old.status = 'processing' and new.status = 'failed') then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s failure kind is set only when it fails';
+  end if;
+  new.updated_at := now();
+  return new;
+end;
+$$;
+comment on function private.guard_withdrawal_update() is 'Trigger: refuses any withdrawal move outside the state machine, any change of owner, amount, key or transfer, and any later change of why it failed.';
+create trigger withdrawals_guard before update on public.withdrawals
+  for each row execute function private.guard_withdrawal_update();
+
+-- A debit exists only for a completed withdrawal, for exactly its amount.
+create function private.check_withdrawal_debit()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (
+    select from public.withdrawals w
+    where w.id = new.withdrawal_id and w.status = 'completed'
+      and w.driver_id = new.driver_id and w.company_id = new.company_id and new.amount = -w.amount
+  ) then
+    raise exception using errcode = 'PT422', message = 'a withdrawal debit needs its completed withdrawal and exactly its amount';
+  end if;
+  return new;
+end;
+$$;
+comment on function private.check_withdrawal_debit() is 'Trigger: a withdrawal_debit entry must match a completed withdrawal of the same driver, amount for amount.';
+create trigger wallet_entries_check_withdrawal_debit before insert on public.wallet_entries
+  for each row when (new.kind = 'withdrawal_debit') execute function private.check_withdrawal_debit();
+
+-- And a completed withdrawal has its debit by the end of the transaction.
+create function private.check_completed_withdrawal_debited()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (
+    select from public.wallet_entries e where e.withdrawal_id = new.id and e.kind = 'withdrawal_debit'
+  ) then
+    raise exception using errcode = 'PT422', message = 'a completed withdrawal needs its debit in the ledger';
+  end if;
+  return null;
+end;
+$$;
+comment on function private.check_completed_withdrawal_debited() is 'Deferred trigger: no withdrawal commits as completed without its one ledger debit.';
+create constraint trigger withdrawals_completed_debited after update on public.withdrawals
+  deferrable initially deferred
+  for each row when (new.status = 'completed') execute function private.check_completed_withdrawal_debited();
+
+-- Realtime: the driver and its company's managers see every change.
+create function private.broadcast_withdrawal()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  payload jsonb := private.withdrawal_json(new);
+begin
+  perform private.broadcast('driver:' || new.driver_id, 'withdrawal_updated', payload);
+  perform private.broadcast('company:' || new.company_id, 'withdrawal_updated', payload);
+  return null;
+end;
+$$;
+comment on function private.broadcast_withdrawal() is 'Trigger: broadcasts withdrawal_updated with the withdrawal to driver:{driver_id} and company:{company_id}.';
+create trigger withdrawals_broadcast after insert or update on public.withdrawals
+  for each row execute function private.broadcast_withdrawal();
+
+-- Section: wallet
+
+create function public.get_wallet()
+returns public.wallet
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  driver uuid;
+  balances record;
+begin
+  perform private.authorize('driver');
+  driver := private.driver_id();
+  select * into balances from private.wallet_balances(driver);
+  return row(driver, balances.balance, balances.available_balance, 'BRL')::public.wallet;
+end;
+$$;
+comment on function public.get_wallet() is 'The calling driver''s balance (its ledger) and available balance (less processing withdrawals).';
+grant execute on function public.get_wallet() to authenticated;
+
+create function public.list_wallet_transactions(page_limit integer default 20, cursor text default null)
+returns public.wallet_transaction_page
+language plpgsql
+stable
+set search_path = ''
+-- Planned with each call's values: a generic plan would keep `cursor is null or ...`
+-- and walk from the newest row to the cursor (public.list_deliveries says more).
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+  driver uuid;
+  after_key timestamptz;
+  after_id uuid;
+  rows public.wallet_transaction[];
+begin
+  perform private.authorize('driver');
+  driver := private.driver_id();
+  perform private.check_page_limit(page_limit);
+  -- Scalars, not a record: an unassigned record's fields cannot even be planned with.
+  if cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
+  end if;
+  select coalesce(array_agg(row(e.id, e.kind, e.amount, e.delivery_id, e.withdrawal_id, e.created_at)::public.wallet_transaction
+    order by e.created_at desc, e.id desc), '{}') into rows
+  from (
+    select * from public.wallet_entries e
+    where e.driver_id = driver
+      and (list_wallet_transactions.cursor is null or (e.created_at, e.id) < (after_key, after_id))
+    order by e.created_at desc, e.id desc
+    limit page_limit + 1
+  ) e;
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.wallet_transaction_page;
+end;
+$$;
+comment on function public.list_wallet_transactions(integer, text) is 'The calling driver''s ledger entries, newest first, one page.';
+grant execute on function public.list_wallet_transactions(integer, text) to authenticated;
+
+-- Section: withdrawals
+
+create function public.request_withdrawal(amount numeric, pix_key text, pix_key_type text)
+returns public.withdrawal
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize('driver');
+  driver uuid := private.driver_id();
+  available numeric;
+  created public.withdrawals;
+begin
+  if request_withdrawal.amount is null or request_withdrawal.amount <= 0
+     or request_withdrawal.amount <> round(request_withdrawal.amount, 2) then
+    raise exception using errcode = 'PT400', message = 'amount must be greater than 0 with at most 2 decimal places';
+  end if;
+  if not private.valid_pix_key(request_withdrawal.pix_key, request_withdrawal.pix_key_type) then
+    raise exception using errcode = 'PT400', message = format('pix_key is not a valid %s key', coalesce(request_withdrawal.pix_key_type, 'Pix'));
+  end if;
+  if not exists (select from private.gateway_configs g where g.company_id = company) then
+    raise exception using errcode = 'PT422', message = 'the company has not configured the payment gateway';
+  end if;
+
+  -- One withdrawal at a time per driver: the next one reads the balance after this one commits,
+  -- and so does it after any reversal or late debit that holds the same lock.
+  perform private.lock_wallet(driver);
+  select b.available_balance into available from private.wallet_balances(driver) b;
+  if request_withdrawal.amount > available then
+    raise exception using errcode = 'PT422',
+      message = format('insufficient balance: available %s, requested %s', available, request_withdrawal.amount::numeric(12, 2));
+  end if;
+
+  insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type)
+  values (company, driver, request_withdrawal.amount, request_withdrawal.pix_key, request_withdrawal.pix_key_type)
+  returning * into created;
+  return private.withdrawal_row(created);
+end;
+$$;
+comment on function public.request_withdrawal(numeric, text, text) is 'Records a processing withdrawal for the calling driver, 422 when it exceeds the available balance; the edge then asks the gateway for the transfer.';
+grant execute on function public.request_withdrawal(numeric, text, text) to authenticated;
+
+-- Service role only: a driver who could attach or fail its own withdrawal could
+-- release funds the gateway is paying out.
+create function public.attach_transfer(withdrawal_id uuid, gateway_transfer_id text)
+returns public.withdrawal
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals;
+begin
+  w := private.lock_withdrawal(attach_transfer.withdrawal_id);
+  if w.id is null then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  if w.gateway_transfer_id is distinct from attach_transfer.gateway_transfer_id then
+    if w.gateway_transfer_id is not null then
+      raise exception using errcode = 'PT409', message = 'the withdrawal already has another gateway transfer';
+    end if;
+    -- Only the transfer id: a transfer event that overtook us may have settled the status already.
+    update public.withdrawals x set gateway_transfer_id = attach_transfer.gateway_transfer_id, in_doubt = false
+    where x.id = w.id
+    returning * into w;
+  end if;
+  return private.withdrawal_row(w);
+end;
+$$;
+comment on function public.attach_transfer(uuid, text) is 'Records the gateway''s transfer id on a withdrawal, whatever its status; the withdrawal is no longer in doubt (service role).';
+grant execute on function public.attach_transfer(uuid, text) to service_role;
+
+-- Our request for the transfer timed out or got a 5xx: the gateway may have made
+-- it. The funds stay held; reconciliation or the transfer's events settle it.
+create function public.mark_transfer_in_doubt(withdrawal_id uuid, error_message text)
+returns public.withdrawal
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals := private.lock_withdrawal(mark_transfer_in_doubt.withdrawal_id);
+begin
+  if w.id is null then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  -- An event that overtook us may have settled it, or stored its transfer: then it is not in doubt.
+  if w.status = 'processing' and w.gateway_transfer_id is null then
+    update public.withdrawals x set in_doubt = true, error_message = mark_transfer_in_doubt.error_message
+    where x.id = w.id
+    returning * into w;
+  end if;
+  return private.withdrawal_row(w);
+end;
+$$;
+comment on function public.mark_transfer_in_doubt(uuid, text) is 'Flags a processing withdrawal whose transfer request may or may not have reached the gateway; its funds stay held (service role).';
+grant execute on function public.mark_transfer_in_doubt(uuid, text) to service_role;
+
+create function public.fail_withdrawal(withdrawal_id uuid, error_message text, failure_kind text)
+returns public.withdrawal
+language plpgsql
+set search_path = ''
+as $$
+declare
+  w public.withdrawals;
+begin
+  if fail_withdrawal.failure_kind is null or fail_withdrawal.failure_kind not in ('gateway_rejected', 'no_transfer') then
+    raise exception using errcode = 'PT400', message = 'failure_kind must be gateway_rejected or no_transfer';
+  end if;
+  w := private.lock_withdrawal(fail_withdrawal.withdrawal_id);
+  if w.id is null then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  if w.status = 'processing' then
+    update public.withdrawals x
+    set status = 'failed', error_message = fail_withdrawal.error_message, failure_kind = fail_withdrawal.failure_kind,
+      in_doubt = false
+    where x.id = w.id
+    returning * into w;
+  elsif w.status <> 'failed' then
+    raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to failed', w.status);
+  end if;
+  return private.withdrawal_row(w);
+end;
+$$;
+comment on function public.fail_withdrawal(uuid, text, text) is 'Marks a processing withdrawal failed, releasing its funds, once we know the gateway made no transfer: gateway_rejected (it refused the request) or no_transfer (reconciliation found none) (service role).';
+grant execute on function public.fail_withdrawal(uuid, text, text) to service_role;
+
+create function public.list_withdrawals(page_limit integer default 20, cursor text default null)
+returns public.withdrawal_page
+language plpgsql
+stable
+security definer
+set search_path = ''
+-- Planned with each call's values: a generic plan would keep `cursor is null or ...`
+-- and walk from the newest row to the cursor (public.list_deliveries says more).
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+  company uuid := private.authorize(variadic array['driver'] || private.company_managers());
+  driver uuid := private.driver_id();
+  after_key timestamptz;
+  after_id uuid;
+  rows public.withdrawal[];
+begin
+  perform private.check_page_limit(page_limit);
+  if cursor is not null then
+    select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
+  end if;
+  -- The same scope as the select policy: a driver its own, managers their company's.
+  select coalesce(array_agg(private.withdrawal_row(w) order by w.created_at desc, w.id desc), '{}') into rows
+  from (
+    select * from public.withdrawals w
+    where w.company_id = company
+      and (driver is null or w.driver_id = driver)
+      and (list_withdrawals.cursor is null or (w.created_at, w.id) < (after_key, after_id))
+    order by w.created_at desc, w.id desc
+    limit page_limit + 1
+  ) w;
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.withdrawal_page;
+end;
+$$;
+comment on function public.list_withdrawals(integer, text) is 'Withdrawals, newest first, one page: a driver''s own, or the company''s for owners and admins.';
+grant execute on function public.list_withdrawals(integer, text) to authenticated;
+
+create function public.get_withdrawal(withdrawal_id uuid)
+returns public.withdrawal
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic array['driver'] || private.company_managers());
+  driver uuid := private.driver_id();
+  w public.withdrawals;
+begin
+  select * into w from public.withdrawals x
+  where x.id = get_withdrawal.withdrawal_id
+    and x.company_id = company
+    and (driver is null or x.driver_id = driver);
+  if not found then
+    raise exception using errcode = 'PT404', message = 'withdrawal not found';
+  end if;
+  return private.withdrawal_row(w);
+end;
+$$;
+comment on function public.get_withdrawal(uuid) is 'One withdrawal: the driver''s own, or its company''s for owners and admins.';
+grant execute on function public.get_withdrawal(uuid) to authenticated;
+
+-- Section: transfer events
+
+-- The withdrawal an event speaks of: by the gateway's transfer id, else by our
+-- id sent as externalReference (an event may overtake attach_transfer), but
+-- never one whose stored transfer id contradicts the event. A null company
+-- (the platform webhook) searches every company.
+create function private.withdrawal_for_event(company_id uuid, transfer_id text, external_reference text)
+returns uuid
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return coalesce(
+    (select w.id from public.withdrawals w
+     where w.gateway_transfer_id = nullif(withdrawal_for_event.transfer_id, '')
+       and (withdrawal_for_event.company_id is null or w.company_id = withdrawal_for_event.company_id)),
+    (select w.id from public.withdrawals w
+     where w.id = private.try_uuid(withdrawal_for_event.external_reference)
+       and (withdrawal_for_event.company_id is null or w.company_id = withdrawal_for_event.company_id)
+       and (w.gateway_transfer_id is null or nullif(withdrawal_for_event.transfer_id, '') is null
+            or w.gateway_transfer_id = withdrawal_for_event.transfer_id))
+  );
+end;
+$$;
+comment on function private.withdrawal_for_event(uuid, text, text) is 'The withdrawal a transfer event refers to, within the company when one is given.';
+grant execute on function private.withdrawal_for_event(uuid, text, text) to service_role;
+
+-- Called by the edge with the state the gateway's own record shows (never an
+-- event's claim alone), as the event the status stands for.
+create function public.apply_transfer_event(company_id uuid, event text, transfer_id text, external_reference text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  target text := case apply_transfer_event.event
+    when 'TRANSFER_DONE' then 'completed'
+    when 'TRANSFER_APPROVED' then 'completed'
+    when 'TRANSFER_FAILED' then 'failed'
+    when 'TRANSFER_CANCELLED' then 'failed'
+  end;
+  w public.withdrawals;
+  earlier_failure text;
+begin
+  if target is null then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', null,
+      'detail', format('%s is not a transfer event', coalesce(apply_transfer_event.event, 'null')));
+  end if;
+
+  -- The row lock serialises copies of one event: each later copy sees the first one's outcome.
+  w := private.lock_withdrawal(private.withdrawal_for_event(apply_transfer_event.company_id,
+    apply_transfer_event.transfer_id, apply_transfer_event.external_reference));
+  if w.id is null then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', null, 'company_id', apply_transfer_event.company_id,
+      'detail', 'no such withdrawal');
+  end if;
+  -- Looked up before the lock: attach_transfer may have stored a different transfer since.
+  if w.gateway_transfer_id <> nullif(apply_transfer_event.transfer_id, '') then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
+      'detail', 'the transfer is not this withdrawal''s');
+  end if;
+  if w.status = target then
+    return jsonb_build_object('result', 'duplicate', 'withdrawal_id', w.id, 'company_id', w.company_id,
+      'detail', format('withdrawal already %s', w.status));
+  end if;
+  if not private.withdrawal_move_allowed(w.status, target) then
+    return jsonb_build_object('result', 'ignored', 'withdrawal_id', w.id, 'company_id', w.company_id,
+      'detail', format('withdrawal is already %s; the gateway now reports %s: left as it is for review',
+        w.status, apply_transfer_event.event));
+  end if;
+
+  earlier_failure := case when w.status = 'failed' then w.failure_kind end;
+  if target = 'completed' then
+    -- After a failure the funds were released, so the debit lowers the available balance: wallet lock first.
+    perform private.lock_wallet(w.driver_id);
+  end if;
+  update public.withdrawals x set
+    status = target,
+    in_doubt = false,
+    completed_at = case when target = 'completed' then now() end,
+    error_message = case when target = 'failed' then apply_transfer_event.event end,
+    failure_kind = case when target = 'failed' then 'transfer_failed' else x.failure_kind end,
+    gateway_transfer_id = coalesce(x.gateway_transfer_id, nullif(apply_transfer_event.transfer_id, ''))
+  where x.id = w.id
+  returning * into w;
+  if target = 'completed' then
+    insert into public.wallet_entries (company_id, driver_id, kind, amount, withdrawal_id)
+    values (w.company_id, w.driver_id, 'withdrawal_debit', -w.amount, w.id)
+    on conflict (withdrawal_id) where kind = 'withdrawal_debit' do nothing;
+  end if;
+  return jsonb_build_object('result', 'processed', 'withdrawal_id', w.id, 'company_id', w.company_id,
+    'detail', case when earlier_failure is not null
+      then format('withdrawal completed after it was recorded failed (%s): the gateway made the transfer, debited now',
+        earlier_failure)
+      else format('withdrawal %s', w.status) end);
+end;
+$$;
+comment on function public.apply_transfer_event(uuid, text, text, text) is 'Applies the gateway''s state of a transfer once: completed with one debit (also after a recorded failure), or failed; copies are duplicate, a failure of a completed withdrawal is ignored (service role).';
+grant execute on function public.apply_transfer_event(uuid, text, text, text) to service_role;
+
+-- For the unsigned platform webhook, which must fetch the payment back from the
+-- gateway with the owning company's key: the delivery a payment event speaks
+-- of, by the same rules as public.apply_payment_event.
+create function private.delivery_for_payment(payment_id text, external_reference text)
+returns uuid
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return coalesce(
+    (select d.id from public.deliveries d where d.gateway_payment_id = nullif(delivery_for_payment.payment_id, '')),
+    (select d.id from public.deliveries d
+     where d.id = private.try_uuid(delivery_for_payment.external_reference)
+       and (nullif(delivery_for_payment.payment_id, '') is null or d.gateway_payment_id = delivery_for_payment.payment_id))
+  );
+end;
+$$;
+comment on function private.delivery_for_payment(text, text) is 'The delivery a payment event refers to, in any company (for the unsigned platform webhook).';
+grant execute on function private.delivery_for_payment(text, text) to service_role;
+
+-- Section: reconciliation
+
+-- What the reconciliation job (gateway-webhook's /reconcile) asks the gateway
+-- about: every processing withdrawal in doubt, or without a transfer id once its
+-- request should long have finished (the edge died between our insert and the
+-- gateway's answer), or whose transfer has been pending for an hour (its events
+-- may be lost). Oldest first, at most `max_rows`.
+create function public.withdrawals_to_reconcile(max_rows integer default 100)
+returns table (id uuid, company_id uuid, gateway_transfer_id text, in_doubt boolean, created_at timestamptz)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return query
+    select w.id, w.company_id, w.gateway_transfer_id, w.in_doubt, w.created_at
+    from public.withdrawals w
+    where w.status = 'processing'
+      and (w.in_doubt
+        or (w.gateway_transfer_id is null and w.created_at < now() - interval '2 minutes')
+        or (w.gateway_transfer_id is not null and w.updated_at < now() - interval '1 hour'))
+    order by w.created_at
+    limit greatest(least(withdrawals_to_reconcile.max_rows, 1000), 1);
+end;
+$$;
+comment on function public.withdrawals_to_reconcile(integer) is 'Processing withdrawals whose state only the gateway can tell: in doubt, without a transfer id after 2 minutes, or pending for an hour (service role).';
+grant execute on function public.withdrawals_to_reconcile(integer) to service_role;

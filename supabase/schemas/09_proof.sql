@@ -1,0 +1,205 @@
+-- Proof of delivery (docs/contract.md, Proof of delivery): the driver of a
+-- delivery in progress uploads a photo and/or the recipient's signature to the
+-- private Storage bucket `delivery-proofs`, once each; the company's managers
+-- read them; nobody else does. Completing the delivery attaches them (with an
+-- optional note), and a company may require any of the three.
+--
+-- Object names: `{company_id}/{delivery_id}/photo.{ext}` and
+-- `{company_id}/{delivery_id}/signature.{ext}`. Storage enforces the bucket's
+-- size and type limits; the policies below decide who may write and read.
+
+-- The bucket itself (private, images, 5 MiB each) is declared in
+-- supabase/config.toml, [storage.buckets.delivery-proofs]: a bucket is a row of
+-- storage.buckets, data that a schema diff does not carry. `supabase start`,
+-- `supabase db reset` and `supabase seed buckets` create it from there, and so
+-- does the local stack (local/database.ts).
+
+-- Section: types (02_company.sql says why functions return them)
+
+create type public.proof_requirements_set as (photo boolean, signature boolean, note boolean);
+comment on type public.proof_requirements_set is 'Which proof a company requires to complete a delivery.';
+
+-- Section: who may write and read
+
+-- The proof kind an object name stands for (photo or signature), or null when
+-- the name is not `{uuid}/{uuid}/{kind}[.ext]`.
+create function private.proof_kind(name text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return case when proof_kind.name ~ '^[0-9a-f-]{36}/[0-9a-f-]{36}/(photo|signature)(\.[a-z0-9]{1,5})?$'
+    then split_part(split_part(proof_kind.name, '/', 3), '.', 1) end;
+end;
+$$;
+comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name, else null.';
+
+-- Security definer: it reads the deliveries and the bucket's objects whatever
+-- the caller may see. True when the caller is the driver of that delivery of
+-- that company, the delivery is in progress, and no proof of that kind exists
+-- yet (so each is written once: there is no update or delete policy either).
+create function private.may_upload_proof(name text)
+returns boolean
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  kind text := private.proof_kind(may_upload_proof.name);
+  folder text := split_part(may_upload_proof.name, '/', 1) || '/' || split_part(may_upload_proof.name, '/', 2);
+begin
+  if kind is null then
+    return false;
+  end if;
+  return exists (
+      select from public.deliveries d
+      where d.id = split_part(may_upload_proof.name, '/', 2)::uuid
+        and d.company_id = split_part(may_upload_proof.name, '/', 1)::uuid
+        and d.driver_id = (select private.driver_id())
+        and d.status = 'in_progress')
+    and not exists (
+      select from storage.objects o
+      where o.bucket_id = 'delivery-proofs' and private.proof_kind(o.name) = kind
+        and o.name like folder || '/%');
+end;
+$$;
+comment on function private.may_upload_proof(text) is 'Whether the caller may upload this proof object: the driver of the delivery in progress, once per kind.';
+grant execute on function private.proof_kind(text), private.may_upload_proof(text) to authenticated, service_role;
+
+create policy delivery_proofs_insert_driver on storage.objects
+  for insert to authenticated
+  with check (
+    bucket_id = 'delivery-proofs'
+    and (select private.may_upload_proof(name))
+  );
+
+create policy delivery_proofs_select_managers on storage.objects
+  for select to authenticated
+  using (
+    bucket_id = 'delivery-proofs'
+    and (storage.foldername(name))[1] = (select private.company_of(private.delivery_managers()))::text
+  );
+
+-- Section: what a company requires
+
+create table public.proof_requirements (
+  company_id uuid primary key references public.companies (id) on delete cascade,
+  photo boolean not null default false,
+  signature boolean not null default false,
+  note boolean not null default false,
+  updated_at timestamptz not null default now()
+);
+comment on table public.proof_requirements is 'Which proof a company requires to complete a delivery (none when the company has no row).';
+alter table public.proof_requirements enable row level security;
+create policy proof_requirements_select_members on public.proof_requirements
+  for select to authenticated
+  using (company_id = (select private.company_id()));
+grant select on public.proof_requirements to authenticated;
+grant all on public.proof_requirements to service_role;
+
+create function private.proof_requirements_row(company_id uuid)
+returns public.proof_requirements_set
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  r public.proof_requirements;
+begin
+  select * into r from public.proof_requirements p where p.company_id = proof_requirements_row.company_id;
+  -- None stored: none required.
+  return row(coalesce(r.photo, false), coalesce(r.signature, false), coalesce(r.note, false))::public.proof_requirements_set;
+end;
+$$;
+comment on function private.proof_requirements_row(uuid) is 'A company''s proof requirements; none stored means none required.';
+grant execute on function private.proof_requirements_row(uuid) to authenticated, service_role;
+
+create function private.proof_requirements_json(company_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$ begin return to_jsonb(private.proof_requirements_row(proof_requirements_json.company_id)); end; $$;
+comment on function private.proof_requirements_json(uuid) is 'A company''s proof requirements: {photo, signature, note}.';
+grant execute on function private.proof_requirements_json(uuid) to authenticated, service_role;
+
+create function public.get_proof_requirements()
+returns public.proof_requirements_set
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return private.proof_requirements_row(private.authorize(variadic private.members()));
+end;
+$$;
+comment on function public.get_proof_requirements() is 'Which proof the caller''s company requires to complete a delivery (every member).';
+grant execute on function public.get_proof_requirements() to authenticated;
+
+create function public.set_proof_requirements(photo boolean, signature boolean, note boolean)
+returns public.proof_requirements_set
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.company_managers());
+begin
+  insert into public.proof_requirements as r (company_id, photo, signature, note)
+  values (company, set_proof_requirements.photo, set_proof_requirements.signature, set_proof_requirements.note)
+  on conflict on constraint proof_requirements_pkey do update set
+    photo = excluded.photo, signature = excluded.signature, note = excluded.note, updated_at = now();
+  return private.proof_requirements_row(company);
+end;
+$$;
+comment on function public.set_proof_requirements(boolean, boolean, boolean) is 'Sets which proof the caller''s company requires to complete a delivery (owner, admin).';
+grant execute on function public.set_proof_requirements(boolean, boolean, boolean) to authenticated;
+
+-- Section: completion
+
+-- Called by public.complete_delivery on the locked delivery in progress: finds
+-- the proof objects the driver uploaded, refuses (PT422, naming what is
+-- missing) what the company requires and lacks, and stores them on the delivery.
+create function private.attach_proof(delivery public.deliveries, note text)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+declare
+  folder text := delivery.company_id || '/' || delivery.id || '/';
+  required jsonb := private.proof_requirements_json(delivery.company_id);
+  photo text;
+  signature text;
+  clean_note text := nullif(btrim(attach_proof.note), '');
+  missing text[] := '{}';
+  attached public.deliveries;
+begin
+  select o.name into photo from storage.objects o
+  where o.bucket_id = 'delivery-proofs' and o.name like folder || '%' and private.proof_kind(o.name) = 'photo'
+  order by o.created_at limit 1;
+  select o.name into signature from storage.objects o
+  where o.bucket_id = 'delivery-proofs' and o.name like folder || '%' and private.proof_kind(o.name) = 'signature'
+  order by o.created_at limit 1;
+  if (required ->> 'photo')::boolean and photo is null then missing := array_append(missing, 'photo'); end if;
+  if (required ->> 'signature')::boolean and signature is null then missing := array_append(missing, 'signature'); end if;
+  if (required ->> 'note')::boolean and clean_note is null then missing := array_append(missing, 'note'); end if;
+  if cardinality(missing) > 0 then
+    raise exception using errcode = 'PT422',
+      message = format('proof of delivery required: %s missing', array_to_string(missing, ', ')),
+      detail = jsonb_build_object('missing', missing)::text;
+  end if;
+  if length(clean_note) > 1000 then
+    raise exception using errcode = 'PT422', message = 'the note is longer than 1000 characters';
+  end if;
+  update public.deliveries d set proof_photo_path = photo, proof_signature_path = signature, proof_note = clean_note
+  where d.id = delivery.id
+  returning * into attached;
+  return attached;
+end;
+$$;
+comment on function private.attach_proof(public.deliveries, text) is 'Attaches the uploaded proof and the note to a delivery being completed, or raises PT422 naming the required proof that is missing.';
