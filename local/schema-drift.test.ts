@@ -4,6 +4,7 @@
 // change, be it one pg-delta sees (a function body, a comment, a policy) or one
 // the catalog facts add (a role membership, a row). And the once-only check
 // (local/schema-files.ts) on small files: a function written twice is named.
+// And docs/architecture.md names the file of every function.
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import {
@@ -17,7 +18,7 @@ import {
   migrationFor,
   startCluster,
 } from "./schema-diff.ts";
-import { describeProblem, onceOnly, relative, schemaFiles } from "./schema-files.ts";
+import { describeProblem, onceOnly, relative, schemaFiles, statements } from "./schema-files.ts";
 
 const root = new URL("../", import.meta.url);
 const work = new URL(`.test-stack/schema-drift-${Deno.pid}/`, root).pathname;
@@ -259,4 +260,29 @@ $$;
     );
     assert.deepEqual(onceOnly(files).map(describeProblem), []);
   });
+});
+
+Deno.test("docs/architecture.md says in which file each function lives", async () => {
+  const doc = await Deno.readTextFile(new URL("docs/architecture.md", root));
+  const start = doc.indexOf("### Where each function lives");
+  assert.ok(start >= 0, "docs/architecture.md has no section 'Where each function lives'");
+  const section = doc.slice(start, doc.indexOf("\n### ", start + 1));
+  const names = (cell: string) => [...cell.matchAll(/`([a-z_][a-z0-9_]*)`/g)].map((m) => m[1]).sort();
+  const documented: Record<string, { public: string[]; private: string[] }> = {};
+  for (const line of section.split("\n")) {
+    const cells = line.split("|").map((cell) => cell.trim());
+    const file = /^`(\d\d_[a-z_]+\.sql)`$/.exec(cells[1] ?? "")?.[1];
+    if (file) documented[file] = { public: names(cells[2]), private: names(cells[3]) };
+  }
+  const actual: Record<string, { public: string[]; private: string[] }> = {};
+  for (const url of await schemaFiles()) {
+    const file = url.pathname.split("/").pop()!;
+    const functions = statements(file, await Deno.readTextFile(url)).map((s) => s.object)
+      .filter((object) => object.startsWith("function "));
+    const of = (schema: string) =>
+      functions.filter((f) => f.startsWith(`function ${schema}.`))
+        .map((f) => f.slice(`function ${schema}.`.length, f.indexOf("("))).sort();
+    actual[file] = { public: of("public"), private: of("private") };
+  }
+  assert.deepEqual(documented, actual);
 });
