@@ -140,7 +140,7 @@ $$;
 
 -- The cursor of the page after this one, or null on the last page: `rows`
 -- holds up to page_limit + 1 rows in the list's order, each with its sort key
--- in `sort_key_field` and its `id` .
+-- in `sort_key_field` and its `id`.
 create function private.next_cursor(rows anyarray, page_limit integer, sort_key_field text)
 returns text
 language plpgsql
