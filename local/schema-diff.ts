@@ -324,11 +324,15 @@ export async function buildPair(
     await Promise.all([migrationsCluster.stop(), schemasCluster.stop()]);
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   };
-  try {
-    await Promise.all([migrate(migrationsCluster.url, { seed: false }), applySchemas(schemasCluster.url, schemas)]);
-  } catch (error) {
+  // Both to the end before anything stops: a cluster stopped under the other build would fail it, uncaught.
+  const built = await Promise.allSettled([
+    migrate(migrationsCluster.url, { seed: false }),
+    applySchemas(schemasCluster.url, schemas),
+  ]);
+  const failed = built.find((result) => result.status === "rejected");
+  if (failed) {
     await stop();
-    throw error;
+    throw failed.reason;
   }
   return { migrations: migrationsCluster, schemas: schemasCluster, stop };
 }
@@ -359,7 +363,13 @@ async function main(): Promise<number> {
   const seconds = () => ((performance.now() - started) / 1000).toFixed(1);
   const migrationsDir = new URL("supabase/migrations/", projectRoot);
   await Deno.mkdir(migrationsDir, { recursive: true });
-  const pair = await buildPair(new URL(`.test-stack/db-diff-${Deno.pid}`, projectRoot).pathname);
+  let pair: Awaited<ReturnType<typeof buildPair>>;
+  try {
+    pair = await buildPair(new URL(`.test-stack/db-diff-${Deno.pid}`, projectRoot).pathname);
+  } catch (error) {
+    console.error(`db:diff: ${(error as Error).message}`);
+    return 1;
+  }
   try {
     const before = await drift(pair.migrations.url, pair.schemas.url);
     if (isEmpty(before)) {

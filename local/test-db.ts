@@ -199,7 +199,9 @@ const [database, schemasDatabase] = await Promise.all([
   startCluster(`${dataDir}-schemas`),
 ]);
 try {
-  await Promise.all([migrate(database.url, { seed: false }), applySchemas(schemasDatabase.url)]);
+  // Both to the end, each failure named: a schema file that does not apply is drift too.
+  const built = await Promise.allSettled([migrate(database.url, { seed: false }), applySchemas(schemasDatabase.url)]);
+  for (const result of built) if (result.status === "rejected") throw result.reason;
   console.log("# schema drift: supabase/migrations against supabase/schemas");
   const driftless = await noDrift(database.url, schemasDatabase.url).finally(() => schemasDatabase.stop());
   if (!driftless) {
