@@ -2,9 +2,9 @@
 // the active rows of cron.job (so new, changed and unscheduled jobs apply at
 // the next tick) and starts the jobs that are due, as pg_cron does:
 // - '[1-59] seconds' jobs when that long has passed since their last start;
-// - cron expressions (parsed by the extension's cron._parse_schedule, the same
-//   parser cron.schedule validates with) at each UTC minute they match, the
-//   minutes skipped by a slow tick included (up to 5, as Vixie cron);
+// - cron expressions (read by local/cron-schedule.mjs with croner, as
+//   cron.schedule validates them) at each UTC minute they match, the minutes
+//   skipped by a slow tick included (up to 5, as Vixie cron);
 // - '@reboot' jobs once per start of the scheduler.
 // A job never runs twice at once; a run that falls due meanwhile waits for it
 // (one pending run at most). Each run opens its own connection to the job's
@@ -15,19 +15,9 @@
 // error, and end_time. The database going away is logged once and retried at
 // every tick; nothing here throws out of the loop.
 import postgres from "postgres";
+import { type CronSchedule, parseSchedule } from "./cron-schedule.mjs";
 
-export interface CronSchedule {
-  seconds?: number;
-  reboot?: boolean;
-  minutes?: number[];
-  hours?: number[];
-  days?: number[];
-  months?: number[];
-  dows?: number[];
-  dom_star?: boolean;
-  dow_star?: boolean;
-  last_dom?: boolean;
-}
+export type { CronSchedule };
 
 /** Whether a parsed cron expression matches the UTC minute starting at `at`. */
 export function cronMatches(schedule: CronSchedule, at: Date): boolean {
@@ -47,11 +37,11 @@ interface JobRow {
   command: string;
   database: string;
   username: string;
-  parsed: CronSchedule | null;
 }
 
 interface Task {
   schedule: string;
+  parsed: CronSchedule | null;
   lastStart: number;
   running: boolean;
   pending: boolean;
@@ -186,8 +176,7 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
     let jobs: JobRow[];
     try {
       jobs = await sql<JobRow[]>`
-        select jobid, schedule, command, database, username, cron._parse_schedule(schedule) as parsed
-        from cron.job where active order by jobid`;
+        select jobid, schedule, command, database, username from cron.job where active order by jobid`;
     } catch (error) {
       const message = (error as Error).message;
       // Before the migration that creates pg_cron: nothing to run.
@@ -216,6 +205,7 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
       if (!task) {
         task = {
           schedule: job.schedule,
+          parsed: parseSchedule(job.schedule),
           lastStart: 0,
           running: false,
           pending: false,
@@ -226,9 +216,10 @@ export function startScheduler(options: SchedulerOptions): Scheduler {
       }
       if (task.schedule !== job.schedule) {
         task.schedule = job.schedule;
+        task.parsed = parseSchedule(job.schedule);
         task.invalidLogged = false;
       }
-      const parsed = job.parsed;
+      const parsed = task.parsed;
       if (!parsed) {
         if (!task.invalidLogged) log(`pg_cron (local): invalid schedule for job ${job.jobid}: ${job.schedule}`);
         task.invalidLogged = true;

@@ -1,10 +1,17 @@
-// `supabase test db` for the local stack: a fresh embedded Postgres with
-// sql/local, the migrations and pgTAP, then every supabase/tests/database/*.sql
-// file in name order with its TAP output, then `supabase db advisors`.
-// Exits non-zero on any failed or missing assertion, any error, any warning.
+// `supabase test db` for the local stack, and the schema's own checks:
+// - every function and comment written once in supabase/schemas/ (local/schema-files.ts);
+// - a fresh embedded Postgres with sql/local and the migrations, and beside it
+//   one built from supabase/schemas/: they must not differ (drift: local/schema-diff.ts);
+// - functions/_shared/database.types.ts is what `supabase gen types` makes of it;
+// - `supabase db advisors`, then every supabase/tests/database/*.sql file in
+//   name order with its TAP output;
+// - local/schema-drift.test.ts: the drift check catches a drifted copy.
+// Exits non-zero on any failed or missing assertion, any error, any warning, any drift.
 import postgres from "postgres";
 import { projectRoot } from "./config.ts";
 import { migrate, startDatabase } from "./database.ts";
+import { applySchemas, describeDrift, drift, isEmpty, startCluster } from "./schema-diff.ts";
+import { describeProblem, onceOnly, relative, schemaFiles } from "./schema-files.ts";
 
 const PGTAP_SOURCE = "/usr/share/postgresql/15/extension";
 const dataDir = Deno.env.get("TEST_DATA_DIR") ?? ".test-stack/pgtap";
@@ -143,11 +150,64 @@ async function advisors(url: string): Promise<boolean> {
   return output.success;
 }
 
+/** Each function and comment once across the schema files. */
+async function writtenOnce(): Promise<boolean> {
+  const files = await Promise.all(
+    (await schemaFiles()).map(async (url) => ({ file: relative(url), sql: await Deno.readTextFile(url) })),
+  );
+  const problems = onceOnly(files);
+  for (const problem of problems) console.log(`  ${describeProblem(problem)}`);
+  if (problems.length === 0) console.log(`  ${files.length} schema files, each function and comment written once`);
+  return problems.length === 0;
+}
+
+/** The migrations' database against one built from the schema files: nothing may differ. */
+async function noDrift(migrationsUrl: string, schemasUrl: string): Promise<boolean> {
+  const started = performance.now();
+  const found = await drift(migrationsUrl, schemasUrl);
+  const took = `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  if (isEmpty(found)) {
+    console.log(`  supabase/migrations give exactly supabase/schemas (pg-delta and the catalog facts, ${took})`);
+    return true;
+  }
+  for (const line of describeDrift(found)) console.log(`  ${line}`);
+  console.log("  supabase/migrations do not give supabase/schemas: edit the schema file, then run");
+  console.log("  `npm run db:diff -- <name>` to generate the migration (never edit a migration by hand)");
+  return false;
+}
+
+async function selfTest(): Promise<boolean> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["test", "-A", "--no-check", "local/schema-drift.test.ts"],
+    cwd: projectRoot,
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  console.log(text.trim().split("\n").map((l) => `  ${l}`).join("\n"));
+  return output.success;
+}
+
 await provisionPgTap();
-const database = await startDatabase({ dataDir, port, reset: true });
 let ok = true;
+console.log("# supabase/schemas: each function written once");
+if (!(await writtenOnce())) {
+  ok = false;
+  console.log("FAIL a function or a comment is written more than once in supabase/schemas/");
+}
+const [database, schemasDatabase] = await Promise.all([
+  startDatabase({ dataDir, port, reset: true }),
+  startCluster(`${dataDir}-schemas`),
+]);
 try {
-  await migrate(database.url, { seed: false });
+  // Both to the end, each failure named: a schema file that does not apply is drift too.
+  const built = await Promise.allSettled([migrate(database.url, { seed: false }), applySchemas(schemasDatabase.url)]);
+  for (const result of built) if (result.status === "rejected") throw result.reason;
+  console.log("# schema drift: supabase/migrations against supabase/schemas");
+  const driftless = await noDrift(database.url, schemasDatabase.url).finally(() => schemasDatabase.stop());
+  if (!driftless) {
+    ok = false;
+    console.log("FAIL the migrations and the schema files differ");
+  }
   // The advisors judge the migrated schema, before the test helpers add theirs.
   console.log("# supabase gen types (functions/_shared/database.types.ts is current)");
   if (!(await typesAreCurrent(database.url))) {
@@ -192,5 +252,11 @@ try {
   console.log(`pgTAP: ${passed} passed, ${failed} failed`);
 } finally {
   await database.stop();
+  await schemasDatabase.stop();
+}
+console.log("# the drift check on drifted copies (local/schema-drift.test.ts)");
+if (!(await selfTest())) {
+  ok = false;
+  console.log("FAIL local/schema-drift.test.ts");
 }
 Deno.exit(ok ? 0 : 1);

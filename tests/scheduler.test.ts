@@ -2,8 +2,8 @@
 // local/scheduler.ts, local/net-worker.ts): jobs scheduled with cron.schedule
 // run on their schedule as their user and are recorded in cron.job_run_details;
 // net.http_* requests reach the network and their answers land in
-// net._http_response; the scheduled job of the migrations, written as on a
-// hosted project, runs unchanged against the local stack.
+// net._http_response; the scheduled job of the schema (supabase/schemas/10_jobs.sql),
+// written as on a hosted project, runs unchanged against the local stack.
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createServer, type IncomingMessage, type Server } from "node:http";
@@ -328,11 +328,8 @@ describe("the scheduled job of the migrations", () => {
   test("runs verbatim: the reconcile call carries the project URL, the service role key and an empty body", async () => {
     const [before] =
       await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-withdrawals'`;
-    // The migration itself, unchanged.
-    const migration = readFileSync(
-      resolve(projectRoot, "supabase/migrations/20261121005000_scheduled_jobs.sql"),
-      "utf8",
-    );
+    // The schema file that declares the job, unchanged (applying it again changes nothing else).
+    const migration = readFileSync(resolve(projectRoot, "supabase/schemas/10_jobs.sql"), "utf8");
     const [{ id: projectUrlId }] = await db()`select id from vault.secrets where name = 'project_url'`;
     try {
       await db().unsafe(migration).simple();

@@ -3,6 +3,8 @@
 -- functions written in SQL. Jobs live in cron.job as on Supabase; the local
 -- stack's scheduler (local/scheduler.ts) reads that table every second, runs
 -- due jobs as their username and records each run in cron.job_run_details.
+-- Schedules are read by local/cron-schedule.mjs (croner), here and in the
+-- scheduler alike.
 -- Differences from the real extension: the functions run with the caller's
 -- rights (the real ones write cron.job as the extension owner), so a caller
 -- needs write access to cron.job (postgres has it); cron.database_name and
@@ -54,131 +56,41 @@ create policy cron_job_run_details_policy on cron.job_run_details
 select pg_catalog.pg_extension_config_dump('cron.job_run_details', '');
 select pg_catalog.pg_extension_config_dump('cron.runid_seq', '');
 
--- One field of a cron schedule (Vixie cron's grammar, as pg_cron's entry.c):
--- a list of `*`, `n` or `a-b`, a range or `*` optionally followed by `/step`;
--- names (jan..dec, sun..sat) where the field has them. NULL when invalid.
-create function cron._parse_field(field text, lo int, hi int, names text[] default null)
-returns int[]
-language plpgsql immutable
-set search_path = ''
-as $$
-declare
-  part text;
-  m text[];
-  a int;
-  b int;
-  step int;
-  result int[] := '{}';
-begin
-  if field is null or field = '' then
-    return null;
-  end if;
-  foreach part in array pg_catalog.string_to_array(field, ',') loop
-    m := pg_catalog.regexp_match(part, '^(\*|[0-9]{1,3}|[a-z]{3})(?:-([0-9]{1,3}|[a-z]{3}))?(?:/([0-9]{1,3}))?$');
-    if m is null then
-      return null;
-    end if;
-    if m[1] = '*' then
-      if m[2] is not null then
-        return null;
-      end if;
-      a := lo;
-      b := hi;
-    else
-      a := case when m[1] ~ '^[0-9]' then m[1]::int else pg_catalog.array_position(names, m[1]) - 1 + lo end;
-      if m[2] is null then
-        -- `n/step` is refused, as Vixie cron does: a step needs a range.
-        if m[3] is not null then
-          return null;
-        end if;
-        b := a;
-      else
-        b := case when m[2] ~ '^[0-9]' then m[2]::int else pg_catalog.array_position(names, m[2]) - 1 + lo end;
-      end if;
-    end if;
-    step := coalesce(m[3]::int, 1);
-    if a is null or b is null or a < lo or b > hi or a > b or step < 1 or step > hi then
-      return null;
-    end if;
-    for i in 0 .. (b - a) / step loop
-      result := result || (a + i * step);
-    end loop;
-  end loop;
-  return (select pg_catalog.array_agg(distinct v order by v) from pg_catalog.unnest(result) v);
-end
-$$;
-
--- A schedule as pg_cron accepts it, normalized for the scheduler:
---   {"seconds": n} for '[1-59] seconds',
---   {"reboot": true} for @reboot,
---   {"minutes": [...], "hours": [...], "days": [...], "months": [...], "dows": [...],
---    "dom_star": bool, "dow_star": bool, "last_dom": bool} for a cron expression
--- (days of week 0-6, Sunday 0; the day matches when the day of month OR the
--- day of week does, unless either field starts with `*`: then both must).
--- NULL when the schedule is invalid.
+-- A schedule as pg_cron accepts it, normalized for the scheduler ({"seconds":
+-- n}, {"reboot": true}, or the minutes, hours, days, months and days of week
+-- of a cron expression), or NULL when pg_cron refuses it. The real extension
+-- parses in C; this stand-in asks local/cron-schedule.mjs, which reads the
+-- schedule with croner, the library local/scheduler.ts runs the jobs with:
+-- COPY FROM PROGRAM runs it with Node.js, as the extension's owner (a
+-- superuser; hence security definer), the schedule passed as hex so that no
+-- shell reads it. local/install-extensions.ts writes the command in.
 create function cron._parse_schedule(schedule text)
 returns jsonb
-language plpgsql immutable
+language plpgsql
+volatile
+security definer
 set search_path = ''
 as $$
 declare
-  s text := pg_catalog.lower(pg_catalog.btrim(schedule, E' \t\n'));
-  m text[];
-  f text[];
-  minutes int[];
-  hours int[];
-  days int[];
-  months int[];
-  dows int[];
+  parsed text;
 begin
-  if s is null then
+  if schedule is null then
     return null;
   end if;
-  m := pg_catalog.regexp_match(s, '^([0-9]{1,9}) *seconds?$');
-  if m is not null then
-    if m[1]::int between 1 and 59 then
-      return pg_catalog.jsonb_build_object('seconds', m[1]::int);
-    end if;
-    return null;
-  end if;
-  s := case s
-    when '@reboot' then '@reboot'
-    when '@restart' then '@reboot'
-    when '@yearly' then '0 0 1 1 *'
-    when '@annually' then '0 0 1 1 *'
-    when '@monthly' then '0 0 1 * *'
-    when '@weekly' then '0 0 * * 0'
-    when '@daily' then '0 0 * * *'
-    when '@midnight' then '0 0 * * *'
-    when '@hourly' then '0 * * * *'
-    else s
-  end;
-  if s = '@reboot' then
-    return '{"reboot": true}'::jsonb;
-  end if;
-  f := pg_catalog.regexp_split_to_array(s, E'[ \t]+');
-  if pg_catalog.array_length(f, 1) <> 5 then
-    return null;
-  end if;
-  minutes := cron._parse_field(f[1], 0, 59);
-  hours := cron._parse_field(f[2], 0, 23);
-  days := case when f[3] = '$' then '{}'::int[] else cron._parse_field(f[3], 1, 31) end;
-  months := cron._parse_field(f[4], 1, 12, '{jan,feb,mar,apr,may,jun,jul,aug,sep,oct,nov,dec}');
-  dows := cron._parse_field(f[5], 0, 7, '{sun,mon,tue,wed,thu,fri,sat}');
-  if minutes is null or hours is null or days is null or months is null or dows is null then
-    return null;
-  end if;
-  -- 7 is Sunday too.
-  dows := (select pg_catalog.array_agg(distinct v % 7 order by v % 7) from pg_catalog.unnest(dows) v);
-  return pg_catalog.jsonb_build_object(
-    'minutes', minutes, 'hours', hours, 'days', days, 'months', months, 'dows', dows,
-    'dom_star', f[3] like '*%', 'dow_star', f[5] like '*%', 'last_dom', f[3] = '$');
+  create temporary table if not exists pg_cron_schedule (line text) on commit drop;
+  delete from pg_temp.pg_cron_schedule;
+  execute pg_catalog.format('copy pg_temp.pg_cron_schedule from program %L',
+    '@PARSE_SCHEDULE_COMMAND@ ' || pg_catalog.encode(pg_catalog.convert_to(schedule, 'UTF8'), 'hex'));
+  select s.line into parsed from pg_temp.pg_cron_schedule s;
+  return parsed::jsonb;
 end
 $$;
+revoke all on function cron._parse_schedule(text) from public;
 
 create function cron._check_schedule(schedule text)
 returns void
-language plpgsql immutable
+language plpgsql
+security definer
 set search_path = ''
 as $$
 begin

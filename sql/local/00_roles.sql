@@ -41,8 +41,18 @@ create extension if not exists pgcrypto with schema extensions;
 create extension if not exists "uuid-ossp" with schema extensions;
 
 -- The public schema as Supabase sets it up: usable by the API roles, with
--- default privileges the project's migrations then narrow.
+-- default privileges the project's migrations then narrow. Supabase sets those
+-- once, when it creates the project: so here only on a database that has no
+-- migration bookkeeping yet (30_migrations_bookkeeping.sql makes it). Granted
+-- again at the next start, they would undo what the migrations narrowed, and
+-- every object a later migration creates would be anon's.
 grant usage on schema public to anon, authenticated, service_role;
-alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
-alter default privileges in schema public grant all on functions to anon, authenticated, service_role;
-alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
+do $$
+begin
+  if to_regclass('supabase_migrations.schema_migrations') is null then
+    alter default privileges in schema public grant all on tables to anon, authenticated, service_role;
+    alter default privileges in schema public grant all on functions to anon, authenticated, service_role;
+    alter default privileges in schema public grant all on sequences to anon, authenticated, service_role;
+  end if;
+end
+$$;

@@ -1,5 +1,5 @@
 // Deliveries and route quotes (docs/state-machines.md; docs/contract.md). Every move is a PL/pgSQL
-// function (supabase/migrations/20261121001000_deliveries.sql); these handlers
+// function (supabase/schemas/05_deliveries.sql); these handlers
 // only add what SQL cannot do: ask the routing service and the gateway.
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";

@@ -1,6 +1,6 @@
 // Proof of delivery: which proof a company requires before a delivery may be
 // completed. The proof itself goes to Supabase Storage (bucket
-// `delivery-proofs`, policies in supabase/migrations/20261121004500_proof_of_delivery.sql).
+// `delivery-proofs`, policies in supabase/schemas/09_proof.sql).
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";

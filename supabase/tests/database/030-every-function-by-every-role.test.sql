@@ -69,7 +69,7 @@ select is(
 -- Every function of ours with `set search_path` is PL/pgSQL: an SQL function
 -- with it is planned again on every call in Postgres 17, and the helpers run
 -- for every row a list shows, every policy check and every webhook applied
--- (20261123000300_plans_kept.sql).
+-- (supabase/schemas/01_tenancy.sql says why, at its top).
 select is(
   array(select p.oid::regprocedure::text from pg_proc p
         join pg_namespace n on n.oid = p.pronamespace join pg_language l on l.oid = p.prolang

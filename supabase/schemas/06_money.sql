@@ -23,33 +23,76 @@
 -- first (request_withdrawal, the refund reversal, a debit after a failure), so a
 -- withdrawal is always judged against every such write committed before it.
 
--- Helpers -----------------------------------------------------------------------
+-- Section: types (02_company.sql says why functions return them)
+
+create type public.wallet as (driver_id uuid, balance numeric, available_balance numeric, currency text);
+comment on type public.wallet is 'A driver''s balance (its ledger) and available balance (less processing withdrawals).';
+
+create type public.wallet_transaction as (
+  id uuid,
+  kind text,
+  amount numeric,
+  delivery_id uuid,
+  withdrawal_id uuid,
+  created_at timestamptz
+);
+comment on type public.wallet_transaction is 'One ledger entry of a driver''s wallet.';
+
+create type public.wallet_transaction_page as (items public.wallet_transaction[], next_cursor text);
+comment on type public.wallet_transaction_page is 'One page of ledger entries, newest first; next_cursor is null on the last page.';
+
+create type public.withdrawal as (
+  id uuid,
+  company_id uuid,
+  driver_id uuid,
+  amount numeric,
+  pix_key text,
+  pix_key_type text,
+  status text,
+  in_doubt boolean,
+  gateway_transfer_id text,
+  error_message text,
+  failure_kind text,
+  created_at timestamptz,
+  updated_at timestamptz,
+  completed_at timestamptz
+);
+comment on type public.withdrawal is 'A withdrawal as the API returns it (Pix key masked).';
+
+create type public.withdrawal_page as (items public.withdrawal[], next_cursor text);
+comment on type public.withdrawal_page is 'One page of withdrawals, newest first; next_cursor is null on the last page.';
+
+-- Section: helpers
 
 create function private.try_uuid(value text)
 returns uuid
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select case when try_uuid.value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-    then try_uuid.value::uuid end
+begin
+  return case when try_uuid.value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+    then try_uuid.value::uuid end;
+end;
 $$;
 comment on function private.try_uuid(text) is 'The text as a uuid, or null when it is not one (gateway references are untrusted text).';
 
 -- The same rules as the edge's zod schema, so supabase-js callers are held to them too.
 create function private.valid_pix_key(pix_key text, pix_key_type text)
 returns boolean
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select coalesce(case valid_pix_key.pix_key_type
+begin
+  return coalesce(case valid_pix_key.pix_key_type
     when 'cpf' then valid_pix_key.pix_key ~ '^[0-9]{11}$'
     when 'cnpj' then valid_pix_key.pix_key ~ '^[0-9]{14}$'
     when 'email' then length(valid_pix_key.pix_key) <= 77 and valid_pix_key.pix_key ~ '^[^@[:space:]]+@[^@[:space:]]+\.[^@[:space:]]+$'
     when 'phone' then valid_pix_key.pix_key ~ '^\+55[0-9]{10,11}$'
     when 'evp' then private.try_uuid(valid_pix_key.pix_key) is not null
-  end, false)
+  end, false);
+end;
 $$;
 comment on function private.valid_pix_key(text, text) is 'Whether a Pix key has the format of its type: cpf 11 digits, cnpj 14 digits, e-mail, phone +55 and 10-11 digits, evp a uuid.';
 
@@ -59,36 +102,56 @@ alter table public.withdrawals
 -- Only the last four characters of a Pix key ever leave the database.
 create function private.mask_pix_key(pix_key text)
 returns text
-language sql
+language plpgsql
 immutable
 set search_path = ''
-as $$ select repeat('*', greatest(length(mask_pix_key.pix_key) - 4, 0)) || right(mask_pix_key.pix_key, 4) $$;
+as $$
+begin
+  return repeat('*', greatest(length(mask_pix_key.pix_key) - 4, 0)) || right(mask_pix_key.pix_key, 4);
+end;
+$$;
 comment on function private.mask_pix_key(text) is 'A Pix key with all but its last four characters replaced by *.';
 
-create function private.withdrawal_json(w public.withdrawals)
-returns jsonb
-language sql
+create function private.withdrawal_row(w public.withdrawals)
+returns public.withdrawal
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select jsonb_build_object('id', w.id, 'company_id', w.company_id, 'driver_id', w.driver_id, 'amount', w.amount,
-    'pix_key', private.mask_pix_key(w.pix_key), 'pix_key_type', w.pix_key_type, 'status', w.status,
-    'in_doubt', w.in_doubt, 'gateway_transfer_id', w.gateway_transfer_id, 'error_message', w.error_message,
-    'failure_kind', w.failure_kind, 'created_at', w.created_at, 'updated_at', w.updated_at,
-    'completed_at', w.completed_at)
+begin
+  return row(w.id, w.company_id, w.driver_id, w.amount, private.mask_pix_key(w.pix_key), w.pix_key_type, w.status,
+    w.in_doubt, w.gateway_transfer_id, w.error_message, w.failure_kind, w.created_at, w.updated_at,
+    w.completed_at)::public.withdrawal;
+end;
 $$;
+comment on function private.withdrawal_row(public.withdrawals) is 'A withdrawal as the API shows it (Pix key masked).';
+
+create function private.withdrawal_json(w public.withdrawals)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$ begin return to_jsonb(private.withdrawal_row(w)); end; $$;
 comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal as the API and the realtime broadcast show it (Pix key masked).';
 
 grant execute on function private.try_uuid(text), private.valid_pix_key(text, text), private.mask_pix_key(text),
-  private.withdrawal_json(public.withdrawals) to authenticated, service_role;
+  private.withdrawal_row(public.withdrawals), private.withdrawal_json(public.withdrawals) to authenticated, service_role;
 
 -- The withdrawal lock: every write to a withdrawal takes it first, so copies of
 -- one event and the edge's own writes serialise, each seeing the one before.
+-- Without a withdrawal it returns a row of nulls; its callers test `w.id is null`.
 create function private.lock_withdrawal(withdrawal_id uuid)
 returns public.withdrawals
-language sql
+language plpgsql
 set search_path = ''
-as $$ select * from public.withdrawals w where w.id = lock_withdrawal.withdrawal_id for update $$;
+as $$
+declare
+  w public.withdrawals;
+begin
+  select * into w from public.withdrawals x where x.id = lock_withdrawal.withdrawal_id for update;
+  return w;
+end;
+$$;
 comment on function private.lock_withdrawal(uuid) is 'Locks one withdrawal until the end of the transaction and returns it (all nulls when there is none).';
 grant execute on function private.lock_withdrawal(uuid) to service_role;
 
@@ -97,12 +160,14 @@ grant execute on function private.lock_withdrawal(uuid) to service_role;
 -- only what the gateway's own record says, so the money did leave.
 create function private.withdrawal_move_allowed(from_status text, to_status text)
 returns boolean
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select (withdrawal_move_allowed.from_status, withdrawal_move_allowed.to_status)
-    in (('processing', 'completed'), ('processing', 'failed'), ('failed', 'completed'))
+begin
+  return (withdrawal_move_allowed.from_status, withdrawal_move_allowed.to_status)
+    in (('processing', 'completed'), ('processing', 'failed'), ('failed', 'completed'));
+end;
 $$;
 comment on function private.withdrawal_move_allowed(text, text) is 'The withdrawal transitions: processing to completed or failed, and failed to completed when the gateway reports the transfer done.';
 grant execute on function private.withdrawal_move_allowed(text, text) to authenticated, service_role;
@@ -198,10 +263,10 @@ comment on function private.broadcast_withdrawal() is 'Trigger: broadcasts withd
 create trigger withdrawals_broadcast after insert or update on public.withdrawals
   for each row execute function private.broadcast_withdrawal();
 
--- Wallet -----------------------------------------------------------------------
+-- Section: wallet
 
 create function public.get_wallet()
-returns jsonb
+returns public.wallet
 language plpgsql
 stable
 security definer
@@ -214,15 +279,14 @@ begin
   perform private.authorize('driver');
   driver := private.driver_id();
   select * into balances from private.wallet_balances(driver);
-  return jsonb_build_object('driver_id', driver, 'balance', balances.balance,
-    'available_balance', balances.available_balance, 'currency', 'BRL');
+  return row(driver, balances.balance, balances.available_balance, 'BRL')::public.wallet;
 end;
 $$;
 comment on function public.get_wallet() is 'The calling driver''s balance (its ledger) and available balance (less processing withdrawals).';
 grant execute on function public.get_wallet() to authenticated;
 
 create function public.list_wallet_transactions(page_limit integer default 20, cursor text default null)
-returns jsonb
+returns public.wallet_transaction_page
 language plpgsql
 stable
 set search_path = ''
@@ -234,7 +298,7 @@ declare
   driver uuid;
   after_key timestamptz;
   after_id uuid;
-  rows jsonb;
+  rows public.wallet_transaction[];
 begin
   perform private.authorize('driver');
   driver := private.driver_id();
@@ -243,9 +307,8 @@ begin
   if cursor is not null then
     select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
   end if;
-  select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'kind', e.kind, 'amount', e.amount,
-    'delivery_id', e.delivery_id, 'withdrawal_id', e.withdrawal_id, 'created_at', e.created_at)
-    order by e.created_at desc, e.id desc), '[]'::jsonb) into rows
+  select coalesce(array_agg(row(e.id, e.kind, e.amount, e.delivery_id, e.withdrawal_id, e.created_at)::public.wallet_transaction
+    order by e.created_at desc, e.id desc), '{}') into rows
   from (
     select * from public.wallet_entries e
     where e.driver_id = driver
@@ -253,16 +316,16 @@ begin
     order by e.created_at desc, e.id desc
     limit page_limit + 1
   ) e;
-  return private.page(rows, page_limit, 'created_at');
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.wallet_transaction_page;
 end;
 $$;
 comment on function public.list_wallet_transactions(integer, text) is 'The calling driver''s ledger entries, newest first, one page.';
 grant execute on function public.list_wallet_transactions(integer, text) to authenticated;
 
--- Withdrawals ----------------------------------------------------------------------
+-- Section: withdrawals
 
 create function public.request_withdrawal(amount numeric, pix_key text, pix_key_type text)
-returns jsonb
+returns public.withdrawal
 language plpgsql
 security definer
 set search_path = ''
@@ -296,7 +359,7 @@ begin
   insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type)
   values (company, driver, request_withdrawal.amount, request_withdrawal.pix_key, request_withdrawal.pix_key_type)
   returning * into created;
-  return private.withdrawal_json(created);
+  return private.withdrawal_row(created);
 end;
 $$;
 comment on function public.request_withdrawal(numeric, text, text) is 'Records a processing withdrawal for the calling driver, 422 when it exceeds the available balance; the edge then asks the gateway for the transfer.';
@@ -305,7 +368,7 @@ grant execute on function public.request_withdrawal(numeric, text, text) to auth
 -- Service role only: a driver who could attach or fail its own withdrawal could
 -- release funds the gateway is paying out.
 create function public.attach_transfer(withdrawal_id uuid, gateway_transfer_id text)
-returns jsonb
+returns public.withdrawal
 language plpgsql
 set search_path = ''
 as $$
@@ -325,7 +388,7 @@ begin
     where x.id = w.id
     returning * into w;
   end if;
-  return private.withdrawal_json(w);
+  return private.withdrawal_row(w);
 end;
 $$;
 comment on function public.attach_transfer(uuid, text) is 'Records the gateway''s transfer id on a withdrawal, whatever its status; the withdrawal is no longer in doubt (service role).';
@@ -334,7 +397,7 @@ grant execute on function public.attach_transfer(uuid, text) to service_role;
 -- Our request for the transfer timed out or got a 5xx: the gateway may have made
 -- it. The funds stay held; reconciliation or the transfer's events settle it.
 create function public.mark_transfer_in_doubt(withdrawal_id uuid, error_message text)
-returns jsonb
+returns public.withdrawal
 language plpgsql
 set search_path = ''
 as $$
@@ -350,14 +413,14 @@ begin
     where x.id = w.id
     returning * into w;
   end if;
-  return private.withdrawal_json(w);
+  return private.withdrawal_row(w);
 end;
 $$;
 comment on function public.mark_transfer_in_doubt(uuid, text) is 'Flags a processing withdrawal whose transfer request may or may not have reached the gateway; its funds stay held (service role).';
 grant execute on function public.mark_transfer_in_doubt(uuid, text) to service_role;
 
 create function public.fail_withdrawal(withdrawal_id uuid, error_message text, failure_kind text)
-returns jsonb
+returns public.withdrawal
 language plpgsql
 set search_path = ''
 as $$
@@ -380,25 +443,14 @@ begin
   elsif w.status <> 'failed' then
     raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to failed', w.status);
   end if;
-  return private.withdrawal_json(w);
+  return private.withdrawal_row(w);
 end;
 $$;
 comment on function public.fail_withdrawal(uuid, text, text) is 'Marks a processing withdrawal failed, releasing its funds, once we know the gateway made no transfer: gateway_rejected (it refused the request) or no_transfer (reconciliation found none) (service role).';
 grant execute on function public.fail_withdrawal(uuid, text, text) to service_role;
 
--- The two-argument form is a final failure.
-create function public.fail_withdrawal(withdrawal_id uuid, error_message text)
-returns jsonb
-language sql
-set search_path = ''
-as $$
-  select public.fail_withdrawal(fail_withdrawal.withdrawal_id, fail_withdrawal.error_message, 'gateway_rejected')
-$$;
-comment on function public.fail_withdrawal(uuid, text) is 'Marks a processing withdrawal failed as gateway_rejected, releasing its funds (service role).';
-grant execute on function public.fail_withdrawal(uuid, text) to service_role;
-
 create function public.list_withdrawals(page_limit integer default 20, cursor text default null)
-returns jsonb
+returns public.withdrawal_page
 language plpgsql
 stable
 security definer
@@ -412,14 +464,14 @@ declare
   driver uuid := private.driver_id();
   after_key timestamptz;
   after_id uuid;
-  rows jsonb;
+  rows public.withdrawal[];
 begin
   perform private.check_page_limit(page_limit);
   if cursor is not null then
     select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
   end if;
   -- The same scope as the select policy: a driver its own, managers their company's.
-  select coalesce(jsonb_agg(private.withdrawal_json(w) order by w.created_at desc, w.id desc), '[]'::jsonb) into rows
+  select coalesce(array_agg(private.withdrawal_row(w) order by w.created_at desc, w.id desc), '{}') into rows
   from (
     select * from public.withdrawals w
     where w.company_id = company
@@ -428,14 +480,14 @@ begin
     order by w.created_at desc, w.id desc
     limit page_limit + 1
   ) w;
-  return private.page(rows, page_limit, 'created_at');
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.withdrawal_page;
 end;
 $$;
 comment on function public.list_withdrawals(integer, text) is 'Withdrawals, newest first, one page: a driver''s own, or the company''s for owners and admins.';
 grant execute on function public.list_withdrawals(integer, text) to authenticated;
 
 create function public.get_withdrawal(withdrawal_id uuid)
-returns jsonb
+returns public.withdrawal
 language plpgsql
 stable
 security definer
@@ -453,13 +505,13 @@ begin
   if not found then
     raise exception using errcode = 'PT404', message = 'withdrawal not found';
   end if;
-  return private.withdrawal_json(w);
+  return private.withdrawal_row(w);
 end;
 $$;
 comment on function public.get_withdrawal(uuid) is 'One withdrawal: the driver''s own, or its company''s for owners and admins.';
 grant execute on function public.get_withdrawal(uuid) to authenticated;
 
--- Transfer events ------------------------------------------------------------------
+-- Section: transfer events
 
 -- The withdrawal an event speaks of: by the gateway's transfer id, else by our
 -- id sent as externalReference (an event may overtake attach_transfer), but
@@ -467,11 +519,12 @@ grant execute on function public.get_withdrawal(uuid) to authenticated;
 -- (the platform webhook) searches every company.
 create function private.withdrawal_for_event(company_id uuid, transfer_id text, external_reference text)
 returns uuid
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select coalesce(
+begin
+  return coalesce(
     (select w.id from public.withdrawals w
      where w.gateway_transfer_id = nullif(withdrawal_for_event.transfer_id, '')
        and (withdrawal_for_event.company_id is null or w.company_id = withdrawal_for_event.company_id)),
@@ -480,7 +533,8 @@ as $$
        and (withdrawal_for_event.company_id is null or w.company_id = withdrawal_for_event.company_id)
        and (w.gateway_transfer_id is null or nullif(withdrawal_for_event.transfer_id, '') is null
             or w.gateway_transfer_id = withdrawal_for_event.transfer_id))
-  )
+  );
+end;
 $$;
 comment on function private.withdrawal_for_event(uuid, text, text) is 'The withdrawal a transfer event refers to, within the company when one is given.';
 grant execute on function private.withdrawal_for_event(uuid, text, text) to service_role;
@@ -563,21 +617,23 @@ grant execute on function public.apply_transfer_event(uuid, text, text, text) to
 -- of, by the same rules as public.apply_payment_event.
 create function private.delivery_for_payment(payment_id text, external_reference text)
 returns uuid
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select coalesce(
+begin
+  return coalesce(
     (select d.id from public.deliveries d where d.gateway_payment_id = nullif(delivery_for_payment.payment_id, '')),
     (select d.id from public.deliveries d
      where d.id = private.try_uuid(delivery_for_payment.external_reference)
        and (nullif(delivery_for_payment.payment_id, '') is null or d.gateway_payment_id = delivery_for_payment.payment_id))
-  )
+  );
+end;
 $$;
 comment on function private.delivery_for_payment(text, text) is 'The delivery a payment event refers to, in any company (for the unsigned platform webhook).';
 grant execute on function private.delivery_for_payment(text, text) to service_role;
 
--- Reconciliation ----------------------------------------------------------------------
+-- Section: reconciliation
 
 -- What the reconciliation job (gateway-webhook's /reconcile) asks the gateway
 -- about: every processing withdrawal in doubt, or without a transfer id once its
@@ -586,18 +642,21 @@ grant execute on function private.delivery_for_payment(text, text) to service_ro
 -- may be lost). Oldest first, at most `max_rows`.
 create function public.withdrawals_to_reconcile(max_rows integer default 100)
 returns table (id uuid, company_id uuid, gateway_transfer_id text, in_doubt boolean, created_at timestamptz)
-language sql
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select w.id, w.company_id, w.gateway_transfer_id, w.in_doubt, w.created_at
-  from public.withdrawals w
-  where w.status = 'processing'
-    and (w.in_doubt
-      or (w.gateway_transfer_id is null and w.created_at < now() - interval '2 minutes')
-      or (w.gateway_transfer_id is not null and w.updated_at < now() - interval '1 hour'))
-  order by w.created_at
-  limit greatest(least(withdrawals_to_reconcile.max_rows, 1000), 1)
+begin
+  return query
+    select w.id, w.company_id, w.gateway_transfer_id, w.in_doubt, w.created_at
+    from public.withdrawals w
+    where w.status = 'processing'
+      and (w.in_doubt
+        or (w.gateway_transfer_id is null and w.created_at < now() - interval '2 minutes')
+        or (w.gateway_transfer_id is not null and w.updated_at < now() - interval '1 hour'))
+    order by w.created_at
+    limit greatest(least(withdrawals_to_reconcile.max_rows, 1000), 1);
+end;
 $$;
 comment on function public.withdrawals_to_reconcile(integer) is 'Processing withdrawals whose state only the gateway can tell: in doubt, without a transfer id after 2 minutes, or pending for an hour (service role).';
 grant execute on function public.withdrawals_to_reconcile(integer) to service_role;

@@ -5,6 +5,42 @@
 -- that use supabase-js directly. Accepted positions are broadcast to the
 -- company's managers as `driver_location` on `company:{company_id}`.
 
+-- Section: types (02_company.sql says why functions return them)
+
+create type public.driver_location as (
+  driver_id uuid,
+  lat double precision,
+  lng double precision,
+  heading double precision,
+  speed double precision,
+  accuracy double precision,
+  updated_at timestamptz
+);
+comment on type public.driver_location is 'A driver''s last accepted position.';
+
+create type public.live_map_driver as (
+  driver_id uuid,
+  name text,
+  lat double precision,
+  lng double precision,
+  heading double precision,
+  speed double precision,
+  accuracy double precision,
+  updated_at timestamptz
+);
+comment on type public.live_map_driver is 'An active driver and its last position (nulls before the first).';
+
+create type public.live_map as (items public.live_map_driver[]);
+comment on type public.live_map is 'Every active driver of a company with its last position.';
+
+create type public.trail_point as (lat double precision, lng double precision, recorded_at timestamptz);
+comment on type public.trail_point is 'One stored position of a delivery''s trail.';
+
+create type public.delivery_trail as (delivery_id uuid, points public.trail_point[]);
+comment on type public.delivery_trail is 'The stored trail of a delivery, oldest point first.';
+
+-- Section: positions
+
 create table public.driver_locations (
   driver_id uuid primary key references public.drivers (id) on delete cascade,
   company_id uuid not null references public.companies (id) on delete cascade,
@@ -34,17 +70,18 @@ create policy driver_locations_select_visible on public.driver_locations
 grant select on public.driver_locations to authenticated;
 grant all on public.driver_locations to service_role;
 
-create function private.location_json(l public.driver_locations)
-returns jsonb
-language sql
+create function private.location_row(l public.driver_locations)
+returns public.driver_location
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select jsonb_build_object('driver_id', l.driver_id, 'lat', l.lat, 'lng', l.lng, 'heading', l.heading,
-    'speed', l.speed, 'accuracy', l.accuracy, 'updated_at', l.updated_at)
+begin
+  return row(l.driver_id, l.lat, l.lng, l.heading, l.speed, l.accuracy, l.updated_at)::public.driver_location;
+end;
 $$;
-comment on function private.location_json(public.driver_locations) is 'A driver location as the API returns and broadcasts it.';
-grant execute on function private.location_json(public.driver_locations) to authenticated, service_role;
+comment on function private.location_row(public.driver_locations) is 'A driver location as the API returns and broadcasts it.';
+grant execute on function private.location_row(public.driver_locations) to authenticated, service_role;
 
 -- Security definer because drivers may not write the table themselves. The
 -- upsert is the rate limit: on conflict it updates only a row older than 10 s;
@@ -59,7 +96,7 @@ create function public.update_my_location(
   speed double precision default null,
   accuracy double precision default null
 )
-returns jsonb
+returns public.driver_location
 language plpgsql
 security definer
 set search_path = ''
@@ -68,6 +105,7 @@ declare
   company uuid := private.authorize('driver');
   driver uuid;
   saved public.driver_locations;
+  located public.driver_location;
   last_accepted timestamptz;
   retry_after integer;
 begin
@@ -100,8 +138,9 @@ begin
       hint = format('retry after %s seconds', retry_after);
   end if;
 
-  perform private.broadcast('company:' || company, 'driver_location', private.location_json(saved));
-  return private.location_json(saved);
+  located := private.location_row(saved);
+  perform private.broadcast('company:' || company, 'driver_location', to_jsonb(located));
+  return located;
 end;
 $$;
 comment on function public.update_my_location(double precision, double precision, double precision, double precision, double precision)
@@ -113,7 +152,7 @@ grant execute on function public.update_my_location(double precision, double pre
 -- never sent a position are listed with nulls, so the panel can show them as
 -- "no position yet". Unpaginated: a map needs every driver at once.
 create function public.list_driver_locations()
-returns jsonb
+returns public.live_map
 language plpgsql
 stable
 set search_path = ''
@@ -121,20 +160,19 @@ as $$
 declare
   company uuid := private.authorize(variadic private.delivery_managers());
 begin
-  return jsonb_build_object('items', coalesce((
-    select jsonb_agg(jsonb_build_object('driver_id', d.id, 'name', d.name, 'lat', l.lat, 'lng', l.lng,
-      'heading', l.heading, 'speed', l.speed, 'accuracy', l.accuracy, 'updated_at', l.updated_at)
+  return row(coalesce((
+    select array_agg(row(d.id, d.name, l.lat, l.lng, l.heading, l.speed, l.accuracy, l.updated_at)::public.live_map_driver
       order by d.name, d.id)
     from public.drivers d
     left join public.driver_locations l on l.driver_id = d.id
     where d.company_id = company and d.active
-  ), '[]'::jsonb));
+  ), '{}'))::public.live_map;
 end;
 $$;
 comment on function public.list_driver_locations() is 'Every active driver of the caller''s company with its last position, or nulls (owner, admin, legacy admin).';
 grant execute on function public.list_driver_locations() to authenticated;
 
--- Trails ----------------------------------------------------------------------
+-- Section: trails
 
 -- The trail of a delivery in progress: the last 500 accepted positions of its
 -- driver while it is in progress, for the line a company panel draws (the live
@@ -208,7 +246,7 @@ create trigger driver_locations_append_trail after insert or update on public.dr
   for each row execute function private.append_delivery_trail();
 
 create function public.get_delivery_trail(delivery_id uuid)
-returns jsonb
+returns public.delivery_trail
 language plpgsql
 stable
 set search_path = ''
@@ -219,13 +257,13 @@ begin
   if not exists (select from public.deliveries d where d.id = get_delivery_trail.delivery_id) then
     raise exception using errcode = 'PT404', message = 'delivery not found';
   end if;
-  return jsonb_build_object(
-    'delivery_id', get_delivery_trail.delivery_id,
-    'points', coalesce((
-      select jsonb_agg(jsonb_build_object('lat', t.lat, 'lng', t.lng, 'recorded_at', t.recorded_at) order by t.seq)
+  return row(
+    get_delivery_trail.delivery_id,
+    coalesce((
+      select array_agg(row(t.lat, t.lng, t.recorded_at)::public.trail_point order by t.seq)
       from public.delivery_trail_points t
       where t.delivery_id = get_delivery_trail.delivery_id
-    ), '[]'::jsonb));
+    ), '{}'))::public.delivery_trail;
 end;
 $$;
 comment on function public.get_delivery_trail(uuid) is 'The stored trail of one delivery of the caller''s company, oldest point first (owner, admin, legacy admin).';

@@ -2,6 +2,67 @@
 -- gateway configuration (ciphertext only, in private) and the webhook audit
 -- log, with the RPC functions the /api/v1 proxy and supabase-js callers use.
 
+-- Section: types
+
+-- Every function that returns a resource returns a composite type named after
+-- it (public.driver, public.delivery, ...), and every list a page type
+-- ({items, next_cursor}), rather than jsonb: `supabase gen types` then gives an
+-- app calling `.rpc()` the shape of what it gets, and the edge sends each on as
+-- to_jsonb (functions/_shared/db.ts, rpc). Composite attributes cannot be
+-- declared not null, so generated types make every field nullable;
+-- docs/contract.md and the OpenAPI document say which ones never are. Left as
+-- jsonb, on purpose: what is not a resource and no app calls (service role):
+-- the access token hook, the gateway event outcomes, register_company's ids, the
+-- ETA work list and the public tracking view.
+
+create type public.driver as (
+  id uuid,
+  user_id uuid,
+  name text,
+  email text,
+  phone text,
+  active boolean,
+  created_at timestamptz,
+  updated_at timestamptz
+);
+comment on type public.driver is 'A driver as the API returns it.';
+
+create type public.driver_page as (items public.driver[], next_cursor text);
+comment on type public.driver_page is 'One page of drivers, newest first; next_cursor is null on the last page.';
+
+create type public.price_table as (
+  base_fee numeric,
+  per_km numeric,
+  minimum_fee numeric,
+  driver_share numeric,
+  updated_at timestamptz
+);
+comment on type public.price_table is 'A company''s prices: max(minimum_fee, base_fee + per_km * km); the driver earns driver_share.';
+
+create type public.subscription as (plan text, status text, current_period_end timestamptz);
+comment on type public.subscription is 'A company''s plan with the platform.';
+
+create type public.gateway_status as (configured boolean, environment text);
+comment on type public.gateway_status is 'Whether a company configured its payment gateway, and for which environment; never a secret.';
+
+create type public.company as (id uuid, name text, gateway public.gateway_status, created_at timestamptz);
+comment on type public.company is 'A company as its members see it.';
+
+create type public.webhook_event as (
+  id uuid,
+  received_at timestamptz,
+  event text,
+  result text,
+  object_id text,
+  detail text
+);
+comment on type public.webhook_event is 'One gateway webhook request and what became of it.';
+
+create type public.webhook_event_page as (items public.webhook_event[], next_cursor text);
+comment on type public.webhook_event_page is 'One page of the webhook log, newest first; next_cursor is null on the last page.';
+
+-- Section: authorization and paging
+
 -- Authorize first: the caller's company when its effective role is one of
 -- `allowed`, else 403. A deactivated driver is refused everywhere.
 create function private.authorize(variadic allowed text[])
@@ -34,10 +95,14 @@ comment on function private.authorize(text[]) is 'Raises 403 unless the caller''
 -- Keyset pagination over (sort key desc, id desc): stable under inserts.
 create function private.encode_cursor(sort_key timestamptz, id uuid)
 returns text
-language sql
+language plpgsql
 immutable
 set search_path = ''
-as $$ select encode(convert_to(sort_key::text || '|' || id::text, 'UTF8'), 'hex') $$;
+as $$
+begin
+  return encode(convert_to(sort_key::text || '|' || id::text, 'UTF8'), 'hex');
+end;
+$$;
 
 create function private.decode_cursor(cursor text, out sort_key timestamptz, out id uuid)
 language plpgsql
@@ -73,28 +138,32 @@ begin
 end;
 $$;
 
--- One page from up to limit + 1 rows already in order; each row carries its
--- sort key in `sort_key_field`.
-create function private.page(rows jsonb, page_limit integer, sort_key_field text)
-returns jsonb
-language sql
-immutable
+-- The cursor of the page after this one, or null on the last page: `rows`
+-- holds up to page_limit + 1 rows in the list's order, each with its sort key
+-- in `sort_key_field` and its `id`.
+create function private.next_cursor(rows anyarray, page_limit integer, sort_key_field text)
+returns text
+language plpgsql
+stable
 set search_path = ''
 as $$
-  select jsonb_build_object(
-    'items', coalesce((select jsonb_agg(r.value order by r.ordinality) from jsonb_array_elements(rows) with ordinality r
-                       where r.ordinality <= page_limit), '[]'::jsonb),
-    'next_cursor', case when jsonb_array_length(rows) > page_limit then
-      private.encode_cursor((rows -> (page_limit - 1) ->> sort_key_field)::timestamptz, (rows -> (page_limit - 1) ->> 'id')::uuid)
-    end
-  )
+declare
+  last_shown jsonb;
+begin
+  if cardinality(rows) <= page_limit then
+    return null;
+  end if;
+  last_shown := to_jsonb(rows[page_limit]);
+  return private.encode_cursor((last_shown ->> sort_key_field)::timestamptz, (last_shown ->> 'id')::uuid);
+end;
 $$;
+comment on function private.next_cursor(anyarray, integer, text) is 'The cursor after the last row shown of up to limit + 1 rows, or null when they all fit.';
 
 grant execute on function private.authorize(text[]), private.encode_cursor(timestamptz, uuid),
-  private.decode_cursor(text), private.check_page_limit(integer), private.page(jsonb, integer, text)
+  private.decode_cursor(text), private.check_page_limit(integer), private.next_cursor(anyarray, integer, text)
   to authenticated, service_role;
 
--- Drivers -------------------------------------------------------------------
+-- Section: drivers
 
 create table public.drivers (
   id uuid primary key default gen_random_uuid(),
@@ -111,15 +180,18 @@ comment on table public.drivers is 'Drivers of a company; each is a user with th
 create index drivers_company_id_created_at_idx on public.drivers (company_id, created_at desc, id desc);
 alter table public.drivers enable row level security;
 
+-- drivers.user_id is unique: at most one row.
 create function private.driver_id()
 returns uuid
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-  select d.id from public.drivers d
-  where d.user_id = (select auth.uid()) and d.active and (select private.app_role()) = 'driver'
+begin
+  return (select d.id from public.drivers d
+          where d.user_id = (select auth.uid()) and d.active and (select private.app_role()) = 'driver');
+end;
 $$;
 comment on function private.driver_id() is 'The caller''s driver id when the caller is an active driver, else null.';
 grant execute on function private.driver_id() to authenticated, service_role;
@@ -133,28 +205,30 @@ create policy drivers_select_visible on public.drivers
   );
 grant select on public.drivers to authenticated;
 grant all on public.drivers to service_role;
--- The access token hook reads a driver's id (20261121000100_tenancy.sql).
+-- The access token hook reads a driver's id (01_tenancy.sql).
 grant select on public.drivers to supabase_auth_admin;
 create policy drivers_select_auth_hook on public.drivers
   for select to supabase_auth_admin
   using (true);
 
-create function private.driver_json(d public.drivers)
-returns jsonb
-language sql
+create function private.driver_row(d public.drivers)
+returns public.driver
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select jsonb_build_object('id', d.id, 'user_id', d.user_id, 'name', d.name, 'email', d.email,
-    'phone', d.phone, 'active', d.active, 'created_at', d.created_at, 'updated_at', d.updated_at)
+begin
+  return row(d.id, d.user_id, d.name, d.email, d.phone, d.active, d.created_at, d.updated_at)::public.driver;
+end;
 $$;
-grant execute on function private.driver_json(public.drivers) to authenticated, service_role;
+comment on function private.driver_row(public.drivers) is 'A driver as the API shows it.';
+grant execute on function private.driver_row(public.drivers) to authenticated, service_role;
 
 -- The auth user is created first (through the Auth admin API); this links it.
 -- Service role only: the edge authorizes the caller (a company manager) first and
 -- passes its company; a user calling this directly could claim any user id.
 create function public.create_driver(company_id uuid, user_id uuid, name text, email text, phone text default null)
-returns jsonb
+returns public.driver
 language plpgsql
 set search_path = ''
 as $$
@@ -167,14 +241,14 @@ begin
   values (create_driver.company_id, create_driver.user_id, create_driver.name, lower(create_driver.email),
           create_driver.phone)
   returning * into driver;
-  return private.driver_json(driver);
+  return private.driver_row(driver);
 end;
 $$;
 comment on function public.create_driver(uuid, uuid, text, text, text) is 'Makes an existing auth user a driver of a company, for a caller the edge authorized (service role).';
 grant execute on function public.create_driver(uuid, uuid, text, text, text) to service_role;
 
 create function public.list_drivers(page_limit integer default 20, cursor text default null)
-returns jsonb
+returns public.driver_page
 language plpgsql
 stable
 set search_path = ''
@@ -186,13 +260,13 @@ declare
   company uuid := private.authorize(variadic private.delivery_managers());
   after_key timestamptz;
   after_id uuid;
-  rows jsonb;
+  rows public.driver[];
 begin
   perform private.check_page_limit(page_limit);
   if cursor is not null then
     select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
   end if;
-  select coalesce(jsonb_agg(private.driver_json(d) order by d.created_at desc, d.id desc), '[]'::jsonb) into rows
+  select coalesce(array_agg(private.driver_row(d) order by d.created_at desc, d.id desc), '{}') into rows
   from (
     select * from public.drivers d
     where d.company_id = company
@@ -200,14 +274,14 @@ begin
     order by d.created_at desc, d.id desc
     limit page_limit + 1
   ) d;
-  return private.page(rows, page_limit, 'created_at');
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'created_at'))::public.driver_page;
 end;
 $$;
 comment on function public.list_drivers(integer, text) is 'The company''s drivers, newest first, one page.';
 grant execute on function public.list_drivers(integer, text) to authenticated;
 
 create function public.get_driver(driver_id uuid)
-returns jsonb
+returns public.driver
 language plpgsql
 stable
 set search_path = ''
@@ -220,14 +294,14 @@ begin
   if not found then
     raise exception using errcode = 'PT404', message = 'driver not found';
   end if;
-  return private.driver_json(driver);
+  return private.driver_row(driver);
 end;
 $$;
 comment on function public.get_driver(uuid) is 'One driver of the caller''s company (RLS hides the others: 404).';
 grant execute on function public.get_driver(uuid) to authenticated;
 
 create function public.update_driver(driver_id uuid, name text default null, phone text default null, active boolean default null)
-returns jsonb
+returns public.driver
 language plpgsql
 security definer
 set search_path = ''
@@ -246,13 +320,13 @@ begin
   if not found then
     raise exception using errcode = 'PT404', message = 'driver not found';
   end if;
-  return private.driver_json(driver);
+  return private.driver_row(driver);
 end;
 $$;
 comment on function public.update_driver(uuid, text, text, boolean) is 'Renames, re-phones, deactivates or reactivates a driver of the caller''s company.';
 grant execute on function public.update_driver(uuid, text, text, boolean) to authenticated;
 
--- Prices ----------------------------------------------------------------------
+-- Section: prices
 
 create table public.prices (
   company_id uuid primary key references public.companies (id) on delete cascade,
@@ -270,19 +344,21 @@ create policy prices_select_member on public.prices
 grant select on public.prices to authenticated;
 grant all on public.prices to service_role;
 
-create function private.prices_json(p public.prices)
-returns jsonb
-language sql
+create function private.prices_row(p public.prices)
+returns public.price_table
+language plpgsql
 stable
 set search_path = ''
 as $$
-  select jsonb_build_object('base_fee', p.base_fee, 'per_km', p.per_km, 'minimum_fee', p.minimum_fee,
-    'driver_share', p.driver_share, 'updated_at', p.updated_at)
+begin
+  return row(p.base_fee, p.per_km, p.minimum_fee, p.driver_share, p.updated_at)::public.price_table;
+end;
 $$;
-grant execute on function private.prices_json(public.prices) to authenticated, service_role;
+comment on function private.prices_row(public.prices) is 'A company''s prices as the API shows them.';
+grant execute on function private.prices_row(public.prices) to authenticated, service_role;
 
 create function public.get_prices()
-returns jsonb
+returns public.price_table
 language plpgsql
 stable
 set search_path = ''
@@ -290,14 +366,14 @@ as $$
 declare
   company uuid := private.authorize(variadic private.members());
 begin
-  return (select private.prices_json(p) from public.prices p where p.company_id = company);
+  return (select private.prices_row(p) from public.prices p where p.company_id = company);
 end;
 $$;
 comment on function public.get_prices() is 'The caller''s company price table.';
 grant execute on function public.get_prices() to authenticated;
 
 create function public.set_prices(base_fee numeric, per_km numeric, minimum_fee numeric, driver_share numeric)
-returns jsonb
+returns public.price_table
 language plpgsql
 security definer
 set search_path = ''
@@ -312,13 +388,13 @@ begin
     base_fee = excluded.base_fee, per_km = excluded.per_km, minimum_fee = excluded.minimum_fee,
     driver_share = excluded.driver_share, updated_at = now()
   returning * into saved;
-  return private.prices_json(saved);
+  return private.prices_row(saved);
 end;
 $$;
 comment on function public.set_prices(numeric, numeric, numeric, numeric) is 'Replaces the caller''s company price table.';
 grant execute on function public.set_prices(numeric, numeric, numeric, numeric) to authenticated;
 
--- Subscription (billing) --------------------------------------------------------
+-- Section: subscription (billing)
 
 create table public.subscriptions (
   company_id uuid primary key references public.companies (id) on delete cascade,
@@ -336,7 +412,7 @@ grant select on public.subscriptions to authenticated;
 grant all on public.subscriptions to service_role;
 
 create function public.get_subscription()
-returns jsonb
+returns public.subscription
 language plpgsql
 stable
 set search_path = ''
@@ -344,7 +420,7 @@ as $$
 declare
   company uuid := private.authorize('company_owner');
 begin
-  return (select jsonb_build_object('plan', s.plan, 'status', s.status, 'current_period_end', s.current_period_end)
+  return (select row(s.plan, s.status, s.current_period_end)::public.subscription
           from public.subscriptions s where s.company_id = company);
 end;
 $$;
@@ -352,7 +428,7 @@ comment on function public.get_subscription() is 'The caller''s company subscrip
 grant execute on function public.get_subscription() to authenticated;
 
 create function public.set_subscription(plan text)
-returns jsonb
+returns public.subscription
 language plpgsql
 security definer
 set search_path = ''
@@ -369,13 +445,13 @@ begin
     updated_at = now()
   where s.company_id = company
   returning * into saved;
-  return jsonb_build_object('plan', saved.plan, 'status', saved.status, 'current_period_end', saved.current_period_end);
+  return row(saved.plan, saved.status, saved.current_period_end)::public.subscription;
 end;
 $$;
 comment on function public.set_subscription(text) is 'Changes the caller''s company plan (owner only).';
 grant execute on function public.set_subscription(text) to authenticated;
 
--- Gateway configuration ---------------------------------------------------------
+-- Section: gateway configuration
 
 -- Ciphertext only (AES-GCM under SECRETS_ENCRYPTION_KEY, which never reaches the
 -- database), in a schema the API does not expose.
@@ -399,7 +475,7 @@ create policy gateway_configs_service on private.gateway_configs
 -- passes its company; stored by anyone else, a "ciphertext" could be anything.
 create function public.save_gateway_config(company_id uuid, api_key_ciphertext text, webhook_secret_ciphertext text,
   environment text)
-returns jsonb
+returns public.gateway_status
 language plpgsql
 set search_path = ''
 as $$
@@ -414,14 +490,14 @@ begin
     -- Customers belong to one gateway account; a new key starts afresh.
     gateway_customer_ids = '{}'::jsonb,
     updated_at = now();
-  return jsonb_build_object('configured', true, 'environment', save_gateway_config.environment);
+  return row(true, save_gateway_config.environment)::public.gateway_status;
 end;
 $$;
 comment on function public.save_gateway_config(uuid, text, text, text) is 'Stores a company''s gateway credentials, encrypted by the edge for an authorized owner (service role).';
 grant execute on function public.save_gateway_config(uuid, text, text, text) to service_role;
 
 create function public.get_my_company()
-returns jsonb
+returns public.company
 language plpgsql
 stable
 security definer
@@ -431,11 +507,8 @@ declare
   company uuid := private.authorize(variadic private.members());
 begin
   return (
-    select jsonb_build_object(
-      'id', c.id,
-      'name', c.name,
-      'gateway', jsonb_build_object('configured', g.company_id is not null, 'environment', g.environment),
-      'created_at', c.created_at)
+    select row(c.id, c.name, row(g.company_id is not null, g.environment)::public.gateway_status,
+      c.created_at)::public.company
     from public.companies c
     left join private.gateway_configs g on g.company_id = c.id
     where c.id = company
@@ -445,7 +518,7 @@ $$;
 comment on function public.get_my_company() is 'The caller''s company profile; says whether the gateway is configured, never a secret.';
 grant execute on function public.get_my_company() to authenticated;
 
--- Registration ------------------------------------------------------------------
+-- Section: registration
 
 create function public.register_company(owner_user_id uuid, company_name text, owner_name text)
 returns jsonb
@@ -468,7 +541,7 @@ comment on function public.register_company(uuid, text, text) is 'Creates a comp
 revoke execute on function public.register_company(uuid, text, text) from authenticated;
 grant execute on function public.register_company(uuid, text, text) to service_role;
 
--- Webhook audit log -------------------------------------------------------------
+-- Section: webhook audit log and unsigned look-ups
 
 create table public.webhook_events (
   id uuid primary key default gen_random_uuid(),
@@ -491,7 +564,7 @@ grant select on public.webhook_events to authenticated;
 grant all on public.webhook_events to service_role;
 
 create function public.list_webhook_events(page_limit integer default 20, cursor text default null)
-returns jsonb
+returns public.webhook_event_page
 language plpgsql
 stable
 set search_path = ''
@@ -503,14 +576,14 @@ declare
   company uuid := private.authorize(variadic private.company_managers());
   after_key timestamptz;
   after_id uuid;
-  rows jsonb;
+  rows public.webhook_event[];
 begin
   perform private.check_page_limit(page_limit);
   if cursor is not null then
     select c.sort_key, c.id into after_key, after_id from private.decode_cursor(cursor) c;
   end if;
-  select coalesce(jsonb_agg(jsonb_build_object('id', e.id, 'received_at', e.received_at, 'event', e.event,
-    'result', e.result, 'object_id', e.object_id, 'detail', e.detail) order by e.received_at desc, e.id desc), '[]'::jsonb)
+  select coalesce(array_agg(row(e.id, e.received_at, e.event, e.result, e.object_id, e.detail)::public.webhook_event
+    order by e.received_at desc, e.id desc), '{}')
   into rows
   from (
     select * from public.webhook_events e
@@ -519,7 +592,7 @@ begin
     order by e.received_at desc, e.id desc
     limit page_limit + 1
   ) e;
-  return private.page(rows, page_limit, 'received_at');
+  return (rows[1:page_limit], private.next_cursor(rows, page_limit, 'received_at'))::public.webhook_event_page;
 end;
 $$;
 comment on function public.list_webhook_events(integer, text) is 'The company''s webhook audit log, newest first, one page (owner, admin).';

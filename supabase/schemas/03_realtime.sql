@@ -4,6 +4,8 @@
 -- policies below as the joining user: the select policies authorize reading
 -- broadcasts and presence, the insert policy tracking presence.
 
+-- Section: broadcast
+
 create function private.broadcast(topic text, event text, payload jsonb)
 returns void
 language plpgsql
@@ -16,6 +18,8 @@ end;
 $$;
 comment on function private.broadcast(text, text, jsonb) is 'Sends one private broadcast; runs as owner so any trigger may call it.';
 revoke execute on function private.broadcast(text, text, jsonb) from public;
+
+-- Section: policies
 
 create policy realtime_messages_select_own_topics on realtime.messages
   for select to authenticated

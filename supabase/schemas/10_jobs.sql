@@ -1,13 +1,17 @@
 -- Scheduled jobs, as on any Supabase project: pg_cron runs them, pg_net calls an
 -- Edge Function from the database, and Vault holds what the call needs. Before
--- this migration runs on a hosted project, store the two Vault secrets once:
+-- the migrations run on a hosted project, store the two Vault secrets once:
 --   select vault.create_secret('https://<project-ref>.supabase.co', 'project_url');
 --   select vault.create_secret('<service role key>', 'service_role_key');
 -- The local stack stores them itself and runs the same jobs on the same
 -- schedule (local/scheduler.ts, local/net-worker.ts).
 
+-- Section: extensions
+
 create extension if not exists pg_net with schema extensions;
 create extension if not exists pg_cron with schema pg_catalog;
+
+-- Section: jobs
 
 -- Reconciliation (docs/state-machines.md, Withdrawal): every 5 minutes the
 -- gateway-webhook function asks the gateway about every withdrawal whose state

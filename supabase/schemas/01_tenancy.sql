@@ -1,6 +1,14 @@
 -- Tenancy: companies, the membership that gives each user one company and one
 -- role, the app roles as Postgres roles, the helpers every policy and function
 -- authorizes with, and the custom access token hook (docs/architecture.md, Roles).
+--
+-- Every function in these files with `set search_path` is PL/pgSQL, helpers
+-- included: Postgres 17 can neither inline an SQL function that has a `set`
+-- clause nor keep a plan for it, so each call would parse and plan its body
+-- again; PL/pgSQL plans each statement once per connection. A scalar read from
+-- a key is `return (select ...)`. pgTAP 030 holds the rule.
+
+-- Section: defaults and roles
 
 -- What is not granted cannot be called: functions created from here on are
 -- executable by nobody until a grant names the caller. (PUBLIC's execute
@@ -33,6 +41,8 @@ begin
 end
 $$;
 
+-- Section: tables
+
 create table public.companies (
   id uuid primary key default gen_random_uuid(),
   name text not null check (length(btrim(name)) between 1 and 200),
@@ -52,81 +62,127 @@ comment on table public.memberships is 'Which company a user belongs to and with
 create index memberships_company_id_idx on public.memberships (company_id);
 alter table public.memberships enable row level security;
 
+-- Section: helpers
+
 -- The caller's membership, provided the token agrees with it. A new-form token
 -- must carry the membership's role and company; an older-form token
 -- (role `authenticated`) gets exactly the membership's rights, whatever its
 -- user_metadata says. So a claim can narrow, never widen.
 create function private.membership()
 returns table (company_id uuid, role text)
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-  select m.company_id, m.role
-  from public.memberships m
-  where m.user_id = auth.uid()
-    and (auth.jwt() ->> 'role') in (m.role, 'authenticated')
-    and coalesce((auth.jwt() ->> 'company_id')::uuid = m.company_id, true)
+begin
+  return query
+    select m.company_id, m.role
+    from public.memberships m
+    where m.user_id = auth.uid()
+      and (auth.jwt() ->> 'role') in (m.role, 'authenticated')
+      and coalesce((auth.jwt() ->> 'company_id')::uuid = m.company_id, true);
+end;
 $$;
 comment on function private.membership() is 'The caller''s company and effective role, when the token agrees with the membership.';
 
 create function private.company_id()
 returns uuid
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
-as $$ select m.company_id from private.membership() m $$;
+as $$
+begin
+  return (select m.company_id from private.membership() m);
+end;
+$$;
 comment on function private.company_id() is 'The caller''s company, or null.';
 
 create function private.app_role()
 returns text
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
-as $$ select m.role from private.membership() m $$;
+as $$
+begin
+  return (select m.role from private.membership() m);
+end;
+$$;
 comment on function private.app_role() is 'The caller''s effective role: company_owner, company_admin, driver, admin (older form), or null.';
 
 -- The role sets, each named once (docs/architecture.md, Roles); every policy and
--- function that means one of them calls it.
+-- function that means one of them calls it, and every /api/v1 route names one
+-- (functions/_shared/role-sets.ts reads each by its function's name: no list of
+-- roles is kept outside SQL).
 create function private.delivery_managers()
 returns text[]
-language sql
+language plpgsql
 immutable
 set search_path = ''
-as $$ select array['company_owner', 'company_admin', 'admin'] $$;
+as $$ begin return array['company_owner', 'company_admin', 'admin']; end; $$;
 comment on function private.delivery_managers() is 'Roles that manage deliveries and prices and see drivers and their positions: owner, company admin, legacy admin.';
 
 create function private.company_managers()
 returns text[]
-language sql
+language plpgsql
 immutable
 set search_path = ''
-as $$ select array['company_owner', 'company_admin'] $$;
+as $$ begin return array['company_owner', 'company_admin']; end; $$;
 comment on function private.company_managers() is 'Roles that also manage drivers, assign deliveries and read the webhook log and the company''s withdrawals: owner, company admin.';
+
+create function private.owners()
+returns text[]
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return array['company_owner']; end; $$;
+comment on function private.owners() is 'The company''s owner alone: gateway configuration and billing.';
+
+create function private.drivers()
+returns text[]
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return array['driver']; end; $$;
+comment on function private.drivers() is 'Drivers: their deliveries'' moves, their wallet and withdrawals, their position.';
 
 create function private.members()
 returns text[]
-language sql
+language plpgsql
 immutable
 set search_path = ''
-as $$ select private.delivery_managers() || array['driver'] $$;
+as $$ begin return private.delivery_managers() || private.drivers(); end; $$;
 comment on function private.members() is 'Every role a member of a company can have.';
+
+create function private.withdrawal_readers()
+returns text[]
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return private.drivers() || private.company_managers(); end; $$;
+comment on function private.withdrawal_readers() is 'Who reads withdrawals: a driver its own, the company managers the company''s.';
 
 -- "Is one of these roles in this company": policies compare a row's company with
 -- `(select private.company_of(<role set>))`, which Postgres evaluates once per statement.
 create function private.company_of(roles text[])
 returns uuid
-language sql
+language plpgsql
 stable
 set search_path = ''
-as $$ select m.company_id from private.membership() m where m.role = any (company_of.roles) $$;
+as $$
+begin
+  return (select m.company_id from private.membership() m where m.role = any (company_of.roles));
+end;
+$$;
 comment on function private.company_of(text[]) is 'The caller''s company when its effective role is one of `roles`, else null.';
 
 grant execute on function private.membership(), private.company_id(), private.app_role(), private.delivery_managers(),
-  private.company_managers(), private.members(), private.company_of(text[]) to authenticated, service_role;
+  private.company_managers(), private.owners(), private.drivers(), private.members(), private.withdrawal_readers(),
+  private.company_of(text[]) to authenticated, service_role;
+
+-- Section: policies and grants
 
 create policy companies_select_member on public.companies
   for select to authenticated
@@ -142,6 +198,8 @@ create policy memberships_select_visible on public.memberships
 
 grant select on public.companies, public.memberships to authenticated;
 grant all on public.companies, public.memberships to service_role;
+
+-- Section: the access token hook
 
 -- The custom access token hook (config.toml [auth.hook.custom_access_token]):
 -- adds `role` and `company_id` from the membership, and a driver's `driver_id`. An older-form member

@@ -8,12 +8,16 @@
 -- `{company_id}/{delivery_id}/signature.{ext}`. Storage enforces the bucket's
 -- size and type limits; the policies below decide who may write and read.
 
--- Section: the bucket
+-- The bucket itself (private, images, 5 MiB each) is declared in
+-- supabase/config.toml, [storage.buckets.delivery-proofs]: a bucket is a row of
+-- storage.buckets, data that a schema diff does not carry. `supabase start`,
+-- `supabase db reset` and `supabase seed buckets` create it from there, and so
+-- does the local stack (local/database.ts).
 
-insert into storage.buckets (id, name, public, file_size_limit, allowed_mime_types)
-values ('delivery-proofs', 'delivery-proofs', false, 5242880, array['image/jpeg', 'image/png', 'image/webp'])
-on conflict (id) do update set public = excluded.public, file_size_limit = excluded.file_size_limit,
-  allowed_mime_types = excluded.allowed_mime_types;
+-- Section: types (02_company.sql says why functions return them)
+
+create type public.proof_requirements_set as (photo boolean, signature boolean, note boolean);
+comment on type public.proof_requirements_set is 'Which proof a company requires to complete a delivery.';
 
 -- Section: who may write and read
 
@@ -21,12 +25,14 @@ on conflict (id) do update set public = excluded.public, file_size_limit = exclu
 -- the name is not `{uuid}/{uuid}/{kind}[.ext]`.
 create function private.proof_kind(name text)
 returns text
-language sql
+language plpgsql
 immutable
 set search_path = ''
 as $$
-  select case when proof_kind.name ~ '^[0-9a-f-]{36}/[0-9a-f-]{36}/(photo|signature)(\.[a-z0-9]{1,5})?$'
-    then split_part(split_part(proof_kind.name, '/', 3), '.', 1) end
+begin
+  return case when proof_kind.name ~ '^[0-9a-f-]{36}/[0-9a-f-]{36}/(photo|signature)(\.[a-z0-9]{1,5})?$'
+    then split_part(split_part(proof_kind.name, '/', 3), '.', 1) end;
+end;
 $$;
 comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name, else null.';
 
@@ -94,35 +100,49 @@ create policy proof_requirements_select_members on public.proof_requirements
 grant select on public.proof_requirements to authenticated;
 grant all on public.proof_requirements to service_role;
 
-create function private.proof_requirements_json(company_id uuid)
-returns jsonb
-language sql
+create function private.proof_requirements_row(company_id uuid)
+returns public.proof_requirements_set
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-  select jsonb_build_object('photo', coalesce(r.photo, false), 'signature', coalesce(r.signature, false),
-    'note', coalesce(r.note, false))
-  from (select) one left join public.proof_requirements r on r.company_id = proof_requirements_json.company_id
+declare
+  r public.proof_requirements;
+begin
+  select * into r from public.proof_requirements p where p.company_id = proof_requirements_row.company_id;
+  -- None stored: none required.
+  return row(coalesce(r.photo, false), coalesce(r.signature, false), coalesce(r.note, false))::public.proof_requirements_set;
+end;
 $$;
+comment on function private.proof_requirements_row(uuid) is 'A company''s proof requirements; none stored means none required.';
+grant execute on function private.proof_requirements_row(uuid) to authenticated, service_role;
+
+create function private.proof_requirements_json(company_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$ begin return to_jsonb(private.proof_requirements_row(proof_requirements_json.company_id)); end; $$;
 comment on function private.proof_requirements_json(uuid) is 'A company''s proof requirements: {photo, signature, note}.';
 grant execute on function private.proof_requirements_json(uuid) to authenticated, service_role;
 
 create function public.get_proof_requirements()
-returns jsonb
+returns public.proof_requirements_set
 language plpgsql
 stable
 set search_path = ''
 as $$
 begin
-  return private.proof_requirements_json(private.authorize(variadic private.members()));
+  return private.proof_requirements_row(private.authorize(variadic private.members()));
 end;
 $$;
 comment on function public.get_proof_requirements() is 'Which proof the caller''s company requires to complete a delivery (every member).';
 grant execute on function public.get_proof_requirements() to authenticated;
 
 create function public.set_proof_requirements(photo boolean, signature boolean, note boolean)
-returns jsonb
+returns public.proof_requirements_set
 language plpgsql
 security definer
 set search_path = ''
@@ -134,7 +154,7 @@ begin
   values (company, set_proof_requirements.photo, set_proof_requirements.signature, set_proof_requirements.note)
   on conflict on constraint proof_requirements_pkey do update set
     photo = excluded.photo, signature = excluded.signature, note = excluded.note, updated_at = now();
-  return private.proof_requirements_json(company);
+  return private.proof_requirements_row(company);
 end;
 $$;
 comment on function public.set_proof_requirements(boolean, boolean, boolean) is 'Sets which proof the caller''s company requires to complete a delivery (owner, admin).';

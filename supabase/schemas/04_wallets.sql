@@ -4,6 +4,8 @@
 -- happen at most once, and the wallet lock serialises every write that can lower
 -- the available balance.
 
+-- Section: withdrawals (the table; 06_money.sql holds their state machine)
+
 create table public.withdrawals (
   id uuid primary key default gen_random_uuid(),
   company_id uuid not null references public.companies (id) on delete cascade,
@@ -20,7 +22,7 @@ create table public.withdrawals (
   -- True while the gateway may or may not have made the transfer (our request for it
   -- failed with a timeout or a 5xx): the funds stay held until reconciliation asks the gateway.
   in_doubt boolean not null default false,
-  -- Why a failed withdrawal failed (20261121002000_money.sql explains the kinds).
+  -- Why a failed withdrawal failed (the column's comment below names the kinds).
   failure_kind text constraint withdrawals_failure_kind_known
     check (failure_kind in ('gateway_rejected', 'transfer_failed', 'no_transfer')),
   check ((status = 'completed') = (completed_at is not null)),
@@ -56,6 +58,8 @@ grant select (id, company_id, driver_id, amount, pix_key_type, status, gateway_t
               created_at, updated_at, completed_at, in_doubt, failure_kind)
   on public.withdrawals to authenticated;
 grant all on public.withdrawals to service_role;
+
+-- Section: the ledger
 
 create table public.wallet_entries (
   id uuid primary key default gen_random_uuid(),
@@ -108,18 +112,22 @@ create trigger wallet_entries_append_only before update or delete on public.wall
 create trigger wallet_entries_no_truncate before truncate on public.wallet_entries
   for each statement execute function private.refuse_ledger_change();
 
+-- Section: balances and the wallet lock
+
 -- balance and available balance of one driver
 create function private.wallet_balances(driver_id uuid, out balance numeric, out available_balance numeric)
-language sql
+language plpgsql
 stable
 security definer
 set search_path = ''
 as $$
-  select b.balance, b.balance - w.held
+begin
+  select b.balance, b.balance - w.held into wallet_balances.balance, wallet_balances.available_balance
   from (select coalesce(sum(e.amount), 0)::numeric(12, 2) as balance
         from public.wallet_entries e where e.driver_id = wallet_balances.driver_id) b,
-       (select coalesce(sum(w.amount), 0)::numeric(12, 2) as held
-        from public.withdrawals w where w.driver_id = wallet_balances.driver_id and w.status = 'processing') w
+       (select coalesce(sum(x.amount), 0)::numeric(12, 2) as held
+        from public.withdrawals x where x.driver_id = wallet_balances.driver_id and x.status = 'processing') w;
+end;
 $$;
 comment on function private.wallet_balances(uuid) is 'A driver''s balance (sum of the ledger) and available balance (less processing withdrawals).';
 grant execute on function private.wallet_balances(uuid) to service_role;
