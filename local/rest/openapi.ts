@@ -74,6 +74,9 @@ const text = (name: string, description: string, location: "query" | "header", e
   ...extra,
 });
 
+/** A list property, left out when empty (JSON Schema's `required` must name at least one). */
+const nonEmpty = (name: string, values: string[]) => values.length ? { [name]: values } : {};
+
 function prefer(values: string[]): Json {
   return {
     name: "Prefer",
@@ -130,7 +133,7 @@ export function openApiDocument(
       ...(t.description ? { description: t.description } : {}),
       type: "object",
       properties: Object.fromEntries(columns.map((c) => [c.name, property(t, c, rels)])),
-      required: columns.filter((c) => !c.nullable).map((c) => c.name),
+      ...nonEmpty("required", columns.filter((c) => !c.nullable).map((c) => c.name)),
     };
     parameters[`body.${t.name}`] = {
       name: t.name,
@@ -206,7 +209,7 @@ export function openApiDocument(
               const type = swaggerType(p.type);
               return [p.name, { format: swaggerFormat(p.type), ...(type ? { type } : {}) }];
             })),
-            required: r.params.filter((p) => p.required).map((p) => p.name),
+            ...nonEmpty("required", r.params.filter((p) => p.required).map((p) => p.name)),
           },
         },
         ref("preferParams"),

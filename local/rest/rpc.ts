@@ -6,6 +6,7 @@
 // its result read like a table: select, filters, order, page and embedding
 // from a table's rows.
 import { errors } from "./errors.ts";
+import { parseColumns } from "./parse.ts";
 import { Builder, ident, qualified, type Relation } from "./query.ts";
 import { applyParams, relationOf, respondRead, runRead, searchPath, selectItems, topRange } from "./relation.ts";
 import {
@@ -44,7 +45,7 @@ async function readArguments(ctx: Context, read: boolean, args: [string, string]
     case "application/json":
       return {
         kind: "json",
-        payload: jsonPayload(utf8(bytes), columns ? columns.split(",").map((c) => c.trim()) : null, true),
+        payload: jsonPayload(utf8(bytes), columns !== null ? parseColumns(columns, "columns") : null, true),
       };
     case "text/plain":
       return { kind: "raw", type: "text", text: utf8(bytes), bytes };
@@ -64,8 +65,10 @@ async function readArguments(ctx: Context, read: boolean, args: [string, string]
 
 /** PostgREST's findProc over the overloads of `name` in the request's schema. */
 function findRoutine(ctx: Context, name: string, keys: string[], post: boolean, raw: RawType | null): Routine {
+  // Fewer parameters first, then by their types, as PostgREST orders overloads.
+  const signature = (r: Routine) => r.params.map((p) => `${p.name}:${p.type}`).join(",");
   const overloads = [...(ctx.cache.routines.get(ctx.schema)?.get(name) ?? [])]
-    .sort((a, b) => a.params.length - b.params.length);
+    .sort((a, b) => a.params.length - b.params.length || (signature(a) < signature(b) ? -1 : 1));
   const given = new Set(keys);
   const sameSet = (a: Set<string>, b: string[]) => a.size === new Set(b).size && b.every((x) => a.has(x));
   const matches = (r: Routine) => {
