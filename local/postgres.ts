@@ -231,6 +231,12 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
       "max_connections=200",
       "-c",
       "lc_messages=C",
+      // As on Supabase: query statistics for `supabase inspect db` (sql/local/70_cli.sql creates the
+      // extension in `extensions`), and that schema in every session's search path.
+      "-c",
+      "shared_preload_libraries=pg_stat_statements",
+      "-c",
+      'search_path="$user", public, extensions',
     ]);
     // Its own process group: the terminal's Ctrl-C reaches us, and we stop the server in order.
     const process = new Deno.Command(cmd, {

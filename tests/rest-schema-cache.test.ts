@@ -15,7 +15,7 @@ const rest = (path: string, init: RequestInit = {}) =>
   });
 
 /** Polls `check` until it passes: a NOTIFY reaches the stand-in asynchronously, as it reaches PostgREST. */
-async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
+async function eventually(check: () => Promise<void> | void, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -53,7 +53,7 @@ describe("the schema cache", () => {
       await db().unsafe("drop table public.rest_cache_quiet");
       // Data changes are not DDL: no notification.
       await db().unsafe("select 1");
-      await eventually(async () => expect(heard).toEqual(["reload schema", "reload schema"]));
+      await eventually(() => expect(heard).toEqual(["reload schema", "reload schema"]));
     } finally {
       await listener.end();
     }

@@ -164,6 +164,10 @@ interface BaseRel {
   targetIsView: boolean;
 }
 
+/**
+ * Lists travel as JSON text, never as array parameters: postgres.js serializes an array by types it
+ * fetches on a fresh connection, and these queries open several at once.
+ */
 export async function loadSchemaCache(sql: postgres.Sql, config: RestConfig): Promise<SchemaCache> {
   const schemas = config.schemas;
   const viewSchemas = [...new Set([...schemas, ...config.extraSearchPath])];
@@ -207,7 +211,8 @@ export async function loadSchemaCache(sql: postgres.Sql, config: RestConfig): Pr
                          left join pg_attrdef ad on ad.adrelid = a.attrelid and ad.adnum = a.attnum
                         where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped), '[]') as columns
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
-       where n.nspname = any(${schemas}) and c.relkind in ('r', 'v', 'm', 'f', 'p') and not c.relispartition`,
+       where n.nspname in (select jsonb_array_elements_text(${JSON.stringify(schemas)}::text::jsonb))
+         and c.relkind in ('r', 'v', 'm', 'f', 'p') and not c.relispartition`,
     sql<ForeignKeyRow[]>`
       select k.conname as name, k.conrelid::int as table_oid, k.confrelid::int as target_oid,
              array(select a.attname::text from unnest(k.conkey) with ordinality u(n, o)
@@ -228,7 +233,9 @@ export async function loadSchemaCache(sql: postgres.Sql, config: RestConfig): Pr
     sql<{ oid: number; definition: string }[]>`
       select c.oid::int as oid, r.ev_action::text as definition
         from pg_class c join pg_namespace n on n.oid = c.relnamespace join pg_rewrite r on r.ev_class = c.oid
-       where c.relkind in ('v', 'm') and n.nspname = any(${viewSchemas})`,
+       where c.relkind in ('v', 'm') and n.nspname in (select jsonb_array_elements_text(${
+      JSON.stringify(viewSchemas)
+    }::text::jsonb))`,
     loadFunctions(sql, [...new Set([...schemas, ...config.extraSearchPath])]),
     sql<{ role: string; config: string[] }[]>`
       select r.rolname as role, s.setconfig as config
@@ -542,7 +549,9 @@ async function viewColumnNames(sql: postgres.Sql, oids: number[]): Promise<Map<n
   if (!oids.length) return new Map();
   const rows = await sql<{ oid: number; names: string[] }[]>`
     select a.attrelid::int as oid, array_agg(a.attname::text order by a.attnum) as names
-      from pg_attribute a where a.attrelid = any(${oids}::oid[]) and a.attnum > 0 and not a.attisdropped
+      from pg_attribute a
+     where a.attrelid in (select jsonb_array_elements_text(${JSON.stringify(oids)}::text::jsonb)::oid)
+       and a.attnum > 0 and not a.attisdropped
      group by a.attrelid`;
   return new Map(rows.map((r) => [r.oid, r.names]));
 }
@@ -571,7 +580,11 @@ interface FunctionRow {
  */
 function loadFunctions(sql: postgres.Sql, schemas: string[]) {
   return sql<FunctionRow[]>`
-    with recursive spaces as (select oid from pg_namespace where nspname = any(${schemas})),
+    with recursive spaces as (
+      select oid from pg_namespace where nspname in (select jsonb_array_elements_text(${
+    JSON.stringify(schemas)
+  }::text::jsonb))
+    ),
     bases as (
       select oid, oid as base from pg_type where typbasetype = 0
       union all
