@@ -39,8 +39,9 @@ afterAll(async () => {
 describe("the schema cache", () => {
   it("has Supabase's event triggers, which notify pgrst after DDL and after a DROP", async () => {
     const triggers = await db()<{ evtname: string; evtevent: string; evtfoid: string }[]>`
-      select evtname, evtevent, evtfoid::regproc::text as evtfoid from pg_event_trigger
-       where evtname in ('pgrst_ddl_watch', 'pgrst_drop_watch') order by evtname`;
+      select t.evtname, t.evtevent, n.nspname || '.' || p.proname as evtfoid
+        from pg_event_trigger t join pg_proc p on p.oid = t.evtfoid join pg_namespace n on n.oid = p.pronamespace
+       where t.evtname in ('pgrst_ddl_watch', 'pgrst_drop_watch') order by t.evtname`;
     expect(triggers).toEqual([
       { evtname: "pgrst_ddl_watch", evtevent: "ddl_command_end", evtfoid: "extensions.pgrst_ddl_watch" },
       { evtname: "pgrst_drop_watch", evtevent: "sql_drop", evtfoid: "extensions.pgrst_drop_watch" },
