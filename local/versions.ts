@@ -12,7 +12,10 @@ export const EMULATED = {
    * or later, which hosted projects run. Realtime reports no version to clients.
    */
   realtime: "v2.129.8",
-  /** PostgREST: reported by /rest/v1 in the `Server` header, as `postgrest/<major.minor>`. */
+  /**
+   * PostgREST: reported by /rest/v1 in the `Server` header, as `postgrest/<major.minor>`, and as the OpenAPI
+   * root's info.version; its source (errors, preferences, schema cache, planner) is what local/rest/ follows.
+   */
   postgrest: "v14.12",
   /** Mailpit, the local mail catcher whose message API /_mail/api/v1 follows. */
   mailpit: "v1.22.3",

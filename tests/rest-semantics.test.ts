@@ -68,6 +68,20 @@ The fixture of tests/rest-semantics.test.ts.';
     as $$ select * from rest_test.authors where id in (select author_id from rest_test.books) order by id $$;
   create function rest_test.bump() returns setof rest_test.counters language sql volatile
     as $$ update rest_test.counters set n = n + 1 returning * $$;
+  create function rest_test.teapot() returns void language plpgsql as $$
+  begin
+    raise sqlstate 'PGRST' using
+      message = '{"code": "T418", "message": "short and stout", "hint": "tip me over"}',
+      detail = '{"status": 418, "headers": {"x-teapot": "yes"}}';
+  end $$;
+  create function rest_test.accepted() returns text language plpgsql as $$
+  begin
+    perform set_config('response.status', '202', true);
+    perform set_config('response.headers', '[{"x-queued": "1"}]', true);
+    return 'queued';
+  end $$;
+  create function rest_test.stamp() returns void language sql
+    as $$ select set_config('response.headers', '[{"x-pre-request": "' || current_setting('request.method') || '"}]', true) $$;
   create function rest_test.one_author() returns rest_test.authors language sql stable
     as $$ select * from rest_test.authors where id = 1 $$;
 
@@ -314,6 +328,22 @@ describe("functions (rpc)", () => {
     });
   });
 
+  it("lets a function choose the status and headers: raise sqlstate 'PGRST', response.status, response.headers", async () => {
+    const teapot = await rest("/rpc/teapot", { method: "POST" });
+    expect(teapot.status).toBe(418);
+    expect(teapot.headers.get("x-teapot")).toBe("yes");
+    expect(await teapot.json()).toEqual({
+      code: "T418",
+      message: "short and stout",
+      details: null,
+      hint: "tip me over",
+    });
+    const accepted = await rest("/rpc/accepted", { method: "POST" });
+    expect(accepted.status).toBe(202);
+    expect(accepted.headers.get("x-queued")).toBe("1");
+    expect(await accepted.json()).toBe("queued");
+  });
+
   it("reads a set-returning function's rows like a table, embedding from them", async () => {
     const { data, error } = await library().rpc("prolific").select("id, books(title)").gt("id", 1).order("id");
     expect(error).toBeNull();
@@ -476,6 +506,19 @@ describe("reads", () => {
       code: "PGRST106",
       hint: "Only the following schemas are exposed: public, rest_test",
     });
+  });
+
+  it("applies pgrst.db_pre_request and pgrst.openapi_mode set in the database", async () => {
+    await configure({ db_pre_request: "rest_test.stamp", openapi_mode: "disabled" }, async () => {
+      expect((await rest("/books?select=id&limit=1")).headers.get("x-pre-request")).toBe("GET");
+    });
+    const root = await rest("/");
+    expect(root.status).toBe(404);
+    expect(await root.json()).toMatchObject({ code: "PGRST126", message: "Root endpoint metadata is disabled" });
+    await configure({ db_pre_request: null, openapi_mode: null }, async () => {
+      expect((await rest("/")).status).toBe(200);
+    });
+    expect((await rest("/books?select=id&limit=1")).headers.get("x-pre-request")).toBeNull();
   });
 
   it("applies pgrst.db_max_rows set in the database", async () => {
