@@ -18,6 +18,10 @@ export class RestError extends Error {
 }
 
 export const errors = {
+  // Connection errors (PGRST0xx)
+  connection: (details: string) =>
+    new RestError(503, "PGRST000", "Database connection error. Retrying the connection.", details),
+
   // ApiRequestError (PGRST1xx)
   queryParam: (message: string, details: string) => new RestError(400, "PGRST100", message, details),
   invalidRpcMethod: (method: string) => new RestError(405, "PGRST101", `Cannot use the ${method} method on RPC`),

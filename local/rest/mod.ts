@@ -14,6 +14,7 @@ import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
 import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import postgres from "postgres";
+import { isConnectionError } from "../../functions/_shared/errors.ts";
 import { gatewayError } from "../auth/errors.ts";
 import type { LocalKeys } from "../keys.ts";
 import { POSTGREST_SERVER } from "../versions.ts";
@@ -77,6 +78,8 @@ function corsHeaders(req: Request): Headers {
 
 /** At most one reload a second is started by a request naming something the cache lacks but the catalog has. */
 const MISS_RELOAD_INTERVAL_MS = 1_000;
+/** How long a request waits for a schema cache reload in flight. */
+const RELOAD_WAIT_MS = 2_000;
 
 export async function createRest(options: RestOptions): Promise<Rest> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -108,7 +111,7 @@ export async function createRest(options: RestOptions): Promise<Rest> {
         warned.add(line);
       });
     }
-    return { config, cache: await loadSchemaCache(options.sql, config) };
+    return { config, cache: await loadSchemaCache(options.sql, config, previous?.cache.timezones) };
   }
   let state = await load(null, true);
   let requested = 0;
@@ -135,8 +138,16 @@ export async function createRest(options: RestOptions): Promise<Rest> {
     })().finally(() => loading = null);
     return loading;
   }
+  /**
+   * The state to answer with: a reload in flight (a migration that just committed) is waited for, up to
+   * RELOAD_WAIT_MS, so that the answer reflects it; past that (a database that does not answer), the last one.
+   */
   const current = async () => {
-    if (loading) await loading;
+    if (loading) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([loading, new Promise((r) => (timer = setTimeout(r, RELOAD_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     return state;
   };
   const listener = await options.sql.listen("pgrst", (payload) => {
@@ -155,7 +166,7 @@ export async function createRest(options: RestOptions): Promise<Rest> {
       : await options.sql`select exists (select from pg_proc p join pg_namespace n on n.oid = p.pronamespace
                             where n.nspname = ${schema} and p.proname = ${name}) as found`;
     if (!row.found) return false;
-    if (loading) await loading;
+    if (loading) await current();
     else if (Date.now() - lastMissReload >= MISS_RELOAD_INTERVAL_MS) {
       lastMissReload = Date.now();
       await reload(false);
@@ -297,10 +308,11 @@ export async function createRest(options: RestOptions): Promise<Rest> {
     const cors = corsOf(c) ?? corsHeaders(c.req.raw);
     if (error instanceof RestError) return errorResponse(error, cors);
     if (error instanceof BodyTooLarge) return bodyTooLargeResponse(cors);
-    if (error instanceof postgres.PostgresError) {
+    if (error instanceof postgres.PostgresError && !isConnectionError(error)) {
       const ctx = c.get("rest" as never) as unknown as Context | undefined;
       return errorResponse(fromPostgres(error, ctx?.authed ?? false), cors);
     }
+    if (isConnectionError(error)) return errorResponse(errors.connection(String(error)), cors);
     log(JSON.stringify({ event: "rest_unexpected_error", path: new URL(c.req.url).pathname, error: String(error) }));
     return errorResponse(new RestError(500, "PGRSTX00", "Internal error in the local PostgREST stand-in"), cors);
   });

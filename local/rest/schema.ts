@@ -168,7 +168,12 @@ interface BaseRel {
  * Lists travel as JSON text, never as array parameters: postgres.js serializes an array by types it
  * fetches on a fresh connection, and these queries open several at once.
  */
-export async function loadSchemaCache(sql: postgres.Sql, config: RestConfig): Promise<SchemaCache> {
+export async function loadSchemaCache(
+  sql: postgres.Sql,
+  config: RestConfig,
+  /** Time zone names, which do not change while the server runs: read once. */
+  knownTimezones?: Set<string>,
+): Promise<SchemaCache> {
   const schemas = config.schemas;
   const viewSchemas = [...new Set([...schemas, ...config.extraSearchPath])];
   const [tableRows, foreignKeys, primaryKeys, views, functionRows, settings, timezones] = await Promise.all([
@@ -243,7 +248,7 @@ export async function loadSchemaCache(sql: postgres.Sql, config: RestConfig): Pr
        where s.setdatabase in (0, (select oid from pg_database where datname = current_database()))
          and r.oid in (select roleid from pg_auth_members where member = 'authenticator'::regrole)
        order by s.setdatabase`,
-    sql<{ name: string }[]>`select name from pg_timezone_names`,
+    knownTimezones ? [] : sql<{ name: string }[]>`select name from pg_timezone_names`,
   ]);
 
   // Tables and views of the exposed schemas.
@@ -536,7 +541,7 @@ export async function loadSchemaCache(sql: postgres.Sql, config: RestConfig): Pr
     relationships,
     routines,
     roleSettings,
-    timezones: new Set(timezones.map((t) => t.name)),
+    timezones: knownTimezones ?? new Set(timezones.map((t) => t.name)),
   };
 }
 
