@@ -94,6 +94,8 @@ The fixture of tests/rest-semantics.test.ts.';
   insert into rest_hidden.editions values (1, 1843, 1), (2, 1864, 1);
   insert into rest_test.counters (label) values ('a'), ('b'), ('c');
   insert into rest_test.loans values (1, 1, 3);
+  create table rest_test.settings (id int primary key, doc jsonb not null);
+  insert into rest_test.settings values (1, '{"theme": {"color": "blue"}, "size": 3}'), (2, '{"theme": {"color": "red"}, "size": 1}');
 
   grant select, insert, update, delete on all tables in schema rest_test to service_role;
   grant usage on all sequences in schema rest_test to service_role;
@@ -476,6 +478,16 @@ describe("writes", () => {
 });
 
 describe("reads", () => {
+  it("selects, filters and orders by JSON paths", async () => {
+    const { data, error } = await library()
+      .from("settings")
+      .select("id, doc->theme->color, size:doc->>size")
+      .neq("doc->theme->>color", "green")
+      .order("doc->size");
+    expect(error).toBeNull();
+    expect(data).toEqual([{ id: 2, color: "red", size: "1" }, { id: 1, color: "blue", size: "3" }]);
+  });
+
   it("answers text/csv", async () => {
     const { data, error } = await library().from("authors").select("id, first_name, mentor_id").lte("id", 2)
       .order("id").csv();
@@ -492,6 +504,8 @@ describe("reads", () => {
     const estimated = await library().from("books").select("*", { count: "estimated", head: true });
     // Under max-rows the estimate is the exact count.
     expect(estimated).toMatchObject({ status: 200, count: 4 });
+    const scalar = await library().rpc("greet", {}, { count: "exact" });
+    expect(scalar).toMatchObject({ status: 200, count: 1, data: "hi you" });
   });
 
   it("serves several schemas by profile, and names the schema it answered from", async () => {

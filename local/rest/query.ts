@@ -80,7 +80,8 @@ export class Builder {
     };
     for (const item of items) {
       if (item.kind === "field") {
-        if (item.field.name !== "*") this.field(node, item.field);
+        // Checked now (a column or a computed field); bind parameters are added when the SQL is written.
+        if (item.field.name !== "*") this.base(node, item.field.name);
         if (item.cast) this.casts.add(item.cast);
         continue;
       }

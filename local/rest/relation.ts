@@ -71,7 +71,7 @@ export function applyParams(builder: Builder, root: ReadNode, params: QueryParam
       node.embedNullFilters.push({ name: field.name, isNull });
       continue;
     }
-    builder.field(node, field);
+    builder.base(node, field.name);
     node.filters.push({ field, expr });
   }
   for (const [key, value] of params.logic) {
@@ -143,7 +143,8 @@ export async function runRead(
     { total: string | null; page_total: string; body: string; response_headers: string; response_status: string }[]
   >(text, builder.params.values);
   let total = row.total === null ? null : Number(row.total);
-  if (countFrom && (count === "planned" || (count === "estimated" && maxRows !== null && total! > maxRows))) {
+  // Without max-rows PostgREST's comparison (a Haskell `Just n > Nothing`) is always true: estimated takes the larger.
+  if (countFrom && (count === "planned" || (count === "estimated" && (maxRows === null || total! > maxRows)))) {
     const planned = await plannedRows(tx, `select 1 ${countFrom}`, builder.params.values);
     total = count === "planned" ? planned : Math.max(total!, planned);
   }

@@ -170,7 +170,8 @@ export async function callRoutine(ctx: Context, name: string): Promise<Response>
     const source = `select ${call} as pgrst_scalar${bodyRelation ? ` from ${bodyRelation}` : ""}`;
     const shape = routine.returnsSet ? "scalars" : "scalar";
     const outcome = await transaction(ctx, readOnly, async (tx) => {
-      const outcome = await runRead(ctx, tx, builder, source, null, media, shape);
+      const counted = ctx.prefs.count ? `from (${source}) as pgrst_call` : null;
+      const outcome = await runRead(ctx, tx, builder, source, counted, media, shape);
       if (media.kind === "object" && outcome.pageTotal !== 1) throw errors.singularity(outcome.pageTotal);
       if (strictMax !== undefined && outcome.pageTotal > strictMax) throw errors.maxAffected(outcome.pageTotal);
       return outcome;
