@@ -86,7 +86,7 @@ The fixture of tests/rest-semantics.test.ts.';
     as $$ select * from rest_test.authors where id = 1 $$;
 
   insert into rest_test.authors (id, first_name, last_name, mentor_id) values
-    (1, 'Ada', 'Lovelace', null), (2, 'Charles', 'Babbage', 1), (3, 'Grace', 'Hopper', 1);
+    (1, 'Ada', 'Lovelace', null), (2, 'Charles', 'Babbage', 1), (3, 'Grace', 'Hopper', 1), (4, 'Alan', 'Kay', null);
   insert into rest_test.books values (10, 'Notes', 1), (11, 'Engines', 2), (12, 'Sketch', 1), (13, 'Compilers', 3);
   insert into rest_test.tags values (100, 'math'), (101, 'machines');
   insert into rest_test.book_tags values (10, 100), (11, 101), (12, 100), (12, 101);
@@ -226,6 +226,22 @@ describe("relationships", () => {
     }]);
     const unhinted = await library().from("authors").select("id, authors(id)").eq("id", 1);
     expect(unhinted.data).toEqual([{ id: 1, authors: [{ id: 2 }, { id: 3 }] }]);
+  });
+
+  it("spreads a to-one embedding's columns into the row, and a to-many one's as arrays", async () => {
+    const toOne = await library().from("books").select("title, ...authors(first_name)").eq("id", 11);
+    expect(toOne.data).toEqual([{ title: "Engines", first_name: "Charles" }]);
+    const toMany = await library()
+      .from("authors")
+      .select("first_name, ...books(title, id)")
+      .in("id", [1, 4])
+      .order("id")
+      .order("id", { referencedTable: "books", ascending: false });
+    expect(toMany.error).toBeNull();
+    expect(toMany.data).toEqual([
+      { first_name: "Ada", title: ["Sketch", "Notes"], id: [12, 10] },
+      { first_name: "Alan", title: [], id: [] },
+    ]);
   });
 
   it("follows foreign keys through views, also over the tables of an unexposed schema", async () => {

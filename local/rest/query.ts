@@ -86,9 +86,6 @@ export class Builder {
         continue;
       }
       const relationship = this.findRelationship(relation, item);
-      if (item.spread && !isToOne(relationship)) {
-        throw errors.notImplemented("A spread on a to-many relationship is not supported by the local stand-in");
-      }
       const target = relationship.target;
       const childAlias = `${target.name}_${++this.#counter}`;
       const child = this.node({ name: target.name, columns: target.columns, table: target }, childAlias, item.children);
@@ -372,9 +369,20 @@ export class Builder {
       const inner = `select ${childList} from ${from}${childJoins.join("")}${
         all.length ? ` where ${all.join(" and ")}` : ""
       }`;
-      if (embed.item.spread) {
+      if (embed.item.spread && isToOne(embed.relationship)) {
         const spreadAlias = `${embed.node.alias}_spread`;
         joins.push(` left join lateral (${inner} limit 1) as ${ident(spreadAlias)} on true`);
+        parts.push(`${ident(spreadAlias)}.*`);
+      } else if (embed.item.spread) {
+        // A to-many spread: each selected field becomes an array of its values, in the embed's order.
+        const spreadAlias = `${embed.node.alias}_spread`;
+        const arrays = this.outputNames(embed.node)
+          .map((name) => `coalesce(json_agg(_s.${ident(name)}), '[]') as ${ident(name)}`);
+        joins.push(
+          ` left join lateral (select ${arrays.join(", ")} from (${inner}${this.orderBy(embed.node)}${
+            this.page(embed.node)
+          }) as _s) as ${ident(spreadAlias)} on true`,
+        );
         parts.push(`${ident(spreadAlias)}.*`);
       } else if (!isToOne(embed.relationship)) {
         parts.push(
@@ -387,6 +395,23 @@ export class Builder {
       }
     }
     return parts.length ? parts.join(", ") : "null as pgrst_nothing";
+  }
+
+  /** The names of the columns a node's select list produces. */
+  outputNames(node: ReadNode): string[] {
+    const names: string[] = [];
+    let embedIndex = 0;
+    for (const item of node.items) {
+      if (item.kind === "field") {
+        if (item.field.name === "*") names.push(...node.relation.columns.keys());
+        else names.push(item.alias ?? outputName(item.field));
+        continue;
+      }
+      const embed = node.embeds[embedIndex++];
+      if (embed.item.children.length === 0) continue;
+      names.push(...(embed.item.spread ? this.outputNames(embed.node) : [embed.outName]));
+    }
+    return names;
   }
 
   /** The columns a write must return for this select to be built on its rows. */
