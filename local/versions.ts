@@ -17,7 +17,10 @@ export const EMULATED = {
    * images this was written against; the bucket and object API supabase-js calls is the same.
    */
   storage: "v1.70.6",
-  /** PostgREST: reported by /rest/v1 in the `Server` header, as `postgrest/<major.minor>`. */
+  /**
+   * PostgREST: reported by /rest/v1 in the `Server` header, as `postgrest/<major.minor>`, and as the OpenAPI
+   * root's info.version; its source (errors, preferences, schema cache, planner) is what local/rest/ follows.
+   */
   postgrest: "v14.12",
   /** Mailpit, the local mail catcher whose message API /_mail/api/v1 follows. */
   mailpit: "v1.22.3",

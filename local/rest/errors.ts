@@ -18,10 +18,16 @@ export class RestError extends Error {
 }
 
 export const errors = {
+  // Connection errors (PGRST0xx)
+  connection: (details: string) =>
+    new RestError(503, "PGRST000", "Database connection error. Retrying the connection.", details),
+
   // ApiRequestError (PGRST1xx)
   queryParam: (message: string, details: string) => new RestError(400, "PGRST100", message, details),
   invalidRpcMethod: (method: string) => new RestError(405, "PGRST101", `Cannot use the ${method} method on RPC`),
   invalidBody: (message: string) => new RestError(400, "PGRST102", message),
+  invalidFilters: () =>
+    new RestError(405, "PGRST105", "Filters must include all and only primary key columns with 'eq' operators"),
   negativeLimit: () =>
     new RestError(416, "PGRST103", "Requested range not satisfiable", "Limit should be greater than or equal to zero."),
   lowerGtUpper: () =>
@@ -63,6 +69,9 @@ export const errors = {
       "Cannot coerce the result to a single JSON object",
       `The result contains ${rows} rows`,
     ),
+  putLimitNotAllowed: () =>
+    new RestError(400, "PGRST114", "limit/offset querystring parameters are not allowed for PUT"),
+  putMatchingPk: () => new RestError(400, "PGRST115", "Payload values do not match URL in primary key column(s)"),
   unsupportedMethod: (method: string) => new RestError(405, "PGRST117", `Unsupported HTTP method: ${method}`),
   relatedOrderNotToOne: (origin: string, target: string) =>
     new RestError(
@@ -78,13 +87,33 @@ export const errors = {
       `Bad operator on the '${target}' embedded resource`,
       "Only is null or not is null filters are allowed on embedded resources",
     ),
+  invalidPreferences: (prefs: string[]) =>
+    new RestError(
+      400,
+      "PGRST122",
+      "Invalid preferences given with handling=strict",
+      `Invalid preferences: ${prefs.join(", ")}`,
+    ),
   aggregatesNotAllowed: () => new RestError(400, "PGRST123", "Use of aggregate functions is not allowed"),
+  maxAffected: (rows: number) =>
+    new RestError(
+      400,
+      "PGRST124",
+      "Query result exceeds max-affected preference constraint",
+      `The query affects ${rows} rows`,
+    ),
   invalidResourcePath: () => new RestError(404, "PGRST125", "Invalid path specified in request URL"),
   openApiDisabled: () => new RestError(404, "PGRST126", "Root endpoint metadata is disabled"),
   notImplemented: (details: string) => new RestError(400, "PGRST127", "Feature not implemented", details),
+  maxAffectedRpc: () =>
+    new RestError(
+      400,
+      "PGRST128",
+      "Function must return SETOF or TABLE when max-affected preference is used with handling=strict",
+    ),
 
   // SchemaCacheError (PGRST2xx)
-  noRelBetween: (parent: string, child: string, hint: string | undefined, schema: string) =>
+  noRelBetween: (parent: string, child: string, hint: string | undefined, schema: string, suggestion: string | null) =>
     new RestError(
       400,
       "PGRST200",
@@ -92,6 +121,7 @@ export const errors = {
       `Searched for a foreign key relationship between '${parent}' and '${child}${
         hint ? `' using the hint '${hint}` : ""
       }' in the schema '${schema}', but no matches were found.`,
+      suggestion,
     ),
   ambiguousRelBetween: (parent: string, child: string, details: unknown[], hint: string) =>
     new RestError(
@@ -101,8 +131,19 @@ export const errors = {
       details,
       hint,
     ),
-  noRpc: (schema: string, name: string, keys: string[], isPostJson: boolean, hint: string | null) => {
+  /**
+   * No function matched. `rawBody` names the type of a single unnamed parameter the body's media type
+   * could have filled (text, xml, bytea); "json" when a JSON body could also fill a json/jsonb one.
+   */
+  noRpc: (
+    schema: string,
+    name: string,
+    keys: string[],
+    rawBody: "json" | "text" | "xml" | "bytea" | null,
+    hint: string | null,
+  ) => {
     const fn = `${schema}.${name}`;
+    const onlyRaw = rawBody !== null && rawBody !== "json";
     const withParams = keys.length === 0
       ? " without parameters"
       : ` with parameter${keys.length > 1 ? "s" : ""} ${keys.join(", ")}`;
@@ -110,12 +151,14 @@ export const errors = {
       404,
       "PGRST202",
       `Could not find the function ${fn}${
-        keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`
+        onlyRaw ? "" : keys.length === 0 ? " without parameters" : `(${keys.join(", ")})`
       } in the schema cache`,
-      `Searched for the function ${fn}${withParams}${
-        isPostJson ? " or with a single unnamed json/jsonb parameter" : ""
+      `Searched for the function ${fn}${
+        onlyRaw
+          ? ` with a single unnamed ${rawBody} parameter`
+          : `${withParams}${rawBody === "json" ? " or with a single unnamed json/jsonb parameter" : ""}`
       }, but no matches were found in the schema cache.`,
-      hint,
+      onlyRaw ? null : hint,
     );
   },
   ambiguousRpc: (signatures: string[]) =>
@@ -188,6 +231,7 @@ export function pgStatus(code: string, message: string, authed: boolean): number
 
 /** A Postgres error in PostgREST's body, with the status PostgREST gives it. */
 export function fromPostgres(error: postgres.PostgresError, authed: boolean): RestError {
+  if (error.code === "PGRST") return raisedPgrst(error.message, error.detail ?? null);
   const status = pgStatus(error.code, error.message, authed);
   return new RestError(
     status,
@@ -199,9 +243,54 @@ export function fromPostgres(error: postgres.PostgresError, authed: boolean): Re
   );
 }
 
+/**
+ * `raise sqlstate 'PGRST' using message = '{"code": ..., "message": ...}', detail = '{"status": ..., "headers": {...}}'`:
+ * the function chooses the whole answer (PostgREST's "raise errors with HTTP status codes").
+ */
+function raisedPgrst(message: string, detail: string | null): RestError {
+  const parseError = (details: string, hint: string) =>
+    new RestError(500, "PGRST121", "Could not parse JSON in the \"RAISE SQLSTATE 'PGRST'\" error", details, hint);
+  const messageHint = "MESSAGE must be a JSON object with obligatory keys: 'code', 'message' and optional keys: " +
+    "'details', 'hint'.";
+  const detailHint = "DETAIL must be a JSON object with obligatory keys: 'status', 'headers' and optional key: " +
+    "'status_text'.";
+  let body: { code?: unknown; message?: unknown; details?: unknown; hint?: unknown };
+  try {
+    body = JSON.parse(message);
+  } catch {
+    return parseError(`Invalid JSON value for MESSAGE: '${message}'`, messageHint);
+  }
+  if (typeof body !== "object" || body === null || typeof body.code !== "string" || typeof body.message !== "string") {
+    return parseError(`Invalid JSON value for MESSAGE: '${message}'`, messageHint);
+  }
+  if (detail === null) return parseError("DETAIL is missing in the RAISE statement", detailHint);
+  let response: { status?: unknown; headers?: unknown };
+  try {
+    response = JSON.parse(detail);
+  } catch {
+    return parseError(`Invalid JSON value for DETAIL: '${detail}'`, detailHint);
+  }
+  if (
+    typeof response !== "object" || response === null || !Number.isInteger(response.status) ||
+    typeof response.headers !== "object" || response.headers === null ||
+    Object.values(response.headers).some((v) => typeof v !== "string")
+  ) {
+    return parseError(`Invalid JSON value for DETAIL: '${detail}'`, detailHint);
+  }
+  return new RestError(
+    response.status as number,
+    body.code,
+    body.message,
+    typeof body.details === "string" ? body.details : null,
+    typeof body.hint === "string" ? body.hint : null,
+    response.headers as Record<string, string>,
+  );
+}
+
 export function errorResponse(error: RestError, extraHeaders: Headers): Response {
   const headers = new Headers(extraHeaders);
   headers.set("content-type", "application/json; charset=utf-8");
+  headers.set("proxy-status", `PostgREST; error=${error.code}`);
   for (const [name, value] of Object.entries(error.headers)) headers.set(name, value);
   const body = JSON.stringify({ code: error.code, details: error.details, hint: error.hint, message: error.message });
   return new Response(body, { status: error.status, headers });

@@ -93,6 +93,8 @@ function quotedValue(c: Cursor): string {
   while (!c.done && c.peek() !== '"') {
     if (c.peek() === "\\") c.pos++;
     if (c.done) break;
+    // Postgres identifiers and text cannot hold NUL: refused here, as any other character the grammar has no place for.
+    if (c.peek() === "\0") c.fail('any character but NUL or """');
     out += c.text[c.pos++];
   }
   c.expect('"');
@@ -158,10 +160,14 @@ export function parseSelect(text: string): SelectItem[] {
   return items;
 }
 
-function selectForest(c: Cursor): SelectItem[] {
+/** Deeper embedding than this is refused as a parse error (no schema needs it; it bounds the recursion). */
+const MAX_DEPTH = 32;
+
+function selectForest(c: Cursor, depth = 0): SelectItem[] {
   const items: SelectItem[] = [];
   if (c.done || c.peek() === ")") return items;
-  do items.push(selectItem(c)); while (c.eat(","));
+  if (depth > MAX_DEPTH) c.fail(`at most ${MAX_DEPTH} levels of embedding`);
+  do items.push(selectItem(c, depth)); while (c.eat(","));
   return items;
 }
 
@@ -177,13 +183,13 @@ function embedParams(c: Cursor): { hint?: string; join?: "inner" | "left" } {
   return out;
 }
 
-function selectItem(c: Cursor): SelectItem {
+function selectItem(c: Cursor, depth: number): SelectItem {
   const start = c.pos;
   if (c.eat("...")) {
     const name = fieldName(c);
     const params = embedParams(c);
     c.expect("(");
-    const children = selectForest(c);
+    const children = selectForest(c, depth + 1);
     c.expect(")");
     return { kind: "embed", name, spread: true, children, ...params };
   }
@@ -204,7 +210,7 @@ function selectItem(c: Cursor): SelectItem {
   if (c.peek() === "!" || c.peek() === "(") {
     const params = embedParams(c);
     c.expect("(");
-    const children = selectForest(c);
+    const children = selectForest(c, depth + 1);
     c.expect(")");
     return { kind: "embed", name, alias, spread: false, children, ...params };
   }
@@ -332,14 +338,15 @@ function logicSingleValue(c: Cursor): string {
   return c.text.slice(start, c.pos);
 }
 
-function logicTree(c: Cursor): LogicTree {
+function logicTree(c: Cursor, depth = 0): LogicTree {
   const save = c.pos;
   const negated = c.eat("not.");
   const operator = c.eat("and") ? "and" : c.eat("or") ? "or" : null;
   if (operator && c.peek() === "(") {
+    if (depth > MAX_DEPTH) c.fail(`at most ${MAX_DEPTH} levels of and/or`);
     c.pos++;
     const children: LogicTree[] = [];
-    do children.push(logicTree(c)); while (c.eat(","));
+    do children.push(logicTree(c, depth + 1)); while (c.eat(","));
     c.expect(")", '"," or ")"');
     return { kind: "expr", negated, operator, children };
   }
@@ -382,4 +389,13 @@ export function parseOrder(value: string): OrderTerm[] {
     terms.push(term);
   } while (c.eat(","));
   return terms;
+}
+
+/** `columns=a,b` and `on_conflict=a,b`: field names separated by commas. */
+export function parseColumns(text: string, parameter: string): string[] {
+  const c = new Cursor(text, `failed to parse ${parameter} parameter (${text})`);
+  const names = [fieldName(c)];
+  while (c.eat(",")) names.push(fieldName(c));
+  if (!c.done) c.fail('"," or end of input');
+  return names;
 }

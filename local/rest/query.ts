@@ -1,14 +1,17 @@
-// Builds the SQL of a read (a table, a function's result, or the rows a write
-// returned) from the parsed request, the way PostgREST's QueryBuilder shapes
-// it: the selected columns, embedded resources as correlated subqueries along
-// the foreign keys (to-one as an object or null, to-many as an array), filters,
-// order and the page. Identifiers are checked against the schema cache and
-// quoted; every value is a bind parameter.
+// Builds the SQL of a read (a table or view, a function's result, or the rows
+// a write returned) from the parsed request, the way PostgREST's planner and
+// QueryBuilder shape it: the selected columns and computed fields, embedded
+// resources as correlated subqueries along the relationship the request names
+// (to-one as an object or null, to-many as an array; many-to-many through the
+// junction; computed relationships by calling the function with the parent
+// row), filters, order and the page. Identifiers are checked against the
+// schema cache and quoted; every value is a bind parameter.
 import { errors } from "./errors.ts";
 import type { Field, Filter, LogicTree, OpExpr, OrderTerm, SelectEmbed, SelectItem } from "./parse.ts";
-import type { Column, Relationship, SchemaCache, Table } from "./schema.ts";
+import { closest, type Column, type Relationship, type SchemaCache, type Table } from "./schema.ts";
 
 export const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+export const qualified = (schema: string, name: string) => `${ident(schema)}.${ident(name)}`;
 
 /**
  * Bind parameters, numbered in order of use. Each is sent as text and cast
@@ -22,7 +25,7 @@ export class Params {
   }
 }
 
-/** What a node of the read reads from: its name (for messages), columns and, when it is a table, relationships. */
+/** What a node of the read reads from: its name (for messages), columns and, when it is a table or view, its relationships. */
 export interface Relation {
   name: string;
   columns: Map<string, Column>;
@@ -50,12 +53,18 @@ export interface EmbedNode {
   node: ReadNode;
 }
 
+export const isToOne = (r: Relationship) => r.cardinality === "many-to-one" || r.cardinality === "one-to-one";
+
 export class Builder {
   #counter = 0;
   readonly params = new Params();
   /** Casts named in `select`, checked against the catalog before the query runs. */
   readonly casts = new Set<string>();
-  constructor(readonly cache: SchemaCache) {}
+  /**
+   * @param schema the request's schema: embedding finds relationships within it
+   * @param searchPath where computed fields are looked up: the schema, then the extra search path
+   */
+  constructor(readonly cache: SchemaCache, readonly schema: string, readonly searchPath: string[]) {}
 
   /** Resolves a select tree against `relation`, recursively. */
   node(relation: Relation, alias: string, items: SelectItem[]): ReadNode {
@@ -71,14 +80,12 @@ export class Builder {
     };
     for (const item of items) {
       if (item.kind === "field") {
-        if (item.field.name !== "*") this.column(relation, item.field.name);
+        // Checked now (a column or a computed field); bind parameters are added when the SQL is written.
+        if (item.field.name !== "*") this.base(node, item.field.name);
         if (item.cast) this.casts.add(item.cast);
         continue;
       }
       const relationship = this.findRelationship(relation, item);
-      if (item.spread && relationship.cardinality === "one-to-many") {
-        throw errors.notImplemented("A spread on a to-many relationship is not supported by the local stand-in");
-      }
       const target = relationship.target;
       const childAlias = `${target.name}_${++this.#counter}`;
       const child = this.node({ name: target.name, columns: target.columns, table: target }, childAlias, item.children);
@@ -87,45 +94,65 @@ export class Builder {
     return node;
   }
 
-  column(relation: Relation, name: string): Column {
-    const column = relation.columns.get(name);
-    if (!column) throw errors.undefinedColumn(relation.name, name);
-    return column;
+  /** PostgREST's findRel: by target, foreign key column or constraint, narrowed by a `!hint`, within the request's schema. */
+  findRelationship(relation: Relation, item: SelectEmbed): Relationship {
+    const { name: target, hint } = item;
+    const all = relation.table ? this.cache.relationships.get(relation.table) ?? [] : [];
+    const rels = all.filter((r) => (r.computed ? r.computed.schema : r.target.schema) === this.schema);
+    const fkColumn = (name: string, r: Relationship) => r.columns.length === 1 && r.columns[0][0] === name;
+    const fkReferenced = (name: string, r: Relationship) => r.columns.length === 1 && r.columns[0][1] === name;
+    const constraint = (name: string, r: Relationship) => !r.junction && !r.computed && r.constraint === name;
+    const candidates = rels.filter((r) => {
+      if (r.computed) return target === r.computed.name;
+      if (r.isSelf) {
+        // One foreign key, two relationships: the table's name finds the children, the column the parent.
+        if (!hint) {
+          return (target === r.target.name && r.cardinality === "one-to-many") ||
+            (fkColumn(target, r) && r.cardinality === "many-to-one");
+        }
+        return target === r.target.name && r.cardinality === "one-to-many" && fkReferenced(hint, r);
+      }
+      if (!hint) {
+        return target === r.target.name || (!r.targetIsView && (constraint(target, r) || fkColumn(target, r)));
+      }
+      return target === r.target.name &&
+        (constraint(hint, r) || fkColumn(hint, r) || fkReferenced(hint, r) || r.junction?.table.name === hint);
+    });
+    if (candidates.length === 1) return candidates[0];
+    if (candidates.length === 0) {
+      throw errors.noRelBetween(relation.name, target, hint, this.schema, this.#noRelHint(relation, target, rels));
+    }
+    const details = candidates.map((r) => ({
+      cardinality: r.cardinality,
+      embedding: `${r.table.name} with ${r.target.name}`,
+      relationship: r.junction
+        ? `${r.junction.table.name} using ${r.junction.constraint1}(${
+          r.junction.sourceColumns.map((c) => c[1]).join(", ")
+        }) and ${r.junction.constraint2}(${r.junction.targetColumns.map((c) => c[1]).join(", ")})`
+        : `${r.constraint} using ${r.table.name}(${r.columns.map((c) => c[0]).join(", ")}) and ${r.target.name}(${
+          r.columns.map((c) => c[1]).join(", ")
+        })`,
+    }));
+    const choices = candidates.map((r) => `'${r.target.name}!${r.junction ? r.junction.table.name : r.constraint}'`);
+    throw errors.ambiguousRelBetween(
+      relation.name,
+      target,
+      details,
+      `Try changing '${target}' to one of the following: ${
+        choices.join(", ")
+      }. Find the desired relationship in the 'details' key.`,
+    );
   }
 
-  /** PostgREST's findRel: by target table, foreign-key column or constraint name, narrowed by a `!hint`. */
-  findRelationship(relation: Relation, item: SelectEmbed): Relationship {
-    const schema = this.cache.schema;
-    if (!relation.table) throw errors.noRelBetween(relation.name, item.name, item.hint, schema);
-    let candidates = this.cache.relationships.filter((r) =>
-      r.table === relation.table && (
-        r.target.name === item.name ||
-        r.constraint === item.name ||
-        (r.cardinality !== "one-to-many" && r.columns.length === 1 && r.columns[0][0] === item.name)
-      )
-    );
-    if (item.hint) {
-      const hint = item.hint;
-      candidates = candidates.filter((r) =>
-        r.constraint === hint || r.target.name === hint ||
-        (r.columns.length === 1 && (r.columns[0][0] === hint || r.columns[0][1] === hint))
-      );
+  /** PostgREST's hint: a near name for the parent when it has no relationships, else for the child. */
+  #noRelHint(relation: Relation, target: string, rels: Relationship[]): string | null {
+    if (rels.length === 0) {
+      const parents = [...this.cache.relationships.keys()].filter((t) => t.schema === this.schema).map((t) => t.name);
+      const near = closest(relation.name, parents);
+      return near && near !== relation.name ? `Perhaps you meant '${near}' instead of '${relation.name}'.` : null;
     }
-    if (candidates.length === 0) throw errors.noRelBetween(relation.name, item.name, item.hint, schema);
-    if (candidates.length > 1) {
-      const details = candidates.map((r) => ({
-        cardinality: r.cardinality,
-        embedding: `${r.table.name} with ${r.target.name}`,
-        relationship: `${r.constraint} using ${r.table.name}(${
-          r.columns.map((c) => c[0]).join(", ")
-        }) and ${r.target.name}(${r.columns.map((c) => c[1]).join(", ")})`,
-      }));
-      const hint = `Try changing '${item.name}' to one of the following: ${
-        candidates.map((r) => `'${r.target.name}!${r.constraint}'`).join(", ")
-      }. Find the desired relationship in the 'details' key.`;
-      throw errors.ambiguousRelBetween(relation.name, item.name, details, hint);
-    }
-    return candidates[0];
+    const near = closest(target, rels.map((r) => r.computed ? r.computed.name : r.target.name));
+    return near && near !== target ? `Perhaps you meant '${near}' instead of '${target}'.` : null;
   }
 
   /** The node an embed path (`driver.company`) names, by the embeds' output names. */
@@ -141,11 +168,23 @@ export class Builder {
 
   // --- expressions ---------------------------------------------------------
 
+  /** A column, or a computed field (a function of the row found through the search path), of the node. */
+  base(node: ReadNode, name: string): { sql: string; type: string } {
+    const column = node.relation.columns.get(name);
+    if (column) return { sql: `${ident(node.alias)}.${ident(column.name)}`, type: column.type };
+    const table = node.relation.table;
+    const computed = table?.computed.get(name)?.find((f) => this.searchPath.includes(f.schema));
+    if (!table || !computed) throw errors.undefinedColumn(node.relation.name, name);
+    return {
+      sql: `${qualified(computed.schema, computed.name)}(${ident(node.alias)}::${qualified(table.schema, table.name)})`,
+      type: computed.type,
+    };
+  }
+
   /** The SQL of a field and the type a compared value is cast to. */
   field(node: ReadNode, field: Field): { sql: string; type: string } {
-    const column = this.column(node.relation, field.name);
-    let sql = `${ident(node.alias)}.${ident(column.name)}`;
-    let type = column.type;
+    let { sql, type } = this.base(node, field.name);
+    if (field.json.length && type !== "json" && type !== "jsonb") sql = `to_jsonb(${sql})`;
     for (const op of field.json) {
       sql += op.index ? `${op.arrow}${Number(op.key)}` : `${op.arrow}${this.params.add(op.key, "text")}`;
       type = op.arrow === "->>" ? "text" : "jsonb";
@@ -182,7 +221,8 @@ export class Builder {
           wfts: "websearch_to_tsquery",
         }[op.op];
         const lang = op.lang ? `${this.params.add(op.lang, "regconfig")}, ` : "";
-        out = `${lhs} @@ ${fn}(${lang}${this.params.add(op.value, "text")})`;
+        const vector = type === "tsvector" ? lhs : `to_tsvector(${lang}${lhs})`;
+        out = `${vector} @@ ${fn}(${lang}${this.params.add(op.value, "text")})`;
         break;
       }
       case "simple": {
@@ -196,9 +236,7 @@ export class Builder {
           nxr: "&<",
           nxl: "&>",
           adj: "-|-",
-        }[
-          op.operator
-        ]!;
+        }[op.operator]!;
         out = `${lhs} ${symbol} ${this.params.add(op.value, type)}`;
         break;
       }
@@ -213,9 +251,7 @@ export class Builder {
           ilike: "ilike",
           match: "~",
           imatch: "~*",
-        }[
-          op.operator
-        ]!;
+        }[op.operator]!;
         const textual = ["like", "ilike", "match", "imatch"].includes(op.operator);
         const left = textual && type !== "text" ? `${lhs}::text` : lhs;
         const valueType = textual ? "text" : type;
@@ -250,18 +286,41 @@ export class Builder {
     return conditions;
   }
 
-  private joinCondition(parent: ReadNode, embed: EmbedNode): string {
-    return embed.relationship.columns
-      .map(([mine, theirs]) => `${ident(embed.node.alias)}.${ident(theirs)} = ${ident(parent.alias)}.${ident(mine)}`)
-      .join(" and ");
+  /** Where an embed's rows come from, and how they join its parent row. */
+  source(parent: ReadNode, embed: EmbedNode): { from: string; conditions: string[] } {
+    const r = embed.relationship;
+    const child = ident(embed.node.alias);
+    const parentAlias = ident(parent.alias);
+    if (r.computed) {
+      return {
+        from: `${qualified(r.computed.schema, r.computed.name)}(${parentAlias}::${
+          qualified(r.table.schema, r.table.name)
+        }) as ${child}`,
+        conditions: [],
+      };
+    }
+    const target = `${qualified(r.target.schema, r.target.name)} as ${child}`;
+    if (r.junction) {
+      const j = r.junction;
+      const through = ident(`${embed.node.alias}_junction`);
+      return {
+        from: `${target}, ${qualified(j.table.schema, j.table.name)} as ${through}`,
+        conditions: [
+          ...j.targetColumns.map(([t, jc]) => `${child}.${ident(t)} = ${through}.${ident(jc)}`),
+          ...j.sourceColumns.map(([s, jc]) => `${through}.${ident(jc)} = ${parentAlias}.${ident(s)}`),
+        ],
+      };
+    }
+    return {
+      from: target,
+      conditions: r.columns.map(([mine, theirs]) => `${child}.${ident(theirs)} = ${parentAlias}.${ident(mine)}`),
+    };
   }
 
   private exists(parent: ReadNode, embed: EmbedNode): string {
-    const conditions = [this.joinCondition(parent, embed), ...this.where(embed.node)];
-    const target = embed.relationship.target;
-    return `select 1 from ${ident(target.schema)}.${ident(target.name)} as ${ident(embed.node.alias)} where ${
-      conditions.join(" and ")
-    }`;
+    const { from, conditions } = this.source(parent, embed);
+    const all = [...conditions, ...this.where(embed.node)];
+    return `select 1 from ${from}${all.length ? ` where ${all.join(" and ")}` : ""}`;
   }
 
   orderBy(node: ReadNode): string {
@@ -271,13 +330,11 @@ export class Builder {
       if (term.relation) {
         const embed = node.embeds.find((e) => e.outName === term.relation);
         if (!embed) throw errors.notEmbedded(term.relation);
-        if (embed.relationship.cardinality === "one-to-many") {
-          throw errors.relatedOrderNotToOne(node.relation.name, term.relation);
-        }
-        const target = embed.relationship.target;
-        expr = `(select ${this.field(embed.node, term.field).sql} from ${ident(target.schema)}.${
-          ident(target.name)
-        } as ${ident(embed.node.alias)} where ${this.joinCondition(node, embed)})`;
+        if (!isToOne(embed.relationship)) throw errors.relatedOrderNotToOne(node.relation.name, term.relation);
+        const { from, conditions } = this.source(node, embed);
+        expr = `(select ${this.field(embed.node, term.field).sql} from ${from}${
+          conditions.length ? ` where ${conditions.join(" and ")}` : ""
+        } limit 1)`;
       } else expr = this.field(node, term.field).sql;
       return `${expr}${term.direction ? ` ${term.direction}` : ""}${term.nulls ? ` nulls ${term.nulls}` : ""}`;
     });
@@ -299,23 +356,35 @@ export class Builder {
           continue;
         }
         const { sql } = this.field(node, item.field);
-        const last = item.field.json[item.field.json.length - 1];
-        const outName = item.alias ?? (last && !last.index ? last.key : item.field.name);
-        parts.push(`${sql}${item.cast ? `::${item.cast}` : ""} as ${ident(outName)}`);
+        parts.push(`${sql}${item.cast ? `::${item.cast}` : ""} as ${ident(item.alias ?? outputName(item.field))}`);
         continue;
       }
       const embed = node.embeds[embedIndex++];
-      const target = embed.relationship.target;
-      const from = `${ident(target.schema)}.${ident(target.name)} as ${ident(embed.node.alias)}`;
+      // An embed selecting nothing (`drivers!inner()`) only filters.
+      if (embed.item.children.length === 0) continue;
+      const { from, conditions } = this.source(node, embed);
       const childJoins: string[] = [];
       const childList = this.selectList(embed.node, childJoins);
-      const conditions = [this.joinCondition(node, embed), ...this.where(embed.node)].join(" and ");
-      const inner = `select ${childList} from ${from}${childJoins.join("")} where ${conditions}`;
-      if (embed.item.spread) {
+      const all = [...conditions, ...this.where(embed.node)];
+      const inner = `select ${childList} from ${from}${childJoins.join("")}${
+        all.length ? ` where ${all.join(" and ")}` : ""
+      }`;
+      if (embed.item.spread && isToOne(embed.relationship)) {
         const spreadAlias = `${embed.node.alias}_spread`;
-        joins.push(` left join lateral (${inner}) as ${ident(spreadAlias)} on true`);
+        joins.push(` left join lateral (${inner} limit 1) as ${ident(spreadAlias)} on true`);
         parts.push(`${ident(spreadAlias)}.*`);
-      } else if (embed.relationship.cardinality === "one-to-many") {
+      } else if (embed.item.spread) {
+        // A to-many spread: each selected field becomes an array of its values, in the embed's order.
+        const spreadAlias = `${embed.node.alias}_spread`;
+        const arrays = this.outputNames(embed.node)
+          .map((name) => `coalesce(json_agg(_s.${ident(name)}), '[]') as ${ident(name)}`);
+        joins.push(
+          ` left join lateral (select ${arrays.join(", ")} from (${inner}${this.orderBy(embed.node)}${
+            this.page(embed.node)
+          }) as _s) as ${ident(spreadAlias)} on true`,
+        );
+        parts.push(`${ident(spreadAlias)}.*`);
+      } else if (!isToOne(embed.relationship)) {
         parts.push(
           `coalesce((select json_agg(_e) from (${inner}${this.orderBy(embed.node)}${
             this.page(embed.node)
@@ -325,8 +394,44 @@ export class Builder {
         parts.push(`(select row_to_json(_e) from (${inner} limit 1) as _e) as ${ident(embed.outName)}`);
       }
     }
-    return parts.join(", ");
+    return parts.length ? parts.join(", ") : "null as pgrst_nothing";
   }
+
+  /** The names of the columns a node's select list produces. */
+  outputNames(node: ReadNode): string[] {
+    const names: string[] = [];
+    let embedIndex = 0;
+    for (const item of node.items) {
+      if (item.kind === "field") {
+        if (item.field.name === "*") names.push(...node.relation.columns.keys());
+        else names.push(item.alias ?? outputName(item.field));
+        continue;
+      }
+      const embed = node.embeds[embedIndex++];
+      if (embed.item.children.length === 0) continue;
+      names.push(...(embed.item.spread ? this.outputNames(embed.node) : [embed.outName]));
+    }
+    return names;
+  }
+
+  /** The columns a write must return for this select to be built on its rows. */
+  returning(node: ReadNode): string[] | "*" {
+    const fields = node.items.filter((i) => i.kind === "field");
+    if (fields.some((f) => f.field.name === "*" || !node.relation.columns.has(f.field.name))) return "*";
+    if (node.embeds.some((e) => e.relationship.computed)) return "*";
+    const names = new Set(fields.map((f) => f.field.name));
+    for (const embed of node.embeds) {
+      const r = embed.relationship;
+      for (const [mine] of r.junction ? r.junction.sourceColumns : r.columns) names.add(mine);
+    }
+    return [...names];
+  }
+}
+
+/** The name a selected field gets without an alias: the last JSON key, else the column's. */
+function outputName(field: Field): string {
+  for (let i = field.json.length - 1; i >= 0; i--) if (!field.json[i].index) return field.json[i].key;
+  return field.name;
 }
 
 /** A Postgres array literal of text elements, each quoted. */
