@@ -78,6 +78,9 @@ export async function buildWebIfStale(log: (line: string) => void): Promise<stri
   const result = await new Deno.Command("node", {
     args: [vite.pathname, "build", "--config", "web/vite.config.ts", "--logLevel", "warn"],
     cwd: projectRoot,
+    // The production build whatever started the stack (vitest sets NODE_ENV=test, which would give React's
+    // development build and measure that).
+    env: { NODE_ENV: "production" },
     stdout: "inherit",
     stderr: "inherit",
   }).output().catch((error) => ({ success: false, error }));
