@@ -3,6 +3,7 @@
 // only add what SQL cannot do: ask the routing service and the gateway.
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
+import { Document } from "../brazil.ts";
 import { createPixCharge, logOrphanCharge, type PixPayment } from "../pix-charge.ts";
 import { env } from "../../_shared/env.ts";
 import { HttpError } from "../../_shared/errors.ts";
@@ -79,12 +80,6 @@ export const Delivery = z.object({
     "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers).",
   ),
 }).meta({ id: "Delivery" });
-
-/** CPF or CNPJ, kept as digits only. */
-const Document = z.string().trim()
-  .describe("CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored.")
-  .transform((value) => value.replace(/[.\-/\s]/g, ""))
-  .pipe(z.string().regex(/^(\d{11}|\d{14})$/, "must be a CPF (11 digits) or a CNPJ (14 digits)"));
 
 const Route = z.object({ origin: LatLng, destination: LatLng });
 

@@ -536,7 +536,7 @@ export interface paths {
     put?: never;
     /**
      * Withdraw from the wallet by Pix
-     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
+     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix keys: `cpf` and `cnpj` with or without punctuation (529.982.247-25), check digits verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
      *
      *     Roles: the set `drivers`.
      */
@@ -2536,7 +2536,7 @@ export interface operations {
           /** @description The client who pays the Pix charge; required for payment_method pix. */
           customer?: {
             name: string;
-            /** @description CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored. */
+            /** @description The client's CPF (11 digits) or CNPJ (14 digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81); its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored as digits. */
             document: string;
             /** Format: email */
             email?: string | null;
