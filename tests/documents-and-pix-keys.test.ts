@@ -4,7 +4,7 @@
 // (functions/api/brazil.ts) and the database's (supabase/schemas/02_brazil.sql) give the same answer for every case,
 // and the API answers 400 naming the field for what neither takes.
 import { formatCnpj, formatCpf, generateCnpj, generateCpf } from "@brazilian-utils/brazilian-utils";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Document, documentDigits, normalizePixKey, type PixKeyType } from "../functions/api/brazil.ts";
 import { configureGateway, createCompany, db, stack, type TestCompany } from "./support/api.ts";
 import { createPixDelivery } from "./support/deliveries.ts";
@@ -91,7 +91,7 @@ describe("POST /api/v1/withdrawals", () => {
     await configureGateway(company);
     await creditDriver(company.companyId, company.driver, "50.00");
   });
-  afterEach(async () => {
+  beforeEach(async () => {
     await gateway.reset();
   });
 
@@ -101,8 +101,8 @@ describe("POST /api/v1/withdrawals", () => {
     expect(res.body.pix_key).toBe("*******4725");
     const [row] = await db()`select pix_key from public.withdrawals where id = ${res.body.id}`;
     expect(row.pix_key).toBe("52998224725");
-    const [transfer] = (await gateway.state()).transfers;
-    expect(transfer).toMatchObject({ pixAddressKey: "52998224725", pixAddressKeyType: "CPF" });
+    const transfers = (await gateway.state()).transfers.filter((t) => t.externalReference === res.body.id);
+    expect(transfers).toEqual([expect.objectContaining({ pixAddressKey: "52998224725", pixAddressKeyType: "CPF" })]);
   });
 
   it("refuses the CPF key 11111111111 with 400 naming pix_key, and holds nothing", async () => {
@@ -162,7 +162,7 @@ describe("POST /api/v1/deliveries: the client's document", () => {
     company = await createCompany("Documents");
     await configureGateway(company);
   });
-  afterEach(async () => {
+  beforeEach(async () => {
     await gateway.reset();
   });
 

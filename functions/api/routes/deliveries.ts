@@ -1,6 +1,6 @@
 // Deliveries and route quotes (docs/state-machines.md; docs/contract.md). Every move is a PL/pgSQL
 // function (supabase/schemas/05_deliveries.sql); these handlers
-// only add what SQL cannot do: ask the routing service and the gateway.
+// only add what SQL cannot do: ask the geocoding service, the routing service and the gateway.
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
 import { Document } from "../brazil.ts";
@@ -138,8 +138,8 @@ async function locateEnds(body: z.infer<typeof CreateDelivery>): Promise<z.infer
   }));
   const failed = found.find((result) => result.status === "rejected");
   if (failed) throw failed.reason;
-  const [origin, destination] = found.map((result) => (result as PromiseFulfilledResult<Point | null>).value);
-  const unknown = ends.filter((_, i) => [origin, destination][i] === null);
+  const points = found.map((result) => (result as PromiseFulfilledResult<Point | null>).value);
+  const unknown = ends.filter((_, i) => points[i] === null);
   if (unknown.length > 0) {
     throw new HttpError(
       422,
@@ -151,7 +151,7 @@ async function locateEnds(body: z.infer<typeof CreateDelivery>): Promise<z.infer
       })),
     );
   }
-  return { origin: origin!, destination: destination! };
+  return { origin: points[0]!, destination: points[1]! };
 }
 
 export const quoteRoute = defineRoute({
