@@ -22,6 +22,8 @@ const EnvSchema = z.object({
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),
   GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: z.enum(["true", "false"]).default("false"),
   ROUTING_URL: url.optional(),
+  CEP_URL: url.optional(),
+  GEOCODING_URL: url.optional(),
   /** Overrides config.toml's refresh_token_reuse_interval (the test suite shortens it). */
   AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).optional(),
 });

@@ -1,8 +1,8 @@
 // The one HTTP server of the local stack (docs/architecture.md, The local stack), a Hono app composed of the
 // services' own: the Edge Functions at /functions/v1/<name> and behind the public paths, the identity provider at
 // /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, Storage at /storage/v1, the
-// external-service simulators at /_sim/gateway and /_sim/routing, the simulators page's helpers at /_sim/web, and
-// the web app at `/`.
+// external-service simulators at /_sim/gateway, /_sim/routing, /_sim/cep and /_sim/geocoding, the simulators page's
+// helpers at /_sim/web, and the web app at `/`.
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type postgres from "postgres";
@@ -14,6 +14,8 @@ import { createRealtime } from "./realtime/mod.ts";
 import { createRest } from "./rest/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { localOnly } from "./simulators/local-only.ts";
+import { createCepSimulator } from "./simulators/cep.ts";
+import { createGeocodingSimulator } from "./simulators/geocoding.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
 import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
@@ -81,6 +83,8 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
+  const cep = createCepSimulator();
+  const geocoding = createGeocodingSimulator();
   const web = createWebApp({
     apiUrl: options.apiUrl,
     anonKey: keys.anonKey,
@@ -134,6 +138,8 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   app.use("/_sim/*", localOnly, localBodyLimit);
   app.all("/_sim/gateway/*", (c) => gateway.fetch(c.req.raw));
   app.all("/_sim/routing/*", (c) => routing.fetch(c.req.raw));
+  app.all("/_sim/cep/*", (c) => cep.fetch(c.req.raw));
+  app.all("/_sim/geocoding/*", (c) => geocoding.fetch(c.req.raw));
   app.route("/_sim/web", web.simulators);
 
   app.all("/functions/v1/:name", functionsPath);

@@ -99,6 +99,8 @@ try {
     GATEWAY_PLATFORM_WEBHOOK_SECRET: env.GATEWAY_PLATFORM_WEBHOOK_SECRET,
     GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: env.GATEWAY_WEBHOOK_REQUIRE_SIGNATURE,
     ROUTING_URL: env.ROUTING_URL ?? `${apiUrl}/_sim/routing`,
+    CEP_URL: env.CEP_URL ?? `${apiUrl}/_sim/cep`,
+    GEOCODING_URL: env.GEOCODING_URL ?? `${apiUrl}/_sim/geocoding`,
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 
@@ -134,6 +136,8 @@ Started the local stack in ${seconds} s.
 service_role key: ${keys.serviceRoleKey}
    Gateway (sim): ${functionEnv.GATEWAY_SANDBOX_URL}
    Routing (sim): ${functionEnv.ROUTING_URL}
+       CEP (sim): ${functionEnv.CEP_URL}
+ Geocoding (sim): ${functionEnv.GEOCODING_URL}
 ${demoUsers.length ? `\nDemo users (email / password / role):\n${demoUsers.map((u) => `  ${u}`).join("\n")}\n` : ""}
 Press Ctrl-C to stop.`);
 } catch (error) {

@@ -84,6 +84,8 @@ const functionEnv = {
   GATEWAY_SANDBOX_URL: "https://sandbox.gateway.example",
   GATEWAY_PRODUCTION_URL: "https://gateway.example",
   ROUTING_URL: "https://routing.example",
+  CEP_URL: "https://viacep.example",
+  GEOCODING_URL: "https://nominatim.example",
 };
 
 const tempDirs: string[] = [];

@@ -118,7 +118,7 @@ async function withdrawBatch() {
   const responses = await Promise.all(requests.map((r) =>
     api("/api/v1/withdrawals", {
       token: r.driver.token,
-      body: { amount: money(r.cents), pix_key: "12345678901", pix_key_type: "cpf" },
+      body: { amount: money(r.cents), pix_key: "12345678909", pix_key_type: "cpf" },
     })
   ));
   await gateway.up();

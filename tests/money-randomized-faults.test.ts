@@ -63,7 +63,7 @@ async function withdrawalWhoseEdgeDied(driver: DriverMember, amount: number) {
   const [row] = await db().begin(async (tx) => {
     await tx`select set_config('request.jwt.claims', ${JSON.stringify(claimsOf(driver.token))}, true),
                     set_config('role', 'driver', true)`;
-    return await tx`select (public.request_withdrawal(${amount}, '12345678901', 'cpf')).id as id`;
+    return await tx`select (public.request_withdrawal(${amount}, '12345678909', 'cpf')).id as id`;
   });
   await gateway.put("transfer", {
     id: `tra_${randomUUID()}`,

@@ -103,7 +103,7 @@ describe("a transfer the gateway made but did not confirm", () => {
     const [row] = await db().begin(async (tx) => {
       await tx`select set_config('request.jwt.claims', ${JSON.stringify(claimsOf(driver.token))}, true),
                       set_config('role', 'driver', true)`;
-      return await tx`select (public.request_withdrawal(12, '12345678901', 'cpf')).id as id`;
+      return await tx`select (public.request_withdrawal(12, '12345678909', 'cpf')).id as id`;
     });
     const id = row.id as string;
     const transferId = `tra_${randomUUID()}`;

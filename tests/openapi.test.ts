@@ -19,6 +19,8 @@ const CONTRACT_ENDPOINTS = [
   "get /api/v1/prices",
   "put /api/v1/prices",
   "post /api/v1/routes/quote",
+  "get /api/v1/postcodes/{cep}",
+  "get /api/v1/geocode",
   "post /api/v1/deliveries",
   "get /api/v1/deliveries",
   "get /api/v1/deliveries/{id}",

@@ -46,7 +46,7 @@ describe("the driver app on driver:{driver_id}", () => {
 
     const withdrawal = await api("/api/v1/withdrawals", {
       token: company.driver.token,
-      body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
+      body: { amount: 1, pix_key: "12345678909", pix_key_type: "cpf" },
     });
     expect(withdrawal.status, JSON.stringify(withdrawal.body)).toBe(201);
     // The gateway made the transfer; its record says so before its event arrives.

@@ -100,7 +100,7 @@ describe("a withdrawal", () => {
       driver_id: driver.driverId,
       amount: 30,
       status: "processing",
-      pix_key: "*******8901",
+      pix_key: "*******8909",
       pix_key_type: "cpf",
       gateway_transfer_id: expect.any(String),
       error_message: null,
@@ -114,7 +114,7 @@ describe("a withdrawal", () => {
       expect.objectContaining({
         id: created.body.gateway_transfer_id,
         value: 30,
-        pixAddressKey: "12345678901",
+        pixAddressKey: "12345678909",
         pixAddressKeyType: "CPF",
         externalReference: id,
       }),
@@ -281,7 +281,7 @@ describe("a withdrawal", () => {
       expect(
         (await api("/api/v1/withdrawals", {
           token: member.token,
-          body: { amount: 1, pix_key: "12345678901", pix_key_type: "cpf" },
+          body: { amount: 1, pix_key: "12345678909", pix_key_type: "cpf" },
         })).status,
       )
         .toBe(403);
@@ -293,13 +293,13 @@ describe("a withdrawal", () => {
     [{ amount: 1, pix_key: "123.456.789-01", pix_key_type: "cpf" }, "pix_key"],
     [{ amount: 1, pix_key: "1234567800019", pix_key_type: "cnpj" }, "pix_key"],
     [{ amount: 1, pix_key: "not-an-email", pix_key_type: "email" }, "pix_key"],
-    [{ amount: 1, pix_key: "11999998888", pix_key_type: "phone" }, "pix_key"],
+    [{ amount: 1, pix_key: "(11) 3333-4444", pix_key_type: "phone" }, "pix_key"],
     [{ amount: 1, pix_key: "abc", pix_key_type: "evp" }, "pix_key"],
-    [{ amount: 1, pix_key: "12345678901", pix_key_type: "iban" }, "pix_key_type"],
-    [{ amount: 0, pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
-    [{ amount: 1.001, pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
-    [{ amount: "10", pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
-    [{ pix_key: "12345678901", pix_key_type: "cpf" }, "amount"],
+    [{ amount: 1, pix_key: "12345678909", pix_key_type: "iban" }, "pix_key_type"],
+    [{ amount: 0, pix_key: "12345678909", pix_key_type: "cpf" }, "amount"],
+    [{ amount: 1.001, pix_key: "12345678909", pix_key_type: "cpf" }, "amount"],
+    [{ amount: "10", pix_key: "12345678909", pix_key_type: "cpf" }, "amount"],
+    [{ pix_key: "12345678909", pix_key_type: "cpf" }, "amount"],
   ])("with a malformed body %j is 400 at %s", async (body, field) => {
     const res = await api("/api/v1/withdrawals", { token: driver.token, body });
     expect(res.status).toBe(400);
@@ -310,8 +310,8 @@ describe("a withdrawal", () => {
     await credit(a, a.driver2, "5.00");
     for (
       const [key, type] of [
-        ["12345678901", "cpf"],
-        ["12345678000199", "cnpj"],
+        ["12345678909", "cpf"],
+        ["12345678000195", "cnpj"],
         ["driver@example.com", "email"],
         ["+5511999998888", "phone"],
         ["123e4567-e89b-12d3-a456-426614174000", "evp"],

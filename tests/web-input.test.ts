@@ -1,11 +1,12 @@
 // What people type into the web app: the one number rule (web/src/lib/numbers.ts) and the Brazilian documents,
-// phone numbers and Pix keys (web/src/lib/brazil.ts), and the language a browser gets (web/src/i18n/languages.ts),
-// as pure functions. The browser journeys
+// phone numbers, CEPs and Pix keys (web/src/lib/brazil.ts), the address a New delivery end sends
+// (web/src/lib/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
 // (tests/e2e/locale.spec.ts) type the same into the real forms.
 import { describe, expect, it } from "vitest";
 import {
   displayPhone,
   documentProblem,
+  maskCep,
   maskDocument,
   maskPhone,
   maskPixKey,
@@ -14,6 +15,7 @@ import {
   pixKeyProblem,
 } from "../web/src/lib/brazil.ts";
 import { preferredLanguage } from "../web/src/i18n/languages.ts";
+import { emptyEnd, fullAddress } from "../web/src/lib/address.ts";
 import { parseDecimal } from "../web/src/lib/numbers.ts";
 
 const PT = "." as const; // Portuguese writes thousands with a dot
@@ -144,5 +146,33 @@ describe("preferredLanguage", () => {
     expect(preferredLanguage("en", ["pt-BR"])).toBe("en");
     expect(preferredLanguage("pt-BR", ["en-US"])).toBe("pt-BR");
     expect(preferredLanguage("klingon", ["en-US"])).toBe("en");
+  });
+});
+
+describe("CEPs and the address an end sends", () => {
+  it("masks a CEP as 00000-000 while it is typed", () => {
+    expect(maskCep("0")).toBe("0");
+    expect(maskCep("013102")).toBe("01310-2");
+    expect(maskCep("01310200")).toBe("01310-200");
+    expect(maskCep("01310-2009")).toBe("01310-200");
+    expect(maskCep("ab01310c200")).toBe("01310-200");
+  });
+
+  it("sends a chosen place as it reads, and typed fields joined as Brazilians write an address", () => {
+    const label = "Avenida Paulista, 1578 - Bela Vista, São Paulo - SP, 01310-200";
+    expect(fullAddress({ ...emptyEnd, address: label, chosen: label, neighborhood: "Sé", city: "Rio" })).toBe(label);
+    const typed = { ...emptyEnd, address: "Rua Augusta, 1500", neighborhood: "Consolação", city: "São Paulo - SP" };
+    expect(fullAddress({ ...typed, cep: "01304-001" })).toBe(
+      "Rua Augusta, 1500 - Consolação, São Paulo - SP, 01304-001",
+    );
+    expect(fullAddress(typed)).toBe("Rua Augusta, 1500 - Consolação, São Paulo - SP");
+    // What the address already says is not said twice; a chosen place edited afterwards is typed text.
+    expect(fullAddress({ ...typed, address: "Rua Augusta, 1500, Consolação" })).toBe(
+      "Rua Augusta, 1500, Consolação, São Paulo - SP",
+    );
+    expect(fullAddress({ ...typed, chosen: "Rua Augusta - Consolação" })).toBe(
+      "Rua Augusta, 1500 - Consolação, São Paulo - SP",
+    );
+    expect(fullAddress({ ...emptyEnd, address: "  Praça da Sé, São Paulo " })).toBe("Praça da Sé, São Paulo");
   });
 });

@@ -9,6 +9,7 @@ import { HttpError } from "../_shared/errors.ts";
 import { type AnyRoute, defineRoute, mount, type RouteDeclaration } from "../_shared/route.ts";
 import { roleSets } from "../_shared/role-sets.ts";
 import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
+import addresses from "./routes/addresses.ts";
 import companies from "./routes/companies.ts";
 import deliveries from "./routes/deliveries.ts";
 import drivers from "./routes/drivers.ts";
@@ -25,6 +26,7 @@ export const routes: AnyRoute[] = [
   ...drivers,
   ...settings,
   ...deliveries,
+  ...addresses,
   ...money,
   ...tracking,
   ...proof,

@@ -593,7 +593,8 @@ grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, d
   double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date) to service_role;
 
 -- Gateway customers are made once per document and company gateway account
--- (gateway_configs.company_id is its key: at most one row).
+-- (gateway_configs.company_id is its key: at most one row), keyed by the
+-- document's digits (private.normalize_document, 02_brazil.sql).
 create function private.gateway_customer_id(company_id uuid, document text)
 returns text
 language plpgsql
@@ -601,7 +602,7 @@ stable
 set search_path = ''
 as $$
 begin
-  return (select g.gateway_customer_ids ->> gateway_customer_id.document
+  return (select g.gateway_customer_ids ->> private.normalize_document(gateway_customer_id.document)
           from private.gateway_configs g where g.company_id = gateway_customer_id.company_id);
 end;
 $$;
@@ -612,10 +613,14 @@ returns void
 language plpgsql
 set search_path = ''
 as $$
+declare
+  digits text := private.normalize_document(remember_gateway_customer.document);
 begin
+  if digits is null then
+    raise exception using errcode = 'PT400', message = 'customer.document must be a valid CPF or CNPJ';
+  end if;
   update private.gateway_configs g
-  set gateway_customer_ids = g.gateway_customer_ids
-    || jsonb_build_object(remember_gateway_customer.document, remember_gateway_customer.customer_id)
+  set gateway_customer_ids = g.gateway_customer_ids || jsonb_build_object(digits, remember_gateway_customer.customer_id)
   where g.company_id = remember_gateway_customer.company_id;
 end;
 $$;

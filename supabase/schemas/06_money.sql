@@ -77,27 +77,9 @@ end;
 $$;
 comment on function private.try_uuid(text) is 'The text as a uuid, or null when it is not one (gateway references are untrusted text).';
 
--- The same rules as the edge's zod schema, so supabase-js callers are held to them too.
-create function private.valid_pix_key(pix_key text, pix_key_type text)
-returns boolean
-language plpgsql
-immutable
-set search_path = ''
-as $$
-begin
-  return coalesce(case valid_pix_key.pix_key_type
-    when 'cpf' then valid_pix_key.pix_key ~ '^[0-9]{11}$'
-    when 'cnpj' then valid_pix_key.pix_key ~ '^[0-9]{14}$'
-    when 'email' then length(valid_pix_key.pix_key) <= 77 and valid_pix_key.pix_key ~ '^[^@[:space:]]+@[^@[:space:]]+\.[^@[:space:]]+$'
-    when 'phone' then valid_pix_key.pix_key ~ '^\+55[0-9]{10,11}$'
-    when 'evp' then private.try_uuid(valid_pix_key.pix_key) is not null
-  end, false);
-end;
-$$;
-comment on function private.valid_pix_key(text, text) is 'Whether a Pix key has the format of its type: cpf 11 digits, cnpj 14 digits, e-mail, phone +55 and 10-11 digits, evp a uuid.';
-
+-- A key is stored in its canonical form, which private.normalize_pix_key (02_brazil.sql) gives.
 alter table public.withdrawals
-  add constraint withdrawals_pix_key_valid check (private.valid_pix_key(pix_key, pix_key_type));
+  add constraint withdrawals_pix_key_valid check (private.normalize_pix_key(pix_key, pix_key_type) is not distinct from pix_key);
 
 -- Only the last four characters of a Pix key ever leave the database.
 create function private.mask_pix_key(pix_key text)
@@ -134,7 +116,7 @@ set search_path = ''
 as $$ begin return to_jsonb(private.withdrawal_row(w)); end; $$;
 comment on function private.withdrawal_json(public.withdrawals) is 'A withdrawal as the API and the realtime broadcast show it (Pix key masked).';
 
-grant execute on function private.try_uuid(text), private.valid_pix_key(text, text), private.mask_pix_key(text),
+grant execute on function private.try_uuid(text), private.mask_pix_key(text),
   private.withdrawal_row(public.withdrawals), private.withdrawal_json(public.withdrawals) to authenticated, service_role;
 
 -- The withdrawal lock: every write to a withdrawal takes it first, so copies of
@@ -333,6 +315,7 @@ as $$
 declare
   company uuid := private.authorize('driver');
   driver uuid := private.driver_id();
+  key text := private.normalize_pix_key(request_withdrawal.pix_key, request_withdrawal.pix_key_type);
   available numeric;
   created public.withdrawals;
 begin
@@ -340,7 +323,7 @@ begin
      or request_withdrawal.amount <> round(request_withdrawal.amount, 2) then
     raise exception using errcode = 'PT400', message = 'amount must be greater than 0 with at most 2 decimal places';
   end if;
-  if not private.valid_pix_key(request_withdrawal.pix_key, request_withdrawal.pix_key_type) then
+  if key is null then
     raise exception using errcode = 'PT400', message = format('pix_key is not a valid %s key', coalesce(request_withdrawal.pix_key_type, 'Pix'));
   end if;
   if not exists (select from private.gateway_configs g where g.company_id = company) then
@@ -357,7 +340,7 @@ begin
   end if;
 
   insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type)
-  values (company, driver, request_withdrawal.amount, request_withdrawal.pix_key, request_withdrawal.pix_key_type)
+  values (company, driver, request_withdrawal.amount, key, request_withdrawal.pix_key_type)
   returning * into created;
   return private.withdrawal_row(created);
 end;

@@ -1,6 +1,6 @@
 // Starts the whole local stack (local/start.ts) on free ports with a fresh data
 // directory, as tests/setup/global.ts does for vitest (tests/support/stack.ts),
-// with its built-in gateway and routing simulators and no map tiles (nothing
+// with its built-in gateway, routing, postcode and geocoding simulators and no map tiles (nothing
 // leaves the machine). The stack builds web/dist first when it is out of date.
 import { resolve } from "node:path";
 import { privateDir, startOwnStack } from "../support/stack.ts";

@@ -5,11 +5,14 @@
 // in Brazilian Portuguese (the browsers prefer pt-BR: playwright.config.ts).
 import type { BrowserContext, Page } from "@playwright/test";
 import { gzipSync } from "node:zlib";
-import { accessToken, expect, expectLabelled, newContext, shot, signIn, test } from "./support.ts";
+import { accessToken, dragBy, expect, expectLabelled, newContext, shot, signIn, test } from "./support.ts";
 
 const COMPANY_ID = "c0000000-0000-4000-8000-000000000001";
 const WEBHOOK_SECRET = "e2e-company-webhook-secret-0123456789abcdef";
 const SE = { latitude: -23.5503, longitude: -46.6339 };
+/** The addresses the New delivery form sends: the CEP's fields joined, and the suggestion chosen as it reads. */
+const ORIGIN = "Praça da Sé, São Paulo - SP, 01001-000";
+const DESTINATION = "Avenida Paulista, 1000 - Bela Vista, São Paulo - SP, 01310-100";
 const formatBRL = (value: number) =>
   new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(value);
 const brl = (text: string | null) => Number(text!.replace(/[^\d,-]/g, "").replace(",", "."));
@@ -72,13 +75,30 @@ test.describe.serial("the company panel and the driver app", () => {
     await page.getByRole("link", { name: "Nova entrega" }).first().click();
     await expect(page.getByRole("heading", { name: "Nova entrega" })).toBeVisible();
     await expectLabelled(page);
-    await page.getByLabel("Endereço de retirada").fill("Praça da Sé, São Paulo");
-    await page.getByLabel("Endereço de entrega").fill("Av. Paulista, 1000");
-    // The quote follows the points as they are typed.
+    // The pick-up by its CEP, which fills the street, neighbourhood and city and pins the street on the map.
+    await page.getByLabel("CEP da retirada").pressSequentially("01001000");
+    await expect(page.getByLabel("Endereço de retirada")).toHaveValue("Praça da Sé");
+    await expect(page.getByLabel("Bairro da retirada")).toHaveValue("Sé");
+    await expect(page.getByLabel("Cidade da retirada")).toHaveValue("São Paulo - SP");
+    // The drop-off by a suggestion, chosen with the keyboard.
+    const to = page.getByLabel("Endereço de entrega");
+    await to.pressSequentially("Av. Paulista, 1000");
+    await expect(page.getByRole("option", { name: DESTINATION })).toBeVisible();
+    await expect(to).toHaveAttribute("aria-expanded", "true");
+    await to.press("ArrowDown");
+    await expect(page.getByRole("option", { name: DESTINATION })).toHaveAttribute("aria-selected", "true");
+    await to.press("Enter");
+    await expect(to).toHaveValue(DESTINATION);
+    await expect(page.getByLabel("CEP da entrega")).toHaveValue("01310-100");
+    const map = page.getByRole("img", { name: "Mapa da retirada e da entrega" });
+    await expect(map.getByTitle("Ponto de retirada")).toHaveCount(1);
+    await expect(map.getByTitle("Ponto de entrega")).toHaveCount(1);
+    // The quote appears as soon as both ends are known, and follows the pin when it is dragged.
     const quote = page.getByRole("region", { name: "Orçamento" }).getByText(/ km, cerca de /);
     await expect(quote).toHaveText(/km, cerca de \d+ min: R\$\s?\d/);
     const firstQuote = await quote.textContent();
-    await page.getByLabel("Latitude da entrega").fill("-23.5700");
+    await dragBy(page, map.getByTitle("Ponto de entrega"), 0, 150);
+    await expect(page.getByText("Ponto ajustado no mapa.")).toBeVisible();
     await expect(quote).not.toHaveText(firstQuote!);
     await page.getByLabel("Nome do cliente").fill("Carla Cliente");
     await page.getByLabel("CPF ou CNPJ do cliente").fill("529.982.247-25");
@@ -115,7 +135,7 @@ test.describe.serial("the company panel and the driver app", () => {
 
   test("2. a driver sees it appear live, accepts, starts (an early location update is a 429 in words), moves on the owner's map, completes, and is credited", async () => {
     const page = driverPage;
-    const offer = page.getByRole("listitem", { name: "Praça da Sé, São Paulo → Av. Paulista, 1000" });
+    const offer = page.getByRole("listitem", { name: `${ORIGIN} → ${DESTINATION}` });
     await expect(offer).toBeVisible();
     await offer.getByRole("button", { name: "Aceitar" }).click();
     await expect(page.getByRole("heading", { name: "Entrega atual" })).toBeVisible();

@@ -1,9 +1,10 @@
 // The app speaks the browser's language: Brazilian Portuguese by default, English for an English browser. A
-// dispatcher sees money in reais and dates as dd/mm/aaaa HH:mm in São Paulo's time (the browsers here sit in other
-// zones), types numbers with a decimal comma, and sees CPF/CNPJ and phone numbers masked as they are typed. Each
-// journey cancels its delivery and puts the prices back as it found them.
+// dispatcher creates a delivery by CEP and address suggestions only (a pin dragged on the map sets the point sent),
+// sees money in reais and dates as dd/mm/aaaa HH:mm in São Paulo's time (the browsers here sit in other zones), types
+// numbers with a decimal comma, and sees CPF/CNPJ and phone numbers masked as they are typed. Each journey cancels its
+// delivery and puts the prices back as it found them.
 import type { Page } from "@playwright/test";
-import { accessToken, ENGLISH, expect, newContext, saoPauloDateTime, shot, signIn, test } from "./support.ts";
+import { accessToken, dragBy, ENGLISH, expect, newContext, saoPauloDateTime, shot, signIn, test } from "./support.ts";
 
 interface Prices {
   base_fee: number;
@@ -29,13 +30,16 @@ async function apiOf(page: Page) {
   };
 }
 
+/** Rua Augusta, 1500 as the geocoding simulator's gazetteer places it. */
+const AUGUSTA = "Rua Augusta, 1500 - Consolação, São Paulo - SP, 01304-001";
+
 const money = (locale: string, value: number) =>
   new Intl.NumberFormat(locale, { style: "currency", currency: "BRL" }).format(value);
 /** The fact shown after a term (`<dt>Preço</dt><dd>...</dd>`). */
 const fact = (page: Page, term: string) =>
   page.locator("dt", { hasText: new RegExp(`^${term}$`) }).locator("xpath=following-sibling::dd[1]");
 
-test("pt-BR: reais with a decimal comma, Brazilian dates in São Paulo's time, masks, and 5,50 typed in Prices", async ({ browser }) => {
+test("pt-BR: a delivery by CEP and address suggestions, reais with a decimal comma, Brazilian dates in São Paulo's time, masks, and 5,50 typed in Prices", async ({ browser }) => {
   const context = await newContext(browser, { locale: "pt-BR", timezoneId: "Asia/Tokyo" });
   const page = await context.newPage();
   await page.goto("/");
@@ -46,22 +50,31 @@ test("pt-BR: reais with a decimal comma, Brazilian dates in São Paulo's time, m
   const api = await apiOf(page);
   const pricesBefore: Prices = await api.get("/api/v1/prices");
 
-  // Coordinates typed with decimal commas; one the app cannot read is a sentence under its field.
+  // The two ends by CEP and by address suggestions only: nobody types coordinates.
   await page.getByRole("link", { name: "Nova entrega" }).first().click();
-  await page.getByLabel("Endereço de retirada").fill("Praça da Sé, São Paulo");
-  await page.getByLabel("Endereço de entrega").fill("Rua Augusta, 1500");
-  const lat = page.getByLabel("Latitude da retirada");
-  await lat.fill("-23,55,03");
-  await lat.blur();
-  await expect(page.getByText("Digite um número, como 5,50.")).toBeVisible();
-  await expect(lat).toHaveAttribute("aria-invalid", "true");
-  await lat.fill("-23,5503");
-  await expect(page.getByText("Digite um número, como 5,50.")).toHaveCount(0);
-  await page.getByLabel("Longitude da retirada").fill("-46,6339");
-  await page.getByLabel("Latitude da entrega").fill("-23,5614");
-  await page.getByLabel("Longitude da entrega").fill("-46,6559");
+  await expect(page.getByLabel(/Latitude|Longitude/)).toHaveCount(0);
+  const cep = page.getByLabel("CEP da retirada");
+  await cep.pressSequentially("01001000");
+  await expect(cep).toHaveValue("01001-000");
+  await expect(page.getByLabel("Endereço de retirada")).toHaveValue("Praça da Sé");
+  await expect(page.getByLabel("Bairro da retirada")).toHaveValue("Sé");
+  await expect(page.getByLabel("Cidade da retirada")).toHaveValue("São Paulo - SP");
+  await expect(page.getByText("Ponto aproximado pelo CEP: escolha o endereço com o número ou arraste o marcador."))
+    .toBeVisible();
+  // A CEP nobody knows is said in words.
+  await page.getByLabel("CEP da entrega").pressSequentially("99999999");
+  await expect(page.getByText("Não encontramos este CEP. Confira os números ou digite o endereço.")).toBeVisible();
+  await page.getByLabel("CEP da entrega").fill("");
+  // Accents, case and abbreviations do not matter to the suggestions.
+  const to = page.getByLabel("Endereço de entrega");
+  await to.pressSequentially("av paulista 1578");
+  await expect(page.getByText("1 endereço encontrado. Use as setas para escolher.")).toBeVisible();
+  await page.getByRole("option", { name: "Avenida Paulista, 1578 - Bela Vista, São Paulo - SP, 01310-200" }).click();
+  await expect(to).toHaveValue("Avenida Paulista, 1578 - Bela Vista, São Paulo - SP, 01310-200");
+  await expect(page.getByRole("listbox", { name: "Endereços sugeridos" })).toBeHidden();
   const quote = page.getByRole("region", { name: "Orçamento" }).getByText(/ km, cerca de /);
   await expect(quote).toHaveText(/^\d+(,\d)? km, cerca de \d+ min: R\$\s\d{1,3}(\.\d{3})*,\d{2}$/);
+  await shot(page, "locale-pt-BR-new-delivery");
 
   // The client's CPF or CNPJ is masked as it is typed, and its check digits are verified.
   const document = page.getByLabel("CPF ou CNPJ do cliente");
@@ -148,14 +161,23 @@ test("en: an English browser gets English, money still in reais, the same dates,
   const pricesBefore: Prices = await api.get("/api/v1/prices");
 
   await page.getByRole("link", { name: "New delivery" }).first().click();
-  await page.getByLabel("Pick-up address").fill("Praça da Sé, São Paulo");
-  await page.getByLabel("Drop-off address").fill("Rua Augusta, 1500");
-  await page.getByLabel("Pick-up latitude").fill("-23.5503");
-  await page.getByLabel("Pick-up longitude").fill("-46,6339");
-  await page.getByLabel("Drop-off latitude").fill("-23.5614");
-  await page.getByLabel("Drop-off longitude").fill("-46.6559");
+  await page.getByLabel("Pick-up CEP").pressSequentially("01001-000");
+  await expect(page.getByLabel("Pick-up address")).toHaveValue("Praça da Sé");
+  await expect(page.getByLabel("Pick-up neighbourhood")).toHaveValue("Sé");
+  await expect(page.getByLabel("Pick-up city")).toHaveValue("São Paulo - SP");
+  const to = page.getByLabel("Drop-off address");
+  await to.pressSequentially("Rua Augusta, 1500");
+  await expect(page.getByText("1 address found. Use the arrow keys to choose.")).toBeVisible();
+  await page.getByRole("option", { name: AUGUSTA }).click();
+  await expect(page.getByLabel("Drop-off CEP")).toHaveValue("01304-001");
   const quote = page.getByRole("region", { name: "Quote" }).getByText(/ km, about /);
   await expect(quote).toHaveText(/^\d+(\.\d)? km, about \d+ min: R\$\d{1,3}(,\d{3})*\.\d{2}$/);
+  // The drop-off pin dragged by hand: the point sent is where it was dropped.
+  const firstQuote = await quote.textContent();
+  const map = page.getByRole("img", { name: "Map of the pick-up and the drop-off" });
+  await dragBy(page, map.getByTitle("Drop-off point"), 120, 0);
+  await expect(page.getByText("Point adjusted on the map.")).toBeVisible();
+  await expect(quote).not.toHaveText(firstQuote!);
   const document = page.getByLabel("Client CPF or CNPJ");
   await document.pressSequentially("52998224726");
   await document.blur();
@@ -166,6 +188,10 @@ test("en: an English browser gets English, money still in reais, the same dates,
   const id = page.url().split("/").pop()!;
   const delivery = await api.get(`/api/v1/deliveries/${id}`);
   expect(delivery.origin).toEqual({ lat: -23.5503, lng: -46.6339 });
+  expect(delivery.destination_address).toBe(AUGUSTA);
+  // Dragged east: the same latitude, a longitude east of the suggestion's.
+  expect(delivery.destination.lat).toBeCloseTo(-23.5562, 3);
+  expect(delivery.destination.lng).toBeGreaterThan(-46.6576 + 0.001);
 
   // Reais with the English separators (R$1,234.56), decided in web/src/format.ts; the day first, 24 h, São Paulo.
   await expect(fact(page, "Price")).toHaveText(money("en-US", delivery.price));

@@ -1,7 +1,7 @@
 // What every browser journey shares: the stack's address, contexts whose pages are watched for errors, signing in,
 // screenshots, and the checks run on many pages. A journey fails on any uncaught error in a page it opened, and on
 // any console error other than the browser's own line for an HTTP refusal (4xx) the app answered in words.
-import { type Browser, type BrowserContext, expect, type Page, test as base } from "@playwright/test";
+import { type Browser, type BrowserContext, expect, type Locator, type Page, test as base } from "@playwright/test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 
@@ -102,4 +102,16 @@ export function saoPauloDateTime(iso: string): string {
     }).formatToParts(new Date(iso)).map((p) => [p.type, p.value]),
   );
   return `${parts.day}/${parts.month}/${parts.year} ${parts.hour}:${parts.minute}`;
+}
+
+/** Drags an element (a map marker) by (dx, dy) pixels with the mouse, in steps, as a hand would. */
+export async function dragBy(page: Page, element: Locator, dx: number, dy: number) {
+  await element.scrollIntoViewIfNeeded();
+  const box = (await element.boundingBox())!;
+  const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + dx / 2, y + dy / 2, { steps: 5 });
+  await page.mouse.move(x + dx, y + dy, { steps: 5 });
+  await page.mouse.up();
 }

@@ -4,6 +4,8 @@
 import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { createGatewaySimulator, type GatewaySimulator } from "../../local/simulators/gateway.ts";
+import { type CepSimulator, createCepSimulator } from "../../local/simulators/cep.ts";
+import { createGeocodingSimulator, type GeocodingSimulator } from "../../local/simulators/geocoding.ts";
 import { createRoutingSimulator, type RoutingSimulator } from "../../local/simulators/routing.ts";
 import { startFake } from "../support/fake-server.ts";
 import { LIFTED_AUTH_RATE_LIMITS, privateDir, startOwnStack } from "../support/stack.ts";
@@ -17,7 +19,7 @@ export interface StackInfo {
   platformWebhookSecret: string;
   /** Everything the stack printed, for tests that check what is (not) logged. */
   logFile: string;
-  fakes: { gateway: { url: string; controlUrl: string }; routing: { url: string; controlUrl: string } };
+  fakes: Record<"gateway" | "routing" | "cep" | "geocoding", { url: string; controlUrl: string }>;
 }
 
 declare module "vitest" {
@@ -41,6 +43,11 @@ export default async function setup(project: TestProject) {
     createRoutingSimulator,
     (f) => ({ requests: (f as RoutingSimulator).requests }),
   );
+  const cep = await startFake("cep", createCepSimulator, (f) => ({ requests: (f as CepSimulator).requests }));
+  const geocoding = await startFake("geocoding", createGeocodingSimulator, (f) => {
+    const sim = f as GeocodingSimulator;
+    return { requests: sim.requests, queries: sim.queries };
+  });
 
   const dataDir = privateDir("delivery-platform-test-");
   const logFile = resolve(dataDir, "stack.log");
@@ -54,6 +61,8 @@ export default async function setup(project: TestProject) {
       GATEWAY_SANDBOX_URL: gateway.url,
       GATEWAY_PRODUCTION_URL: gateway.url,
       ROUTING_URL: routing.url,
+      CEP_URL: cep.url,
+      GEOCODING_URL: geocoding.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: platformWebhookSecret,
       AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1",
       // The test files sign in, verify and recover from one address, in parallel, far faster than
@@ -74,6 +83,8 @@ export default async function setup(project: TestProject) {
     fakes: {
       gateway: { url: gateway.url, controlUrl: gateway.controlUrl },
       routing: { url: routing.url, controlUrl: routing.controlUrl },
+      cep: { url: cep.url, controlUrl: cep.controlUrl },
+      geocoding: { url: geocoding.url, controlUrl: geocoding.controlUrl },
     },
   });
 
@@ -81,5 +92,7 @@ export default async function setup(project: TestProject) {
     await stack.stop();
     await gateway.close();
     await routing.close();
+    await cep.close();
+    await geocoding.close();
   };
 }

@@ -1,14 +1,14 @@
 // Deliveries through the public API: a request body, creation by payment
 // method, a move, and a delivery brought to a given state.
-import { randomInt } from "node:crypto";
+import { generateCpf } from "@brazilian-utils/brazilian-utils";
 import { expect } from "vitest";
 import { api, type Member, type TestCompany } from "./api.ts";
 
 export const SE = { lat: -23.5505, lng: -46.6333 };
 export const PAULISTA = { lat: -23.5614, lng: -46.6559 };
 
-/** A CPF-shaped document of its own, so that no test reuses another's gateway customer. */
-export const newDocument = () => String(randomInt(10 ** 10, 10 ** 11));
+/** A valid CPF of its own (random digits, right check digits), so that no test reuses another's gateway customer. */
+export const newDocument = () => generateCpf();
 
 /** A Pix delivery request from Sé to Paulista, with every optional field set; `overrides` replace fields. */
 export function deliveryBody(overrides: Record<string, unknown> = {}) {

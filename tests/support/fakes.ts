@@ -1,5 +1,6 @@
-// Test-side control of the loopback fakes of the payment gateway and the
-// routing service (started once by tests/setup/global.ts).
+// Test-side control of the loopback fakes of the payment gateway, the routing
+// service, the postcode service and the geocoding service (started once by
+// tests/setup/global.ts).
 import { inject } from "vitest";
 import type { GatewayObject } from "../../local/simulators/gateway.ts";
 
@@ -19,12 +20,12 @@ export interface GatewayState {
   log: { method: string; path: string; accessToken: string | null; body: unknown }[];
 }
 
-function fake<State>(which: "gateway" | "routing") {
+function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding") {
   const base = () => inject("stack").fakes[which].controlUrl;
   return {
     /**
      * "ok" | "fail" (500) | "reject" (gateway 400) | "fail-after-create" (does the work, then 500) for the
-     * gateway; "ok" | "error" for routing.
+     * gateway; "ok" | "error" for routing, the postcode and the geocoding services.
      */
     set: (mode: string, delayMs = 0) => control(base(), "/mode", { mode, delayMs }),
     slow: (delayMs: number) => control(base(), "/mode", { delayMs }),
@@ -54,3 +55,5 @@ export const gateway = {
   },
 };
 export const routing = fake<{ requests: number }>("routing");
+export const cep = fake<{ requests: number }>("cep");
+export const geocoding = fake<{ requests: number; queries: string[] }>("geocoding");

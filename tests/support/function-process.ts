@@ -64,6 +64,8 @@ export function callFunctionProcess(
       GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
       ROUTING_URL: stack().fakes.routing.url,
+      CEP_URL: stack().fakes.cep.url,
+      GEOCODING_URL: stack().fakes.geocoding.url,
       ...env,
     },
   });

@@ -23,7 +23,7 @@ export async function creditDriver(companyId: string, driver: DriverMember, amou
 
 export const walletOf = async (driver: DriverMember) => (await api("/api/v1/wallets/me", { token: driver.token })).body;
 
-export const requestWithdrawal = (driver: DriverMember, amount: number, pixKey = "12345678901", pixKeyType = "cpf") =>
+export const requestWithdrawal = (driver: DriverMember, amount: number, pixKey = "12345678909", pixKeyType = "cpf") =>
   api("/api/v1/withdrawals", { token: driver.token, body: { amount, pix_key: pixKey, pix_key_type: pixKeyType } });
 
 /** The status the gateway's record of a transfer shows once the event happened (DONE, FAILED, CANCELLED). */

@@ -1,14 +1,16 @@
 // Deliveries and route quotes (docs/state-machines.md; docs/contract.md). Every move is a PL/pgSQL
 // function (supabase/schemas/05_deliveries.sql); these handlers
-// only add what SQL cannot do: ask the routing service and the gateway.
+// only add what SQL cannot do: ask the geocoding service, the routing service and the gateway.
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
+import { Document } from "../brazil.ts";
 import { createPixCharge, logOrphanCharge, type PixPayment } from "../pix-charge.ts";
 import { env } from "../../_shared/env.ts";
-import { HttpError } from "../../_shared/errors.ts";
+import { ErrorBody, HttpError, ValidationErrorBody } from "../../_shared/errors.ts";
 import { companyGateway } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { type MeasuredRoute, routeBetween } from "../routing.ts";
+import { searchPlaces } from "../geocoding.ts";
+import { type MeasuredRoute, type Point, routeBetween } from "../routing.ts";
 import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
 
 export const DeliveryStatus = z.enum([
@@ -80,15 +82,12 @@ export const Delivery = z.object({
   ),
 }).meta({ id: "Delivery" });
 
-/** CPF or CNPJ, kept as digits only. */
-const Document = z.string().trim()
-  .describe("CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored.")
-  .transform((value) => value.replace(/[.\-/\s]/g, ""))
-  .pipe(z.string().regex(/^(\d{11}|\d{14})$/, "must be a CPF (11 digits) or a CNPJ (14 digits)"));
-
 const Route = z.object({ origin: LatLng, destination: LatLng });
 
-const CreateDelivery = Route.extend({
+const LOCATED = "Omitted (or null): the address is geocoded, its first place taken.";
+const CreateDelivery = z.object({
+  origin: LatLng.nullish().describe(`The pick-up's coordinates. ${LOCATED}`),
+  destination: LatLng.nullish().describe(`The drop-off's coordinates. ${LOCATED}`),
   origin_address: Text(500),
   destination_address: Text(500),
   payment_method: z.enum(["pix", "invoice"]).default("pix"),
@@ -123,6 +122,38 @@ const PRICE_RULE = "price = max(minimum_fee, base_fee + per_km * km) from the co
 const measure = (body: z.infer<typeof Route>): Promise<MeasuredRoute> =>
   routeBetween(env().ROUTING_URL, body.origin, body.destination);
 
+type End = "origin" | "destination";
+
+/**
+ * Each end's coordinates as sent, or else the geocoding service's first place for its address: 422 naming every
+ * address it found nothing for, 502 (GeocodingUnavailable) when it failed.
+ */
+async function locateEnds(body: z.infer<typeof CreateDelivery>): Promise<z.infer<typeof Route>> {
+  const ends: End[] = ["origin", "destination"];
+  const found = await Promise.allSettled(ends.map(async (end) => {
+    const sent = body[end];
+    if (sent) return sent;
+    const [first] = await searchPlaces(env().GEOCODING_URL, body[`${end}_address`]);
+    return first ? { lat: first.lat, lng: first.lng } : null;
+  }));
+  const failed = found.find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
+  const points = found.map((result) => (result as PromiseFulfilledResult<Point | null>).value);
+  const unknown = ends.filter((_, i) => points[i] === null);
+  if (unknown.length > 0) {
+    throw new HttpError(
+      422,
+      unknown.map((end) => ({
+        type: "address_not_found",
+        loc: ["body", `${end}_address`],
+        msg: "No place was found for this address: correct it, or send its coordinates",
+        input: body[`${end}_address`],
+      })),
+    );
+  }
+  return { origin: points[0]!, destination: points[1]! };
+}
+
 export const quoteRoute = defineRoute({
   method: "post",
   path: "/api/v1/routes/quote",
@@ -151,15 +182,19 @@ export const createDelivery = defineRoute({
   path: "/api/v1/deliveries",
   tag: "deliveries",
   summary: "Create a delivery",
-  description: "The route is measured by the routing service and priced as POST /api/v1/routes/quote does. " +
+  description: "Each end is given by its coordinates (`origin`, `destination`), or by its address alone: an end " +
+    "sent without coordinates is geocoded (the first place the geocoding service finds for its address); an " +
+    "address it finds nothing for is 422 naming it (`origin_address`, `destination_address`, or both). " +
+    "The route is measured by the routing service and priced as POST /api/v1/routes/quote does. " +
     "`pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway " +
     "customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` " +
     "(copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the " +
     "payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with " +
     "payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice " +
     "delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was " +
-    "deactivated meanwhile, it is offered to every driver instead). No delivery is created when the routing " +
-    "service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. " +
+    "deactivated meanwhile, it is offered to every driver instead). No delivery is created when the geocoding " +
+    "service, the routing service or the gateway fails (502); a charge created before a later failure is never " +
+    "linked to a delivery. " +
     "This operation is only available here, not as a database RPC: it needs the routing service and the gateway.",
   auth: "bearer",
   roles: "delivery_managers",
@@ -168,15 +203,24 @@ export const createDelivery = defineRoute({
     201: { description: "Created", schema: Delivery },
     404: { description: "driver_id is not a driver of the company" },
     409: { description: "The company's prices changed while the delivery was being created; try again" },
-    422: { description: "The payment gateway is not configured, refused the charge, or the driver is deactivated" },
-    502: { description: "The routing service or the payment gateway failed; nothing was created" },
+    422: {
+      description: "The payment gateway is not configured, refused the charge, or the driver is deactivated; or " +
+        "no place was found for an address sent without coordinates (a validation body naming it, type " +
+        "`address_not_found`)",
+      schema: z.union([ValidationErrorBody, ErrorBody]),
+    },
+    502: {
+      description: "The geocoding service, the routing service or the payment gateway failed (down, or slower " +
+        "than 5 s); nothing was created",
+    },
   },
   async handler({ body, claims, asCaller }) {
     const companyId = await asCaller((tx) => rpc(tx, "authorize_new_delivery", { driver_id: body.driver_id }));
     const gateway = body.payment_method === "pix" ? await companyGateway(companyId) : null;
     if (body.payment_method === "pix" && !gateway) throw new HttpError(422, "payment gateway not configured");
 
-    const route = await measure(body);
+    const ends = await locateEnds(body);
+    const route = await measure(ends);
     // Our id first, so the charge can carry it as externalReference before the row exists.
     const id = crypto.randomUUID();
     let charged: { price: number; payment: PixPayment } | undefined;
@@ -192,11 +236,11 @@ export const createDelivery = defineRoute({
           created_by: claims.sub,
           payment_method: body.payment_method,
           origin_address: body.origin_address,
-          origin_lat: body.origin.lat,
-          origin_lng: body.origin.lng,
+          origin_lat: ends.origin.lat,
+          origin_lng: ends.origin.lng,
           destination_address: body.destination_address,
-          destination_lat: body.destination.lat,
-          destination_lng: body.destination.lng,
+          destination_lat: ends.destination.lat,
+          destination_lng: ends.destination.lng,
           distance_m: route.distance_m,
           duration_s: route.duration_s,
           recipient_name: body.recipient_name,

@@ -6,25 +6,8 @@ import { companyGateway, type GatewayObject } from "../../_shared/gateway.ts";
 import { rpc } from "../../_shared/db.ts";
 import { toHttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { UUID_PATTERN } from "../../_shared/schemas.ts";
+import { normalizePixKey, PIX_KEYS, PixKeyType } from "../brazil.ts";
 import { IdParams, pageOf, PageQuery, PositiveMoney, Text, Timestamp } from "../schemas.ts";
-
-export const PixKeyType = z.enum(["cpf", "cnpj", "email", "phone", "evp"]);
-
-/** The format of each Pix key type; private.valid_pix_key holds the database to the same. */
-export const PIX_KEY_FORMATS: Record<z.infer<typeof PixKeyType>, { pattern: RegExp; description: string }> = {
-  cpf: { pattern: /^[0-9]{11}$/, description: "11 digits" },
-  cnpj: { pattern: /^[0-9]{14}$/, description: "14 digits" },
-  email: {
-    pattern: /^(?=.{1,77}$)[^@\s]+@[^@\s]+\.[^@\s]+$/,
-    description: "an e-mail address of at most 77 characters",
-  },
-  phone: { pattern: /^\+55[0-9]{10,11}$/, description: "+55 followed by 10 or 11 digits" },
-  evp: {
-    pattern: UUID_PATTERN,
-    description: "a random key (UUID)",
-  },
-};
 
 const Wallet = z.object({
   driver_id: z.uuid(),
@@ -70,15 +53,18 @@ const WithdrawalRequest = z.object({
   amount: PositiveMoney,
   pix_key: Text(140),
   pix_key_type: PixKeyType,
-}).superRefine((body, ctx) => {
-  const format = PIX_KEY_FORMATS[body.pix_key_type];
-  if (!format.pattern.test(body.pix_key)) {
+}).transform((body, ctx) => {
+  // The key goes on, to the database and to the gateway, in the form the Pix directory writes it.
+  const key = normalizePixKey(body.pix_key_type, body.pix_key);
+  if (key === null) {
     ctx.addIssue({
       code: "custom",
       path: ["pix_key"],
-      message: `a ${body.pix_key_type} key must be ${format.description}`,
+      message: `a ${body.pix_key_type} key must be ${PIX_KEYS[body.pix_key_type].description}`,
     });
+    return z.NEVER;
   }
+  return { ...body, pix_key: key };
 });
 type WithdrawalRequest = z.infer<typeof WithdrawalRequest>;
 
@@ -200,9 +186,11 @@ export const createWithdrawal = defineRoute({
     "reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no " +
     "transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the " +
     "gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast " +
-    "on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a " +
-    "UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its " +
-    "last four characters.",
+    "on every change. Pix keys: `cpf` and `cnpj` with or without punctuation (529.982.247-25), check digits " +
+    "verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any " +
+    "usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at " +
+    "most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is " +
+    "never shown again in full: responses and broadcasts carry it masked to its last four characters.",
   auth: "bearer",
   roles: "drivers",
   body: WithdrawalRequest,

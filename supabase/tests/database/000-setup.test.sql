@@ -208,7 +208,7 @@ create or replace function tests.request_withdrawal(
   tenant jsonb,
   amount numeric,
   driver text default 'driver',
-  pix_key text default '12345678901',
+  pix_key text default '12345678909',
   pix_key_type text default 'cpf'
 ) returns uuid
 language plpgsql
@@ -246,7 +246,7 @@ as $$
   insert into public.withdrawals (company_id, driver_id, amount, pix_key, pix_key_type, status, gateway_transfer_id,
     failure_kind, error_message, completed_at, created_at, in_doubt, updated_at)
   values ((withdrawal_in.tenant ->> 'company_id')::uuid, (withdrawal_in.tenant ->> (withdrawal_in.driver || '_id'))::uuid,
-    withdrawal_in.amount, '12345678901', 'cpf', withdrawal_in.status, withdrawal_in.gateway_transfer_id,
+    withdrawal_in.amount, '12345678909', 'cpf', withdrawal_in.status, withdrawal_in.gateway_transfer_id,
     coalesce(withdrawal_in.failure_kind, case when withdrawal_in.status = 'failed' then 'gateway_rejected' end),
     coalesce(withdrawal_in.error_message, case when withdrawal_in.status = 'failed' then 'Payment gateway refused the request' end),
     case when withdrawal_in.status = 'completed' then now() end, withdrawal_in.created_at, withdrawal_in.in_doubt,

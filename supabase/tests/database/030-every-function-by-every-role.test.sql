@@ -39,7 +39,7 @@ from t, o, lateral (values
   (format('select to_jsonb(public.complete_delivery(%L))', o.delivery), array['driver']),
   ('select to_jsonb(public.get_wallet())', array['driver']),
   ('select to_jsonb(public.list_wallet_transactions())', array['driver']),
-  ('select to_jsonb(public.request_withdrawal(1, ''12345678901'', ''cpf''))', array['driver']),
+  ('select to_jsonb(public.request_withdrawal(1, ''12345678909'', ''cpf''))', array['driver']),
   ('select to_jsonb(public.list_withdrawals())', array['owner', 'admin', 'driver']),
   (format('select to_jsonb(public.get_withdrawal(%L))', o.withdrawal), array['owner', 'admin', 'driver']),
   ('select to_jsonb(public.update_my_location(1, 1))', array['driver']),

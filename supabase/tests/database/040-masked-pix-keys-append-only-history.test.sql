@@ -12,11 +12,11 @@ select d.id, d.company_id, 'create', 'pending', 'invoiced' from t, tests.deliver
 select tests.act_as_member(a, 'owner') from t;
 select throws_ok($$ select pix_key from public.withdrawals $$, '42501', null, 'an owner cannot read a full Pix key from the table');
 select is((select count(*)::int from public.withdrawals), 1, 'the other columns stay readable under RLS');
-select is(to_jsonb(public.list_withdrawals()) -> 'items' -> 0 ->> 'pix_key', '*******8901', 'list_withdrawals shows the key masked');
+select is(to_jsonb(public.list_withdrawals()) -> 'items' -> 0 ->> 'pix_key', '*******8909', 'list_withdrawals shows the key masked');
 select tests.reset_role();
 
 select tests.act_as_member(a, 'driver') from t;
-select is(to_jsonb(public.get_withdrawal((select id from public.withdrawals limit 1))) ->> 'pix_key', '*******8901', 'get_withdrawal: the driver sees its own, masked');
+select is(to_jsonb(public.get_withdrawal((select id from public.withdrawals limit 1))) ->> 'pix_key', '*******8909', 'get_withdrawal: the driver sees its own, masked');
 select tests.act_as_member(a, 'driver2') from t;
 select throws_ok(format('select to_jsonb(public.get_withdrawal(%L))', (select id from public.withdrawals limit 1)), 'PT404', null, 'get_withdrawal: another driver gets 404');
 select tests.reset_role();

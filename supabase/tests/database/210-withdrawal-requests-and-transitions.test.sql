@@ -16,42 +16,42 @@ select from t, tests.credit_driver(b, 100.00);
 -- Requesting ---------------------------------------------------------------------
 
 select tests.act_as_member(a, 'driver') from t;
-insert into results select 'first', to_jsonb(public.request_withdrawal(30.00, '12345678901', 'cpf'));
+insert into results select 'first', to_jsonb(public.request_withdrawal(30.00, '12345678909', 'cpf'));
 insert into ids select 'first', (value ->> 'id')::uuid from results where name = 'first';
 select is((select value ->> 'status' from results where name = 'first'), 'processing', 'request_withdrawal: recorded processing');
 select is((select (value ->> 'amount')::numeric from results where name = 'first'), 30.00, 'request_withdrawal: the amount');
 select is((select value ->> 'driver_id' from results where name = 'first'), (select a ->> 'driver_id' from t), 'request_withdrawal: the caller''s withdrawal');
-select is((select value ->> 'pix_key' from results where name = 'first'), '*******8901', 'request_withdrawal: the Pix key is masked');
+select is((select value ->> 'pix_key' from results where name = 'first'), '*******8909', 'request_withdrawal: the Pix key is masked');
 select is((select value -> 'gateway_transfer_id' from results where name = 'first'), 'null'::jsonb, 'request_withdrawal: no transfer yet');
 select is((select value -> 'completed_at' from results where name = 'first'), 'null'::jsonb, 'request_withdrawal: not completed');
 select is((select value -> 'in_doubt' from results where name = 'first'), 'false'::jsonb, 'request_withdrawal: not in doubt');
 select is((select value -> 'failure_kind' from results where name = 'first'), 'null'::jsonb, 'request_withdrawal: no failure kind');
 select is(to_jsonb(public.get_wallet()) ->> 'available_balance', '70.00', 'request_withdrawal: the amount is held');
 
-select throws_ok($$ select to_jsonb(public.request_withdrawal(70.01, '12345678901', 'cpf')) $$, 'PT422',
+select throws_ok($$ select to_jsonb(public.request_withdrawal(70.01, '12345678909', 'cpf')) $$, 'PT422',
   'insufficient balance: available 70.00, requested 70.01', 'request_withdrawal: more than available is 422');
 select lives_ok($$ insert into ids select 'second', (to_jsonb(public.request_withdrawal(70.00, 'driver@example.com', 'email')) ->> 'id')::uuid $$,
   'request_withdrawal: exactly the available balance is accepted');
-select throws_ok($$ select to_jsonb(public.request_withdrawal(0.01, '12345678901', 'cpf')) $$, 'PT422',
+select throws_ok($$ select to_jsonb(public.request_withdrawal(0.01, '12345678909', 'cpf')) $$, 'PT422',
   'insufficient balance: available 0.00, requested 0.01', 'request_withdrawal: nothing left to withdraw');
 
-select throws_ok($$ select to_jsonb(public.request_withdrawal(0, '12345678901', 'cpf')) $$, 'PT400', null, 'request_withdrawal: zero is refused');
-select throws_ok($$ select to_jsonb(public.request_withdrawal(-5, '12345678901', 'cpf')) $$, 'PT400', null, 'request_withdrawal: a negative amount is refused');
-select throws_ok($$ select to_jsonb(public.request_withdrawal(1.005, '12345678901', 'cpf')) $$, 'PT400', null, 'request_withdrawal: fractions of a cent are refused');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(0, '12345678909', 'cpf')) $$, 'PT400', null, 'request_withdrawal: zero is refused');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(-5, '12345678909', 'cpf')) $$, 'PT400', null, 'request_withdrawal: a negative amount is refused');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(1.005, '12345678909', 'cpf')) $$, 'PT400', null, 'request_withdrawal: fractions of a cent are refused');
 select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '1234567890', 'cpf')) $$, 'PT400', 'pix_key is not a valid cpf key', 'pix key: cpf of 10 digits');
-select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '123.456.789-01', 'cpf')) $$, 'PT400', 'pix_key is not a valid cpf key', 'pix key: a punctuated cpf');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '123.456.789-01', 'cpf')) $$, 'PT400', 'pix_key is not a valid cpf key', 'pix key: a punctuated cpf with wrong check digits');
 select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '1234567890123', 'cnpj')) $$, 'PT400', 'pix_key is not a valid cnpj key', 'pix key: cnpj of 13 digits');
 select throws_ok($$ select to_jsonb(public.request_withdrawal(1, 'driver.example.com', 'email')) $$, 'PT400', 'pix_key is not a valid email key', 'pix key: e-mail without @');
-select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '11999998888', 'phone')) $$, 'PT400', 'pix_key is not a valid phone key', 'pix key: phone without +55');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '(11) 3333-4444', 'phone')) $$, 'PT400', 'pix_key is not a valid phone key', 'pix key: a landline (a phone key is a mobile number)');
 select throws_ok($$ select to_jsonb(public.request_withdrawal(1, 'not-a-uuid', 'evp')) $$, 'PT400', 'pix_key is not a valid evp key', 'pix key: evp that is not a uuid');
-select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '12345678901', 'iban')) $$, 'PT400', 'pix_key is not a valid iban key', 'pix key: an unknown type');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(1, '12345678909', 'iban')) $$, 'PT400', 'pix_key is not a valid iban key', 'pix key: an unknown type');
 select tests.reset_role();
 
 -- Every key type in its valid form.
 select from t, tests.credit_driver(a, 50.00, 'driver2');
 select tests.act_as_member(a, 'driver2') from t;
-select lives_ok($$ select to_jsonb(public.request_withdrawal(1, '12345678901', 'cpf')) $$, 'pix key: cpf of 11 digits');
-select lives_ok($$ select to_jsonb(public.request_withdrawal(1, '12345678000199', 'cnpj')) $$, 'pix key: cnpj of 14 digits');
+select lives_ok($$ select to_jsonb(public.request_withdrawal(1, '12345678909', 'cpf')) $$, 'pix key: cpf of 11 digits');
+select lives_ok($$ select to_jsonb(public.request_withdrawal(1, '12345678000195', 'cnpj')) $$, 'pix key: cnpj of 14 digits');
 select lives_ok($$ select to_jsonb(public.request_withdrawal(1, 'Driver@Example.com', 'email')) $$, 'pix key: e-mail');
 select lives_ok($$ select to_jsonb(public.request_withdrawal(1, '+5511999998888', 'phone')) $$, 'pix key: phone +55');
 select lives_ok($$ select to_jsonb(public.request_withdrawal(1, '123e4567-e89b-12d3-a456-426614174000', 'evp')) $$, 'pix key: evp uuid');
@@ -63,17 +63,17 @@ select throws_ok($$ insert into public.withdrawals (company_id, driver_id, amoun
 
 -- Who may request.
 select tests.act_as_member(b, 'driver') from t;
-select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678901', 'cpf')) $$, 'PT422',
+select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678909', 'cpf')) $$, 'PT422',
   'the company has not configured the payment gateway', 'request_withdrawal: 422 without a gateway configuration');
 select tests.act_as_member(a, 'owner') from t;
-select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678901', 'cpf')) $$, 'PT403', null, 'request_withdrawal: an owner is refused');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678909', 'cpf')) $$, 'PT403', null, 'request_withdrawal: an owner is refused');
 select tests.act_as_member(a, 'admin') from t;
-select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678901', 'cpf')) $$, 'PT403', null, 'request_withdrawal: an admin is refused');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678909', 'cpf')) $$, 'PT403', null, 'request_withdrawal: an admin is refused');
 select tests.act_as_member(a, 'legacy_admin') from t;
-select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678901', 'cpf')) $$, 'PT403', null, 'request_withdrawal: a legacy admin is refused');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678909', 'cpf')) $$, 'PT403', null, 'request_withdrawal: a legacy admin is refused');
 select tests.reset_role();
 select tests.act_as_anon();
-select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678901', 'cpf')) $$, '42501', null, 'request_withdrawal: not for anon');
+select throws_ok($$ select to_jsonb(public.request_withdrawal(10, '12345678909', 'cpf')) $$, '42501', null, 'request_withdrawal: not for anon');
 select tests.reset_role();
 
 -- Only the service role attaches a transfer or fails a withdrawal.
@@ -176,7 +176,7 @@ select is((select m.payload from realtime.messages m
              and m.payload ->> 'status' = 'completed'),
   (select private.withdrawal_json(w) from public.withdrawals w where w.id = (select id from ids where name = 'first')),
   'realtime: the payload is the withdrawal as the API shows it');
-select is_empty($$ select 1 from realtime.messages m where m.event = 'withdrawal_updated' and m.payload ->> 'pix_key' = '12345678901' $$,
+select is_empty($$ select 1 from realtime.messages m where m.event = 'withdrawal_updated' and m.payload ->> 'pix_key' = '12345678909' $$,
   'realtime: no full Pix key is broadcast');
 
 select * from finish();

@@ -100,7 +100,7 @@ select is(to_jsonb(public.mark_transfer_in_doubt((select id from ids where name 
   'and another');
 select is(to_jsonb(public.fail_withdrawal((select id from ids where name = 'reconciled'),
   'Reconciliation: the gateway has no transfer for this withdrawal', 'no_transfer')) - 'updated_at' - 'created_at' - 'id' - 'company_id' - 'driver_id',
-  '{"amount": 1.00, "pix_key": "*******8901", "pix_key_type": "cpf", "status": "failed", "in_doubt": false, "gateway_transfer_id": null,
+  '{"amount": 1.00, "pix_key": "*******8909", "pix_key_type": "cpf", "status": "failed", "in_doubt": false, "gateway_transfer_id": null,
     "error_message": "Reconciliation: the gateway has no transfer for this withdrawal", "failure_kind": "no_transfer", "completed_at": null}'::jsonb,
   'fail_withdrawal as no_transfer: failed, no longer in doubt, saying why');
 select is(to_jsonb(public.mark_transfer_in_doubt((select id from ids where name = 'failed by event'), 'timed out')) ->> 'in_doubt', 'true',
@@ -220,7 +220,7 @@ select throws_ok($$ update public.withdrawals set status = 'failed', completed_a
   'PT422', 'withdrawal cannot move from completed to failed', 'refused: a late completion failed again');
 
 select tests.act_as_member(a, 'driver') from t;
-select throws_ok($$ select to_jsonb(public.request_withdrawal(0.01, '12345678901', 'cpf')) $$, 'PT422',
+select throws_ok($$ select to_jsonb(public.request_withdrawal(0.01, '12345678909', 'cpf')) $$, 'PT422',
   'insufficient balance: available -45.00, requested 0.01', 'below zero, nothing more can be withdrawn');
 select tests.reset_role();
 select throws_ok($$ update public.withdrawals set status = 'failed' where id = (select id from ids where name = 'spent') $$,

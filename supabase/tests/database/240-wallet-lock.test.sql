@@ -60,7 +60,7 @@ select is(pg_temp.lock_on((select (a ->> 'driver2_id')::uuid from t)), 'For No K
 -- And request_withdrawal takes the same lock (through the same helper).
 select from t, tests.credit_driver(b, 10.00);
 select tests.act_as_member(b, 'driver') from t;
-select is(to_jsonb(public.request_withdrawal(5.00, '12345678901', 'cpf')) ->> 'status', 'processing', 'a withdrawal of company B''s driver');
+select is(to_jsonb(public.request_withdrawal(5.00, '12345678909', 'cpf')) ->> 'status', 'processing', 'a withdrawal of company B''s driver');
 select tests.reset_role();
 select is(pg_temp.lock_on((select (b ->> 'driver_id')::uuid from t)), 'For No Key Update', 'request_withdrawal takes the wallet lock');
 

@@ -102,6 +102,10 @@ export function errorMessage(error: unknown): string {
     case 409:
       return said ?? i18n.t("errors.conflict");
     case 422:
+      // An address the API could not find on the map comes named, as a validation item.
+      if (Array.isArray(detail)) {
+        return `${i18n.t("errors.invalid")} ${(detail as ValidationItem[]).map(validationLine).join("; ")}`;
+      }
       return said ?? i18n.t("errors.server");
     case 429:
       return i18n.t("errors.rateLimited", { seconds: error.retryAfter ?? 10 });

@@ -332,7 +332,7 @@ export interface paths {
     put?: never;
     /**
      * Create a delivery
-     * @description The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
+     * @description Each end is given by its coordinates (`origin`, `destination`), or by its address alone: an end sent without coordinates is geocoded (the first place the geocoding service finds for its address); an address it finds nothing for is 422 naming it (`origin_address`, `destination_address`, or both). The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the geocoding service, the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
      *
      *     Roles: the set `delivery_managers`.
      */
@@ -475,6 +475,50 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/postcodes/{cep}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The address of a CEP
+     * @description The street, neighbourhood, city and state of a CEP (8 digits, with or without its hyphen), from the ViaCEP-compatible service at `CEP_URL`. A CEP of another form is 400; one the service does not know, 404; the service down, slower than 5 s or answering anything else, 502.
+     *
+     *     Roles: the set `members`.
+     */
+    get: operations["getPostcodesByCep"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/geocode": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Places for an address
+     * @description Up to 5 places in Brazil for a free text (an address, part of one, a CEP), best first, from the Nominatim-compatible service at `GEOCODING_URL`; `items` is empty when nothing matches. The service down, slower than 5 s or answering anything but a list of places: 502.
+     *
+     *     Roles: the set `members`.
+     */
+    get: operations["getGeocode"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/wallets/me": {
     parameters: {
       query?: never;
@@ -536,7 +580,7 @@ export interface paths {
     put?: never;
     /**
      * Withdraw from the wallet by Pix
-     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix key formats: cpf 11 digits, cnpj 14 digits, email, phone +55 and 10-11 digits, evp a UUID; no punctuation. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
+     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix keys: `cpf` and `cnpj` with or without punctuation (529.982.247-25), check digits verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
      *
      *     Roles: the set `drivers`.
      */
@@ -850,6 +894,25 @@ export interface components {
       tracking_token: string | null;
       /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers). */
       tracking_url: string | null;
+    };
+    Postcode: {
+      /** @description 00000-000, as the Correios write it. */
+      cep: string;
+      /** @description The street (logradouro); empty for a town of a single CEP. */
+      street: string;
+      /** @description The neighbourhood (bairro); empty for a town of a single CEP. */
+      neighborhood: string;
+      city: string;
+      /** @description The state's two letters, e.g. SP. */
+      state: string;
+    };
+    Place: {
+      /** @description The address as Brazilians write it (Avenida Paulista, 1578 - Bela Vista, São Paulo - SP, 01310-200) when the service gives its parts; the service's own name for the place otherwise. */
+      label: string;
+      lat: number;
+      lng: number;
+      /** @description The place's CEP (00000-000), when the service knows it. */
+      postcode: string | null;
     };
     Wallet: {
       /** Format: uuid */
@@ -2518,14 +2581,16 @@ export interface operations {
     requestBody: {
       content: {
         "application/json": {
-          origin: {
+          /** @description The pick-up's coordinates. Omitted (or null): the address is geocoded, its first place taken. */
+          origin?: {
             lat: number;
             lng: number;
-          };
-          destination: {
+          } | null;
+          /** @description The drop-off's coordinates. Omitted (or null): the address is geocoded, its first place taken. */
+          destination?: {
             lat: number;
             lng: number;
-          };
+          } | null;
           origin_address: string;
           destination_address: string;
           /**
@@ -2536,7 +2601,7 @@ export interface operations {
           /** @description The client who pays the Pix charge; required for payment_method pix. */
           customer?: {
             name: string;
-            /** @description CPF (11 digits) or CNPJ (14 digits); dots, dashes, slashes and spaces are ignored. */
+            /** @description The client's CPF (11 digits) or CNPJ (14 digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81); its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored as digits. */
             document: string;
             /** Format: email */
             email?: string | null;
@@ -2622,16 +2687,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated */
+      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated; or no place was found for an address sent without coordinates (a validation body naming it, type `address_not_found`) */
       422: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["Error"];
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description The routing service or the payment gateway failed; nothing was created */
+      /** @description The geocoding service, the routing service or the payment gateway failed (down, or slower than 5 s); nothing was created */
       502: {
         headers: {
           [name: string]: unknown;
@@ -3165,6 +3230,165 @@ export interface operations {
       };
       /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getPostcodesByCep: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        cep: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The CEP's address */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Postcode"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The service knows no such CEP */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The postcode service is down, slower than 5 s, or answered something else */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getGeocode: {
+    parameters: {
+      query: {
+        /** @description The text to look for, e.g. Avenida Paulista, 1578 */
+        q: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The places found */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Place"][];
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The geocoding service is down, slower than 5 s, or answered something else */
+      502: {
         headers: {
           [name: string]: unknown;
         };

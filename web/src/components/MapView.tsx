@@ -1,5 +1,6 @@
 // A Leaflet map of markers and lines. Markers are HTML (divIcon) and lines
-// SVG, so they draw with no tile server reachable; tiles are a setting.
+// SVG, so they draw with no tile server reachable; tiles are a setting. A
+// marker may be draggable: where it is dropped is reported, not kept here.
 import L from "leaflet";
 import "leaflet/dist/leaflet.css";
 import { useEffect, useRef } from "react";
@@ -11,6 +12,8 @@ export interface MapMarker {
   lng: number;
   label: string;
   kind: "origin" | "destination" | "driver" | "offline";
+  /** Movable by hand; `onMarkerMove` hears where it was dropped. */
+  draggable?: boolean;
 }
 export interface MapLine {
   id: string;
@@ -18,19 +21,27 @@ export interface MapLine {
   kind: "route" | "trail";
 }
 
-/** `follow`: keep every marker and line in view as they change (a moving driver), not only at first. */
+/**
+ * `follow`: keep every marker and line in view as they change (a moving driver), not only at first. `fitKey`: fit
+ * them in view again whenever it changes (a point chosen), but not when a marker is dragged.
+ */
 export default function MapView(
-  { markers, lines = [], label, follow = false }: {
+  { markers, lines = [], label, follow = false, fitKey, onMarkerMove }: {
     markers: MapMarker[];
     lines?: MapLine[];
     label: string;
     follow?: boolean;
+    fitKey?: string;
+    onMarkerMove?: (id: string, lat: number, lng: number) => void;
   },
 ) {
   const element = useRef<HTMLDivElement>(null);
   const map = useRef<L.Map | null>(null);
   const layer = useRef<L.LayerGroup | null>(null);
   const fitted = useRef(false);
+  const fittedKey = useRef(fitKey);
+  const onMove = useRef(onMarkerMove);
+  onMove.current = onMarkerMove;
 
   useEffect(() => {
     if (!element.current) return;
@@ -70,17 +81,30 @@ export default function MapView(
         html: `<span aria-hidden="true"></span>`,
         iconSize: [18, 18],
       });
-      L.marker([marker.lat, marker.lng], { icon, title: marker.label, alt: marker.label, keyboard: false })
+      const pin = L.marker([marker.lat, marker.lng], {
+        icon,
+        title: marker.label,
+        alt: marker.label,
+        keyboard: false,
+        draggable: !!marker.draggable,
+      })
         .bindTooltip(marker.label)
         .addTo(group);
+      if (marker.draggable) {
+        pin.on("dragend", () => {
+          const { lat, lng } = pin.getLatLng();
+          onMove.current?.(marker.id, lat, lng);
+        });
+      }
       bounds.push([marker.lat, marker.lng]);
     }
-    if (bounds.length && (!fitted.current || follow)) {
+    if (bounds.length && (!fitted.current || follow || fittedKey.current !== fitKey)) {
+      fittedKey.current = fitKey;
       // Not animated: Leaflet's zoom animation ends on a timer that throws if the page has left the map by then.
       m.fitBounds(L.latLngBounds(bounds), { padding: [30, 30], maxZoom: 15, animate: false });
       fitted.current = true;
     }
-  }, [markers, lines, follow]);
+  }, [markers, lines, follow, fitKey]);
 
   return <div ref={element} className="map" role="img" aria-label={label} />;
 }

@@ -1,6 +1,7 @@
 // Brazilian documents, phone numbers and Pix keys on the client, with @brazilian-utils: masks as people type,
 // the check digits, and the canonical form sent to the API. The server holds the same rules and has the last word.
 import {
+  formatCep,
   formatCnpj,
   formatCpf,
   formatPhone,
@@ -13,6 +14,9 @@ import {
 } from "@brazilian-utils/brazilian-utils";
 
 export const digitsOf = (text: string) => text.replace(/\D/g, "");
+
+/** 01310-200 as it is typed (8 digits at most). */
+export const maskCep = (text: string) => formatCep(digitsOf(text).slice(0, 8));
 
 /** A CPF while there are up to 11 digits, a CNPJ from the 12th. */
 export function maskDocument(text: string): string {

@@ -1,44 +1,27 @@
-// Create a delivery: a live route quote while typing, then, for Pix, the
-// delivery's page shows the QR code and copy-paste code for the client.
+// Create a delivery: each end by its CEP and an address chosen from suggestions, shown on a map where its pin can be
+// dragged; a live route quote as soon as both ends are known; then, for Pix, the delivery's page shows the QR code and
+// copy-paste code for the client.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useEffect, useState } from "react";
+import { type FormEvent, lazy, Suspense, useState } from "react";
 import { api, call } from "../api/client.ts";
 import { useTranslation } from "react-i18next";
-import { DecimalField, ErrorNote, Field, MaskedField, Note, readDecimal, Select } from "../components/ui.tsx";
+import type { MapMarker } from "../components/MapView.tsx";
+import { ErrorNote, Field, MaskedField, Note, Select } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes } from "../format.ts";
 import { digitsOf, documentProblem, isPhone, maskDocument, maskPhone, phoneE164 } from "../lib/brazil.ts";
-import type { DecimalRules } from "../lib/numbers.ts";
+import { useDebounced } from "../lib/debounce.ts";
 import { navigate } from "../lib/router.tsx";
+import { type AddressEnd, emptyEnd, type End, fullAddress } from "../lib/address.ts";
+import { AddressFields } from "./AddressFields.tsx";
 
-function useDebounced<T>(value: T, ms: number): T {
-  const [current, setCurrent] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setCurrent(value), ms);
-    return () => clearTimeout(timer);
-  }, [JSON.stringify(value), ms]);
-  return current;
-}
-
-const LAT: DecimalRules = { required: true, min: -90, max: 90, grouping: false };
-const LNG: DecimalRules = { required: true, min: -180, max: 180, grouping: false };
-
-const point = (lat: string, lng: string) => {
-  const a = readDecimal(lat, LAT);
-  const b = readDecimal(lng, LNG);
-  return a.ok && b.ok ? { lat: a.value!, lng: b.value! } : null;
-};
+const MapView = lazy(() => import("../components/MapView.tsx"));
 
 export default function NewDeliveryPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
   const [submitted, setSubmitted] = useState(false);
+  const [ends, setEnds] = useState<Record<End, AddressEnd>>({ origin: emptyEnd, destination: emptyEnd });
   const [form, setForm] = useState({
-    originAddress: "",
-    originLat: "-23.5503",
-    originLng: "-46.6339",
-    destinationAddress: "",
-    destinationLat: "-23.5614",
-    destinationLng: "-46.6559",
     paymentMethod: "pix",
     customerName: "",
     customerDocument: "",
@@ -51,8 +34,9 @@ export default function NewDeliveryPage() {
   const set = (name: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [name]: e.target.value });
   const setMasked = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
-  const origin = point(form.originLat, form.originLng);
-  const destination = point(form.destinationLat, form.destinationLng);
+  const setEnd = (end: End) => (next: AddressEnd) => setEnds((current) => ({ ...current, [end]: next }));
+  const origin = ends.origin.point;
+  const destination = ends.destination.point;
   const route = useDebounced({ origin, destination }, 400);
   const quote = useQuery({
     queryKey: ["quote", route],
@@ -61,6 +45,10 @@ export default function NewDeliveryPage() {
       call(api.POST("/api/v1/routes/quote", { body: { origin: route.origin!, destination: route.destination! } })),
     staleTime: 60_000,
     retry: false,
+  });
+  const markers: MapMarker[] = (["origin", "destination"] as const).flatMap((end) => {
+    const point = ends[end].point;
+    return point ? [{ id: end, ...point, kind: end, draggable: true, label: t(`address.pinLabel.${end}`) }] : [];
   });
   const drivers = useQuery({
     queryKey: ["drivers", "all-active"],
@@ -71,10 +59,11 @@ export default function NewDeliveryPage() {
     mutationFn: () =>
       call(api.POST("/api/v1/deliveries", {
         body: {
-          origin: origin!,
-          destination: destination!,
-          origin_address: form.originAddress,
-          destination_address: form.destinationAddress,
+          // An end without a point is geocoded from its address by the API.
+          origin,
+          destination,
+          origin_address: fullAddress(ends.origin),
+          destination_address: fullAddress(ends.destination),
           payment_method: form.paymentMethod as "pix" | "invoice",
           customer: form.paymentMethod === "pix"
             ? { name: form.customerName, document: digitsOf(form.customerDocument), email: form.customerEmail || null }
@@ -99,7 +88,7 @@ export default function NewDeliveryPage() {
   function submit(event: FormEvent) {
     event.preventDefault();
     setSubmitted(true);
-    if (!origin || !destination || documentWrong || phoneWrong) return;
+    if (documentWrong || phoneWrong) return;
     create.mutate();
   }
 
@@ -109,50 +98,28 @@ export default function NewDeliveryPage() {
       <form className="card grid" onSubmit={submit}>
         <fieldset>
           <legend>{t("delivery.from")}</legend>
-          <Field
-            label={t("newDelivery.originAddress")}
-            required
-            value={form.originAddress}
-            onChange={set("originAddress")}
-          />
-          <DecimalField
-            label={t("newDelivery.originLat")}
-            rules={LAT}
-            showProblem={submitted}
-            value={form.originLat}
-            onChange={set("originLat")}
-          />
-          <DecimalField
-            label={t("newDelivery.originLng")}
-            rules={LNG}
-            showProblem={submitted}
-            value={form.originLng}
-            onChange={set("originLng")}
-          />
+          <AddressFields end="origin" value={ends.origin} onChange={setEnd("origin")} />
         </fieldset>
         <fieldset>
           <legend>{t("delivery.to")}</legend>
-          <Field
-            label={t("newDelivery.destinationAddress")}
-            required
-            value={form.destinationAddress}
-            onChange={set("destinationAddress")}
-          />
-          <DecimalField
-            label={t("newDelivery.destinationLat")}
-            rules={LAT}
-            showProblem={submitted}
-            value={form.destinationLat}
-            onChange={set("destinationLat")}
-          />
-          <DecimalField
-            label={t("newDelivery.destinationLng")}
-            rules={LNG}
-            showProblem={submitted}
-            value={form.destinationLng}
-            onChange={set("destinationLng")}
-          />
+          <AddressFields end="destination" value={ends.destination} onChange={setEnd("destination")} />
         </fieldset>
+        <section className="address-map" aria-labelledby="address-map-title">
+          <h2 id="address-map-title">{t("address.mapTitle")}</h2>
+          <p className="note">{t("address.mapHint")}</p>
+          <Suspense fallback={<div className="map" />}>
+            <MapView
+              label={t("address.map")}
+              markers={markers}
+              fitKey={`${ends.origin.placed}/${ends.destination.placed}`}
+              onMarkerMove={(id, lat, lng) =>
+                setEnds((current) => ({
+                  ...current,
+                  [id]: { ...current[id as End], point: { lat, lng }, pointFrom: "map" },
+                }))}
+            />
+          </Suspense>
+        </section>
         <section className="quote" aria-live="polite" aria-labelledby="quote-title">
           <h2 id="quote-title">{t("newDelivery.quote")}</h2>
           {!origin || !destination

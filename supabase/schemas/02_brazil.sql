@@ -1,0 +1,158 @@
+-- Brazil: the rules of Brazilian documents (CPF, CNPJ), mobile numbers and Pix
+-- keys, each written once and used by every table and function that takes one
+-- (docs/contract.md, Brazilian documents and Pix keys). The edge holds the same
+-- rules (functions/api/brazil.ts, with @brazilian-utils/brazilian-utils), so that
+-- a caller learns a mistake as a 400 naming the field; these are the last word,
+-- for supabase-js callers too. Each mirrors the library's function of the same
+-- purpose (isValidCpf, isValidCnpj, isValidMobilePhone), so the two never
+-- disagree on a number. Stored forms are canonical: a document as its digits, a
+-- phone key as E.164, an e-mail or a random key in lowercase.
+--
+-- This file sorts before 02_company.sql: the tables of the later files name
+-- these functions in their check constraints.
+
+-- Section: documents
+
+create function private.cpf_valid(cpf text)
+returns boolean
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  digits text;
+  total integer;
+  check_digit integer;
+begin
+  -- Eleven digits, punctuated as people write them (529.982.247-25) or not at all.
+  if cpf_valid.cpf is null or cpf_valid.cpf !~ '^\s*\d{3}[\s./-]*\d{3}[\s./-]*\d{3}[\s./-]*\d{2}\s*$' then
+    return false;
+  end if;
+  digits := regexp_replace(cpf_valid.cpf, '\D', '', 'g');
+  -- 111.111.111-11 has right check digits and is no one's.
+  if digits = repeat(left(digits, 1), 11) then
+    return false;
+  end if;
+  -- The 10th digit checks the first 9 (weights 10..2), the 11th the first 10 (weights 11..2).
+  for n in 9..10 loop
+    total := 0;
+    for i in 1..n loop
+      total := total + substr(digits, i, 1)::integer * (n + 2 - i);
+    end loop;
+    check_digit := case when total % 11 < 2 then 0 else 11 - total % 11 end;
+    if substr(digits, n + 1, 1)::integer <> check_digit then
+      return false;
+    end if;
+  end loop;
+  return true;
+end;
+$$;
+comment on function private.cpf_valid(text) is 'Whether the text is a CPF, with or without its punctuation: 11 digits, its two check digits right, not one digit repeated.';
+
+create function private.cnpj_valid(cnpj text)
+returns boolean
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  digits text;
+  total integer;
+  check_digit integer;
+begin
+  -- Fourteen digits, punctuated as people write them (11.222.333/0001-81) or not at all.
+  if cnpj_valid.cnpj is null or cnpj_valid.cnpj !~ '^\s*\d{2}[\s./-]*\d{3}[\s./-]*\d{3}[\s./-]*\d{4}[\s./-]*\d{2}\s*$' then
+    return false;
+  end if;
+  digits := regexp_replace(cnpj_valid.cnpj, '\D', '', 'g');
+  if digits = repeat(left(digits, 1), 14) then
+    return false;
+  end if;
+  -- The 13th digit checks the first 12, the 14th the first 13, with weights 2..9 from the right, repeated.
+  for n in 12..13 loop
+    total := 0;
+    for i in 1..n loop
+      total := total + substr(digits, i, 1)::integer * ((n - i) % 8 + 2);
+    end loop;
+    check_digit := case when total % 11 < 2 then 0 else 11 - total % 11 end;
+    if substr(digits, n + 1, 1)::integer <> check_digit then
+      return false;
+    end if;
+  end loop;
+  return true;
+end;
+$$;
+comment on function private.cnpj_valid(text) is 'Whether the text is a CNPJ, with or without its punctuation: 14 digits, its two check digits right, not one digit repeated.';
+
+create function private.normalize_document(document text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  if private.cpf_valid(normalize_document.document) or private.cnpj_valid(normalize_document.document) then
+    return regexp_replace(normalize_document.document, '\D', '', 'g');
+  end if;
+  return null;
+end;
+$$;
+comment on function private.normalize_document(text) is 'A CPF or CNPJ as its digits (how it is stored), or null when the text is neither.';
+
+-- Section: phone numbers and Pix keys
+
+create function private.mobile_phone_e164(phone text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  digits text;
+begin
+  -- (11) 98888-7777, 11988887777, +55 11 98888-7777: digits and the signs people write between them.
+  if mobile_phone_e164.phone is null or mobile_phone_e164.phone !~ '^[\d\s().+-]+$' then
+    return null;
+  end if;
+  digits := regexp_replace(mobile_phone_e164.phone, '\D', '', 'g');
+  -- The country code, written 55 or 0055, when what follows it is a whole number.
+  if digits ~ '^0055' and length(digits) - 4 in (10, 11) then
+    digits := substr(digits, 5);
+  elsif digits ~ '^55' and length(digits) - 2 in (10, 11) then
+    digits := substr(digits, 3);
+  end if;
+  -- The area code (DDD) and nine digits, the first of them 6 to 9.
+  if length(digits) <> 11 or substr(digits, 3, 1) not in ('6', '7', '8', '9')
+     or left(digits, 2)::integer not in (11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 24, 27, 28, 31, 32, 33, 34, 35, 37,
+       38, 41, 42, 43, 44, 45, 46, 47, 48, 49, 51, 53, 54, 55, 61, 62, 63, 64, 65, 66, 67, 68, 69, 71, 73, 74, 75, 77,
+       79, 81, 82, 83, 84, 85, 86, 87, 88, 89, 91, 92, 93, 94, 95, 96, 97, 98, 99) then
+    return null;
+  end if;
+  return '+55' || digits;
+end;
+$$;
+comment on function private.mobile_phone_e164(text) is 'A Brazilian mobile number typed any usual way as E.164 (+5511988887777), or null when it is not one.';
+
+create function private.normalize_pix_key(pix_key text, pix_key_type text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  key text := btrim(normalize_pix_key.pix_key);
+begin
+  return case normalize_pix_key.pix_key_type
+    when 'cpf' then case when private.cpf_valid(key) then private.normalize_document(key) end
+    when 'cnpj' then case when private.cnpj_valid(key) then private.normalize_document(key) end
+    when 'phone' then private.mobile_phone_e164(key)
+    when 'email' then case when length(key) <= 77 and key ~ '^[^@[:space:]]+@[^@[:space:]]+\.[^@[:space:]]+$' then lower(key) end
+    when 'evp' then case when key ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then lower(key) end
+  end;
+end;
+$$;
+comment on function private.normalize_pix_key(text, text) is 'A Pix key in the form the Pix directory writes it (cpf/cnpj digits, phone E.164 of a mobile number, e-mail and evp lowercase), or null when it is not a key of its type.';
+
+-- The check constraints that name them run as the writer.
+grant execute on function private.cpf_valid(text), private.cnpj_valid(text), private.normalize_document(text),
+  private.mobile_phone_e164(text), private.normalize_pix_key(text, text) to authenticated, service_role;
