@@ -1,4 +1,4 @@
-import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { MutationCache, onlineManager, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiError } from "./api/client.ts";
@@ -6,9 +6,13 @@ import { App } from "./App.tsx";
 // The language first: everything below speaks it.
 import "./i18n/index.ts";
 import { AuthProvider, reportApiError } from "./lib/auth.tsx";
+import { isOnline, subscribeOnline } from "./lib/online.ts";
 import { RealtimeProvider } from "./lib/realtime.tsx";
 import { RouterProvider } from "./lib/router.tsx";
 import "./styles.css";
+
+// Queries wait while the app cannot reach the platform, and fetch again when it can (lib/online.ts).
+onlineManager.setEventListener((setOnline) => subscribeOnline(() => setOnline(isOnline())));
 
 const queryClient = new QueryClient({
   // A refused token or a deactivated driver, wherever it shows, ends the session with a sentence (lib/auth.tsx).

@@ -1,6 +1,6 @@
 // The strip under the header on every screen of the driver app: whether there is a connection, how many actions
 // wait for it, and whether the position reaches the company. It also runs what works in the background while
-// the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is under way, the one
+// the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is in progress, the one
 // location sender (lib/location.ts).
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
@@ -84,7 +84,8 @@ export default function DriverBar() {
   }, [client, userId, driverId, companyId]);
 
   const shift = useShift();
-  const underWay = shift.active.length > 0;
+  // Shared while a delivery is on its way to the recipient, as the company and the recipient follow it.
+  const underWay = shift.active.some((a) => a.status === "in_progress");
   useEffect(() => {
     if (!underWay || !driverId) return;
     const stop = shareLocation(driverId, publishSharing);

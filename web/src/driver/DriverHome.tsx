@@ -74,7 +74,10 @@ export default function DriverHome() {
               <Notice
                 key={item.id}
                 text={item.to ? t("driver.refusedOn", { to: item.to, why: item.problem ?? "" }) : item.problem ?? ""}
-                onDismiss={() => void outbox()?.dismiss(item.id)}
+                onDismiss={() => {
+                  void outbox()?.dismiss(item.id);
+                  shift.dismissCancelled(item.deliveryId);
+                }}
               />
             ))}
             {shift.cancelled.map((d) => (

@@ -4,8 +4,8 @@
 // Realtime and the answers to actions keep them current (lib/deliveries.ts). Offers are also read again every
 // 10 s: the server tells a driver when a delivery becomes available, not when another driver takes it.
 import { useQuery } from "@tanstack/react-query";
-import { useCallback, useMemo, useState } from "react";
-import { api, call, type Delivery } from "../api/client.ts";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { api, ApiError, call, type Delivery } from "../api/client.ts";
 import { timeZone } from "../format.ts";
 import { useAuth } from "../lib/auth.tsx";
 import { type OutboxItem, useOutboxItems } from "../lib/outbox.ts";
@@ -39,6 +39,10 @@ function useList(driverId: string | undefined, status: string, limit: number) {
   });
 }
 
+/** A query's error worth showing: not "no connection" over data the screen has (the status bar says it). */
+const shown = (query: { error: unknown; data: unknown }) =>
+  query.error instanceof ApiError && query.error.status === 0 && query.data ? null : query.error;
+
 const dayIn = (iso: string, zone: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date(iso));
 
 const RANK: Record<ActiveStatus, number> = { in_progress: 0, accepted: 1 };
@@ -46,14 +50,23 @@ const RANK: Record<ActiveStatus, number> = { in_progress: 0, accepted: 1 };
 /** The effect an action has on a delivery's status once the server takes it. */
 const EFFECT: Record<string, ActiveStatus | undefined> = { accept: "accepted", start: "in_progress" };
 
-function dismissedKey(driverId: string) {
-  return `dismissed-cancellations:${driverId}`;
-}
-function readDismissed(driverId: string): string[] {
+/**
+ * The deliveries this device showed the driver as under way and has not explained the end of yet: a cancelled one
+ * among them is explained (once, until dismissed). Kept per driver in localStorage, the last 100.
+ */
+const seenKey = (driverId: string) => `deliveries-under-way:${driverId}`;
+function readSeen(driverId: string): string[] {
   try {
-    return JSON.parse(localStorage.getItem(dismissedKey(driverId)) ?? "[]");
+    return JSON.parse(localStorage.getItem(seenKey(driverId)) ?? "[]");
   } catch {
     return [];
+  }
+}
+function writeSeen(driverId: string, ids: string[]) {
+  try {
+    localStorage.setItem(seenKey(driverId), JSON.stringify(ids.slice(-100)));
+  } catch {
+    // private mode: remembered for this page only
   }
 }
 
@@ -71,7 +84,7 @@ export function useShift() {
     queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 50 } } })),
   });
   const items = useOutboxItems();
-  const [dismissed, setDismissed] = useState<string[]>(() => (driverId ? readDismissed(driverId) : []));
+  const [seen, setSeen] = useState<string[]>(() => (driverId ? readSeen(driverId) : []));
 
   const shift = useMemo(() => {
     const waiting = items.filter((i) => i.state !== "failed");
@@ -105,7 +118,9 @@ export function useShift() {
     );
     const since = Date.now() - EXPLAIN_CANCELLED_FOR_MS;
     const toExplain = (cancelled.data?.items ?? []).filter((d) =>
-      !dismissed.includes(d.id) && d.cancelled_at && new Date(d.cancelled_at).getTime() > since
+      seen.includes(d.id) && d.cancelled_at && new Date(d.cancelled_at).getTime() > since &&
+      // A refused action on it already says it was cancelled.
+      !refused.some((i) => i.deliveryId === d.id)
     );
     return {
       active,
@@ -116,25 +131,32 @@ export function useShift() {
       notices: refused.filter((i) => !activeIds.has(i.deliveryId)),
       waiting,
     };
-  }, [items, offers.data, inProgress.data, accepted.data, completed.data, cancelled.data, dismissed]);
+  }, [items, offers.data, inProgress.data, accepted.data, completed.data, cancelled.data, seen]);
 
+  // What is under way now is remembered, so that its cancellation can be explained later, also after a reload.
+  const underWay = shift.active.map((a) => a.delivery.id).join();
+  useEffect(() => {
+    if (!driverId || !underWay) return;
+    const known = readSeen(driverId);
+    const fresh = underWay.split(",").filter((id) => !known.includes(id));
+    if (fresh.length > 0) writeSeen(driverId, [...known, ...fresh]);
+    // Another screen of this tab may have written them first.
+    setSeen(readSeen(driverId));
+  }, [driverId, underWay]);
+
+  /** The driver has read how a delivery ended. */
   const dismissCancelled = useCallback((id: string) => {
     if (!driverId) return;
-    const next = [...readDismissed(driverId), id].slice(-50);
-    try {
-      localStorage.setItem(dismissedKey(driverId), JSON.stringify(next));
-    } catch {
-      // private mode: dismissed for this page only
-    }
-    setDismissed(next);
+    writeSeen(driverId, readSeen(driverId).filter((x) => x !== id));
+    setSeen(readSeen(driverId));
   }, [driverId]);
 
   return {
     ...shift,
     loading: accepted.isPending || inProgress.isPending,
     offersLoading: offers.isPending,
-    error: accepted.error ?? inProgress.error,
-    offersError: offers.error,
+    error: shown(accepted) ?? shown(inProgress),
+    offersError: shown(offers),
     dismissCancelled,
   };
 }

@@ -457,7 +457,7 @@ export const en = {
     queued_other: "{{count}} actions waiting for a connection.",
     sharing: {
       title: "Location",
-      off: "Your location is shared only while you have an accepted or started delivery.",
+      off: "Your location is shared only while one of your deliveries is in progress.",
       starting: "Finding your location…",
       sent: "Location sent at {{at}}.",
       waiting: "Next location update in {{seconds}} s.",

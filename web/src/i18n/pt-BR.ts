@@ -464,7 +464,7 @@ export const ptBR = {
     queued_other: "{{count}} ações aguardando conexão.",
     sharing: {
       title: "Localização",
-      off: "Sua localização é compartilhada só enquanto você tem uma entrega aceita ou em andamento.",
+      off: "Sua localização é compartilhada só enquanto uma entrega sua está em andamento.",
       starting: "Buscando sua localização…",
       sent: "Localização enviada às {{at}}.",
       waiting: "Próximo envio da localização em {{seconds}} s.",

@@ -11,6 +11,7 @@ import {
 import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import { api, ApiError, call } from "../api/client.ts";
+import { reportAnswer } from "./online.ts";
 import { forget, keepSaving, loadSaved, restoreCache } from "./persist.ts";
 import { supabase } from "./supabase.ts";
 
@@ -86,6 +87,7 @@ async function lookUp(session: Session): Promise<Lookup> {
     "whoami",
     { method: "GET" },
   );
+  reportAnswer(!(error instanceof FunctionsFetchError));
   if (error) {
     if (error instanceof FunctionsFetchError) return { problem: "offline" };
     if (error instanceof FunctionsHttpError && (error.context as Response | undefined)?.status === 401) {

@@ -6,6 +6,7 @@
 import { useSyncExternalStore } from "react";
 import { api, ApiError, call } from "../api/client.ts";
 import { reportApiError } from "./auth.tsx";
+import { isOnline, subscribeOnline } from "./online.ts";
 
 const WINDOW_MS = 10_000;
 const MARGIN_MS = 300;
@@ -71,8 +72,9 @@ async function send(driverId: string, signal: AbortSignal, tell: (state: Sharing
         done();
       };
     });
-  const online = () => wake();
-  window.addEventListener("online", online);
+  const unsubscribe = subscribeOnline(() => {
+    if (isOnline()) wake();
+  });
   signal.addEventListener("abort", () => wake());
   try {
     while (!signal.aborted) {
@@ -117,7 +119,7 @@ async function send(driverId: string, signal: AbortSignal, tell: (state: Sharing
         if (error instanceof ApiError && (error.status === 0 || error.status >= 500)) {
           say({ kind: "offline", at: last.kind === "sent" || last.kind === "waiting" ? last.at : undefined });
           // Sent again when the connection comes back, or after a window.
-          await sleep(navigator.onLine ? WINDOW_MS : 60_000);
+          await sleep(isOnline() ? WINDOW_MS : 60_000);
           continue;
         }
         reportApiError(error);
@@ -126,7 +128,7 @@ async function send(driverId: string, signal: AbortSignal, tell: (state: Sharing
       }
     }
   } finally {
-    window.removeEventListener("online", online);
+    unsubscribe();
   }
 }
 

@@ -13,6 +13,7 @@ import { i18n } from "../i18n/index.ts";
 import { reportApiError } from "./auth.tsx";
 import { applyDelivery } from "./deliveries.ts";
 import { device, type OutboxItem, type ProofFile } from "./device.ts";
+import { isOnline, reportAnswer, subscribeOnline } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
 export type { OutboxItem };
@@ -59,26 +60,37 @@ function transient(error: unknown): boolean {
 
 class Refused extends Error {}
 
+/** Uploads one proof file; the bucket's refusal as its HTTP status (0 for no answer), or null when stored. */
+async function upload(name: string, blob: Blob, upsert: boolean): Promise<{ status: number; message: string } | null> {
+  const { error } = await supabase.storage.from(PROOF_BUCKET).upload(name, blob, { contentType: blob.type, upsert });
+  if (!error) return null;
+  return { status: (error as { status?: number }).status ?? 0, message: error.message };
+}
+
 /**
- * Uploads the proof files not uploaded yet, with upsert (a retry replaces the driver's own file). A refusal by the
- * bucket's policy is taken as "already there" (a file uploaded before a reload, which the policy lets nobody
- * replace yet): the completion that follows is the judge, and names what is missing.
+ * Uploads the proof files not uploaded yet. A file already there (a retry after a reload: the first upload went
+ * through, its answer or the completion did not) is refused by the bucket; it is then sent again with upsert, so
+ * that the driver's new file replaces their own. When that is refused too (the policy lets nobody replace a proof
+ * yet), the file already there stands: the completion that follows is the judge, and names what is missing.
  */
 async function uploadProof(item: OutboxItem, folder: string, save: (item: OutboxItem) => Promise<void>) {
   for (const file of item.proof ?? []) {
     if (item.uploaded.includes(file.kind)) continue;
     const name = `${folder}/${file.kind}.${PROOF_EXTENSIONS[file.blob.type] ?? "png"}`;
-    const { error } = await supabase.storage.from(PROOF_BUCKET).upload(name, file.blob, {
-      contentType: file.blob.type,
-      upsert: true,
-    });
-    if (error) {
-      const status = (error as { status?: number }).status ?? 0;
-      if (status === 413 || /maximum allowed size/.test(error.message)) throw new Refused(i18n.t("proof.tooLarge"));
-      if (status === 415 || /mime type/.test(error.message)) throw new Refused(i18n.t("proof.wrongType"));
+    let refused = await upload(name, file.blob, false);
+    const exists = (r: { status: number; message: string }) =>
+      r.status === 403 || r.status === 409 || /already exists|row-level security/i.test(r.message);
+    if (refused && exists(refused)) refused = await upload(name, file.blob, true);
+    if (refused && !exists(refused)) {
+      const { status, message } = refused;
+      if (status === 413 || /maximum allowed size/.test(message)) throw new Refused(i18n.t("proof.tooLarge"));
+      if (status === 415 || /mime type/.test(message)) throw new Refused(i18n.t("proof.wrongType"));
       // No answer, the server failing, or a token to renew: another try may go through.
-      if (status === 0 || status === 401 || status === 429 || status >= 500) throw new ApiError(status, null);
-      if (status !== 403) throw new Refused(i18n.t("proof.uploadFailed", { why: error.message }));
+      if (status === 0 || status === 401 || status === 429 || status >= 500) {
+        reportAnswer(status !== 0);
+        throw new ApiError(status, null);
+      }
+      throw new Refused(i18n.t("proof.uploadFailed", { why: message }));
     }
     item.uploaded = [...item.uploaded, file.kind];
     await save(item);
@@ -96,6 +108,7 @@ export class Outbox {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private backoff = 0;
   private closed = false;
+  private readonly unsubscribeOnline: () => void;
 
   constructor(
     private readonly client: QueryClient,
@@ -109,14 +122,14 @@ export class Outbox {
       if (message.delivery) applyDelivery(this.client, message.delivery);
       void this.reload();
     });
-    window.addEventListener("online", this.online);
+    this.unsubscribeOnline = subscribeOnline(this.online);
     void this.reload().then(() => this.kick());
   }
 
   close() {
     this.closed = true;
     clearTimeout(this.retryTimer);
-    window.removeEventListener("online", this.online);
+    this.unsubscribeOnline();
     this.channel?.close();
   }
 
@@ -152,6 +165,7 @@ export class Outbox {
   }
 
   private online = () => {
+    if (!isOnline()) return;
     this.backoff = 0;
     this.kick();
   };
@@ -169,10 +183,14 @@ export class Outbox {
 
   private save = async (item: OutboxItem) => void await (await device()).put("outbox", item);
 
-  /** Sends what is queued, under the user's lock (one tab at a time; the others wait their turn). */
+  /**
+   * Sends what is queued, under the user's lock (one tab at a time; the others wait their turn). Tried also when
+   * the connection seems down (the browser may be wrong either way): a failure costs nothing, and the next try
+   * waits longer, up to 30 s.
+   */
   kick() {
     clearTimeout(this.retryTimer);
-    if (this.closed || !navigator.onLine) return;
+    if (this.closed) return;
     const run = () => this.sendAll();
     if (navigator.locks) void navigator.locks.request(`outbox:${this.userId}`, run);
     else void run();
@@ -180,7 +198,7 @@ export class Outbox {
 
   private async sendAll() {
     const db = await device();
-    while (!this.closed && navigator.onLine) {
+    while (!this.closed) {
       const queued = (await db.getAllFromIndex("outbox", "byUser", this.userId))
         .filter((i) => i.state !== "failed")
         .sort((a, b) => a.createdAt - b.createdAt);

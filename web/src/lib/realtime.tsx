@@ -8,6 +8,7 @@ import { createContext, type ReactNode, useCallback, useContext, useEffect, useM
 import type { Delivery, Page, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
 import { applyDelivery, newest } from "./deliveries.ts";
+import { reportAnswer } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
 type Versioned = { id: string; updated_at: string };
@@ -81,6 +82,8 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
     }
     channel.subscribe((status) => {
       setConnected(status === "SUBSCRIBED");
+      // Realtime rejoins by itself with a backoff: its success is the first sign the connection is back.
+      if (status === "SUBSCRIBED") reportAnswer(true);
       // A reconnect may have missed events: fetch again what is on screen.
       if (status === "SUBSCRIBED") void client.invalidateQueries();
     });
