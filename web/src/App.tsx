@@ -170,8 +170,8 @@ export function App() {
       <a className="skip" href="#content">{t("skipToContent")}</a>
       <header className="top">
         <strong className="app-name">{t("appName")}</strong>
-        <span className={connected ? "live on" : "live off"} role="status">
-          {connected ? t("live") : online ? t("offline") : t("noConnection")}
+        <span className={connected && online ? "live on" : "live off"} role="status">
+          {!online ? t("noConnection") : connected ? t("live") : t("offline")}
         </span>
         <button
           type="button"

@@ -6,7 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../api/client.ts";
-import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
+import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes } from "../format.ts";
 import { displayPhone } from "../lib/brazil.ts";
 import { callUrl, directionsUrl, whatsappUrl } from "../lib/contact.ts";
@@ -24,7 +24,9 @@ export function QueuedNote({ action, sending }: { action: string; sending: boole
   const online = useOnline();
   const name = t(`driver.actions.${action as "accept"}`, { defaultValue: action });
   return (
-    <Note>{sending && online ? t("driver.sending", { action: name }) : t("driver.waiting", { action: name })}</Note>
+    <p className="queued" role="status">
+      {sending && online ? t("driver.sending", { action: name }) : t("driver.waiting", { action: name })}
+    </p>
   );
 }
 

@@ -26,11 +26,15 @@ function useSecondsUntil(at: number | undefined): number {
 
 function SharingLine({ state, active }: { state: SharingState | null; active: boolean }) {
   const { t } = useTranslation();
+  const online = useOnline();
   const seconds = useSecondsUntil(state?.kind === "waiting" ? state.nextAt : undefined);
   let text: string;
   let warning = false;
   if (!active || !state) text = t("driver.sharing.off");
-  else {
+  else if (!online && state.kind !== "denied" && state.kind !== "unsupported") {
+    text = t("driver.sharing.offline");
+    warning = true;
+  } else {
     switch (state.kind) {
       case "starting":
         text = t("driver.sharing.starting");

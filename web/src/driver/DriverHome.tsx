@@ -5,7 +5,7 @@
 import { useTranslation } from "react-i18next";
 import type { Delivery } from "../api/client.ts";
 import { ErrorNote, Loading, Note } from "../components/ui.tsx";
-import { formatBRL, formatDateTime, formatKm, formatMinutes } from "../format.ts";
+import { formatBRL, formatClock, formatKm, formatMinutes } from "../format.ts";
 import { outbox, type OutboxItem } from "../lib/outbox.ts";
 import { usePay } from "../lib/pay.ts";
 import { DeliveryCard, QueuedNote } from "./DeliveryCard.tsx";
@@ -140,7 +140,7 @@ export default function DriverHome() {
               {shift.completedToday.map((d) => (
                 <li key={d.id}>
                   {d.destination_address}{" "}
-                  <time dateTime={d.completed_at ?? undefined}>{formatDateTime(d.completed_at)}</time>
+                  <time dateTime={d.completed_at ?? undefined}>{formatClock(d.completed_at)}</time>
                   {pay(d.price) != null && <>: {formatBRL(pay(d.price))}</>}
                 </li>
               ))}
