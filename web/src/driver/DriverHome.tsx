@@ -7,9 +7,8 @@ import type { Delivery } from "../api/client.ts";
 import { ErrorNote, Loading, Note } from "../components/ui.tsx";
 import { formatBRL, formatClock, formatKm, formatMinutes } from "../format.ts";
 import { outbox, type OutboxItem } from "../lib/outbox.ts";
-import { usePay } from "../lib/pay.ts";
 import { DeliveryCard, QueuedNote } from "./DeliveryCard.tsx";
-import { useShift } from "./shift.ts";
+import { usePay, useShift } from "./shift.ts";
 
 function OfferCard(
   { delivery, pay, queued }: { delivery: Delivery; pay: number | null; queued: OutboxItem | null },

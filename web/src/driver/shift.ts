@@ -9,6 +9,7 @@ import { api, ApiError, call, type Delivery } from "../api/client.ts";
 import { timeZone } from "../format.ts";
 import { useAuth } from "../lib/auth.tsx";
 import { type OutboxItem, useOutboxItems } from "../lib/outbox.ts";
+import { driverPay } from "../lib/pay.ts";
 
 const OFFERS_REFRESH_MS = 10_000;
 const EXPLAIN_CANCELLED_FOR_MS = 24 * 3600_000;
@@ -159,4 +160,11 @@ export function useShift() {
     offersError: shown(offers),
     dismissCancelled,
   };
+}
+
+/** The driver's pay for a delivery's price (lib/pay.ts), once the company's share is known. */
+export function usePay(): (price: unknown) => number | null {
+  const prices = useQuery({ queryKey: ["prices"], queryFn: () => call(api.GET("/api/v1/prices")) });
+  const share = prices.data?.driver_share;
+  return (price) => (share == null || typeof price !== "number" ? null : driverPay(price, share));
 }

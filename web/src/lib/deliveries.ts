@@ -4,7 +4,11 @@
 // lists whose filter it no longer fits (an offer another driver took, a delivery cancelled), and the lists it now
 // fits but is not in are fetched again (a delivery assigned to this driver appears).
 import type { QueryClient } from "@tanstack/react-query";
-import type { Delivery, Page } from "../api/client.ts";
+// Types from the OpenAPI document itself, not the client: this module is pure (tests/web-driver.test.ts).
+import type { components } from "../api/schema";
+
+type Delivery = components["schemas"]["Delivery"];
+type Page<T> = { items: T[]; next_cursor: string | null };
 
 type Versioned = { id: string; updated_at: string };
 

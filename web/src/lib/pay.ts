@@ -2,19 +2,10 @@
 // round, half away from zero), computed in whole cents and basis points so no float error moves a cent. The API
 // does not return a delivery's pay yet: the share is the company's current one (GET /api/v1/prices), which is
 // the one a delivery created from now on is credited with; a delivery created before a change of the share is
-// credited with the share of its day (the wallet shows the credit made).
-import { useQuery } from "@tanstack/react-query";
-import { api, call } from "../api/client.ts";
+// credited with the share of its day (the wallet shows the credit made). Pure: tests/web-driver.test.ts.
 
 export function driverPay(price: number, share: number): number {
   const cents = Math.round(price * 100);
   const basisPoints = Math.round(share * 10_000);
   return Math.round((cents * basisPoints) / 10_000) / 100;
-}
-
-/** The driver's pay for a delivery's price, once the company's share is known. */
-export function usePay(): (price: unknown) => number | null {
-  const prices = useQuery({ queryKey: ["prices"], queryFn: () => call(api.GET("/api/v1/prices")) });
-  const share = prices.data?.driver_share;
-  return (price) => (share == null || typeof price !== "number" ? null : driverPay(price, share));
 }
