@@ -72,7 +72,7 @@ async function driverApp(browser: Parameters<typeof newContext>[0]): Promise<{ c
   await signIn(page, DORA.email, DORA.password);
   await expect(page.getByRole("heading", { name: "Suas entregas" })).toBeVisible();
   // The app works offline once its service worker controls the page.
-  await page.waitForFunction(() => navigator.serviceWorker?.controller !== null || !("serviceWorker" in navigator));
+  await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller), { timeout: 20_000 }).toBe(true);
   return { context, page };
 }
 
@@ -365,6 +365,13 @@ test("the app opens with the network off, and an action taken offline is sent ex
   const j = await assign(await createDelivery(`Rua Peixoto Gomide, 110 (${run}-J)`));
   const cardJ = card(page, j.destination_address);
   await expect(cardJ).toBeVisible();
+  // Installable: the page links a manifest with the icons a phone needs, and a service worker controls it.
+  const manifest = await page.evaluate(async () => {
+    const link = document.querySelector<HTMLLinkElement>('link[rel="manifest"]')!;
+    return await (await fetch(link.href)).json() as { display: string; icons: { sizes: string }[] };
+  });
+  expect(manifest.display).toBe("standalone");
+  expect(manifest.icons.map((i) => i.sizes)).toEqual(expect.arrayContaining(["192x192", "512x512"]));
   await context.setOffline(true);
   await reload(page);
   await expect(page.getByText("Sem conexão", { exact: true })).toBeVisible();

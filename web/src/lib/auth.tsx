@@ -11,7 +11,7 @@ import {
 import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import { api, ApiError, call } from "../api/client.ts";
-import { reportAnswer } from "./online.ts";
+import { isOnline, reportAnswer, subscribeOnline } from "./online.ts";
 import { forget, keepSaving, loadSaved, restoreCache } from "./persist.ts";
 import { supabase } from "./supabase.ts";
 
@@ -187,9 +187,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   // An identity taken from the device is confirmed with the server once the connection is back.
   useEffect(() => {
     if (!state.unconfirmed && state.problem !== "offline") return;
-    const online = () => void lookUpAgain(state.problem !== "offline");
-    window.addEventListener("online", online);
-    return () => window.removeEventListener("online", online);
+    return subscribeOnline(() => {
+      if (isOnline()) void lookUpAgain(state.problem !== "offline");
+    });
   }, [state.unconfirmed, state.problem, lookUpAgain]);
 
   // What the API says about the session while the app is in use.
