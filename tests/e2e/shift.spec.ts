@@ -247,7 +247,8 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
 test("offers taken by another driver or cancelled leave the screen live; an accept that lost the race says so", async ({ browser }) => {
   const { context, page } = await driverApp(browser);
   const d = await createDelivery(`Rua Bela Cintra, 404 (${run}-D)`);
-  await expect(offer(page, d.destination_address)).toBeVisible();
+  // Live (delivery_available), or at the latest with the next reading of the offers.
+  await expect(offer(page, d.destination_address)).toBeVisible({ timeout: 20_000 });
   await dino.call("POST", `/api/v1/deliveries/${d.id}/accept`);
   await expect(offer(page, d.destination_address)).toHaveCount(0, { timeout: 20_000 });
 
@@ -273,6 +274,7 @@ test("offers taken by another driver or cancelled leave the screen live; an acce
     { timeout: 20_000 },
   );
   await expect(card(page, e.destination_address)).toHaveCount(0);
+  await expect(offer(page, e.destination_address)).toHaveCount(0);
   await shot(page, "shift-10-lost-race");
   await page.getByRole("listitem").filter({ has: lost }).getByRole("button", { name: "Entendi" }).click();
   await expect(lost).toHaveCount(0);

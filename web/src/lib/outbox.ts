@@ -264,7 +264,9 @@ export class Outbox {
     }
     if (current && item.unanswered > 0 && kind.tookEffect(current, this.driverId)) return current;
     const to = current?.destination_address ?? this.destination(item.deliveryId);
+    // The screen was out of date: the delivery as it is now, or (gone from the driver's scope) every list again.
     if (current) applyDelivery(this.client, current);
+    else void this.client.invalidateQueries({ queryKey: ["deliveries"] });
     if (item.action === "accept" && (!current || current.status !== "pending")) {
       return { problem: i18n.t("driver.lostRace", { to }) };
     }
