@@ -87,8 +87,9 @@ async function send(driverId: string, signal: AbortSignal, tell: (state: Sharing
       let coords: GeolocationCoordinates;
       try {
         coords = (await position()).coords;
-      } catch {
-        say({ kind: "denied" });
+      } catch (error) {
+        // Refused by the person or the browser; a position not found in time is tried again, saying nothing new.
+        if ((error as GeolocationPositionError).code === 1) say({ kind: "denied" });
         await sleep(WINDOW_MS);
         continue;
       }
