@@ -78,8 +78,8 @@ export async function buildWebIfStale(log: (line: string) => void): Promise<stri
   const result = await new Deno.Command("node", {
     args: [vite.pathname, "build", "--config", "web/vite.config.ts", "--logLevel", "warn"],
     cwd: projectRoot,
-    // The production build whatever started the stack (vitest sets NODE_ENV=test, which would give React's
-    // development build and measure that).
+    // A production build whoever starts the stack: under vitest NODE_ENV is "test", which makes Vite build React's
+    // development bundle with import.meta.env.PROD false (no service worker).
     env: { NODE_ENV: "production" },
     stdout: "inherit",
     stderr: "inherit",

@@ -1,7 +1,16 @@
 // What every browser journey shares: the stack's address, contexts whose pages are watched for errors, signing in,
 // screenshots, and the checks run on many pages. A journey fails on any uncaught error in a page it opened, and on
 // any console error other than the browser's own line for an HTTP refusal (4xx) the app answered in words.
-import { type Browser, type BrowserContext, expect, type Locator, type Page, test as base } from "@playwright/test";
+import {
+  type APIRequestContext,
+  type Browser,
+  type BrowserContext,
+  expect,
+  type Locator,
+  type Page,
+  request,
+  test as base,
+} from "@playwright/test";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 
@@ -16,13 +25,19 @@ export const shot = (page: Page, name: string) =>
 
 const problems: string[] = [];
 const REFUSAL = /^Failed to load resource: the server responded with a status of 4\d\d\b/;
+/** The browser's own line for a request made while a test has cut the connection (`context.setOffline(true)`). */
+const CUT = /net::ERR_INTERNET_DISCONNECTED/;
+/** Lines a test causes on purpose (a failure it fakes), allowed for that test only. */
+const expected: RegExp[] = [];
+export const allowBrowserLine = (line: RegExp) => void expected.push(line);
 
 /** Records the uncaught errors and console errors of every page the context opens. */
 export function watch(context: BrowserContext): BrowserContext {
   context.on("weberror", (error) => problems.push(`uncaught in ${error.page()?.url()}: ${error.error().stack}`));
   context.on("console", (message) => {
-    if (message.type() === "error" && !REFUSAL.test(message.text())) {
-      problems.push(`console error in ${message.page()?.url()}: ${message.text()}`);
+    const text = message.text();
+    if (message.type() === "error" && !REFUSAL.test(text) && !CUT.test(text) && !expected.some((e) => e.test(text))) {
+      problems.push(`console error in ${message.page()?.url()}: ${text}`);
     }
   });
   return context;
@@ -38,6 +53,7 @@ export const test = base.extend<{ noBrowserErrors: void }>({
   // deno-lint-ignore no-empty-pattern
   noBrowserErrors: [async ({}, run) => {
     problems.length = 0;
+    expected.length = 0;
     await run();
     expect(problems, "errors in the browser").toEqual([]);
   }, { auto: true }],
@@ -114,4 +130,63 @@ export async function dragBy(page: Page, element: Locator, dx: number, dy: numbe
   await page.mouse.move(x + dx / 2, y + dy / 2, { steps: 5 });
   await page.mouse.move(x + dx, y + dy, { steps: 5 });
   await page.mouse.up();
+}
+
+/** A 2x2 red PNG: a photo of a delivery. */
+export const PHOTO = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
+  "base64",
+);
+
+/** Signs on a signature pad with the mouse: a zigzag across it. */
+export async function drawSignature(page: Page, pad: ReturnType<Page["getByRole"]>) {
+  await pad.scrollIntoViewIfNeeded();
+  const box = (await pad.boundingBox())!;
+  await page.mouse.move(box.x + 20, box.y + box.height / 2);
+  await page.mouse.down();
+  for (let i = 1; i <= 10; i++) {
+    await page.mouse.move(box.x + 20 + i * 25, box.y + box.height / 2 + (i % 2 ? -20 : 20));
+  }
+  await page.mouse.up();
+}
+
+/** The API as one signed-in user, for a journey's setup and its checks of what the server holds. */
+export class Api {
+  private constructor(
+    readonly http: APIRequestContext,
+    readonly token: string,
+    readonly userId: string,
+    readonly anonKey: string,
+  ) {}
+
+  static async signIn(email: string, password: string): Promise<Api> {
+    const http = await request.newContext({ baseURL: baseURL() });
+    const config = await (await http.get("/_sim/web/config")).json() as { anonKey: string };
+    const res = await http.post("/auth/v1/token?grant_type=password", {
+      headers: { apikey: config.anonKey },
+      data: { email, password },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+    const session = await res.json() as { access_token: string; user: { id: string } };
+    return new Api(http, session.access_token, session.user.id, config.anonKey);
+  }
+
+  async call<T = Record<string, unknown>>(
+    method: "GET" | "POST" | "PUT" | "PATCH",
+    path: string,
+    data?: unknown,
+    status = method === "POST" && /\/(deliveries|drivers)$/.test(path) ? 201 : 200,
+  ): Promise<T> {
+    const res = await this.http.fetch(path, {
+      method,
+      headers: { authorization: `Bearer ${this.token}` },
+      data: data as never,
+    });
+    expect(res.status(), `${method} ${path}: ${await res.text()}`).toBe(status);
+    return await res.json() as T;
+  }
+
+  async dispose() {
+    await this.http.dispose();
+  }
 }

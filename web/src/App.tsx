@@ -4,11 +4,12 @@ import { lazy, type ReactNode, Suspense, useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { config } from "./config.ts";
 import type { ptBR } from "./i18n/pt-BR.ts";
-import { can, COMPANY_MANAGERS, DELIVERY_MANAGERS, type Role, useAuth } from "./lib/auth.tsx";
+import { type AuthProblem, can, COMPANY_MANAGERS, DELIVERY_MANAGERS, type Role, useAuth } from "./lib/auth.tsx";
+import { useOnline } from "./lib/online.ts";
+import { outbox } from "./lib/outbox.ts";
 import { useRealtime } from "./lib/realtime.tsx";
 import { Link, match, navigate, usePath } from "./lib/router.tsx";
-import { supabase } from "./lib/supabase.ts";
-import { LanguageSelect, Loading } from "./components/ui.tsx";
+import { ConfirmDialog, LanguageSelect, Loading } from "./components/ui.tsx";
 import { SignIn } from "./SignIn.tsx";
 import { DeliveriesPage } from "./panel/Deliveries.tsx";
 
@@ -24,6 +25,7 @@ const BillingPage = lazy(() => import("./panel/Billing.tsx"));
 const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
 const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
 const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
+const DriverBar = lazy(() => import("./driver/DriverBar.tsx"));
 
 interface PageDef {
   path: string;
@@ -56,7 +58,7 @@ const PAGES: PageDef[] = [
     render: () => <SimulatorsPage />,
     localOnly: true,
   },
-  { path: "/driver", roles: DRIVER, nav: "nav.available", render: () => <DriverHome /> },
+  { path: "/driver", roles: DRIVER, nav: "nav.driverHome", render: () => <DriverHome /> },
   { path: "/driver/wallet", roles: DRIVER, nav: "nav.wallet", render: () => <WalletPage /> },
 ];
 
@@ -69,9 +71,63 @@ const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => 
 
 const home = (role: Role) => (role === "driver" ? "/driver" : "/deliveries");
 
+/** Why the app cannot go on for this session, and the way out that fits: sign in again, try again, or sign out. */
+function SessionProblem({ problem }: { problem: AuthProblem | null }) {
+  const { t } = useTranslation();
+  const { retry, signOut } = useAuth();
+  const sentence = {
+    rejected: t("auth.rejected"),
+    noCompany: t("auth.noRole"),
+    deactivated: t("auth.deactivated"),
+    offline: t("auth.offline"),
+    unavailable: t("auth.unavailable"),
+  }[problem ?? "unavailable"];
+  const canRetry = problem === "offline" || problem === "unavailable" || problem === null;
+  return (
+    <main className="center">
+      <div className="card session-problem">
+        <p role="alert" className="error">{sentence}</p>
+        {canRetry && <button type="button" onClick={retry}>{t("auth.retry")}</button>}
+        <button type="button" className={canRetry ? "secondary" : undefined} onClick={() => void signOut()}>
+          {problem === "rejected" ? t("auth.signInAgain") : t("auth.signOut")}
+        </button>
+      </div>
+    </main>
+  );
+}
+
+/** Signing out, after a question when actions still wait on this device for a connection. */
+function SignOutButton() {
+  const { t } = useTranslation();
+  const { signOut } = useAuth();
+  const [waiting, setWaiting] = useState(0);
+  return (
+    <>
+      <button
+        type="button"
+        onClick={() => {
+          const count = outbox()?.snapshot().filter((i) => i.state !== "failed").length ?? 0;
+          if (count > 0) setWaiting(count);
+          else void signOut();
+        }}
+      >
+        {t("auth.signOut")}
+      </button>
+      <ConfirmDialog
+        open={waiting > 0}
+        message={t("driver.signOutQueued", { count: waiting })}
+        confirm={t("driver.signOutAnyway")}
+        onConfirm={() => void signOut()}
+        onClose={() => setWaiting(0)}
+      />
+    </>
+  );
+}
+
 export function App() {
   const { t } = useTranslation();
   const { loading, identity, session, problem } = useAuth();
+  const online = useOnline();
   const path = usePath();
   // The navigation on a narrow screen: closed behind the menu button, closed again once a page is chosen.
   const [menuOpen, setMenuOpen] = useState(false);
@@ -95,14 +151,7 @@ export function App() {
     );
   }
   if (!session) return <SignIn />;
-  if (!identity) {
-    return (
-      <main className="center">
-        <p role="alert" className="error">{problem === "noRole" ? t("auth.noRole") : t("errors.server")}</p>
-        <button type="button" onClick={() => void supabase.auth.signOut()}>{t("auth.signOut")}</button>
-      </main>
-    );
-  }
+  if (!identity) return <SessionProblem problem={problem} />;
 
   const pages = PAGES.filter((p) => !p.localOnly || config.localStack);
   let content: ReactNode = <p role="alert" className="error">{t("notFound")}</p>;
@@ -121,7 +170,9 @@ export function App() {
       <a className="skip" href="#content">{t("skipToContent")}</a>
       <header className="top">
         <strong className="app-name">{t("appName")}</strong>
-        <span className={connected ? "live on" : "live off"} role="status">{connected ? t("live") : t("offline")}</span>
+        <span className={connected && online ? "live on" : "live off"} role="status">
+          {!online ? t("noConnection") : connected ? t("live") : t("offline")}
+        </span>
         <button
           type="button"
           className="menu-button"
@@ -137,7 +188,7 @@ export function App() {
         <div className="top-language">
           <LanguageSelect />
         </div>
-        <button type="button" onClick={() => void supabase.auth.signOut()}>{t("auth.signOut")}</button>
+        <SignOutButton />
       </header>
       <nav id="main-nav" className={menuOpen ? "nav open" : "nav"} aria-label={t("nav.main")}>
         <ul>
@@ -148,6 +199,11 @@ export function App() {
           ))}
         </ul>
       </nav>
+      {isDriver && (
+        <Suspense>
+          <DriverBar />
+        </Suspense>
+      )}
       <main id="content" className="content" tabIndex={-1}>
         <Suspense fallback={<Loading />}>{content}</Suspense>
       </main>

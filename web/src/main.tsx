@@ -1,16 +1,23 @@
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { MutationCache, onlineManager, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiError } from "./api/client.ts";
 import { App } from "./App.tsx";
 // The language first: everything below speaks it.
 import "./i18n/index.ts";
-import { AuthProvider } from "./lib/auth.tsx";
+import { AuthProvider, reportApiError } from "./lib/auth.tsx";
+import { isOnline, subscribeOnline } from "./lib/online.ts";
 import { RealtimeProvider } from "./lib/realtime.tsx";
 import { RouterProvider } from "./lib/router.tsx";
 import "./styles.css";
 
+// Queries wait while the app cannot reach the platform, and fetch again when it can (lib/online.ts).
+onlineManager.setEventListener((setOnline) => subscribeOnline(() => setOnline(isOnline())));
+
 const queryClient = new QueryClient({
+  // A refused token or a deactivated driver, wherever it shows, ends the session with a sentence (lib/auth.tsx).
+  queryCache: new QueryCache({ onError: reportApiError }),
+  mutationCache: new MutationCache({ onError: reportApiError }),
   defaultOptions: {
     queries: {
       staleTime: 30_000,
@@ -33,3 +40,8 @@ createRoot(document.getElementById("root")!).render(
     </QueryClientProvider>
   </StrictMode>,
 );
+
+// Built apps open with no connection (src/pwa/service-worker.js); the dev server serves the sources as they change.
+if (import.meta.env.PROD && "serviceWorker" in navigator) {
+  window.addEventListener("load", () => void navigator.serviceWorker.register("/sw.js").catch(() => {}));
+}

@@ -2,6 +2,7 @@
 // (schema.d.ts: `npm run web:types` regenerates it from a running stack).
 import createClient, { type Middleware } from "openapi-fetch";
 import { config } from "../config.ts";
+import { reportAnswer } from "../lib/online.ts";
 import { supabase } from "../lib/supabase.ts";
 import type { components, paths } from "./schema";
 
@@ -57,8 +58,10 @@ export async function call<T>(
   try {
     result = await request;
   } catch {
+    reportAnswer(false);
     throw new ApiError(0, null);
   }
+  reportAnswer(true);
   if (result.response.ok) return result.data as T;
   const retry = Number(result.response.headers.get("retry-after"));
   throw new ApiError(result.response.status, result.error ?? null, Number.isFinite(retry) && retry > 0 ? retry : null);

@@ -1,10 +1,11 @@
 // Small shared pieces: labelled fields (with the sentence shown under one the app cannot read), masked and number
-// fields, error and status notes, pagination, the language choice.
+// fields, error and status notes, pagination, the language choice, the question before a destructive action.
 import {
   type ChangeEvent,
   type InputHTMLAttributes,
   type ReactNode,
   type SelectHTMLAttributes,
+  useEffect,
   useId,
   useLayoutEffect,
   useRef,
@@ -182,5 +183,46 @@ export function Pager(
       </button>
       <button type="button" disabled={!next} onClick={() => next && onChange([...cursors, next])}>{t("next")}</button>
     </nav>
+  );
+}
+
+/**
+ * The question asked before an action that cannot be undone (cancel a delivery, deactivate a driver): a modal
+ * dialog whose safe answer has the focus; the action runs only when confirmed.
+ */
+export function ConfirmDialog(
+  { open, message, confirm, onConfirm, onClose }: {
+    open: boolean;
+    message: string;
+    confirm: string;
+    onConfirm: () => void;
+    onClose: () => void;
+  },
+) {
+  const { t } = useTranslation();
+  const id = useId();
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = dialog.current;
+    if (open && d && !d.open) d.showModal();
+    if (!open && d?.open) d.close();
+  }, [open]);
+  return (
+    <dialog ref={dialog} className="confirm" aria-labelledby={id} onClose={onClose}>
+      <p id={id}>{message}</p>
+      <div className="confirm-actions">
+        <button type="button" className="secondary" autoFocus onClick={onClose}>{t("back")}</button>
+        <button
+          type="button"
+          className="danger"
+          onClick={() => {
+            onClose();
+            onConfirm();
+          }}
+        >
+          {confirm}
+        </button>
+      </div>
+    </dialog>
   );
 }

@@ -1,15 +1,13 @@
-// Proof of delivery in the driver app: a photo (the phone's camera, or a file),
-// the recipient's signature drawn on a pad, and a note. The photo and the
-// signature go to Storage (bucket delivery-proofs) with supabase-js before the
-// delivery is completed; the server attaches them on completion.
+// Proof of delivery in the driver app: a photo (the phone's camera, or a file), the recipient's signature drawn on
+// a pad, and a note. The draft belongs to one delivery (its card holds it, keyed by the delivery), so the next
+// delivery starts blank. Completing hands the files to the queue (lib/outbox.ts), which uploads them to Storage
+// (bucket delivery-proofs) before completing; the server attaches them on completion.
 import { type PointerEvent, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { i18n } from "../i18n/index.ts";
-import { supabase } from "../lib/supabase.ts";
+import type { ProofFile } from "../lib/device.ts";
 
-export const PROOF_BUCKET = "delivery-proofs";
 const MAX_BYTES = 5 * 1024 * 1024;
-const TYPES: Record<string, string> = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };
+const TYPES = new Set(["image/jpeg", "image/png", "image/webp"]);
 
 export interface ProofDraft {
   photo: File | null;
@@ -18,10 +16,12 @@ export interface ProofDraft {
   note: string;
 }
 
+export const emptyDraft = (): ProofDraft => ({ photo: null, signature: null, signed: false, note: "" });
+
 /** Why a chosen photo cannot be sent, or null. */
 export function photoProblem(file: File | null): "proof.wrongType" | "proof.tooLarge" | null {
   if (!file) return null;
-  if (!TYPES[file.type]) return "proof.wrongType";
+  if (!TYPES.has(file.type)) return "proof.wrongType";
   if (file.size > MAX_BYTES) return "proof.tooLarge";
   return null;
 }
@@ -29,30 +29,12 @@ export function photoProblem(file: File | null): "proof.wrongType" | "proof.tooL
 const canvasBlob = (canvas: HTMLCanvasElement) =>
   new Promise<Blob>((done, fail) => canvas.toBlob((b) => (b ? done(b) : fail(new Error("empty"))), "image/png"));
 
-/** An upload that failed, said as a sentence. */
-export class ProofUploadError extends Error {}
-
-/**
- * Uploads what was captured, each kind once (a retry after a failure skips what
- * already went up); throws a sentence a driver can act on.
- */
-export async function uploadProof(folder: string, draft: ProofDraft, sent: Set<string>): Promise<void> {
-  const uploads: [string, Blob][] = [];
-  if (draft.photo && !sent.has("photo")) uploads.push([`photo.${TYPES[draft.photo.type]}`, draft.photo]);
-  if (draft.signed && draft.signature && !sent.has("signature")) {
-    uploads.push(["signature.png", await canvasBlob(draft.signature)]);
-  }
-  for (const [file, blob] of uploads) {
-    const { error } = await supabase.storage.from(PROOF_BUCKET).upload(`${folder}/${file}`, blob, {
-      contentType: blob.type,
-    });
-    if (error) {
-      if (/maximum allowed size/.test(error.message)) throw new ProofUploadError(i18n.t("proof.tooLarge"));
-      if (/mime type/.test(error.message)) throw new ProofUploadError(i18n.t("proof.wrongType"));
-      throw new ProofUploadError(i18n.t("proof.uploadFailed", { why: error.message }));
-    }
-    sent.add(file.split(".")[0]);
-  }
+/** The files of a draft, as the queue keeps them. */
+export async function proofFiles(draft: ProofDraft): Promise<ProofFile[]> {
+  const files: ProofFile[] = [];
+  if (draft.photo) files.push({ kind: "photo", blob: draft.photo });
+  if (draft.signed && draft.signature) files.push({ kind: "signature", blob: await canvasBlob(draft.signature) });
+  return files;
 }
 
 export function ProofCapture(

@@ -7,8 +7,11 @@ import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import type { Delivery, Page, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
+import { applyDelivery, newest } from "./deliveries.ts";
+import { reportAnswer } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
+type Versioned = { id: string; updated_at: string };
 type Listener = (event: string, payload: Record<string, unknown>) => void;
 
 interface RealtimeState {
@@ -26,51 +29,25 @@ const RealtimeContext = createContext<RealtimeState>({
 
 export const presenceTopic = (companyId: string) => `company:${companyId}`;
 
-type Versioned = { id: string; updated_at: string };
-
-/** A broadcast may arrive after the answer to a later move: an older version never replaces a newer one. */
-const newest = <T extends Versioned>(cached: T | undefined, item: T): T =>
-  cached && new Date(cached.updated_at) > new Date(item.updated_at) ? cached : item;
-
-function upsert<T extends Versioned>(
-  client: QueryClient,
-  key: string,
-  item: T,
-  fits: (item: T, filter: unknown) => boolean,
-) {
-  let found = false;
-  client.setQueriesData<Page<T>>({ queryKey: [key] }, (page) => {
-    if (!page?.items) return page;
-    const index = page.items.findIndex((x) => x.id === item.id);
-    if (index < 0) return page;
-    found = true;
-    const items = [...page.items];
-    items[index] = newest(items[index], item);
-    return { ...page, items };
-  });
-  // A new item, or one that moved into a filtered list: refetch the lists that could show it.
-  if (!found) void client.invalidateQueries({ queryKey: [key], predicate: (q) => fits(item, q.queryKey[1]) });
-}
-
 function applyEvent(client: QueryClient, event: string, payload: Record<string, unknown>) {
   if (event === "delivery_updated" || event === "delivery_available") {
-    const delivery = payload as unknown as Delivery;
-    client.setQueryData<Delivery>(["delivery", delivery.id], (cached) => newest(cached, delivery));
-    upsert(client, "deliveries", delivery, (d, filter) => {
-      const { status, payment_status } = (filter ?? {}) as { status?: string; payment_status?: string };
-      return (!status || status === d.status) && (!payment_status || payment_status === d.payment_status);
-    });
-    if (event === "delivery_available" || delivery.status === "pending") {
-      void client.invalidateQueries({ queryKey: ["available"] });
-    }
-    if (delivery.status === "completed") void client.invalidateQueries({ queryKey: ["wallet"] });
+    applyDelivery(client, payload as unknown as Delivery);
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
     client.setQueryData<Withdrawal>(["withdrawal", withdrawal.id], (cached) => newest(cached, withdrawal));
-    upsert(client, "withdrawals", withdrawal, () => true);
+    client.setQueriesData<Page<Withdrawal>>({ queryKey: ["withdrawals"] }, (page) => {
+      if (!page?.items?.some((w) => w.id === withdrawal.id)) return page;
+      return { ...page, items: page.items.map((w) => (w.id === withdrawal.id ? newest(w, withdrawal) : w)) };
+    });
+    void client.invalidateQueries({
+      queryKey: ["withdrawals"],
+      predicate: (q) => !hasItem(q.state.data, withdrawal.id),
+    });
     void client.invalidateQueries({ queryKey: ["wallet"] });
   }
 }
+
+const hasItem = (data: unknown, id: string) => !!(data as Page<Versioned> | undefined)?.items?.some((x) => x.id === id);
 
 function topicFor(identity: Identity): string | null {
   if (identity.role === "driver") return identity.driverId ? `driver:${identity.driverId}` : null;
@@ -105,6 +82,8 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
     }
     channel.subscribe((status) => {
       setConnected(status === "SUBSCRIBED");
+      // Realtime rejoins by itself with a backoff: its success is the first sign the connection is back.
+      if (status === "SUBSCRIBED") reportAnswer(true);
       // A reconnect may have missed events: fetch again what is on screen.
       if (status === "SUBSCRIBED") void client.invalidateQueries();
     });

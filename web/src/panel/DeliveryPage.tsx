@@ -3,7 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useMemo, useState } from "react";
 import { api, call, type Delivery, type DriverLocation } from "../api/client.ts";
-import { Badge, ErrorNote, Field, Loading, Note, Select } from "../components/ui.tsx";
+import { Badge, ConfirmDialog, ErrorNote, Field, Loading, Note, Select } from "../components/ui.tsx";
 import { useTranslation } from "react-i18next";
 import {
   formatBRL,
@@ -164,6 +164,7 @@ export default function DeliveryPage({ id }: { id: string }) {
   });
 
   const [reason, setReason] = useState("");
+  const [confirmingCancel, setConfirmingCancel] = useState(false);
   const [driverId, setDriverId] = useState("");
   const update = (d: Delivery) => {
     client.setQueryData(["delivery", id], d);
@@ -316,7 +317,7 @@ export default function DeliveryPage({ id }: { id: string }) {
               </button>
             </form>
           )}
-          <form className="card" onSubmit={(e) => (e.preventDefault(), cancel.mutate())}>
+          <form className="card" onSubmit={(e) => (e.preventDefault(), setConfirmingCancel(true))}>
             <Field
               label={t("delivery.cancelReason")}
               value={reason}
@@ -326,6 +327,13 @@ export default function DeliveryPage({ id }: { id: string }) {
             <ErrorNote error={cancel.error} />
             {cancel.isPending && <Note>{t("delivery.cancelling")}</Note>}
             <button type="submit" className="danger" disabled={cancel.isPending}>{t("delivery.cancelDelivery")}</button>
+            <ConfirmDialog
+              open={confirmingCancel}
+              message={t("delivery.cancelConfirm")}
+              confirm={t("delivery.cancelConfirmYes")}
+              onConfirm={() => cancel.mutate()}
+              onClose={() => setConfirmingCancel(false)}
+            />
           </form>
         </div>
       )}

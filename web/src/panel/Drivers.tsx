@@ -2,7 +2,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, call, type Driver } from "../api/client.ts";
-import { Badge, ErrorNote, Field, Loading, MaskedField, Note, Pager } from "../components/ui.tsx";
+import { Badge, ConfirmDialog, ErrorNote, Field, Loading, MaskedField, Note, Pager } from "../components/ui.tsx";
 import { formatDateTime } from "../format.ts";
 import { useTranslation } from "react-i18next";
 import { displayPhone, isPhone, maskPhone, phoneE164 } from "../lib/brazil.ts";
@@ -18,6 +18,7 @@ function DriverRow(
   const [name, setName] = useState(driver.name);
   const [phone, setPhone] = useState(displayPhone(driver.phone));
   const [submitted, setSubmitted] = useState(false);
+  const [confirmingDeactivate, setConfirmingDeactivate] = useState(false);
   const phoneWrong = phone && !isPhone(phone) ? t("input.phone") : null;
   const patch = useMutation({
     mutationFn: (body: { name?: string; phone?: string; active?: boolean }) =>
@@ -72,11 +73,21 @@ function DriverRow(
         <td className="row-actions">
           <button type="button" onClick={() => setEditing(true)}>{t("drivers.edit", { name: driver.name })}</button>
           {" "}
-          <button type="button" onClick={() => patch.mutate({ active: !driver.active })}>
+          <button
+            type="button"
+            onClick={() => (driver.active ? setConfirmingDeactivate(true) : patch.mutate({ active: true }))}
+          >
             {driver.active
               ? t("drivers.deactivate", { name: driver.name })
               : t("drivers.activate", { name: driver.name })}
           </button>
+          <ConfirmDialog
+            open={confirmingDeactivate}
+            message={t("drivers.deactivateConfirm", { name: driver.name })}
+            confirm={t("drivers.deactivateConfirmYes")}
+            onConfirm={() => patch.mutate({ active: false })}
+            onClose={() => setConfirmingDeactivate(false)}
+          />
         </td>
       )}
     </tr>

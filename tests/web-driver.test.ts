@@ -1,0 +1,76 @@
+// The driver app's pure rules: the driver's pay (web/src/lib/pay.ts), rounded as the server credits it, and how a
+// changed delivery updates every cached list (web/src/lib/deliveries.ts), which the browser journeys
+// (tests/e2e/shift.spec.ts) watch on screen.
+import { QueryClient } from "@tanstack/react-query";
+import { describe, expect, it } from "vitest";
+import type { components } from "../web/src/api/schema";
+import { applyDelivery, fits } from "../web/src/lib/deliveries.ts";
+import { driverPay } from "../web/src/lib/pay.ts";
+
+type Delivery = components["schemas"]["Delivery"];
+type Page<T> = { items: T[]; next_cursor: string | null };
+
+describe("driverPay", () => {
+  it("is price × share rounded to cents, half away from zero, as numeric round does", () => {
+    expect(driverPay(9.99, 0.8)).toBe(7.99);
+    expect(driverPay(12.35, 0.8)).toBe(9.88);
+    // 10.13 × 0.5 = 5.065: a float product is 5.0649999…; in cents it rounds up, as the server does.
+    expect(driverPay(10.13, 0.5)).toBe(5.07);
+    expect(driverPay(1.01, 0.0001)).toBe(0);
+    expect(driverPay(100, 1)).toBe(100);
+    expect(driverPay(8, 0)).toBe(0);
+  });
+});
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 25, 12, minute)).toISOString();
+const delivery = (id: string, status: string, extra: Partial<Delivery> = {}) =>
+  ({ id, status, payment_status: "invoiced", driver_id: null, updated_at: at(0), ...extra }) as unknown as Delivery;
+const page = (...items: Delivery[]): Page<Delivery> => ({ items, next_cursor: null });
+const ME = "driver-me";
+
+function cache() {
+  const client = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity } } });
+  const keys = {
+    offers: ["deliveries", { status: "pending" }],
+    accepted: ["deliveries", { driver_id: ME, status: "accepted" }],
+    panel: ["deliveries", { status: undefined, payment_status: undefined, cursor: undefined }],
+  };
+  return { client, keys };
+}
+
+describe("applyDelivery", () => {
+  it("moves an offer assigned to this driver out of the offers and marks the driver's list to fetch again", () => {
+    const { client, keys } = cache();
+    client.setQueryData(keys.offers, page(delivery("a", "pending")));
+    client.setQueryData(keys.accepted, page());
+    applyDelivery(client, delivery("a", "accepted", { driver_id: ME, updated_at: at(1) }));
+    expect(client.getQueryData<Page<Delivery>>(keys.offers)!.items).toEqual([]);
+    expect(client.getQueryState(keys.accepted)!.isInvalidated).toBe(true);
+  });
+
+  it("removes an offer taken by another driver or cancelled, and keeps it in an unfiltered list", () => {
+    const { client, keys } = cache();
+    client.setQueryData(keys.offers, page(delivery("a", "pending"), delivery("b", "pending")));
+    client.setQueryData(keys.panel, page(delivery("a", "pending")));
+    applyDelivery(client, delivery("a", "accepted", { driver_id: "someone-else", updated_at: at(1) }));
+    applyDelivery(client, delivery("b", "cancelled", { updated_at: at(1) }));
+    expect(client.getQueryData<Page<Delivery>>(keys.offers)!.items).toEqual([]);
+    expect(client.getQueryData<Page<Delivery>>(keys.panel)!.items.map((d) => d.status)).toEqual(["accepted"]);
+    expect(client.getQueryState(keys.accepted)).toBeUndefined();
+  });
+
+  it("never lets an older version replace a newer one", () => {
+    const { client, keys } = cache();
+    client.setQueryData(keys.accepted, page(delivery("a", "in_progress", { driver_id: ME, updated_at: at(2) })));
+    applyDelivery(client, delivery("a", "accepted", { driver_id: ME, updated_at: at(1) }));
+    expect(client.getQueryData<Page<Delivery>>(keys.accepted)!.items[0].status).toBe("in_progress");
+  });
+
+  it("fits a list by every filter it was asked with", () => {
+    const d = delivery("a", "accepted", { driver_id: ME });
+    expect(fits(d, { status: "accepted", driver_id: ME })).toBe(true);
+    expect(fits(d, { status: "accepted", driver_id: "other" })).toBe(false);
+    expect(fits(d, { payment_status: "received" })).toBe(false);
+    expect(fits(d, undefined)).toBe(true);
+  });
+});

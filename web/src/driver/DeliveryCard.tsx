@@ -1,0 +1,150 @@
+// One of the driver's deliveries under way: where to pick it up and take it, the driver's pay, the recipient
+// (call, WhatsApp), the way there in the phone's maps app, and what the driver can do next. An action goes to the
+// queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once. Everything the card
+// holds (the proof draft) belongs to this delivery: the list keys cards by delivery.
+import { useQuery } from "@tanstack/react-query";
+import { lazy, type ReactNode, Suspense, useState } from "react";
+import { useTranslation } from "react-i18next";
+import { api, call } from "../api/client.ts";
+import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
+import { formatBRL, formatKm, formatMinutes } from "../format.ts";
+import { displayPhone } from "../lib/brazil.ts";
+import { callUrl, directionsUrl, whatsappUrl } from "../lib/contact.ts";
+import { useSharing } from "../lib/location.ts";
+import { useOnline } from "../lib/online.ts";
+import { outbox } from "../lib/outbox.ts";
+import { emptyDraft, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
+import type { ShiftDelivery } from "./shift.ts";
+
+const MapView = lazy(() => import("../components/MapView.tsx"));
+
+/** The queued action's state, in words. */
+export function QueuedNote({ action, sending }: { action: string; sending: boolean }) {
+  const { t } = useTranslation();
+  const online = useOnline();
+  const name = t(`driver.actions.${action as "accept"}`, { defaultValue: action });
+  return (
+    <p className="queued" role="status">
+      {sending && online ? t("driver.sending", { action: name }) : t("driver.waiting", { action: name })}
+    </p>
+  );
+}
+
+export function DeliveryCard(
+  { item, title, withMap, pay }: { item: ShiftDelivery; title: string; withMap: boolean; pay: number | null },
+) {
+  const { t } = useTranslation();
+  const { delivery, status, queued, refused } = item;
+  const id = delivery.id;
+  const [draft, setDraft] = useState<ProofDraft>(emptyDraft);
+  const sharing = useSharing();
+  const required = useQuery({
+    queryKey: ["proof-requirements"],
+    queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
+    enabled: status === "in_progress",
+  });
+  const act = async (action: string, extra?: Parameters<NonNullable<ReturnType<typeof outbox>>["add"]>[2]) => {
+    const box = outbox();
+    if (!box) return;
+    if (refused) await box.dismiss(refused.id);
+    await box.add(action, id, extra);
+  };
+  const complete = async () => {
+    const note = draft.note.trim();
+    await act("complete", { body: note ? { note } : undefined, proof: await proofFiles(draft) });
+  };
+  const target = status === "in_progress" ? delivery.destination : delivery.origin;
+  const me = sharing && "lat" in sharing && sharing.lat != null && sharing.lng != null
+    ? { lat: sharing.lat, lng: sharing.lng }
+    : null;
+  const headingId = `delivery-${id}`;
+  const phone = delivery.recipient_phone;
+
+  let actions: ReactNode = null;
+  if (queued) actions = <QueuedNote action={queued.action} sending={queued.state === "sending"} />;
+  else if (status === "accepted") {
+    actions = <button type="button" onClick={() => void act("start")}>{t("driver.start")}</button>;
+  } else if (status === "in_progress") {
+    actions = <button type="button" onClick={() => void complete()}>{t("driver.complete")}</button>;
+  }
+
+  return (
+    <li className="card delivery-card" aria-labelledby={headingId}>
+      <h3 id={headingId}>{title}</h3>
+      <p>
+        <Badge value={status} text={t(`status.${status}`)} />
+      </p>
+      <dl className="facts">
+        <dt>{t("driver.pickup")}</dt>
+        <dd>{delivery.origin_address}</dd>
+        <dt>{t("driver.dropoff")}</dt>
+        <dd>
+          <strong>{delivery.destination_address}</strong>
+        </dd>
+        {pay != null && (
+          <>
+            <dt>{t("driver.pay")}</dt>
+            <dd>
+              <strong>{formatBRL(pay)}</strong>
+            </dd>
+          </>
+        )}
+      </dl>
+      <p>{t("driver.trip", { km: formatKm(delivery.distance_m), min: formatMinutes(delivery.duration_s) })}</p>
+      {delivery.recipient_name && <p>{t("driver.recipient")}: {delivery.recipient_name}</p>}
+      {delivery.notes && <p>{delivery.notes}</p>}
+      <p className="links">
+        <a className="button secondary" href={directionsUrl(target)} target="_blank" rel="noopener noreferrer">
+          {status === "in_progress" ? t("driver.toDropoff") : t("driver.toPickup")}
+        </a>
+        {phone && (
+          <>
+            <a className="button secondary" href={callUrl(phone)}>{t("driver.call", { phone: displayPhone(phone) })}</a>
+            <a className="button secondary" href={whatsappUrl(phone)} target="_blank" rel="noopener noreferrer">
+              {t("driver.whatsapp", { phone: displayPhone(phone) })}
+            </a>
+          </>
+        )}
+      </p>
+      {withMap && (
+        <Suspense fallback={<Loading />}>
+          <MapView
+            label={t("driver.map")}
+            markers={[
+              {
+                id: "o",
+                kind: "origin",
+                lat: delivery.origin.lat,
+                lng: delivery.origin.lng,
+                label: `${t("driver.pickup")}: ${delivery.origin_address}`,
+              },
+              {
+                id: "d",
+                kind: "destination",
+                lat: delivery.destination.lat,
+                lng: delivery.destination.lng,
+                label: `${t("driver.destination")}: ${delivery.destination_address}`,
+              },
+              ...(me ? [{ id: "me", kind: "driver" as const, lat: me.lat, lng: me.lng, label: t("driver.you") }] : []),
+            ]}
+            lines={[{
+              id: "route",
+              kind: "route",
+              points: [[delivery.origin.lat, delivery.origin.lng], [
+                delivery.destination.lat,
+                delivery.destination.lng,
+              ]],
+            }]}
+          />
+        </Suspense>
+      )}
+      {status === "in_progress" && (
+        <div hidden={!!queued}>
+          <ProofCapture draft={draft} onChange={setDraft} required={required.data} />
+        </div>
+      )}
+      <ErrorNote error={refused?.problem} />
+      {actions}
+    </li>
+  );
+}

@@ -1,0 +1,63 @@
+// What the app keeps on the device, in one IndexedDB database (through `idb`): the actions waiting to be sent
+// (lib/outbox.ts) and, per user, the last data seen and who the user is (lib/persist.ts), so the app opens and
+// works with no connection. Nothing here is the truth: the server is; this is what the driver did and saw.
+import { type DBSchema, type IDBPDatabase, openDB } from "idb";
+
+/** A proof file kept with a queued completion. */
+export interface ProofFile {
+  kind: "photo" | "signature";
+  blob: Blob;
+}
+
+/** An action taken in the app, kept until the server has answered it (see lib/outbox.ts). */
+export interface OutboxItem {
+  /** A UUID made when the action was taken: the item's key and its `Idempotency-Key`. */
+  id: string;
+  userId: string;
+  deliveryId: string;
+  action: string;
+  /** The request body, when the action has one. */
+  body?: Record<string, unknown>;
+  /** Proof files to upload before the action (a completion). */
+  proof?: ProofFile[];
+  /** Proof kinds already uploaded (or refused as already there): not sent again. */
+  uploaded: string[];
+  /** queued: waiting to be sent; sending: on its way; failed: refused, with the sentence why. */
+  state: "queued" | "sending" | "failed";
+  /** Times sent without a definite answer (a lost connection): a later refusal may mean it took effect. */
+  unanswered: number;
+  /** Why it was refused, as a sentence. */
+  problem?: string;
+  /**
+   * The delivery's destination, when `problem` does not name the delivery (a refusal about the action itself,
+   * shown on the delivery's card, or with this name once the delivery is off the screen).
+   */
+  to?: string;
+  createdAt: number;
+}
+
+export interface SavedUser {
+  userId: string;
+  /** The identity the app resolved when last online. */
+  identity: unknown;
+  /** The query cache, dehydrated (TanStack Query's format). */
+  cache?: unknown;
+  savedAt: number;
+}
+
+interface DeviceSchema extends DBSchema {
+  outbox: { key: string; value: OutboxItem; indexes: { byUser: string } };
+  users: { key: string; value: SavedUser };
+}
+
+let opened: Promise<IDBPDatabase<DeviceSchema>> | null = null;
+
+export function device(): Promise<IDBPDatabase<DeviceSchema>> {
+  opened ??= openDB<DeviceSchema>("delivery-app", 1, {
+    upgrade(db) {
+      db.createObjectStore("outbox", { keyPath: "id" }).createIndex("byUser", "userId");
+      db.createObjectStore("users", { keyPath: "userId" });
+    },
+  });
+  return opened;
+}

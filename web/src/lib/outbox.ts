@@ -1,0 +1,325 @@
+// The driver's actions (accept, start, complete with its proof, and any later one) survive a lost connection and
+// a reload: each is kept on the device (IndexedDB) from the moment it is taken, with a UUID made then that is
+// sent as its `Idempotency-Key`, and sent when the connection allows, in the order taken, by one tab at a time
+// (a Web Lock per user), so each is sent once. Every tab shows the same queue (a BroadcastChannel says when it
+// changed). An answer lost on the way leaves the action queued: it is sent again with the same key, and a refusal
+// then is checked against the delivery (an accept whose delivery is now ours took effect). A refusal is kept as a
+// sentence for the driver until dismissed.
+import type { QueryClient } from "@tanstack/react-query";
+import { useSyncExternalStore } from "react";
+import { api, ApiError, call, type Delivery, type Page } from "../api/client.ts";
+import { errorMessage } from "../api/errors.ts";
+import { i18n } from "../i18n/index.ts";
+import { reportApiError } from "./auth.tsx";
+import { applyDelivery } from "./deliveries.ts";
+import { device, type OutboxItem, type ProofFile } from "./device.ts";
+import { isOnline, reportAnswer, subscribeOnline } from "./online.ts";
+import { supabase } from "./supabase.ts";
+
+export type { OutboxItem };
+
+export const PROOF_BUCKET = "delivery-proofs";
+const PROOF_EXTENSIONS: Record<string, string> = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };
+
+/** How an action is sent, and how a delivery shows it took effect (for an action whose answer was lost). */
+export interface ActionKind {
+  send(deliveryId: string, key: string, body?: Record<string, unknown>): Promise<Delivery>;
+  tookEffect(delivery: Delivery, driverId: string): boolean;
+}
+
+const idempotent = (key: string) => ({ "Idempotency-Key": key });
+const path = (id: string) => ({ path: { id } });
+
+/** Every action the driver app queues. A new one (decline, fail) is one more entry. */
+export const ACTIONS: Record<string, ActionKind> = {
+  accept: {
+    send: (id, key) => call(api.POST("/api/v1/deliveries/{id}/accept", { params: path(id), headers: idempotent(key) })),
+    tookEffect: (d, me) => d.driver_id === me && d.status !== "pending",
+  },
+  start: {
+    send: (id, key) => call(api.POST("/api/v1/deliveries/{id}/start", { params: path(id), headers: idempotent(key) })),
+    tookEffect: (d, me) => d.driver_id === me && (d.status === "in_progress" || d.status === "completed"),
+  },
+  complete: {
+    send: (id, key, body) =>
+      call(api.POST("/api/v1/deliveries/{id}/complete", {
+        params: path(id),
+        body: body as { note?: string } | undefined,
+        headers: idempotent(key),
+      })),
+    tookEffect: (d, me) => d.driver_id === me && d.status === "completed",
+  },
+};
+
+/** A failure that may go away by itself: no answer, the server busy or failing, or the first try still running. */
+function transient(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return true;
+  return error.status === 0 || error.status === 408 || error.status === 409 || error.status === 429 ||
+    error.status >= 500;
+}
+
+class Refused extends Error {}
+
+/** Uploads one proof file; the bucket's refusal as its HTTP status (0 for no answer), or null when stored. */
+async function upload(name: string, blob: Blob, upsert: boolean): Promise<{ status: number; message: string } | null> {
+  const { error } = await supabase.storage.from(PROOF_BUCKET).upload(name, blob, { contentType: blob.type, upsert });
+  if (!error) return null;
+  return { status: (error as { status?: number }).status ?? 0, message: error.message };
+}
+
+/**
+ * Uploads the proof files not uploaded yet. A file already there (a retry after a reload: the first upload went
+ * through, its answer or the completion did not) is refused by the bucket; it is then sent again with upsert, so
+ * that the driver's new file replaces their own. When that is refused too (the policy lets nobody replace a proof
+ * yet), the file already there stands: the completion that follows is the judge, and names what is missing.
+ */
+async function uploadProof(item: OutboxItem, folder: string, save: (item: OutboxItem) => Promise<void>) {
+  for (const file of item.proof ?? []) {
+    if (item.uploaded.includes(file.kind)) continue;
+    const name = `${folder}/${file.kind}.${PROOF_EXTENSIONS[file.blob.type] ?? "png"}`;
+    let refused = await upload(name, file.blob, false);
+    const exists = (r: { status: number; message: string }) =>
+      r.status === 403 || r.status === 409 || /already exists|row-level security/i.test(r.message);
+    if (refused && exists(refused)) refused = await upload(name, file.blob, true);
+    if (refused && !exists(refused)) {
+      const { status, message } = refused;
+      if (status === 413 || /maximum allowed size/.test(message)) throw new Refused(i18n.t("proof.tooLarge"));
+      if (status === 415 || /mime type/.test(message)) throw new Refused(i18n.t("proof.wrongType"));
+      // No answer, the server failing, or a token to renew: another try may go through.
+      if (status === 0 || status === 401 || status === 429 || status >= 500) {
+        reportAnswer(status !== 0);
+        throw new ApiError(status, null);
+      }
+      throw new Refused(i18n.t("proof.uploadFailed", { why: message }));
+    }
+    item.uploaded = [...item.uploaded, file.kind];
+    await save(item);
+  }
+}
+
+type Snapshot = readonly OutboxItem[];
+type Outcome = Delivery | "later" | { problem: string; to?: string };
+
+/** The queue of one signed-in driver, in one tab. */
+export class Outbox {
+  private items: Snapshot = [];
+  private readonly listeners = new Set<() => void>();
+  private readonly channel: BroadcastChannel | null;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private backoff = 0;
+  private closed = false;
+  private readonly unsubscribeOnline: () => void;
+
+  constructor(
+    private readonly client: QueryClient,
+    private readonly userId: string,
+    private readonly driverId: string,
+    private readonly companyId: string,
+  ) {
+    this.channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(`outbox:${userId}`) : null;
+    this.channel?.addEventListener("message", (event: MessageEvent) => {
+      const message = event.data as { type: string; delivery?: Delivery };
+      if (message.delivery) applyDelivery(this.client, message.delivery);
+      void this.reload();
+    });
+    this.unsubscribeOnline = subscribeOnline(this.online);
+    void this.reload().then(() => this.kick());
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.unsubscribeOnline();
+    this.channel?.close();
+  }
+
+  subscribe = (listener: () => void) => {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  };
+  snapshot = (): Snapshot => this.items;
+
+  /** Keeps an action on the device and sends it as soon as the connection allows. */
+  async add(action: string, deliveryId: string, extra: { body?: Record<string, unknown>; proof?: ProofFile[] } = {}) {
+    const item: OutboxItem = {
+      id: crypto.randomUUID(),
+      userId: this.userId,
+      deliveryId,
+      action,
+      body: extra.body,
+      proof: extra.proof,
+      uploaded: [],
+      state: "queued",
+      unanswered: 0,
+      createdAt: Date.now(),
+    };
+    await this.save(item);
+    this.changed();
+    this.kick();
+  }
+
+  /** The driver has read why an action was refused. */
+  async dismiss(id: string) {
+    await (await device()).delete("outbox", id);
+    this.changed();
+  }
+
+  private online = () => {
+    if (!isOnline()) return;
+    this.backoff = 0;
+    this.kick();
+  };
+
+  private async reload() {
+    const all = await (await device()).getAllFromIndex("outbox", "byUser", this.userId);
+    this.items = all.sort((a, b) => a.createdAt - b.createdAt);
+    for (const listener of this.listeners) listener();
+  }
+
+  private changed(delivery?: Delivery) {
+    void this.reload();
+    this.channel?.postMessage({ type: "changed", delivery });
+  }
+
+  private save = async (item: OutboxItem) => void await (await device()).put("outbox", item);
+
+  /**
+   * Sends what is queued, under the user's lock (one tab at a time; the others wait their turn). Tried also when
+   * the connection seems down (the browser may be wrong either way): a failure costs nothing, and the next try
+   * waits longer, up to 30 s.
+   */
+  kick() {
+    clearTimeout(this.retryTimer);
+    if (this.closed) return;
+    const run = () => this.sendAll();
+    if (navigator.locks) void navigator.locks.request(`outbox:${this.userId}`, run);
+    else void run();
+  }
+
+  private async sendAll() {
+    const db = await device();
+    while (!this.closed) {
+      const queued = (await db.getAllFromIndex("outbox", "byUser", this.userId))
+        .filter((i) => i.state !== "failed")
+        .sort((a, b) => a.createdAt - b.createdAt);
+      const item = queued[0];
+      if (!item) return;
+      // Left "sending" by a tab closed mid-request (the lock is ours now): its answer was lost.
+      if (item.state === "sending") item.unanswered++;
+      item.state = "sending";
+      await this.save(item);
+      this.changed();
+      const outcome = await this.send(item);
+      if (outcome === "later") {
+        item.state = "queued";
+        item.unanswered++;
+        await this.save(item);
+        this.changed();
+        this.backoff = Math.min(30_000, Math.max(2_000, this.backoff * 2));
+        this.retryTimer = setTimeout(() => this.kick(), this.backoff);
+        return;
+      }
+      this.backoff = 0;
+      if ("problem" in outcome) {
+        item.state = "failed";
+        item.problem = outcome.problem;
+        item.to = outcome.to;
+        delete item.proof;
+        await this.save(item);
+        // What was queued after it on the same delivery cannot follow.
+        for (const later of queued.slice(1)) {
+          if (later.deliveryId === item.deliveryId) await db.delete("outbox", later.id);
+        }
+        this.changed();
+      } else {
+        await db.delete("outbox", item.id);
+        applyDelivery(this.client, outcome);
+        this.changed(outcome);
+      }
+    }
+  }
+
+  /** A delivery when done, "later" when it may go through on another try, else why it was refused. */
+  private async send(item: OutboxItem): Promise<Outcome> {
+    const kind = ACTIONS[item.action];
+    try {
+      if (item.proof?.length) await uploadProof(item, `${this.companyId}/${item.deliveryId}`, this.save);
+      return await kind.send(item.deliveryId, item.id, item.body);
+    } catch (error) {
+      if (error instanceof Refused) return { problem: error.message, to: this.destination(item.deliveryId) };
+      reportApiError(error);
+      // A refused token is renewed (or the session ends) by lib/auth.tsx: the action waits for it.
+      if (transient(error) || (error instanceof ApiError && error.status === 401)) return "later";
+      return await this.refusal(item, kind, error);
+    }
+  }
+
+  /** Why the server refused an action, in a sentence; or the delivery, when it shows the action took effect. */
+  private async refusal(item: OutboxItem, kind: ActionKind, error: unknown): Promise<Outcome> {
+    let current: Delivery | null = null;
+    try {
+      current = await call(api.GET("/api/v1/deliveries/{id}", { params: path(item.deliveryId) }));
+    } catch (lookup) {
+      if (transient(lookup)) return "later";
+    }
+    if (current && item.unanswered > 0 && kind.tookEffect(current, this.driverId)) return current;
+    const to = current?.destination_address ?? this.destination(item.deliveryId);
+    // The screen was out of date: the delivery as it is now, or (gone from the driver's scope) every list again.
+    if (current) applyDelivery(this.client, current);
+    else void this.client.invalidateQueries({ queryKey: ["deliveries"] });
+    if (item.action === "accept" && (!current || current.status !== "pending")) {
+      return { problem: i18n.t("driver.lostRace", { to }) };
+    }
+    if (current?.status === "cancelled") {
+      const reason = current.cancel_reason;
+      return {
+        problem: reason
+          ? i18n.t("driver.cancelledMeanwhileWhy", { to, reason })
+          : i18n.t("driver.cancelledMeanwhile", { to }),
+      };
+    }
+    if (!current) return { problem: i18n.t("driver.notYours", { to }) };
+    return { problem: errorMessage(error), to };
+  }
+
+  /** The destination of a delivery this tab has seen. */
+  private destination(deliveryId: string): string {
+    const seen = this.client.getQueryData<Delivery>(["delivery", deliveryId]) ??
+      this.client.getQueriesData<Page<Delivery>>({ queryKey: ["deliveries"] })
+        .flatMap(([, page]) => page?.items ?? []).find((d) => d.id === deliveryId);
+    return seen?.destination_address ?? "";
+  }
+}
+
+const EMPTY: Snapshot = [];
+let current: Outbox | null = null;
+
+/** The signed-in driver's queue in this tab (one at a time); null signs it off. */
+export function openOutbox(
+  client: QueryClient,
+  who: { userId: string; driverId: string; companyId: string } | null,
+): Outbox | null {
+  current?.close();
+  current = who ? new Outbox(client, who.userId, who.driverId, who.companyId) : null;
+  for (const listener of opened) listener();
+  return current;
+}
+const opened = new Set<() => void>();
+
+export function outbox(): Outbox | null {
+  return current;
+}
+
+/** The queued and refused actions, live. */
+export function useOutboxItems(): Snapshot {
+  const box = useSyncExternalStore(
+    (listener) => {
+      opened.add(listener);
+      return () => void opened.delete(listener);
+    },
+    () => current,
+  );
+  return useSyncExternalStore(box?.subscribe ?? noSubscription, box?.snapshot ?? empty);
+}
+const noSubscription = () => () => {};
+const empty = () => EMPTY;
