@@ -1,13 +1,14 @@
 // The one HTTP server of the local stack (docs/architecture.md, The local stack), a Hono app composed of the
 // services' own: the Edge Functions at /functions/v1/<name> and behind the public paths, the identity provider at
 // /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, Storage at /storage/v1, the
-// external-service simulators at /_sim/gateway and /_sim/routing, the simulators page's helpers at /_sim/web, and
-// the web app at `/`.
+// external-service simulators at /_sim/gateway, /_sim/routing and /_sim/whatsapp, the simulators page's helpers at
+// /_sim/web, and the web app at `/`.
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type postgres from "postgres";
 import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
 import { type ClientInfo, createAuth } from "./auth/mod.ts";
+import type { Mailbox } from "./auth/mailbox.ts";
 import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";
 import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
@@ -15,6 +16,7 @@ import { createRest } from "./rest/mod.ts";
 import { createGatewaySimulator } from "./simulators/gateway.ts";
 import { localOnly } from "./simulators/local-only.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
+import { createWhatsAppSimulator } from "./simulators/whatsapp.ts";
 import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
 
@@ -26,6 +28,8 @@ export interface ServerOptions {
   sql: postgres.Sql;
   databaseUrl: string;
   apiUrl: string;
+  /** The mailbox the stack's SMTP listener delivers to (local/start.ts); Auth's mail and WhatsApp's copies go there too. */
+  mailbox: Mailbox;
 }
 
 export interface Server {
@@ -70,7 +74,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const { config, keys, sql } = options;
   const verify = createVerifier({ jwtSecret: keys.jwtSecret, jwks: keys.jwks });
   const functions = await loadFunctions(config.functions);
-  const auth = createAuth({ sql, keys, issuer: `${options.apiUrl}/auth/v1`, ...config.auth });
+  const auth = createAuth({ sql, keys, issuer: `${options.apiUrl}/auth/v1`, ...config.auth, mailbox: options.mailbox });
   const realtime = await createRealtime({
     sql,
     databaseUrl: options.databaseUrl,
@@ -81,6 +85,17 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
+  // Each WhatsApp message the simulator accepts is also a message in the local mailbox.
+  const whatsapp = createWhatsAppSimulator({
+    onMessage: (m) =>
+      options.mailbox.send({
+        from: { Name: "WhatsApp (simulador)", Address: "whatsapp@simulator.local" },
+        to: `${m.to}@whatsapp.local`,
+        subject: `WhatsApp: ${m.template}`,
+        text: m.text,
+        html: `<p>${m.text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`,
+      }),
+  });
   const web = createWebApp({
     apiUrl: options.apiUrl,
     anonKey: keys.anonKey,
@@ -134,6 +149,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   app.use("/_sim/*", localOnly, localBodyLimit);
   app.all("/_sim/gateway/*", (c) => gateway.fetch(c.req.raw));
   app.all("/_sim/routing/*", (c) => routing.fetch(c.req.raw));
+  app.all("/_sim/whatsapp/*", (c) => whatsapp.fetch(c.req.raw));
   app.route("/_sim/web", web.simulators);
 
   app.all("/functions/v1/:name", functionsPath);

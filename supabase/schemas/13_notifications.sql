@@ -483,6 +483,7 @@ comment on function private.purge_delivery_trails() is 'Deletes the trail points
 -- the phone and the e-mail are removed (the Pix payer's document is never
 -- stored with the delivery); messages not yet sent are failed; the history
 -- keeps who erased it and when (`erase_recipient`), and everything else.
+-- Erasing a delivery whose recipient has nothing left changes nothing.
 create function public.erase_delivery_recipient(delivery_id uuid)
 returns public.delivery
 language plpgsql
@@ -494,6 +495,9 @@ declare
   delivery public.deliveries := private.lock_delivery(erase_delivery_recipient.delivery_id, company);
   erased public.deliveries;
 begin
+  if delivery.recipient_name is null and delivery.recipient_phone is null and delivery.recipient_email is null then
+    return private.delivery_row(delivery);
+  end if;
   update public.deliveries d set recipient_name = null, recipient_phone = null, recipient_email = null,
     updated_at = now()
   where d.id = delivery.id

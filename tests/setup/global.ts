@@ -5,7 +5,9 @@ import { resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { createGatewaySimulator, type GatewaySimulator } from "../../local/simulators/gateway.ts";
 import { createRoutingSimulator, type RoutingSimulator } from "../../local/simulators/routing.ts";
+import { createWhatsAppSimulator, type WhatsAppSimulator } from "../../local/simulators/whatsapp.ts";
 import { startFake } from "../support/fake-server.ts";
+import { startSmtpFake } from "../support/smtp-fake.ts";
 import { LIFTED_AUTH_RATE_LIMITS, privateDir, startOwnStack } from "../support/stack.ts";
 
 export interface StackInfo {
@@ -17,7 +19,12 @@ export interface StackInfo {
   platformWebhookSecret: string;
   /** Everything the stack printed, for tests that check what is (not) logged. */
   logFile: string;
-  fakes: { gateway: { url: string; controlUrl: string }; routing: { url: string; controlUrl: string } };
+  fakes: {
+    gateway: { url: string; controlUrl: string };
+    routing: { url: string; controlUrl: string };
+    whatsapp: { url: string; controlUrl: string };
+    smtp: { url: string; controlUrl: string };
+  };
 }
 
 declare module "vitest" {
@@ -41,6 +48,12 @@ export default async function setup(project: TestProject) {
     createRoutingSimulator,
     (f) => ({ requests: (f as RoutingSimulator).requests }),
   );
+  const whatsapp = await startFake(
+    "whatsapp",
+    () => createWhatsAppSimulator(),
+    (f) => ({ messages: (f as WhatsAppSimulator).messages }),
+  );
+  const smtp = await startSmtpFake();
 
   const dataDir = privateDir("delivery-platform-test-");
   const logFile = resolve(dataDir, "stack.log");
@@ -54,6 +67,9 @@ export default async function setup(project: TestProject) {
       GATEWAY_SANDBOX_URL: gateway.url,
       GATEWAY_PRODUCTION_URL: gateway.url,
       ROUTING_URL: routing.url,
+      WHATSAPP_URL: `${whatsapp.url}/v21.0`,
+      WHATSAPP_TOKEN: "test-whatsapp-token",
+      SMTP_URL: smtp.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: platformWebhookSecret,
       AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1",
       // The test files sign in, verify and recover from one address, in parallel, far faster than
@@ -74,6 +90,8 @@ export default async function setup(project: TestProject) {
     fakes: {
       gateway: { url: gateway.url, controlUrl: gateway.controlUrl },
       routing: { url: routing.url, controlUrl: routing.controlUrl },
+      whatsapp: { url: whatsapp.url, controlUrl: whatsapp.controlUrl },
+      smtp: { url: smtp.url, controlUrl: smtp.controlUrl },
     },
   });
 
@@ -81,5 +99,7 @@ export default async function setup(project: TestProject) {
     await stack.stop();
     await gateway.close();
     await routing.close();
+    await whatsapp.close();
+    await smtp.close();
   };
 }

@@ -64,6 +64,12 @@ export function callFunctionProcess(
       GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
       ROUTING_URL: stack().fakes.routing.url,
+      WEB_APP_URL: stack().apiUrl,
+      WHATSAPP_URL: `${stack().fakes.whatsapp.url}/v21.0`,
+      WHATSAPP_TOKEN: "test-whatsapp-token",
+      WHATSAPP_PHONE_ID: "100000000000001",
+      SMTP_URL: stack().fakes.smtp.url,
+      SMTP_FROM: "entregas@delivery.local",
       ...env,
     },
   });

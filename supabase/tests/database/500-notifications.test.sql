@@ -7,7 +7,7 @@
 -- a recipient, tracking links ending 30 days and trails 90 days after the
 -- delivery ended.
 begin;
-select plan(50);
+select plan(51);
 
 create temp table t as select tests.create_tenant('ntf-a') as a, tests.create_tenant('ntf-b') as b;
 grant select on t to public;
@@ -243,6 +243,11 @@ select is((select array_agg(trigger order by id) from public.delivery_history wh
   '{start,erase_recipient}', 'the history keeps every move and who erased it');
 select is((select status || ': ' || error from public.notifications where delivery_id = pg_temp.id('phone')),
   'failed: the recipient''s address was erased', 'a message not yet sent is not sent');
+select pg_temp.as_member('owner');
+select public.erase_delivery_recipient(pg_temp.id('phone'));
+select tests.reset_role();
+select is((select count(*)::int from public.delivery_history where delivery_id = pg_temp.id('phone')), 2,
+  'erasing again changes nothing more');
 
 -- Section: tracking links and trails after the delivery ended
 

@@ -342,6 +342,9 @@ declare
   delivery public.deliveries := private.lock_delivery(erase_delivery_recipient.delivery_id, company);
   erased public.deliveries;
 begin
+  if delivery.recipient_name is null and delivery.recipient_phone is null and delivery.recipient_email is null then
+    return private.delivery_row(delivery);
+  end if;
   update public.deliveries d set recipient_name = null, recipient_phone = null, recipient_email = null,
     updated_at = now()
   where d.id = delivery.id
