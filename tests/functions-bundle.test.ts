@@ -152,5 +152,5 @@ describe.concurrent.each(functions)("the $name function", (fn) => {
       code: 0,
       stdout: "loaded",
     });
-  });
+  }, 90_000); // four functions checked at once on two cores: some 20 s each alone, more beside the other suites
 });

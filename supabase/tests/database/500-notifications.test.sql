@@ -7,7 +7,7 @@
 -- a recipient, tracking links ending 30 days and trails 90 days after the
 -- delivery ended.
 begin;
-select plan(51);
+select plan(52);
 
 create temp table t as select tests.create_tenant('ntf-a') as a, tests.create_tenant('ntf-b') as b;
 grant select on t to public;
@@ -120,6 +120,9 @@ select throws_ok(
   format($$ insert into public.notifications (company_id, delivery_id, event, channel)
             values (%L, %L, 'completed', 'email') $$, (select a ->> 'company_id' from t), pg_temp.id('go')),
   '23505', null, 'the key refuses a second message for the same delivery, event and channel');
+
+-- failed is queued by the same trigger, keyed on the status; the status itself comes with issue 25.
+select skip('issue 25 adds the failed status: a failed delivery queues one message per channel', 1);
 
 -- Section: created, and the company's settings
 
