@@ -70,7 +70,7 @@ function WhatsAppInbox() {
         {messages.map((m) => (
           <li key={m.id}>
             <strong>{t("notifications.whatsappTo", { to: m.to, at: formatDateTime(m.received_at) })}</strong>
-            <p>
+            <p className="wrap-anywhere">
               <WithLinks text={m.text} />
             </p>
           </li>
