@@ -24,6 +24,14 @@ const EnvSchema = z.object({
   ROUTING_URL: url.optional(),
   CEP_URL: url.optional(),
   GEOCODING_URL: url.optional(),
+  WEB_APP_URL: url.optional(),
+  WHATSAPP_URL: url.optional(),
+  WHATSAPP_TOKEN: z.string().min(1).default("local-whatsapp-token"),
+  WHATSAPP_PHONE_ID: z.string().regex(/^\d{1,30}$/, "must be digits").default("100000000000001"),
+  SMTP_URL: z.string().optional(),
+  SMTP_FROM: z.email().default("entregas@delivery.local"),
+  /** The local mailbox's SMTP listener; 0 (the default): any free port, printed at start. */
+  MAIL_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Overrides config.toml's refresh_token_reuse_interval (the test suite shortens it). */
   AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).optional(),
 });

@@ -1,13 +1,14 @@
 // The one HTTP server of the local stack (docs/architecture.md, The local stack), a Hono app composed of the
 // services' own: the Edge Functions at /functions/v1/<name> and behind the public paths, the identity provider at
 // /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, Storage at /storage/v1, the
-// external-service simulators at /_sim/gateway, /_sim/routing, /_sim/cep and /_sim/geocoding, the simulators page's
-// helpers at /_sim/web, and the web app at `/`.
+// external-service simulators at /_sim/gateway, /_sim/routing, /_sim/cep, /_sim/geocoding and /_sim/whatsapp, the
+// simulators page's helpers at /_sim/web, and the web app at `/`.
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type postgres from "postgres";
 import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
 import { type ClientInfo, createAuth } from "./auth/mod.ts";
+import type { Mailbox } from "./auth/mailbox.ts";
 import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";
 import type { LocalKeys } from "./keys.ts";
 import { createRealtime } from "./realtime/mod.ts";
@@ -17,6 +18,7 @@ import { localOnly } from "./simulators/local-only.ts";
 import { createCepSimulator } from "./simulators/cep.ts";
 import { createGeocodingSimulator } from "./simulators/geocoding.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
+import { createWhatsAppSimulator } from "./simulators/whatsapp.ts";
 import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
 
@@ -28,6 +30,8 @@ export interface ServerOptions {
   sql: postgres.Sql;
   databaseUrl: string;
   apiUrl: string;
+  /** The mailbox the stack's SMTP listener delivers to (local/start.ts); Auth's mail and WhatsApp's copies go there too. */
+  mailbox: Mailbox;
 }
 
 export interface Server {
@@ -72,7 +76,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const { config, keys, sql } = options;
   const verify = createVerifier({ jwtSecret: keys.jwtSecret, jwks: keys.jwks });
   const functions = await loadFunctions(config.functions);
-  const auth = createAuth({ sql, keys, issuer: `${options.apiUrl}/auth/v1`, ...config.auth });
+  const auth = createAuth({ sql, keys, issuer: `${options.apiUrl}/auth/v1`, ...config.auth, mailbox: options.mailbox });
   const realtime = await createRealtime({
     sql,
     databaseUrl: options.databaseUrl,
@@ -85,6 +89,17 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   const routing = createRoutingSimulator();
   const cep = createCepSimulator();
   const geocoding = createGeocodingSimulator();
+  // Each WhatsApp message the simulator accepts is also a message in the local mailbox.
+  const whatsapp = createWhatsAppSimulator({
+    onMessage: (m) =>
+      options.mailbox.send({
+        from: { Name: "WhatsApp (simulador)", Address: "whatsapp@simulator.local" },
+        to: `${m.to}@whatsapp.local`,
+        subject: `WhatsApp: ${m.template}`,
+        text: m.text,
+        html: `<p>${m.text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`,
+      }),
+  });
   const web = createWebApp({
     apiUrl: options.apiUrl,
     anonKey: keys.anonKey,
@@ -140,6 +155,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   app.all("/_sim/routing/*", (c) => routing.fetch(c.req.raw));
   app.all("/_sim/cep/*", (c) => cep.fetch(c.req.raw));
   app.all("/_sim/geocoding/*", (c) => geocoding.fetch(c.req.raw));
+  app.all("/_sim/whatsapp/*", (c) => whatsapp.fetch(c.req.raw));
   app.route("/_sim/web", web.simulators);
 
   app.all("/functions/v1/:name", functionsPath);

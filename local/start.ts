@@ -11,8 +11,21 @@ import { loadKeys } from "./keys.ts";
 import { startServer } from "./server.ts";
 import { type Background, startBackground } from "./background.ts";
 import { buildWebIfStale } from "./web.ts";
+import { Mailbox } from "./auth/mailbox.ts";
+import { type SmtpListener, startSmtpServer } from "./simulators/smtp.ts";
 
 const started = performance.now();
+
+/** An SMTP URL as it may be printed: without its password. */
+function redactedSmtp(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(not a URL)";
+  }
+}
 const log = (line: string) => console.log(line);
 
 // The process outlives any one failure: an error nothing awaited is logged, never fatal
@@ -48,6 +61,7 @@ let database: Promise<Database> | undefined;
 let sql: postgres.Sql | undefined;
 let server: { close(): Promise<void> } | undefined;
 let background: Background | undefined; // pg_cron and pg_net stand-ins
+let smtp: SmtpListener | undefined; // the mailbox's SMTP listener
 
 function within<T>(ms: number, work: Promise<T>): Promise<T | void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -62,6 +76,7 @@ function stop(code: number): Promise<never> {
     // Each step is bounded, so that a stuck client cannot keep Postgres running.
     await within(3_000, background?.stop() ?? Promise.resolve());
     await within(3_000, server?.close() ?? Promise.resolve());
+    await within(1_000, smtp?.close() ?? Promise.resolve());
     await within(2_000, sql?.end({ timeout: 1 }) ?? Promise.resolve());
     // A signal during start-up waits for Postgres to be up, then stops it.
     await (await database?.catch(() => undefined))?.stop().catch(() => {});
@@ -85,6 +100,26 @@ try {
   if (result.seeded) log("Seeded supabase/seed.sql");
 
   const keys = await loadKeys(env.DATA_DIR, env.SUPABASE_JWT_SECRET);
+  // The local mailbox, and its SMTP listener: where the notifications' e-mail goes unless SMTP_URL says otherwise.
+  const mailbox = new Mailbox();
+  smtp = await startSmtpServer({
+    port: env.MAIL_SMTP_PORT,
+    receive: (mail) => {
+      for (const to of mail.to) {
+        mailbox.send({
+          to,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+          from: { Name: mail.from.name, Address: mail.from.address },
+        });
+      }
+    },
+  }).catch((error) => {
+    throw new Error(
+      `configuration error: MAIL_SMTP_PORT ${env.MAIL_SMTP_PORT} cannot be listened on (${error.message})`,
+    );
+  });
   // The Edge Functions read the same variables they get as secrets on Supabase.
   const functionEnv: Record<string, string> = {
     SUPABASE_URL: apiUrl,
@@ -101,13 +136,19 @@ try {
     ROUTING_URL: env.ROUTING_URL ?? `${apiUrl}/_sim/routing`,
     CEP_URL: env.CEP_URL ?? `${apiUrl}/_sim/cep`,
     GEOCODING_URL: env.GEOCODING_URL ?? `${apiUrl}/_sim/geocoding`,
+    WEB_APP_URL: env.WEB_APP_URL ?? apiUrl,
+    WHATSAPP_URL: env.WHATSAPP_URL ?? `${apiUrl}/_sim/whatsapp/v21.0`,
+    WHATSAPP_TOKEN: env.WHATSAPP_TOKEN,
+    WHATSAPP_PHONE_ID: env.WHATSAPP_PHONE_ID,
+    SMTP_URL: env.SMTP_URL ?? `smtp://127.0.0.1:${smtp.port}`,
+    SMTP_FROM: env.SMTP_FROM,
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 
   const webBuild = await buildWebIfStale(log);
   // Auth and Realtime's pool: a lost server fails its queries fast (connect_timeout) rather than queueing them.
   sql = postgres(databaseUrl, { max: 10, connect_timeout: 3, onnotice: () => {} });
-  server = await startServer({ config, keys, sql, databaseUrl, apiUrl });
+  server = await startServer({ config, keys, sql, databaseUrl, apiUrl, mailbox });
   // The scheduled jobs (pg_cron + pg_net) and the Vault secrets they read, as on a hosted project.
   background = await startBackground({
     url: databaseUrl,
@@ -130,6 +171,7 @@ Started the local stack in ${seconds} s.
      Storage URL: ${apiUrl}/storage/v1
    Functions URL: ${apiUrl}/functions/v1
          Mailbox: ${apiUrl}/_mail/api/v1/messages
+    Mailbox SMTP: smtp://127.0.0.1:${smtp.port}
           DB URL: ${databaseUrl}
       JWT secret: ${keys.jwtSecret}
         anon key: ${keys.anonKey}
@@ -138,6 +180,8 @@ service_role key: ${keys.serviceRoleKey}
    Routing (sim): ${functionEnv.ROUTING_URL}
        CEP (sim): ${functionEnv.CEP_URL}
  Geocoding (sim): ${functionEnv.GEOCODING_URL}
+  WhatsApp (sim): ${functionEnv.WHATSAPP_URL}
+     Notify SMTP: ${redactedSmtp(functionEnv.SMTP_URL)}
 ${demoUsers.length ? `\nDemo users (email / password / role):\n${demoUsers.map((u) => `  ${u}`).join("\n")}\n` : ""}
 Press Ctrl-C to stop.`);
 } catch (error) {

@@ -86,6 +86,12 @@ const functionEnv = {
   ROUTING_URL: "https://routing.example",
   CEP_URL: "https://viacep.example",
   GEOCODING_URL: "https://nominatim.example",
+  WEB_APP_URL: "https://app.example",
+  WHATSAPP_URL: "https://graph.whatsapp.example/v21.0",
+  WHATSAPP_TOKEN: "whatsapp-token",
+  WHATSAPP_PHONE_ID: "100000000000001",
+  SMTP_URL: "smtps://user:pass@smtp.example:465",
+  SMTP_FROM: "entregas@example.com",
 };
 
 const tempDirs: string[] = [];
@@ -94,7 +100,7 @@ afterAll(() => {
 });
 
 it("every function in supabase/config.toml names an entrypoint and a deno.json beside it", () => {
-  expect(functions.map((fn) => fn.name).sort()).toEqual(["api", "gateway-webhook", "whoami"]);
+  expect(functions.map((fn) => fn.name).sort()).toEqual(["api", "gateway-webhook", "notifications", "whoami"]);
   for (const fn of functions) {
     // Beside the entrypoint, the CLI lets the bundler discover the deno.json (no --import-map).
     expect(fn.importMap, fn.name).toBe(join(dirname(fn.entrypoint), "deno.json"));
@@ -148,5 +154,5 @@ describe.concurrent.each(functions)("the $name function", (fn) => {
       code: 0,
       stdout: "loaded",
     });
-  });
+  }, 90_000); // four functions checked at once on two cores: some 20 s each alone, more beside the other suites
 });

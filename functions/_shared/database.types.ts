@@ -57,6 +57,7 @@ export type Database = {
           "proof_note": string | null;
           "proof_photo_path": string | null;
           "proof_signature_path": string | null;
+          "recipient_email": string | null;
           "recipient_name": string | null;
           "recipient_phone": string | null;
           "remaining_m": number | null;
@@ -99,6 +100,7 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
@@ -140,6 +142,7 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
@@ -375,6 +378,100 @@ export type Database = {
             columns: ["company_id"];
             isOneToOne: false;
             referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "notification_settings": {
+        Row: {
+          "channels": (string)[];
+          "company_id": string;
+          "events": (string)[];
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "channels": (string)[];
+          "company_id": string;
+          "events": (string)[];
+          "updated_at"?: string;
+        };
+        Update: {
+          "channels"?: (string)[];
+          "company_id"?: string;
+          "events"?: (string)[];
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "notification_settings_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: true;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "notifications": {
+        Row: {
+          "attempts": number;
+          "channel": string;
+          "company_id": string;
+          "created_at": string;
+          "delivery_id": string;
+          "error": string | null;
+          "event": string;
+          "id": string;
+          "last_attempt_at": string | null;
+          "next_attempt_at": string;
+          "provider_message_id": string | null;
+          "sent_at": string | null;
+          "status": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "attempts"?: number;
+          "channel": string;
+          "company_id": string;
+          "created_at"?: string;
+          "delivery_id": string;
+          "error"?: string | null;
+          "event": string;
+          "id"?: string;
+          "last_attempt_at"?: string | null;
+          "next_attempt_at"?: string;
+          "provider_message_id"?: string | null;
+          "sent_at"?: string | null;
+          "status"?: string;
+        };
+        Update: {
+          "attempts"?: number;
+          "channel"?: string;
+          "company_id"?: string;
+          "created_at"?: string;
+          "delivery_id"?: string;
+          "error"?: string | null;
+          "event"?: string;
+          "id"?: string;
+          "last_attempt_at"?: string | null;
+          "next_attempt_at"?: string;
+          "provider_message_id"?: string | null;
+          "sent_at"?: string | null;
+          "status"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "notifications_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "notifications_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
             referencedColumns: ["id"];
           },
         ];
@@ -705,6 +802,7 @@ export type Database = {
         };
       };
       "claim_eta_refreshes": { Args: { "driver_id": string }; Returns: Json };
+      "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
         Args: { "delivery_id": string; "note"?: string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -736,6 +834,7 @@ export type Database = {
           "payment_method": string;
           "pix_copy_paste"?: string;
           "pix_qr_code_image"?: string;
+          "recipient_email"?: string;
           "recipient_name"?: string;
           "recipient_phone"?: string;
         };
@@ -758,6 +857,16 @@ export type Database = {
         };
       };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
+      "erase_delivery_recipient": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "fail_withdrawal": {
         Args: { "error_message": string; "failure_kind": string; "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -804,6 +913,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "company";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_notification_settings": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["notification_settings_set"];
+        SetofOptions: {
+          from: "*";
+          to: "notification_settings_set";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -870,6 +989,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_delivery_notifications": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_notification_list"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_notification_list";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -954,6 +1083,16 @@ export type Database = {
         };
         Returns: boolean;
       };
+      "record_notification_outcome": {
+        Args: {
+          "attempt": number;
+          "error"?: string;
+          "notification_id": string;
+          "outcome": string;
+          "provider_message_id"?: string;
+        };
+        Returns: string;
+      };
       "register_company": {
         Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
@@ -979,6 +1118,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "gateway_status";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_notification_settings": {
+        Args: { "channels": (string)[]; "events": (string)[] };
+        Returns: Database["public"]["CompositeTypes"]["notification_settings_set"];
+        SetofOptions: {
+          from: "*";
+          to: "notification_settings_set";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1097,6 +1246,19 @@ export type Database = {
         "proof": Database["public"]["CompositeTypes"]["delivery_proof"] | null;
         "tracking_token": string | null;
         "tracking_url": string | null;
+        "recipient_email": string | null;
+      };
+      "delivery_notification": {
+        "event": string | null;
+        "channel": string | null;
+        "to": string | null;
+        "status": string | null;
+        "attempts": number | null;
+        "sent_at": string | null;
+        "error": string | null;
+      };
+      "delivery_notification_list": {
+        "items": (Database["public"]["CompositeTypes"]["delivery_notification"])[] | null;
       };
       "delivery_page": {
         "items": (Database["public"]["CompositeTypes"]["delivery"])[] | null;
@@ -1154,6 +1316,10 @@ export type Database = {
         "speed": number | null;
         "accuracy": number | null;
         "updated_at": string | null;
+      };
+      "notification_settings_set": {
+        "events": (string)[] | null;
+        "channels": (string)[] | null;
       };
       "pix_payment": {
         "gateway_payment_id": string | null;

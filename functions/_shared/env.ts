@@ -35,6 +35,23 @@ const Schema = z.object({
   CEP_URL: url,
   GEOCODING_URL: url,
   SECRETS_ENCRYPTION_KEY: EncryptionKey,
+  /** The web app's public origin: recipients' tracking links are `{WEB_APP_URL}/track/{token}`. */
+  WEB_APP_URL: url.transform((value) => value.replace(/\/+$/, "")),
+  /** WhatsApp Cloud API: `{WHATSAPP_URL}/{WHATSAPP_PHONE_ID}/messages` with `Authorization: Bearer {WHATSAPP_TOKEN}`. */
+  WHATSAPP_URL: url.transform((value) => value.replace(/\/+$/, "")),
+  WHATSAPP_TOKEN: z.string().min(1),
+  WHATSAPP_PHONE_ID: z.string().regex(/^\d{1,30}$/, "must be the numeric id of the WhatsApp business phone number"),
+  /** `smtp://user:pass@host:port` (STARTTLS when the server offers it) or `smtps://...` (TLS from the start). */
+  SMTP_URL: z.string().refine((value) => {
+    try {
+      const parsed = new URL(value);
+      return ["smtp:", "smtps:"].includes(parsed.protocol) && parsed.hostname !== "";
+    } catch {
+      return false;
+    }
+  }, "must be an smtp:// or smtps:// URL with a host"),
+  /** The address e-mails to recipients come from; the company's name is the sender's name. */
+  SMTP_FROM: z.email(),
 });
 
 export type Env = z.infer<typeof Schema>;

@@ -15,6 +15,7 @@ import deliveries from "./routes/deliveries.ts";
 import drivers from "./routes/drivers.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
+import notifications from "./routes/notifications.ts";
 import proof from "./routes/proof.ts";
 import settings from "./routes/settings.ts";
 import tracking from "./routes/tracking.ts";
@@ -30,6 +31,7 @@ export const routes: AnyRoute[] = [
   ...money,
   ...tracking,
   ...proof,
+  ...notifications,
 ];
 
 const healthRoute = defineRoute({

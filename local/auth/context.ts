@@ -20,6 +20,8 @@ export interface AuthOptions {
   refreshTokenReuseInterval: number;
   /** The custom access token hook, a SQL function `schema.name(event jsonb) returns jsonb`. */
   hook: { schema: string; name: string } | null;
+  /** The stack's mailbox, which its SMTP listener delivers to as well; a new one when not given. */
+  mailbox?: Mailbox;
   /** supabase/config.toml's sign-up, e-mail and rate-limit settings (local/auth/project.ts). */
   project: AuthProject;
 }

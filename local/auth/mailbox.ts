@@ -1,6 +1,8 @@
 // The local mail catcher: what `supabase start` gives with Mailpit (Inbucket
 // before it). Mail the local Auth sends (confirmations, invitations, magic links,
-// recovery, e-mail changes, reauthentication) is kept in memory and served at
+// recovery, e-mail changes, reauthentication), mail sent to the stack's SMTP
+// listener (local/simulators/smtp.ts: the notifications to recipients) and a
+// copy of each message the WhatsApp simulator accepts are kept in memory and served at
 // /_mail/api/v1 in Mailpit's JSON shapes (the
 // version in local/versions.ts): GET messages, GET message/{ID|latest},
 // GET search?query=to:<address>, DELETE messages. The log records that a mail
@@ -13,6 +15,8 @@ export interface Mail {
   subject: string;
   html: string;
   text: string;
+  /** The sender; Supabase Auth's by default. */
+  from?: { Name: string; Address: string };
 }
 
 interface Stored extends Mail {
@@ -46,7 +50,7 @@ export class Mailbox {
       ID: m.id,
       MessageID: `${m.id}@local`,
       Read: m.read,
-      From: FROM,
+      From: m.from ?? FROM,
       To: [{ Name: "", Address: m.to }],
       Cc: [],
       Bcc: [],
@@ -100,7 +104,7 @@ export class Mailbox {
     const { Created: _created, Snippet: _snippet, ...summary } = this.#summary(message);
     return {
       ...summary,
-      ReturnPath: FROM.Address,
+      ReturnPath: (message.from ?? FROM).Address,
       Date: message.created.toISOString(),
       Text: message.text,
       HTML: message.html,

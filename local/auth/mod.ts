@@ -125,7 +125,7 @@ export interface ClientInfo {
 export function createAuth(options: AuthOptions): Auth {
   const verifyToken = createTokenVerifier(options.keys);
   const apiKeys = [options.keys.anonKey, options.keys.serviceRoleKey];
-  const mailbox = new Mailbox();
+  const mailbox = options.mailbox ?? new Mailbox();
   const limiters = createLimiters(options.project.rateLimits);
   const app = new Hono<{ Bindings: ClientInfo }>();
 

@@ -54,7 +54,8 @@ create type public.delivery as (
   eta_refreshed_at timestamptz,
   proof public.delivery_proof,
   tracking_token text,
-  tracking_url text
+  tracking_url text,
+  recipient_email text
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
@@ -116,6 +117,7 @@ create table public.deliveries (
   proof_photo_path text,
   proof_signature_path text,
   proof_note text check (length(proof_note) <= 1000),
+  recipient_email text,
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
   check ((payment_method = 'invoice') = (payment_status = 'invoiced')),
   check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
@@ -319,7 +321,8 @@ begin
     d.remaining_m, d.eta_at, d.eta_refreshed_at,
     case when d.status = 'completed' then
       row(d.proof_photo_path, d.proof_signature_path, d.proof_note)::public.delivery_proof end,
-    link ->> 'tracking_token', link ->> 'tracking_url'
+    link ->> 'tracking_token', link ->> 'tracking_url',
+    d.recipient_email
   )::public.delivery;
 end;
 $$;
@@ -539,7 +542,8 @@ create function public.create_delivery(
   gateway_payment_id text default null,
   pix_copy_paste text default null,
   pix_qr_code_image text default null,
-  payment_due_date date default null)
+  payment_due_date date default null,
+  recipient_email text default null)
 returns public.delivery
 language plpgsql
 set search_path = ''
@@ -561,7 +565,7 @@ begin
   insert into public.deliveries (id, company_id, status, payment_status, payment_method,
     origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
     distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
-    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date)
+    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date, recipient_email)
   select create_delivery.id, create_delivery.company_id,
     case create_delivery.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
     case create_delivery.payment_method when 'pix' then 'pending' else 'invoiced' end,
@@ -571,7 +575,7 @@ begin
     metres, round(create_delivery.duration_s)::integer, price, p.driver_share, create_delivery.driver_id,
     create_delivery.recipient_name, create_delivery.recipient_phone, create_delivery.notes,
     create_delivery.gateway_payment_id, create_delivery.pix_copy_paste, create_delivery.pix_qr_code_image,
-    create_delivery.payment_due_date
+    create_delivery.payment_due_date, create_delivery.recipient_email
   from public.prices p where p.company_id = create_delivery.company_id
   returning * into delivery;
   perform private.record_delivery_history(null, delivery, 'create', create_delivery.created_by);
@@ -585,12 +589,12 @@ begin
 end;
 $$;
 comment on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date)
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text)
   is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
 revoke execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date) from authenticated;
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text) from authenticated;
 grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date) to service_role;
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text) to service_role;
 
 -- Gateway customers are made once per document and company gateway account
 -- (gateway_configs.company_id is its key: at most one row), keyed by the

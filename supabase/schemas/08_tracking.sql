@@ -147,6 +147,10 @@ begin
   perform private.admit_tracking_request(left(coalesce(track_delivery.client, 'unknown'), 100));
   select t.delivery_id into found_id from private.delivery_tracking t
   where t.token_hash = sha256(convert_to(track_delivery.token, 'UTF8'));
+  -- 30 days after the delivery ended the link answers as a wrong one (13_notifications.sql, LGPD).
+  if private.tracking_link_expired(found_id) then
+    found_id := null;
+  end if;
   -- On a miss too: the same query, which then finds nothing.
   view := private.tracking_json_of(found_id);
   return view;

@@ -7,7 +7,9 @@ import { createGatewaySimulator, type GatewaySimulator } from "../../local/simul
 import { type CepSimulator, createCepSimulator } from "../../local/simulators/cep.ts";
 import { createGeocodingSimulator, type GeocodingSimulator } from "../../local/simulators/geocoding.ts";
 import { createRoutingSimulator, type RoutingSimulator } from "../../local/simulators/routing.ts";
+import { createWhatsAppSimulator, type WhatsAppSimulator } from "../../local/simulators/whatsapp.ts";
 import { startFake } from "../support/fake-server.ts";
+import { startSmtpFake } from "../support/smtp-fake.ts";
 import { LIFTED_AUTH_RATE_LIMITS, privateDir, startOwnStack } from "../support/stack.ts";
 
 export interface StackInfo {
@@ -19,7 +21,7 @@ export interface StackInfo {
   platformWebhookSecret: string;
   /** Everything the stack printed, for tests that check what is (not) logged. */
   logFile: string;
-  fakes: Record<"gateway" | "routing" | "cep" | "geocoding", { url: string; controlUrl: string }>;
+  fakes: Record<"gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp", { url: string; controlUrl: string }>;
 }
 
 declare module "vitest" {
@@ -48,6 +50,12 @@ export default async function setup(project: TestProject) {
     const sim = f as GeocodingSimulator;
     return { requests: sim.requests, queries: sim.queries };
   });
+  const whatsapp = await startFake(
+    "whatsapp",
+    () => createWhatsAppSimulator(),
+    (f) => ({ messages: (f as WhatsAppSimulator).messages }),
+  );
+  const smtp = await startSmtpFake();
 
   const dataDir = privateDir("delivery-platform-test-");
   const logFile = resolve(dataDir, "stack.log");
@@ -63,6 +71,9 @@ export default async function setup(project: TestProject) {
       ROUTING_URL: routing.url,
       CEP_URL: cep.url,
       GEOCODING_URL: geocoding.url,
+      WHATSAPP_URL: `${whatsapp.url}/v21.0`,
+      WHATSAPP_TOKEN: "test-whatsapp-token",
+      SMTP_URL: smtp.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: platformWebhookSecret,
       AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1",
       // The test files sign in, verify and recover from one address, in parallel, far faster than
@@ -85,6 +96,8 @@ export default async function setup(project: TestProject) {
       routing: { url: routing.url, controlUrl: routing.controlUrl },
       cep: { url: cep.url, controlUrl: cep.controlUrl },
       geocoding: { url: geocoding.url, controlUrl: geocoding.controlUrl },
+      whatsapp: { url: whatsapp.url, controlUrl: whatsapp.controlUrl },
+      smtp: { url: smtp.url, controlUrl: smtp.controlUrl },
     },
   });
 
@@ -94,5 +107,7 @@ export default async function setup(project: TestProject) {
     await routing.close();
     await cep.close();
     await geocoding.close();
+    await whatsapp.close();
+    await smtp.close();
   };
 }

@@ -1,8 +1,10 @@
 // Test-side control of the loopback fakes of the payment gateway, the routing
-// service, the postcode service and the geocoding service (started once by
+// service, the postcode service, the geocoding service, the WhatsApp Cloud API and the SMTP relay (started once by
 // tests/setup/global.ts).
 import { inject } from "vitest";
 import type { GatewayObject } from "../../local/simulators/gateway.ts";
+import type { ReceivedMail } from "../../local/simulators/smtp.ts";
+import type { WhatsAppMessage } from "../../local/simulators/whatsapp.ts";
 
 async function control<T>(base: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${base}${path}`, {
@@ -20,12 +22,13 @@ export interface GatewayState {
   log: { method: string; path: string; accessToken: string | null; body: unknown }[];
 }
 
-function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding") {
+function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp") {
   const base = () => inject("stack").fakes[which].controlUrl;
   return {
     /**
      * "ok" | "fail" (500) | "reject" (gateway 400) | "fail-after-create" (does the work, then 500) for the
-     * gateway; "ok" | "error" for routing, the postcode and the geocoding services.
+     * gateway; "ok" | "error" for routing, the postcode and the geocoding services; "ok" | "fail" (Meta's 500) for
+     * WhatsApp; "ok" | "fail" (451 to every message) | "reject" (550 to every recipient) for SMTP.
      */
     set: (mode: string, delayMs = 0) => control(base(), "/mode", { mode, delayMs }),
     slow: (delayMs: number) => control(base(), "/mode", { delayMs }),
@@ -57,3 +60,7 @@ export const gateway = {
 export const routing = fake<{ requests: number }>("routing");
 export const cep = fake<{ requests: number }>("cep");
 export const geocoding = fake<{ requests: number; queries: string[] }>("geocoding");
+/** The WhatsApp Cloud API: `state()` lists the messages it accepted, newest first. */
+export const whatsapp = fake<{ messages: WhatsAppMessage[] }>("whatsapp");
+/** The SMTP relay (lateAnswer and stalledBody do not apply): `state()` lists the mails it accepted, oldest first. */
+export const smtp = fake<{ mails: ReceivedMail[] }>("smtp");

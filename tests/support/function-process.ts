@@ -66,6 +66,12 @@ export function callFunctionProcess(
       ROUTING_URL: stack().fakes.routing.url,
       CEP_URL: stack().fakes.cep.url,
       GEOCODING_URL: stack().fakes.geocoding.url,
+      WEB_APP_URL: stack().apiUrl,
+      WHATSAPP_URL: `${stack().fakes.whatsapp.url}/v21.0`,
+      WHATSAPP_TOKEN: "test-whatsapp-token",
+      WHATSAPP_PHONE_ID: "100000000000001",
+      SMTP_URL: stack().fakes.smtp.url,
+      SMTP_FROM: "entregas@delivery.local",
       ...env,
     },
   });

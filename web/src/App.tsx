@@ -23,6 +23,7 @@ const WebhooksPage = lazy(() => import("./panel/Webhooks.tsx"));
 const GatewayPage = lazy(() => import("./panel/Gateway.tsx"));
 const BillingPage = lazy(() => import("./panel/Billing.tsx"));
 const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
+const NotificationSettingsPage = lazy(() => import("./panel/Notifications.tsx"));
 const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
 const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
 const DriverBar = lazy(() => import("./driver/DriverBar.tsx"));
@@ -51,6 +52,12 @@ const PAGES: PageDef[] = [
   { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },
   { path: "/gateway", roles: OWNER, nav: "nav.gateway", render: () => <GatewayPage /> },
   { path: "/billing", roles: OWNER, nav: "nav.billing", render: () => <BillingPage /> },
+  {
+    path: "/notifications",
+    roles: COMPANY_MANAGERS,
+    nav: "nav.notifications",
+    render: () => <NotificationSettingsPage />,
+  },
   {
     path: "/simulators",
     roles: COMPANY_MANAGERS,

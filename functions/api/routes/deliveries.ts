@@ -80,6 +80,7 @@ export const Delivery = z.object({
   tracking_url: z.string().nullable().describe(
     "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers).",
   ),
+  recipient_email: z.string().nullable().describe("Where the recipient's e-mail notifications go."),
 }).meta({ id: "Delivery" });
 
 const Route = z.object({ origin: LatLng, destination: LatLng });
@@ -97,6 +98,7 @@ const CreateDelivery = z.object({
   recipient_name: Text(200).nullish(),
   recipient_phone: Phone.nullish(),
   notes: Text(2000).nullish(),
+  recipient_email: Email.nullish(),
   driver_id: z.uuid().nullish(),
 }).superRefine((body, ctx) => {
   if (body.payment_method === "pix" && !body.customer) {
@@ -252,6 +254,7 @@ export const createDelivery = defineRoute({
           pix_copy_paste: charged?.payment.pix_copy_paste,
           pix_qr_code_image: charged?.payment.pix_qr_code_image,
           payment_due_date: charged?.payment.due_date,
+          recipient_email: body.recipient_email,
         })
       );
       return { status: 201, body: delivery };

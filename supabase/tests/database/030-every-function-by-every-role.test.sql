@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(123);
+select plan(141);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -46,7 +46,11 @@ from t, o, lateral (values
   ('select to_jsonb(public.list_driver_locations())', array['owner', 'admin', 'legacy_admin']),
   (format('select to_jsonb(public.get_delivery_trail(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
   ('select to_jsonb(public.get_proof_requirements())', array['owner', 'admin', 'legacy_admin', 'driver']),
-  ('select to_jsonb(public.set_proof_requirements(false, false, false))', array['owner', 'admin'])
+  ('select to_jsonb(public.set_proof_requirements(false, false, false))', array['owner', 'admin']),
+  ('select to_jsonb(public.get_notification_settings())', array['owner', 'admin']),
+  ('select to_jsonb(public.set_notification_settings(''{started}'', ''{email}''))', array['owner', 'admin']),
+  (format('select to_jsonb(public.list_delivery_notifications(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.erase_delivery_recipient(%L))', o.delivery), array['owner', 'admin', 'legacy_admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -79,7 +83,7 @@ select is(
   'no function of ours is SQL with set search_path (each keeps its plans)'
 );
 
--- 28 calls x 4 roles = 112 assertions, then 8 foreign ones
+-- 32 calls x 4 roles = 128 assertions, then 10 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -121,7 +125,9 @@ begin
       ('admin', format('select to_jsonb(public.assign_delivery(%L, %L))', (select delivery from o), (select b ->> 'driver_id' from t))),
       ('driver', format('select to_jsonb(public.accept_delivery(%L))', (select delivery from o))),
       ('admin', format('select to_jsonb(public.get_withdrawal(%L))', (select withdrawal from o))),
-      ('owner', format('select to_jsonb(public.get_delivery_trail(%L))', (select delivery from o)))
+      ('owner', format('select to_jsonb(public.get_delivery_trail(%L))', (select delivery from o))),
+      ('admin', format('select to_jsonb(public.list_delivery_notifications(%L))', (select delivery from o))),
+      ('legacy_admin', format('select to_jsonb(public.erase_delivery_recipient(%L))', (select delivery from o)))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

@@ -661,6 +661,78 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/notifications/settings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Which events the company's recipients are told of, on which channels
+     * @description Each message is queued in the transaction of the change that causes it, at most once per delivery, event and channel (an event that happens again, as a reopened delivery starting again, sends nothing more), on each chosen channel the recipient has an address for, and carries the delivery's tracking link. The default, until the company chooses: `started`, `nearby`, `completed` and `failed` on both channels.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    get: operations["getNotificationsSettings"];
+    /**
+     * Choose which events the company's recipients are told of, on which channels
+     * @description Each message is queued in the transaction of the change that causes it, at most once per delivery, event and channel (an event that happens again, as a reopened delivery starting again, sends nothing more), on each chosen channel the recipient has an address for, and carries the delivery's tracking link. The default, until the company chooses: `started`, `nearby`, `completed` and `failed` on both channels. Empty lists send nothing. Applies to messages queued from now on.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    put: operations["putNotificationsSettings"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/notifications": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The messages to a delivery's recipient
+     * @description In the order they were queued. Destinations are masked here and in every log.
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    get: operations["getDeliveriesByIdNotifications"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/erase-recipient": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Erase the recipient's personal data from a delivery (LGPD)
+     * @description `recipient_name`, `recipient_phone` and `recipient_email` become null, in any state of the delivery, at once and for good; messages not yet sent are not sent (`failed`). The delivery's history keeps every move and records who erased the recipient, and when. The Pix payer's document is never stored with the delivery (only the gateway holds it). Erasing again changes nothing more. Also: a tracking link stops answering (404, as a wrong one) 30 days after its delivery was completed, cancelled or failed, and the delivery's trail is deleted 90 days after.
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    post: operations["postDeliveriesByIdEraseRecipient"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/webhooks/gateway/{company_id}": {
     parameters: {
       query?: never;
@@ -894,6 +966,8 @@ export interface components {
       tracking_token: string | null;
       /** @description The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers). */
       tracking_url: string | null;
+      /** @description Where the recipient's e-mail notifications go. */
+      recipient_email: string | null;
     };
     Postcode: {
       /** @description 00000-000, as the Correios write it. */
@@ -1013,6 +1087,34 @@ export interface components {
       signature: boolean;
       /** @description Completing must carry a note. */
       note: boolean;
+    };
+    NotificationSettings: {
+      events: ("created" | "started" | "nearby" | "completed" | "failed")[];
+      channels: ("whatsapp" | "email")[];
+    };
+    DeliveryNotification: {
+      /**
+       * @description `created`: the delivery is offered to drivers (an invoice delivery when created, a Pix one when paid); `started`: its driver sets off (`in_progress`); `nearby`: while in progress, its ETA comes to 5 minutes or less; `completed`; `failed`.
+       * @enum {string}
+       */
+      event: "created" | "started" | "nearby" | "completed" | "failed";
+      /**
+       * @description `whatsapp` to `recipient_phone`, `email` to `recipient_email`.
+       * @enum {string}
+       */
+      channel: "whatsapp" | "email";
+      /** @description The destination, masked (`*****7777`, `a***@example.com`); null once the recipient was erased. */
+      to: string | null;
+      /**
+       * @description `queued` until sent; retried with backoff (30 s, doubling, at most an hour) while the provider fails, for 24 hours; `failed` when the provider refuses the destination for good (a number not on WhatsApp, an address the mail server rejects), after 24 hours of failures, when the recipient was erased, or when the message was outdated before it could go (`started` or `nearby` once the delivery is no longer in progress).
+       * @enum {string}
+       */
+      status: "queued" | "sent" | "failed";
+      attempts: number;
+      /** Format: date-time */
+      sent_at: string | null;
+      /** @description Why it failed, or why the last attempt failed while it is retried. */
+      error: string | null;
     };
     WebhookAcknowledgement: {
       /** @enum {boolean} */
@@ -2609,6 +2711,8 @@ export interface operations {
           recipient_name?: string | null;
           recipient_phone?: string | null;
           notes?: string | null;
+          /** Format: email */
+          recipient_email?: string | null;
           /** Format: uuid */
           driver_id?: string | null;
         };
@@ -4002,6 +4106,302 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getNotificationsSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The settings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NotificationSettings"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putNotificationsSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NotificationSettings"];
+      };
+    };
+    responses: {
+      /** @description The settings, each event and channel once */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NotificationSettings"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDeliveriesByIdNotifications: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The messages */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["DeliveryNotification"][];
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No delivery of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdEraseRecipient: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery, without its recipient's data */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No delivery of the company has this id */
+      404: {
         headers: {
           [name: string]: unknown;
         };

@@ -21,6 +21,7 @@ import { useRealtimeEvent } from "../lib/realtime.tsx";
 import { Link } from "../lib/router.tsx";
 import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
+import { DeliveryNotifications } from "./Notifications.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
 
@@ -274,6 +275,7 @@ export default function DeliveryPage({ id }: { id: string }) {
             )}
           </dl>
           <TrackingLink delivery={delivery} />
+          <DeliveryNotifications delivery={delivery} onErased={update} />
           <ProofOfDelivery delivery={delivery} />
           <Timeline delivery={delivery} />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}

@@ -1,12 +1,13 @@
 // Local stack only: fire the gateway's events for a delivery or a withdrawal,
-// so a person can play a whole delivery through in two browser windows.
+// so a person can play a whole delivery through in two browser windows; and
+// read the WhatsApp messages the recipients were sent (the WhatsApp simulator's).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, ApiError, call } from "../api/client.ts";
 import { ErrorNote, Note } from "../components/ui.tsx";
 import { config } from "../config.ts";
 import { useTranslation } from "react-i18next";
-import { formatBRL, gatewayEventName, shortId } from "../format.ts";
+import { formatBRL, formatDateTime, gatewayEventName, shortId } from "../format.ts";
 
 interface Fire {
   event: string;
@@ -26,6 +27,57 @@ async function fire(body: Fire): Promise<number> {
   const answer = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, answer);
   return res.status;
+}
+
+interface WhatsAppMessage {
+  id: string;
+  to: string;
+  template: string;
+  text: string;
+  received_at: string;
+}
+
+/** The text of a message with its links as links, as a phone shows it. */
+function WithLinks({ text }: { text: string }) {
+  return (
+    <>
+      {text.split(/(https?:\/\/\S+)/).map((part, i) =>
+        i % 2 === 1 ? <a key={i} href={part} target="_blank" rel="noreferrer">{part}</a> : part
+      )}
+    </>
+  );
+}
+
+/** What the WhatsApp simulator received, newest first. */
+function WhatsAppInbox() {
+  const { t } = useTranslation();
+  const inbox = useQuery({
+    queryKey: ["sim-whatsapp"],
+    queryFn: async () => {
+      const res = await fetch(`${config.apiUrl}/_sim/whatsapp/inbox`).catch(() => null);
+      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
+      return (await res.json()) as { messages: WhatsAppMessage[] };
+    },
+    refetchInterval: 2_000,
+  });
+  const messages = inbox.data?.messages.slice(0, 20) ?? [];
+  return (
+    <section aria-labelledby="sim-whatsapp-title">
+      <h2 id="sim-whatsapp-title">{t("notifications.whatsappTitle")}</h2>
+      <ErrorNote error={inbox.error} />
+      {inbox.isSuccess && messages.length === 0 && <p>{t("notifications.whatsappNone")}</p>}
+      <ul className="list">
+        {messages.map((m) => (
+          <li key={m.id}>
+            <strong>{t("notifications.whatsappTo", { to: m.to, at: formatDateTime(m.received_at) })}</strong>
+            <p className="wrap-anywhere">
+              <WithLinks text={m.text} />
+            </p>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 }
 
 export default function SimulatorsPage() {
@@ -107,6 +159,7 @@ export default function SimulatorsPage() {
           </li>
         ))}
       </ul>
+      <WhatsAppInbox />
     </section>
   );
 }

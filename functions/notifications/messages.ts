@@ -1,0 +1,108 @@
+// What a recipient reads, in Brazilian Portuguese, for each event: the
+// WhatsApp message templates (approved at Meta under these names, in pt_BR,
+// with these bodies: docs/notifications.md lists them) and the e-mails, which
+// say the same. Every message carries the delivery's tracking link. Pure: no
+// I/O, so the local WhatsApp simulator renders the same templates.
+
+import type { NotificationEvent } from "../_shared/notifications.ts";
+
+/** What a message says: the recipient's first name (if known), the company, the ETA, the link. */
+export interface MessageFacts {
+  first_name: string | null;
+  company_name: string;
+  /** The expected arrival (ISO 8601), while the delivery is under way. */
+  eta_at: string | null;
+  /** The absolute tracking link. */
+  link: string;
+  /** When the message is written (the nearby message counts minutes from it). */
+  now: Date;
+}
+
+export interface Template {
+  /** The template's name at Meta. */
+  name: string;
+  /** Its body, with {{1}}, {{2}}, ... for the parameters, in order. */
+  body: string;
+  subject: string;
+  parameters(facts: MessageFacts): string[];
+}
+
+const TIME_ZONE = "America/Sao_Paulo";
+const clock = new Intl.DateTimeFormat("pt-BR", { timeZone: TIME_ZONE, hour: "2-digit", minute: "2-digit" });
+
+const name = (facts: MessageFacts) => facts.first_name ?? "cliente";
+/** "14:35" in São Paulo's time, or words when the ETA is not known yet. */
+const arrival = (facts: MessageFacts) => facts.eta_at ? clock.format(new Date(facts.eta_at)) : "em breve";
+/** "5 minutos", "1 minuto", counted from when the message is written. */
+function minutesAway(facts: MessageFacts): string {
+  if (!facts.eta_at) return "alguns minutos";
+  const minutes = Math.max(1, Math.round((new Date(facts.eta_at).getTime() - facts.now.getTime()) / 60_000));
+  return minutes === 1 ? "1 minuto" : `${minutes} minutos`;
+}
+
+export const TEMPLATES: Record<NotificationEvent, Template> = {
+  created: {
+    name: "entrega_registrada",
+    body: "Olá, {{1}}! {{2}} registrou uma entrega para você. Acompanhe por este link: {{3}}",
+    subject: "{{2}} registrou uma entrega para você",
+    parameters: (f) => [name(f), f.company_name, f.link],
+  },
+  started: {
+    name: "entrega_a_caminho",
+    body: "Olá, {{1}}! Sua entrega de {{2}} saiu para entrega e deve chegar por volta das {{3}}. " +
+      "Acompanhe ao vivo: {{4}}",
+    subject: "Sua entrega de {{2}} está a caminho",
+    parameters: (f) => [name(f), f.company_name, arrival(f), f.link],
+  },
+  nearby: {
+    name: "entrega_chegando",
+    body: "Olá, {{1}}! O entregador de {{2}} chega em cerca de {{3}}. Acompanhe ao vivo: {{4}}",
+    subject: "Sua entrega de {{2}} está chegando",
+    parameters: (f) => [name(f), f.company_name, minutesAway(f), f.link],
+  },
+  completed: {
+    name: "entrega_concluida",
+    body: "Olá, {{1}}! Sua entrega de {{2}} foi concluída. Veja os detalhes: {{3}}",
+    subject: "Sua entrega de {{2}} foi concluída",
+    parameters: (f) => [name(f), f.company_name, f.link],
+  },
+  failed: {
+    name: "entrega_nao_realizada",
+    body: "Olá, {{1}}! Não conseguimos concluir sua entrega de {{2}}. {{2}} vai entrar em contato; " +
+      "veja os detalhes: {{3}}",
+    subject: "Não conseguimos concluir sua entrega de {{2}}",
+    parameters: (f) => [name(f), f.company_name, f.link],
+  },
+};
+
+/** A template's text with its parameters in place ({{n}} is the n-th). */
+export function fill(text: string, parameters: string[]): string {
+  return text.replace(/\{\{(\d+)\}\}/g, (whole, n) => parameters[Number(n) - 1] ?? whole);
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+export interface Email {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** The e-mail of an event: the template's sentence, the link as a button, in text and HTML. */
+export function renderEmail(event: NotificationEvent, facts: MessageFacts): Email {
+  const template = TEMPLATES[event];
+  const parameters = template.parameters(facts);
+  const sentence = fill(template.body, parameters);
+  const footer = `Você recebe esta mensagem porque ${facts.company_name} tem uma entrega para você.`;
+  const text = `${sentence}\n\n${footer}\n`;
+  // The sentence ends with the link; in HTML the link is a button of its own.
+  const lead = sentence.slice(0, sentence.lastIndexOf(facts.link)).trim();
+  const html = `<!doctype html>\n<html lang="pt-BR"><body style="font-family: sans-serif">` +
+    `<p>${escapeHtml(lead)}</p>` +
+    `<p><a href="${escapeHtml(facts.link)}" style="display: inline-block; padding: 10px 16px; background: #0b5cad; ` +
+    `color: #fff; text-decoration: none; border-radius: 4px">Acompanhar a entrega</a></p>` +
+    `<p style="font-size: small; color: #555">${escapeHtml(footer)}<br>${escapeHtml(facts.link)}</p>` +
+    `</body></html>\n`;
+  return { subject: fill(template.subject, parameters), text, html };
+}
