@@ -25,6 +25,7 @@ export type Database = {
       "deliveries": {
         Row: {
           "accepted_at": string | null;
+          "attempts": number;
           "cancel_reason": string | null;
           "cancelled_at": string | null;
           "company_id": string;
@@ -42,6 +43,10 @@ export type Database = {
           "eta_from_lng": number | null;
           "eta_refreshed_at": string | null;
           "eta_requested_at": string | null;
+          "external_id": string | null;
+          "failed_at": string | null;
+          "failure_note": string | null;
+          "failure_reason": string | null;
           "gateway_payment_id": string | null;
           "id": string;
           "notes": string | null;
@@ -57,16 +62,21 @@ export type Database = {
           "proof_note": string | null;
           "proof_photo_path": string | null;
           "proof_signature_path": string | null;
+          "recipient_email": string | null;
           "recipient_name": string | null;
           "recipient_phone": string | null;
           "remaining_m": number | null;
+          "search_text": string | null;
           "started_at": string | null;
           "status": string;
           "updated_at": string;
+          "window_end": string | null;
+          "window_start": string | null;
         };
         ComputedFields: never;
         Insert: {
           "accepted_at"?: string | null;
+          "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
           "company_id": string;
@@ -84,6 +94,10 @@ export type Database = {
           "eta_from_lng"?: number | null;
           "eta_refreshed_at"?: string | null;
           "eta_requested_at"?: string | null;
+          "external_id"?: string | null;
+          "failed_at"?: string | null;
+          "failure_note"?: string | null;
+          "failure_reason"?: string | null;
           "gateway_payment_id"?: string | null;
           "id"?: string;
           "notes"?: string | null;
@@ -99,15 +113,20 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
+          "search_text"?: never;
           "started_at"?: string | null;
           "status": string;
           "updated_at"?: string;
+          "window_end"?: string | null;
+          "window_start"?: string | null;
         };
         Update: {
           "accepted_at"?: string | null;
+          "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
           "company_id"?: string;
@@ -125,6 +144,10 @@ export type Database = {
           "eta_from_lng"?: number | null;
           "eta_refreshed_at"?: string | null;
           "eta_requested_at"?: string | null;
+          "external_id"?: string | null;
+          "failed_at"?: string | null;
+          "failure_note"?: string | null;
+          "failure_reason"?: string | null;
           "gateway_payment_id"?: string | null;
           "id"?: string;
           "notes"?: string | null;
@@ -140,12 +163,16 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
+          "search_text"?: never;
           "started_at"?: string | null;
           "status"?: string;
           "updated_at"?: string;
+          "window_end"?: string | null;
+          "window_start"?: string | null;
         };
         Relationships: [
           {
@@ -693,7 +720,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "authorize_new_delivery": { Args: { "driver_id"?: string }; Returns: string };
+      "authorize_new_delivery": { Args: { "driver_id"?: string; "external_id"?: string }; Returns: string };
       "cancel_delivery": {
         Args: { "delivery_id": string; "reason"?: string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -726,6 +753,7 @@ export type Database = {
           "distance_m": number;
           "driver_id"?: string;
           "duration_s": number;
+          "external_id"?: string;
           "gateway_payment_id"?: string;
           "id": string;
           "notes"?: string;
@@ -736,8 +764,11 @@ export type Database = {
           "payment_method": string;
           "pix_copy_paste"?: string;
           "pix_qr_code_image"?: string;
+          "recipient_email"?: string;
           "recipient_name"?: string;
           "recipient_phone"?: string;
+          "window_end"?: string;
+          "window_start"?: string;
         };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
@@ -758,6 +789,29 @@ export type Database = {
         };
       };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
+      "existing_external_ids": { Args: { "external_ids": (string)[] }; Returns: (string)[] };
+      "export_deliveries": {
+        Args: {
+          "created_from"?: string;
+          "created_to"?: string;
+          "driver_id"?: string;
+          "late"?: boolean;
+          "payment_status"?: string;
+          "q"?: string;
+          "status"?: string;
+        };
+        Returns: unknown;
+      };
+      "fail_delivery": {
+        Args: { "delivery_id": string; "note"?: string; "reason": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "fail_withdrawal": {
         Args: { "error_message": string; "failure_kind": string; "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -767,6 +821,10 @@ export type Database = {
           isOneToOne: true;
           isSetofReturn: false;
         };
+      };
+      "fetch_deliveries": {
+        Args: { "count": number; "cursor": unknown };
+        Returns: (Database["public"]["CompositeTypes"]["delivery"])[];
       };
       "get_delivery": {
         Args: { "delivery_id": string };
@@ -858,12 +916,17 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "import_deliveries": { Args: { "company_id": string; "created_by": string; "rows": Json }; Returns: Json };
       "list_deliveries": {
         Args: {
+          "created_from"?: string;
+          "created_to"?: string;
           "cursor"?: string;
           "driver_id"?: string;
+          "late"?: boolean;
           "page_limit"?: number;
           "payment_status"?: string;
+          "q"?: string;
           "status"?: string;
         };
         Returns: Database["public"]["CompositeTypes"]["delivery_page"];
@@ -957,6 +1020,26 @@ export type Database = {
       "register_company": {
         Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
+      };
+      "reopen_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "report_summary": {
+        Args: { "from_day": string; "to_day": string };
+        Returns: Database["public"]["CompositeTypes"]["report_summary"];
+        SetofOptions: {
+          from: "*";
+          to: "report_summary";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "request_withdrawal": {
         Args: { "amount": number; "pix_key": string; "pix_key_type": string };
@@ -1097,6 +1180,15 @@ export type Database = {
         "proof": Database["public"]["CompositeTypes"]["delivery_proof"] | null;
         "tracking_token": string | null;
         "tracking_url": string | null;
+        "attempts": number | null;
+        "external_id": string | null;
+        "failed_at": string | null;
+        "failure_note": string | null;
+        "failure_reason": string | null;
+        "late": boolean | null;
+        "recipient_email": string | null;
+        "window_end": string | null;
+        "window_start": string | null;
       };
       "delivery_page": {
         "items": (Database["public"]["CompositeTypes"]["delivery"])[] | null;
@@ -1172,6 +1264,23 @@ export type Database = {
         "photo": boolean | null;
         "signature": boolean | null;
         "note": boolean | null;
+      };
+      "report_day": {
+        "day": string | null;
+        "created": number | null;
+        "completed": number | null;
+        "revenue": number | null;
+      };
+      "report_summary": {
+        "created": number | null;
+        "completed": number | null;
+        "cancelled": number | null;
+        "failed": number | null;
+        "on_time_rate": number | null;
+        "avg_delivery_minutes": number | null;
+        "revenue": number | null;
+        "driver_earnings": number | null;
+        "by_day": (Database["public"]["CompositeTypes"]["report_day"])[] | null;
       };
       "route_quote": {
         "distance_m": number | null;

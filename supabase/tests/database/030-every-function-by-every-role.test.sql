@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(123);
+select plan(151);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -46,7 +46,13 @@ from t, o, lateral (values
   ('select to_jsonb(public.list_driver_locations())', array['owner', 'admin', 'legacy_admin']),
   (format('select to_jsonb(public.get_delivery_trail(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
   ('select to_jsonb(public.get_proof_requirements())', array['owner', 'admin', 'legacy_admin', 'driver']),
-  ('select to_jsonb(public.set_proof_requirements(false, false, false))', array['owner', 'admin'])
+  ('select to_jsonb(public.set_proof_requirements(false, false, false))', array['owner', 'admin']),
+  (format('select to_jsonb(public.fail_delivery(%L, %L))', o.delivery, 'refused'), array['driver']),
+  (format('select to_jsonb(public.reopen_delivery(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.export_deliveries())', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.fetch_deliveries(''none'', 1))', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.existing_external_ids(array[''x'']))', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.report_summary(current_date, current_date))', array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -79,7 +85,7 @@ select is(
   'no function of ours is SQL with set search_path (each keeps its plans)'
 );
 
--- 28 calls x 4 roles = 112 assertions, then 8 foreign ones
+-- 34 calls x 4 roles = 136 assertions, then 12 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -121,7 +127,11 @@ begin
       ('admin', format('select to_jsonb(public.assign_delivery(%L, %L))', (select delivery from o), (select b ->> 'driver_id' from t))),
       ('driver', format('select to_jsonb(public.accept_delivery(%L))', (select delivery from o))),
       ('admin', format('select to_jsonb(public.get_withdrawal(%L))', (select withdrawal from o))),
-      ('owner', format('select to_jsonb(public.get_delivery_trail(%L))', (select delivery from o)))
+      ('owner', format('select to_jsonb(public.get_delivery_trail(%L))', (select delivery from o))),
+      ('owner', format('select to_jsonb(public.reopen_delivery(%L))', (select delivery from o))),
+      ('legacy_admin', format('select to_jsonb(public.reopen_delivery(%L))', (select delivery from o))),
+      ('driver', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'other')),
+      ('driver2', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'damaged'))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;
