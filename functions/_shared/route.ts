@@ -21,6 +21,8 @@ export type RouteEnv = { Variables: { claims: Claims } };
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** The media type of a success's body, when it is not JSON (a CSV download). */
+  mediaType?: string;
   headers?: Record<string, string>;
 }
 
@@ -65,6 +67,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   roles?: string;
   /** A request body the handler reads itself (a webhook's raw bytes): documented, not parsed. */
   rawBody?: z.ZodType;
+  /** The media type of that body, when it is not JSON (a CSV upload). */
+  rawBodyType?: string;
   /** The document's security requirement, when it is not the one `auth` implies. */
   security?: Record<string, string[]>[];
   params?: P;
@@ -212,7 +216,7 @@ export function operationId(route: RouteDeclaration): string {
   return route.method + words.join("");
 }
 
-const json = (schema: z.ZodType) => ({ "application/json": { schema } });
+const json = (schema: z.ZodType, type = "application/json") => ({ [type]: { schema } });
 const headersOf = (headers: Record<string, string>) =>
   Object.fromEntries(
     Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: "string" as const } }]),
@@ -273,14 +277,14 @@ export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandl
     request: {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,
-      body: body ? { required: !body.safeParse(undefined).success, content: json(body) } : undefined,
+      body: body ? { required: !body.safeParse(undefined).success, content: json(body, route.rawBodyType) } : undefined,
     },
     responses: Object.fromEntries(
       Object.entries(responses).map(([status, response]) => [status, {
         description: response.description,
         ...(response.headers ? { headers: headersOf(response.headers) } : {}),
         ...(response.schema
-          ? { content: json(response.schema) }
+          ? { content: json(response.schema, response.mediaType) }
           : Number(status) >= 400
           ? { content: json(ErrorBody) }
           : {}),

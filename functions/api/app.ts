@@ -10,24 +10,29 @@ import { type AnyRoute, defineRoute, mount, type RouteDeclaration } from "../_sh
 import { roleSets } from "../_shared/role-sets.ts";
 import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
 import companies from "./routes/companies.ts";
+import csv from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
 import drivers from "./routes/drivers.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
 import proof from "./routes/proof.ts";
+import reports from "./routes/reports.ts";
 import settings from "./routes/settings.ts";
 import tracking from "./routes/tracking.ts";
 
-// Order matters where paths overlap: /api/v1/drivers/locations before /api/v1/drivers/{id}.
+// Order matters where paths overlap: /api/v1/drivers/locations before /api/v1/drivers/{id},
+// /api/v1/deliveries/export before /api/v1/deliveries/{id}.
 export const routes: AnyRoute[] = [
   ...companies,
   ...locations,
   ...drivers,
   ...settings,
+  ...csv,
   ...deliveries,
   ...money,
   ...tracking,
   ...proof,
+  ...reports,
 ];
 
 const healthRoute = defineRoute({

@@ -83,12 +83,14 @@ create extension if not exists unaccent with schema extensions;
 create extension if not exists pg_trgm with schema extensions;
 
 -- Immutable so that a generated column and an index may use it: unaccent() itself is only stable, since
--- its rules file could change; ours is the one the extension installs, named explicitly.
+-- its rules file could change; ours is the one the extension installs, named explicitly. Security definer:
+-- the extension's functions are created after our default privileges took PUBLIC's execute right away.
 create function private.fold(value text)
 returns text
 language plpgsql
 immutable
 parallel safe
+security definer
 set search_path = ''
 as $$ begin return lower(extensions.unaccent('extensions.unaccent'::regdictionary, fold.value)); end; $$;
 comment on function private.fold(text) is 'Text as the search compares it: lower case, without accents.';

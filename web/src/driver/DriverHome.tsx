@@ -10,6 +10,8 @@ import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { displayPhone, phoneE164 } from "../lib/brazil.ts";
 import { useAuth } from "../lib/auth.tsx";
 import { ProofCapture, type ProofDraft, ProofUploadError, uploadProof } from "./ProofCapture.tsx";
+import { FailDelivery } from "./FailDelivery.tsx";
+import { WindowText } from "../panel/Deliveries.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
 const SHARE_EVERY_MS = 10_000;
@@ -122,7 +124,11 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
     <section className="card" aria-labelledby="current-title">
       <h2 id="current-title">{t("driverApp.current")}</h2>
       <p>
-        <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />
+        <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />{" "}
+        {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}
+      </p>
+      <p>
+        <WindowText delivery={delivery} />
       </p>
       <p>
         {delivery.origin_address} → <strong>{delivery.destination_address}</strong>
@@ -193,6 +199,7 @@ function CurrentDelivery({ delivery }: { delivery: Delivery }) {
           {complete.isPending ? t("driverApp.completing") : t("driverApp.complete")}
         </button>
       )}
+      {delivery.status === "in_progress" && <FailDelivery delivery={delivery} onDone={onDone} />}
     </section>
   );
 }
@@ -220,6 +227,9 @@ function AvailableItem({ delivery }: { delivery: Delivery }) {
       </p>
       <p>
         {formatKm(delivery.distance_m)}, {formatMinutes(delivery.duration_s)}, {formatBRL(delivery.price as number)}
+      </p>
+      <p>
+        <WindowText delivery={delivery} /> {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}
       </p>
       <ErrorNote error={accept.error} />
       <button type="button" disabled={accept.isPending} onClick={() => accept.mutate()}>

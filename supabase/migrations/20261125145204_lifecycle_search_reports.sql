@@ -301,7 +301,7 @@ AS $function$ begin return round(driver_credit.price * driver_credit.driver_shar
 CREATE OR REPLACE FUNCTION private.fold(value text)
  RETURNS text
  LANGUAGE plpgsql
- IMMUTABLE PARALLEL SAFE
+ IMMUTABLE PARALLEL SAFE SECURITY DEFINER
  SET search_path TO ''
 AS $function$ begin return lower(extensions.unaccent('extensions.unaccent'::regdictionary, fold.value)); end; $function$;
 
