@@ -178,6 +178,9 @@ interface RowError {
   detail: string;
 }
 
+/** A problem with the file as a whole: 400 as a validation item of the body. */
+const badFile = (msg: string) => new HttpError(400, [{ type: "value_error", loc: ["body"], msg, input: null }]);
+
 /** A number as a person types it: a decimal comma is read as a point. */
 const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
 
@@ -208,27 +211,27 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
   try {
     records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
   } catch (error) {
-    throw new HttpError(400, `The file is not a CSV file we can read: ${(error as Error).message}`);
+    throw badFile(`The file is not a CSV file we can read: ${(error as Error).message}`);
   }
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
   if (names.length === 0 || names.every((name) => name === "")) {
-    throw new HttpError(400, "The file has no header line naming its columns");
+    throw badFile("The file has no header line naming its columns");
   }
   const unknown = names.filter((name) =>
     !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
   );
   if (unknown.length > 0) {
-    throw new HttpError(400, `Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`);
+    throw badFile(`Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`);
   }
   for (const needed of ["origin_address", "destination_address"]) {
-    if (!names.includes(needed)) throw new HttpError(400, `The header has no ${needed} column`);
+    if (!names.includes(needed)) throw badFile(`The header has no ${needed} column`);
   }
   // Each record is a row of a spreadsheet, a blank one too (counted, not read).
   const rows = data.map((cells, i) => ({ row: i + 2, cells }))
     .filter(({ cells }) => cells.some((cell) => cell.trim() !== ""));
   if (rows.length > MAX_IMPORT_ROWS) {
-    throw new HttpError(400, `The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`);
+    throw badFile(`The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`);
   }
   return { header: names, rows };
 }
@@ -284,7 +287,7 @@ export const importDeliveries = defineRoute({
       text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
     } catch (error) {
       if (error instanceof HttpError) throw error;
-      throw new HttpError(400, "The file is not UTF-8 text");
+      throw badFile("The file is not UTF-8 text");
     }
     const { header, rows } = readCsv(text);
 
