@@ -6,7 +6,7 @@ import type { APIRequestContext, Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
 import { accessToken, expect, newContext, shot, signIn, test } from "./support.ts";
 
-const DORA = "d0000000-0000-4000-8000-000000000004";
+const DORA = "e0000000-0000-4000-8000-000000000004";
 
 async function post(request: APIRequestContext, token: string, path: string, data?: unknown) {
   const res = await request.post(path, { headers: { authorization: `Bearer ${token}` }, data });
@@ -39,6 +39,9 @@ const invoice = (recipient: string, extra: Record<string, unknown> = {}) => ({
 test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV", async ({ browser }) => {
   const context = await newContext(browser, { acceptDownloads: true });
   const page = await context.newPage();
+  // The scripts the page loads: the Reports page and its chart library come only when it is opened.
+  const scripts: string[] = [];
+  page.on("response", (res) => res.url().endsWith(".js") && scripts.push(new URL(res.url()).pathname));
   await signIn(page, "admin@demo.test", "demo-admin-pass");
   await expect(page.getByRole("heading", { name: "Entregas" })).toBeVisible();
   const admin = await accessToken(page);
@@ -107,9 +110,11 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await shot(page, "lifecycle-3-reopened");
 
   // Reports: the figures and both charts for the chosen period, in Brazilian formats.
+  expect(scripts.filter((path) => /\/Reports-[\w-]+\.js$/.test(path))).toEqual([]);
   await page.getByRole("navigation", { name: "Principal" }).getByRole("link", { name: "Relatórios" }).click();
   await expect(page.getByRole("heading", { name: "Relatórios" })).toBeVisible();
   await expect(page.getByRole("img", { name: "Entregas por dia" })).toBeVisible();
+  expect(scripts.filter((path) => /\/Reports-[\w-]+\.js$/.test(path))).toHaveLength(1);
   await expect(page.getByRole("img", { name: "Receita por dia" })).toBeVisible();
   await expect(page.locator("dl.figures")).toContainText("Receita");
   await expect(page.locator("dl.figures")).toContainText(/R\$\s[\d.]+,\d\d/);
