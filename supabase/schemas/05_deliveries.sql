@@ -843,17 +843,21 @@ end;
 $$;
 comment on function private.search_terms(text) is 'The like pattern of a search (folded, escaped; phone-like text as digits) and the id range when it is a hex prefix.';
 
--- The company's deliveries that match the filters, newest first, after the
--- cursor's key, at most `row_limit` (all when null): a cursor the caller
--- fetches from. The one query behind the managers' list (one page of it) and
--- the export (all of it, streamed), so that they always agree. Runs as the
--- caller: row-level security stays the authority.
+-- The caller's company's deliveries that match the filters, newest first,
+-- after the cursor's key, at most `row_limit` (all when null): a cursor the
+-- caller fetches from. The one query behind the managers' list (one page of
+-- it) and the export (all of it, streamed), so that they always agree.
+-- Security definer, for managers only, reading exactly their company (what the
+-- policy lets them read): `like` is not leakproof, so under row-level security
+-- Postgres could not use the trigram index for `q` and would read the whole
+-- company's history for a rare name.
 create function private.company_deliveries(
-  company uuid, status text, driver_id uuid, payment_status text, q text, created_from timestamptz,
+  status text, driver_id uuid, payment_status text, q text, created_from timestamptz,
   created_to timestamptz, late boolean, after_key timestamptz, after_id uuid, row_limit integer)
 returns refcursor
 language plpgsql
 stable
+security definer
 set search_path = ''
 -- Each call is planned with its own values, so that a filter left null drops
 -- out of the plan and the one given picks its index (a generic plan would keep
@@ -861,6 +865,7 @@ set search_path = ''
 set plan_cache_mode = force_custom_plan
 as $$
 declare
+  company uuid := private.authorize(variadic private.delivery_managers());
   terms record := private.search_terms(company_deliveries.q);
   searching boolean := company_deliveries.q is not null;
   by_id boolean := terms.id_from is not null;
@@ -868,7 +873,7 @@ declare
 begin
   open found_rows for
     select * from public.deliveries d
-    where d.company_id = company_deliveries.company
+    where d.company_id = company
       and (company_deliveries.status is null or d.status = company_deliveries.status)
       and (company_deliveries.driver_id is null or d.driver_id = company_deliveries.driver_id)
       and (company_deliveries.payment_status is null or d.payment_status = company_deliveries.payment_status)
@@ -886,8 +891,8 @@ begin
   return found_rows;
 end;
 $$;
-comment on function private.company_deliveries(uuid, text, uuid, text, text, timestamptz, timestamptz, boolean, timestamptz, uuid, integer) is 'Opens a cursor over the company''s deliveries matching the list''s filters, newest first, after a key, up to a limit.';
-grant execute on function private.company_deliveries(uuid, text, uuid, text, text, timestamptz, timestamptz, boolean,
+comment on function private.company_deliveries(text, uuid, text, text, timestamptz, timestamptz, boolean, timestamptz, uuid, integer) is 'Opens a cursor over the calling manager''s company''s deliveries matching the list''s filters, newest first, after a key, up to a limit.';
+grant execute on function private.company_deliveries(text, uuid, text, text, timestamptz, timestamptz, boolean,
   timestamptz, uuid, integer) to authenticated;
 
 create function public.list_deliveries(
@@ -926,7 +931,7 @@ begin
   -- the scan to what the policy lets the caller see, so that each part is one
   -- index range scan in (created_at desc, id desc) order.
   if me is null then
-    found_rows := private.company_deliveries(company, list_deliveries.status, list_deliveries.driver_id,
+    found_rows := private.company_deliveries(list_deliveries.status, list_deliveries.driver_id,
       list_deliveries.payment_status, list_deliveries.q, list_deliveries.created_from, list_deliveries.created_to,
       list_deliveries.late, after_key, after_id, list_deliveries.page_limit + 1);
     loop

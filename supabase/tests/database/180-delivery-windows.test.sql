@@ -44,6 +44,9 @@ begin
 end;
 $$;
 
+create function pg_temp.sorted(lines text[]) returns text[]
+language sql as $$ select array_agg(l order by l) from unnest(lines) l $$;
+
 -- Validation ---------------------------------------------------------------------
 
 select is(pg_temp.new_delivery(now() - interval '2 hours', now() - interval '1 hour'), 'PT400: window_end must be in the future',
@@ -63,8 +66,9 @@ select pg_temp.offered();
 insert into ids values ('far', pg_temp.new_delivery(now() + interval '3 hours', now() + interval '5 hours')::uuid);
 insert into ids values ('near', pg_temp.new_delivery(now() + interval '50 minutes', now() + interval '3 hours')::uuid);
 insert into ids values ('open', pg_temp.new_delivery(null, null)::uuid);
-select is(pg_temp.offered(), array['near driver:' || (select a ->> 'driver_id' from t), 'near driver:' || (select a ->> 'driver2_id' from t),
-  'open driver:' || (select a ->> 'driver_id' from t), 'open driver:' || (select a ->> 'driver2_id' from t)],
+select is(pg_temp.offered(), pg_temp.sorted(array['near driver:' || (select a ->> 'driver_id' from t),
+  'near driver:' || (select a ->> 'driver2_id' from t), 'open driver:' || (select a ->> 'driver_id' from t),
+  'open driver:' || (select a ->> 'driver2_id' from t)]),
   'drivers are offered the deliveries whose window is within the hour (or that have none), not the far one');
 
 select is((select private.dispatchable(d) from public.deliveries d where id = (select id from ids where name = 'far')), false,
@@ -95,7 +99,8 @@ select is(pg_temp.offered(), '{}'::text[], 'and announces nothing');
 update public.deliveries set window_start = now() + interval '59 minutes' where id = (select id from ids where name = 'far');
 update private.window_announcements set announced_through = now() - interval '2 minutes';
 select is(private.announce_open_windows(), 1, 'once the window is within the hour, the pass announces the delivery');
-select is(pg_temp.offered(), array['far driver:' || (select a ->> 'driver_id' from t), 'far driver:' || (select a ->> 'driver2_id' from t)],
+select is(pg_temp.offered(), pg_temp.sorted(array['far driver:' || (select a ->> 'driver_id' from t),
+  'far driver:' || (select a ->> 'driver2_id' from t)]),
   'to every active driver of its company');
 select is(private.announce_open_windows(), 0, 'a later pass does not announce it again');
 select tests.act_as_member(a, 'driver') from t;

@@ -3,7 +3,7 @@
 -- pages; a driver's scope searched; another company's deliveries never found. The export's cursor gives
 -- exactly the list's rows; external ids are unique per company and their 409 names the delivery.
 begin;
-select plan(31);
+select plan(34);
 
 create temp table t as select tests.create_tenant('search-a') as a, tests.create_tenant('search-b') as b;
 grant select on t to public;
@@ -122,6 +122,14 @@ select throws_ok($$ select public.create_delivery(gen_random_uuid(), (select (a 
   (select (a ->> 'owner')::uuid from t), 'invoice', 'O', -23.5, -46.6, 'D', -23.6, -46.7, 1000, 100, external_id => 'PED-1002') $$,
   'PT409', format('a delivery with external_id PED-1002 already exists: %s', (select id from ids where name = 'joana')),
   'creating with it is 409 too');
+
+select tests.reset_role();
+select ok(not has_function_privilege('authenticated', 'public.import_deliveries(uuid, uuid, jsonb)', 'execute'),
+  'no user imports directly: the edge does, after checking and routing each row');
+select ok(has_function_privilege('service_role', 'public.import_deliveries(uuid, uuid, jsonb)', 'execute'),
+  'the service role imports');
+select ok(not has_table_privilege('authenticated', 'private.window_announcements', 'select'),
+  'no user reads the window pass''s bookkeeping');
 
 select * from finish();
 rollback;

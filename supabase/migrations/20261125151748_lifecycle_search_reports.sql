@@ -174,14 +174,15 @@ begin
 end;
 $function$;
 
-CREATE OR REPLACE FUNCTION private.company_deliveries(company uuid, status text, driver_id uuid, payment_status text, q text, created_from timestamp with time zone, created_to timestamp with time zone, late boolean, after_key timestamp with time zone, after_id uuid, row_limit integer)
+CREATE OR REPLACE FUNCTION private.company_deliveries(status text, driver_id uuid, payment_status text, q text, created_from timestamp with time zone, created_to timestamp with time zone, late boolean, after_key timestamp with time zone, after_id uuid, row_limit integer)
  RETURNS refcursor
  LANGUAGE plpgsql
- STABLE
+ STABLE SECURITY DEFINER
  SET search_path TO ''
  SET plan_cache_mode TO 'force_custom_plan'
 AS $function$
 declare
+  company uuid := private.authorize(variadic private.delivery_managers());
   terms record := private.search_terms(company_deliveries.q);
   searching boolean := company_deliveries.q is not null;
   by_id boolean := terms.id_from is not null;
@@ -189,7 +190,7 @@ declare
 begin
   open found_rows for
     select * from public.deliveries d
-    where d.company_id = company_deliveries.company
+    where d.company_id = company
       and (company_deliveries.status is null or d.status = company_deliveries.status)
       and (company_deliveries.driver_id is null or d.driver_id = company_deliveries.driver_id)
       and (company_deliveries.payment_status is null or d.payment_status = company_deliveries.payment_status)
@@ -593,10 +594,8 @@ CREATE OR REPLACE FUNCTION public.export_deliveries(status text DEFAULT NULL::te
  STABLE
  SET search_path TO ''
 AS $function$
-declare
-  company uuid := private.authorize(variadic private.delivery_managers());
 begin
-  return private.company_deliveries(company, export_deliveries.status, export_deliveries.driver_id,
+  return private.company_deliveries(export_deliveries.status, export_deliveries.driver_id,
     export_deliveries.payment_status, export_deliveries.q, export_deliveries.created_from,
     export_deliveries.created_to, export_deliveries.late, null, null, null);
 end;
@@ -740,7 +739,7 @@ begin
   -- the scan to what the policy lets the caller see, so that each part is one
   -- index range scan in (created_at desc, id desc) order.
   if me is null then
-    found_rows := private.company_deliveries(company, list_deliveries.status, list_deliveries.driver_id,
+    found_rows := private.company_deliveries(list_deliveries.status, list_deliveries.driver_id,
       list_deliveries.payment_status, list_deliveries.q, list_deliveries.created_from, list_deliveries.created_to,
       list_deliveries.late, after_key, after_id, list_deliveries.page_limit + 1);
     loop
@@ -900,7 +899,7 @@ COMMENT ON FUNCTION "private"."check_external_id"(uuid, text) IS 'Raises 409, na
 
 COMMENT ON FUNCTION "private"."check_window"(timestamp with time zone, timestamp with time zone) IS 'Raises 400 unless window_end is in the future and window_start before it.';
 
-COMMENT ON FUNCTION "private"."company_deliveries"(uuid, text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) IS 'Opens a cursor over the company''s deliveries matching the list''s filters, newest first, after a key, up to a limit.';
+COMMENT ON FUNCTION "private"."company_deliveries"(text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) IS 'Opens a cursor over the calling manager''s company''s deliveries matching the list''s filters, newest first, after a key, up to a limit.';
 
 COMMENT ON FUNCTION "private"."day_share"(public.deliveries) IS 'What a delivery, as it is now, counts for in the roll-up of its day.';
 
@@ -984,13 +983,13 @@ GRANT EXECUTE ON FUNCTION "private"."check_window"(timestamp with time zone, tim
 
 GRANT EXECUTE ON FUNCTION "private"."check_window"(timestamp with time zone, timestamp with time zone) TO "service_role";
 
-REVOKE ALL ON FUNCTION "private"."company_deliveries"(uuid, text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION "private"."company_deliveries"(text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) FROM PUBLIC;
 
-GRANT EXECUTE ON FUNCTION "private"."company_deliveries"(uuid, text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) TO "authenticated";
+GRANT EXECUTE ON FUNCTION "private"."company_deliveries"(text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) TO "authenticated";
 
-REVOKE ALL ON FUNCTION "private"."company_deliveries"(uuid, text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) FROM "postgres";
+REVOKE ALL ON FUNCTION "private"."company_deliveries"(text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) FROM "postgres";
 
-GRANT EXECUTE ON FUNCTION "private"."company_deliveries"(uuid, text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) TO "postgres";
+GRANT EXECUTE ON FUNCTION "private"."company_deliveries"(text, uuid, text, text, timestamp with time zone, timestamp with time zone, boolean, timestamp with time zone, uuid, integer) TO "postgres";
 
 REVOKE ALL ON FUNCTION "private"."day_share"(public.deliveries) FROM PUBLIC;
 
