@@ -18,6 +18,8 @@ interface Operation {
   roles: string[];
   parameters: { name: string; in: string }[];
   hasBody: boolean;
+  /** The body's media type: JSON, or a CSV upload. */
+  bodyType: string | undefined;
 }
 
 let company: TestCompany;
@@ -35,6 +37,7 @@ beforeAll(async () => {
         roles: op["x-roles"],
         parameters: op.parameters ?? [],
         hasBody: op.requestBody !== undefined,
+        bodyType: Object.keys(op.requestBody?.content ?? {})[0],
       }))
   );
 });
@@ -45,12 +48,20 @@ type Input = "empty" | "malformed";
 function request(op: Operation, input: Input) {
   const malformed = input === "malformed";
   const path = op.path.replace(/\{\w+\}/g, () => (malformed ? "not-a-uuid" : crypto.randomUUID()));
-  const query = op.parameters.some((p) => p.in === "query") && malformed ? "?limit=0&cursor=&status=bogus" : "";
+  const query = op.parameters.some((p) => p.in === "query") && malformed
+    ? "?limit=0&cursor=&status=bogus&from=not-a-day"
+    : "";
+  // A body of the operation's own media type: a JSON body cut short, or a CSV file whose quote never closes.
+  const csv = op.bodyType === "text/csv";
   return {
     path: path + query,
     method: op.method,
     ...(op.hasBody
-      ? malformed ? { rawBody: '{"lat": ', headers: { "content-type": "application/json" } } : { body: {} }
+      ? malformed
+        ? { rawBody: csv ? 'origin_address\n"unclosed' : '{"lat": ', headers: { "content-type": op.bodyType! } }
+        : csv
+        ? { rawBody: "", headers: { "content-type": "text/csv" } }
+        : { body: {} }
       : {}),
   };
 }

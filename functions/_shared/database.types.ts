@@ -25,6 +25,7 @@ export type Database = {
       "deliveries": {
         Row: {
           "accepted_at": string | null;
+          "attempts": number;
           "cancel_reason": string | null;
           "cancelled_at": string | null;
           "company_id": string;
@@ -42,6 +43,10 @@ export type Database = {
           "eta_from_lng": number | null;
           "eta_refreshed_at": string | null;
           "eta_requested_at": string | null;
+          "external_id": string | null;
+          "failed_at": string | null;
+          "failure_note": string | null;
+          "failure_reason": string | null;
           "gateway_payment_id": string | null;
           "id": string;
           "notes": string | null;
@@ -61,13 +66,17 @@ export type Database = {
           "recipient_name": string | null;
           "recipient_phone": string | null;
           "remaining_m": number | null;
+          "search_text": string | null;
           "started_at": string | null;
           "status": string;
           "updated_at": string;
+          "window_end": string | null;
+          "window_start": string | null;
         };
         ComputedFields: never;
         Insert: {
           "accepted_at"?: string | null;
+          "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
           "company_id": string;
@@ -85,6 +94,10 @@ export type Database = {
           "eta_from_lng"?: number | null;
           "eta_refreshed_at"?: string | null;
           "eta_requested_at"?: string | null;
+          "external_id"?: string | null;
+          "failed_at"?: string | null;
+          "failure_note"?: string | null;
+          "failure_reason"?: string | null;
           "gateway_payment_id"?: string | null;
           "id"?: string;
           "notes"?: string | null;
@@ -104,12 +117,16 @@ export type Database = {
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
+          "search_text"?: never;
           "started_at"?: string | null;
           "status": string;
           "updated_at"?: string;
+          "window_end"?: string | null;
+          "window_start"?: string | null;
         };
         Update: {
           "accepted_at"?: string | null;
+          "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
           "company_id"?: string;
@@ -127,6 +144,10 @@ export type Database = {
           "eta_from_lng"?: number | null;
           "eta_refreshed_at"?: string | null;
           "eta_requested_at"?: string | null;
+          "external_id"?: string | null;
+          "failed_at"?: string | null;
+          "failure_note"?: string | null;
+          "failure_reason"?: string | null;
           "gateway_payment_id"?: string | null;
           "id"?: string;
           "notes"?: string | null;
@@ -146,9 +167,12 @@ export type Database = {
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
+          "search_text"?: never;
           "started_at"?: string | null;
           "status"?: string;
           "updated_at"?: string;
+          "window_end"?: string | null;
+          "window_start"?: string | null;
         };
         Relationships: [
           {
@@ -790,7 +814,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "authorize_new_delivery": { Args: { "driver_id"?: string }; Returns: string };
+      "authorize_new_delivery": { Args: { "driver_id"?: string; "external_id"?: string }; Returns: string };
       "cancel_delivery": {
         Args: { "delivery_id": string; "reason"?: string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -824,6 +848,7 @@ export type Database = {
           "distance_m": number;
           "driver_id"?: string;
           "duration_s": number;
+          "external_id"?: string;
           "gateway_payment_id"?: string;
           "id": string;
           "notes"?: string;
@@ -837,6 +862,8 @@ export type Database = {
           "recipient_email"?: string;
           "recipient_name"?: string;
           "recipient_phone"?: string;
+          "window_end"?: string;
+          "window_start"?: string;
         };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
@@ -867,6 +894,29 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "existing_external_ids": { Args: { "external_ids": (string)[] }; Returns: (string)[] };
+      "export_deliveries": {
+        Args: {
+          "created_from"?: string;
+          "created_to"?: string;
+          "driver_id"?: string;
+          "late"?: boolean;
+          "payment_status"?: string;
+          "q"?: string;
+          "status"?: string;
+        };
+        Returns: unknown;
+      };
+      "fail_delivery": {
+        Args: { "delivery_id": string; "note"?: string; "reason": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "fail_withdrawal": {
         Args: { "error_message": string; "failure_kind": string; "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -876,6 +926,10 @@ export type Database = {
           isOneToOne: true;
           isSetofReturn: false;
         };
+      };
+      "fetch_deliveries": {
+        Args: { "count": number; "cursor": unknown };
+        Returns: (Database["public"]["CompositeTypes"]["delivery"])[];
       };
       "get_delivery": {
         Args: { "delivery_id": string };
@@ -977,12 +1031,17 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "import_deliveries": { Args: { "company_id": string; "created_by": string; "rows": Json }; Returns: Json };
       "list_deliveries": {
         Args: {
+          "created_from"?: string;
+          "created_to"?: string;
           "cursor"?: string;
           "driver_id"?: string;
+          "late"?: boolean;
           "page_limit"?: number;
           "payment_status"?: string;
+          "q"?: string;
           "status"?: string;
         };
         Returns: Database["public"]["CompositeTypes"]["delivery_page"];
@@ -1096,6 +1155,26 @@ export type Database = {
       "register_company": {
         Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
+      };
+      "reopen_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "report_summary": {
+        Args: { "from_day": string; "to_day": string };
+        Returns: Database["public"]["CompositeTypes"]["report_summary"];
+        SetofOptions: {
+          from: "*";
+          to: "report_summary";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "request_withdrawal": {
         Args: { "amount": number; "pix_key": string; "pix_key_type": string };
@@ -1247,6 +1326,14 @@ export type Database = {
         "tracking_token": string | null;
         "tracking_url": string | null;
         "recipient_email": string | null;
+        "attempts": number | null;
+        "external_id": string | null;
+        "failed_at": string | null;
+        "failure_note": string | null;
+        "failure_reason": string | null;
+        "late": boolean | null;
+        "window_end": string | null;
+        "window_start": string | null;
       };
       "delivery_notification": {
         "event": string | null;
@@ -1338,6 +1425,23 @@ export type Database = {
         "photo": boolean | null;
         "signature": boolean | null;
         "note": boolean | null;
+      };
+      "report_day": {
+        "day": string | null;
+        "created": number | null;
+        "completed": number | null;
+        "revenue": number | null;
+      };
+      "report_summary": {
+        "created": number | null;
+        "completed": number | null;
+        "cancelled": number | null;
+        "failed": number | null;
+        "on_time_rate": number | null;
+        "avg_delivery_minutes": number | null;
+        "revenue": number | null;
+        "driver_earnings": number | null;
+        "by_day": (Database["public"]["CompositeTypes"]["report_day"])[] | null;
       };
       "route_quote": {
         "distance_m": number | null;

@@ -21,6 +21,8 @@ export type RouteEnv = { Variables: { claims: Claims } };
 export interface ResponseSpec {
   description: string;
   schema?: z.ZodType;
+  /** The media type of a success's body, when it is not JSON (a CSV download). */
+  mediaType?: string;
   headers?: Record<string, string>;
 }
 
@@ -65,6 +67,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   roles?: string;
   /** A request body the handler reads itself (a webhook's raw bytes): documented, not parsed. */
   rawBody?: z.ZodType;
+  /** The media type of that body, when it is not JSON (a CSV upload). */
+  rawBodyType?: string;
   /** The document's security requirement, when it is not the one `auth` implies. */
   security?: Record<string, string[]>[];
   params?: P;
@@ -212,7 +216,7 @@ export function operationId(route: RouteDeclaration): string {
   return route.method + words.join("");
 }
 
-const json = (schema: z.ZodType) => ({ "application/json": { schema } });
+const json = (schema: z.ZodType, type = "application/json") => ({ [type]: { schema } });
 const headersOf = (headers: Record<string, string>) =>
   Object.fromEntries(
     Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: "string" as const } }]),
@@ -273,14 +277,14 @@ export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandl
     request: {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,
-      body: body ? { required: !body.safeParse(undefined).success, content: json(body) } : undefined,
+      body: body ? { required: !body.safeParse(undefined).success, content: json(body, route.rawBodyType) } : undefined,
     },
     responses: Object.fromEntries(
       Object.entries(responses).map(([status, response]) => [status, {
         description: response.description,
         ...(response.headers ? { headers: headersOf(response.headers) } : {}),
         ...(response.schema
-          ? { content: json(response.schema) }
+          ? { content: json(response.schema, response.mediaType) }
           : Number(status) >= 400
           ? { content: json(ErrorBody) }
           : {}),
@@ -316,30 +320,38 @@ function handlerOf(route: AnyRoute) {
  * Registers each route: the token and the role set first, then the body read
  * within its limits, then the library's validation of path, query and body,
  * then the handler. A route with a raw body is documented and served, its body
- * left to the handler. Then, for each path, a 405 with an `Allow` header for
- * the methods it does not have (registered last, so a declared method always
- * wins; HEAD is served as GET).
+ * left to the handler. Then, right after the last route of each path, a 405
+ * with an `Allow` header for the methods it does not have (after that path's
+ * own routes, so a declared method always wins, and before any later path
+ * that would also match, so /deliveries/import is not taken for
+ * /deliveries/{id}; HEAD is served as GET).
  */
 export function mount(app: OpenAPIHono<RouteEnv>, routes: AnyRoute[]): void {
+  const honoPath = (route: AnyRoute) => route.path.replace(/\{(\w+)\}/g, ":$1");
   const methods = new Map<string, Set<string>>();
+  const last = new Map<string, AnyRoute>();
+  for (const route of routes) {
+    const path = honoPath(route);
+    const allowed = methods.get(path) ?? new Set<string>();
+    allowed.add(route.method.toUpperCase());
+    if (route.method === "get") allowed.add("HEAD");
+    methods.set(path, allowed);
+    last.set(path, route);
+  }
   for (const route of routes) {
     const middleware: MiddlewareHandler[] = [];
     if (route.auth === "bearer") middleware.push(bearer, inRoleSet(declareRoleSet(route.roles!)) as MiddlewareHandler);
     if (route.body) middleware.push(jsonBody(!route.body.safeParse(undefined).success));
-    const honoPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+    const path = honoPath(route);
     if (route.rawBody) {
       app.openAPIRegistry.registerPath(routeConfig(route));
-      app.on([route.method.toUpperCase()], [honoPath], ...middleware, handlerOf(route) as never);
+      app.on([route.method.toUpperCase()], [path], ...middleware, handlerOf(route) as never);
     } else {
       app.openapi(routeConfig(route, middleware), handlerOf(route) as never);
     }
-    const allowed = methods.get(honoPath) ?? new Set<string>();
-    allowed.add(route.method.toUpperCase());
-    if (route.method === "get") allowed.add("HEAD");
-    methods.set(honoPath, allowed);
-  }
-  for (const [honoPath, allowed] of methods) {
-    app.all(honoPath, (c) => {
+    if (last.get(path) !== route) continue;
+    const allowed = methods.get(path)!;
+    app.all(path, (c) => {
       if (allowed.has(c.req.method)) return c.notFound();
       throw methodNotAllowed(c.req.method, [...allowed, "OPTIONS"]);
     });

@@ -11,27 +11,32 @@ import { roleSets } from "../_shared/role-sets.ts";
 import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
 import addresses from "./routes/addresses.ts";
 import companies from "./routes/companies.ts";
+import csv from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
 import drivers from "./routes/drivers.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
 import proof from "./routes/proof.ts";
+import reports from "./routes/reports.ts";
 import settings from "./routes/settings.ts";
 import tracking from "./routes/tracking.ts";
 
-// Order matters where paths overlap: /api/v1/drivers/locations before /api/v1/drivers/{id}.
+// Order matters where paths overlap: /api/v1/drivers/locations before /api/v1/drivers/{id},
+// /api/v1/deliveries/export before /api/v1/deliveries/{id}.
 export const routes: AnyRoute[] = [
   ...companies,
   ...locations,
   ...drivers,
   ...settings,
+  ...csv,
   ...deliveries,
   ...addresses,
   ...money,
   ...tracking,
   ...proof,
   ...notifications,
+  ...reports,
 ];
 
 const healthRoute = defineRoute({

@@ -55,7 +55,18 @@ create type public.delivery as (
   proof public.delivery_proof,
   tracking_token text,
   tracking_url text,
-  recipient_email text
+  recipient_email text,
+  -- The delivery's life beyond success and cancellation (Section: windows). In the order the migrations
+  -- add them: pg-delta's `alter type ... add attribute` adds new attributes alphabetically, and
+  -- private.delivery_row builds the row by position.
+  attempts integer,
+  external_id text,
+  failed_at timestamptz,
+  failure_note text,
+  failure_reason text,
+  late boolean,
+  window_end timestamptz,
+  window_start timestamptz
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
@@ -65,12 +76,50 @@ comment on type public.delivery_page is 'One page of deliveries, newest first; n
 create type public.route_quote as (distance_m integer, duration_s integer, price numeric);
 comment on type public.route_quote is 'A route as measured, and the company''s price for it.';
 
+-- Section: search
+
+-- Both are extensions every Supabase project has (and the local Postgres ships as contrib modules).
+create extension if not exists unaccent with schema extensions;
+create extension if not exists pg_trgm with schema extensions;
+
+-- Immutable so that a generated column and an index may use it: unaccent() itself is only stable, since
+-- its rules file could change; ours is the one the extension installs, named explicitly. Security definer:
+-- the extension's functions are created after our default privileges took PUBLIC's execute right away.
+create function private.fold(value text)
+returns text
+language plpgsql
+immutable
+parallel safe
+security definer
+set search_path = ''
+as $$ begin return lower(extensions.unaccent('extensions.unaccent'::regdictionary, fold.value)); end; $$;
+comment on function private.fold(text) is 'Text as the search compares it: lower case, without accents.';
+
+create function private.search_text(
+  origin_address text, destination_address text, recipient_name text, recipient_phone text, external_id text)
+returns text
+language plpgsql
+immutable
+parallel safe
+set search_path = ''
+as $$
+begin
+  return private.fold(concat_ws(' ', search_text.origin_address, search_text.destination_address,
+    search_text.recipient_name, search_text.recipient_phone, regexp_replace(search_text.recipient_phone, '\D', '', 'g'),
+    search_text.external_id));
+end;
+$$;
+comment on function private.search_text(text, text, text, text, text) is 'What the deliveries list''s q searches: addresses, recipient name and phone (also as digits alone), external id, folded.';
+-- Whoever writes a delivery computes its search text.
+grant execute on function private.fold(text), private.search_text(text, text, text, text, text) to authenticated, service_role;
+
 -- Section: tables
 
 create table public.deliveries (
   id uuid primary key default gen_random_uuid(),
   company_id uuid not null references public.companies (id) on delete cascade,
-  status text not null check (status in ('awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'cancelled')),
+  status text not null check (status in ('awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'cancelled',
+    'failed')),
   payment_status text not null check (payment_status in ('pending', 'received', 'confirmed', 'refunded', 'overdue', 'invoiced')),
   payment_method text not null check (payment_method in ('pix', 'invoice')),
   origin_address text not null check (length(btrim(origin_address)) between 1 and 500),
@@ -117,7 +166,26 @@ create table public.deliveries (
   proof_photo_path text,
   proof_signature_path text,
   proof_note text check (length(proof_note) <= 1000),
-  recipient_email text,
+  -- Where the recipient's e-mail notifications go (13_notifications.sql).
+  recipient_email text check (length(recipient_email) <= 254),
+  -- When the recipient expects it (optional); not offered to drivers before an hour ahead of window_start
+  -- (private.dispatchable), late once window_end has passed undelivered (private.is_late).
+  window_start timestamptz,
+  window_end timestamptz,
+  -- The company's own reference, unique within the company, so its systems can create without duplicates.
+  external_id text check (length(external_id) between 1 and 100),
+  -- The attempt under way: 1 at creation, one more each time a failed delivery is reopened.
+  attempts integer not null default 1 check (attempts >= 1),
+  -- The last failed attempt: when, why (the driver's reason), and the driver's note.
+  failed_at timestamptz,
+  failure_reason text check (failure_reason in ('recipient_absent', 'address_not_found', 'refused', 'damaged', 'other')),
+  failure_note text check (length(failure_note) <= 1000),
+  -- What the list's `q` searches (private.search_text): the addresses, the recipient's name and phone (also as
+  -- digits alone) and the external id, lower case and without accents, for a trigram index.
+  search_text text generated always as (private.search_text(origin_address, destination_address, recipient_name,
+    recipient_phone, external_id)) stored,
+  check (window_start < window_end),
+  check (status <> 'failed' or (failed_at is not null and failure_reason is not null)),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
   check ((payment_method = 'invoice') = (payment_status = 'invoiced')),
   check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
@@ -138,18 +206,63 @@ create index deliveries_driver_payment_created_idx
   on public.deliveries (driver_id, payment_status, created_at desc, id desc);
 create index deliveries_offered_created_idx on public.deliveries (company_id, created_at desc, id desc)
   where status = 'pending' and driver_id is null;
+-- One delivery per external id within a company (public.create_delivery answers 409 naming it).
+create unique index deliveries_company_external_id_idx on public.deliveries (company_id, external_id)
+  where external_id is not null;
+-- `q`: a trigram index over the search text answers `like '%...%'` without reading every row.
+create index deliveries_search_text_idx on public.deliveries using gin (search_text extensions.gin_trgm_ops);
+-- `late=true`: the deliveries still open with a window, few whatever the history, in the list's order.
+create index deliveries_open_window_created_idx on public.deliveries (company_id, created_at desc, id desc)
+  include (window_end)
+  where window_end is not null and status not in ('completed', 'cancelled');
 alter table public.deliveries enable row level security;
 
+-- Section: windows
+
+-- The one rule of when a delivery may go to drivers: pending, nobody's yet, and its window (if it has one)
+-- opens within the hour. Drivers see it (the policy below), are told of it (delivery_available, at once or
+-- when the window comes near: private.announce_open_windows) and may accept it only then; dispatch calls it too.
+create function private.dispatchable(delivery public.deliveries)
+returns boolean
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return delivery.status = 'pending' and delivery.driver_id is null
+    and (delivery.window_start is null or delivery.window_start - interval '1 hour' <= now());
+end;
+$$;
+comment on function private.dispatchable(public.deliveries) is 'Whether a delivery may be offered, shown to or assigned automatically to drivers now: pending, unassigned, its window within the hour.';
+grant execute on function private.dispatchable(public.deliveries) to authenticated, service_role;
+
+-- Late: the window has ended and the delivery is still open (neither completed nor cancelled). The list's
+-- `late=true` filter writes the same condition out, so that its partial index applies
+-- (deliveries_open_window_created_idx).
+create function private.is_late(status text, window_end timestamptz)
+returns boolean
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return coalesce(is_late.window_end < now(), false) and is_late.status not in ('completed', 'cancelled');
+end;
+$$;
+comment on function private.is_late(text, timestamptz) is 'Whether a delivery is late: its window ended and it is neither completed nor cancelled.';
+grant execute on function private.is_late(text, timestamptz) to authenticated, service_role;
+
 -- Managers (and the older-form admin) see the company's deliveries. A driver
--- sees the pending ones of its company (open to every driver) and those it has
--- taken: linked to it with accepted_at set, so never another driver's and never
--- one still waiting for its payment.
+-- sees the pending ones of its company open to every driver (private.dispatchable:
+-- not before their window nears) and those it has taken: linked to it with
+-- accepted_at set, so never another driver's and never one still waiting for its payment.
 create policy deliveries_select_visible on public.deliveries
   for select to authenticated
   using (
     company_id = (select private.company_of(private.delivery_managers()))
     or (status = 'pending' and driver_id is null
-      and company_id = (select private.company_id()) and (select private.driver_id()) is not null)
+      and company_id = (select private.company_id()) and (select private.driver_id()) is not null
+      and private.dispatchable(deliveries))
     or (driver_id = (select private.driver_id()) and accepted_at is not null)
   );
 -- Rows change only through the functions below.
@@ -286,8 +399,11 @@ begin
     ('assign', array['pending'], 'accepted'),
     ('start', array['accepted'], 'in_progress'),
     ('complete', array['in_progress'], 'completed'),
-    ('cancel', array['awaiting_payment', 'pending', 'accepted'], 'cancelled'),
-    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed'], 'cancelled'),
+    ('cancel', array['awaiting_payment', 'pending', 'accepted', 'failed'], 'cancelled'),
+    ('fail', array['in_progress'], 'failed'),
+    ('reopen', array['failed'], 'pending'),
+    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed'],
+      'cancelled'),
     ('payment_overdue', array['awaiting_payment'], 'cancelled');
 end;
 $$;
@@ -322,7 +438,9 @@ begin
     case when d.status = 'completed' then
       row(d.proof_photo_path, d.proof_signature_path, d.proof_note)::public.delivery_proof end,
     link ->> 'tracking_token', link ->> 'tracking_url',
-    d.recipient_email
+    d.recipient_email,
+    d.attempts, d.external_id, d.failed_at, d.failure_note, d.failure_reason, private.is_late(d.status, d.window_end),
+    d.window_end, d.window_start
   )::public.delivery;
 end;
 $$;
@@ -397,15 +515,26 @@ begin
     raise exception using errcode = 'PT422',
       message = format('delivery cannot move from %s to %s', delivery.status, move.to_status);
   end if;
+  -- A reopened delivery is a new attempt: nobody's, neither accepted nor started, no ETA yet.
   update public.deliveries d set
     status = move.to_status,
     payment_status = coalesce(move_delivery.payment_status, d.payment_status),
-    driver_id = coalesce(move_delivery.driver_id, d.driver_id),
+    driver_id = case when move_delivery.trigger = 'reopen' then null else coalesce(move_delivery.driver_id, d.driver_id) end,
     cancel_reason = coalesce(move_delivery.cancel_reason, d.cancel_reason),
-    accepted_at = case when move.to_status = 'accepted' then now() else d.accepted_at end,
-    started_at = case when move.to_status = 'in_progress' then now() else d.started_at end,
+    accepted_at = case when move.to_status = 'accepted' then now() when move_delivery.trigger = 'reopen' then null
+      else d.accepted_at end,
+    started_at = case when move.to_status = 'in_progress' then now() when move_delivery.trigger = 'reopen' then null
+      else d.started_at end,
     completed_at = case when move.to_status = 'completed' then now() else d.completed_at end,
     cancelled_at = case when move.to_status = 'cancelled' then now() else d.cancelled_at end,
+    failed_at = case when move.to_status = 'failed' then now() else d.failed_at end,
+    attempts = d.attempts + case when move_delivery.trigger = 'reopen' then 1 else 0 end,
+    remaining_m = case when move_delivery.trigger = 'reopen' then null else d.remaining_m end,
+    eta_at = case when move_delivery.trigger = 'reopen' then null else d.eta_at end,
+    eta_refreshed_at = case when move_delivery.trigger = 'reopen' then null else d.eta_refreshed_at end,
+    eta_requested_at = case when move_delivery.trigger = 'reopen' then null else d.eta_requested_at end,
+    eta_from_lat = case when move_delivery.trigger = 'reopen' then null else d.eta_from_lat end,
+    eta_from_lng = case when move_delivery.trigger = 'reopen' then null else d.eta_from_lng end,
     updated_at = now()
   where d.id = delivery.id
   returning * into moved;
@@ -459,6 +588,15 @@ comment on function private.check_assignable_driver(uuid, uuid) is 'Raises 404 u
 
 -- Section: prices
 
+-- What a driver is credited for a delivery it completes; the reports sum the same.
+create function private.driver_credit(price numeric, driver_share numeric)
+returns numeric
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return round(driver_credit.price * driver_credit.driver_share, 2); end; $$;
+comment on function private.driver_credit(numeric, numeric) is 'A completed delivery''s credit to its driver: price * driver_share, rounded to cents.';
+
 -- The one price computation, used by the quote and by creation alike, so a
 -- delivery costs what its quote said, to the cent.
 create function private.price_for(company_id uuid, distance_m integer)
@@ -499,7 +637,45 @@ grant execute on function public.quote_route(numeric, numeric) to authenticated;
 
 -- Section: creation
 
-create function public.authorize_new_delivery(driver_id uuid default null)
+-- 409 naming the delivery that already has this external id in the company.
+create function private.check_external_id(company_id uuid, external_id text)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  existing uuid;
+begin
+  select d.id into existing from public.deliveries d
+  where d.company_id = check_external_id.company_id and d.external_id = check_external_id.external_id;
+  if found then
+    raise exception using errcode = 'PT409',
+      message = format('a delivery with external_id %s already exists: %s', check_external_id.external_id, existing);
+  end if;
+end;
+$$;
+comment on function private.check_external_id(uuid, text) is 'Raises 409, naming the existing delivery, when the company already has a delivery with this external id.';
+
+-- A delivery window as given on creation: 400 naming the field that is wrong.
+create function private.check_window(window_start timestamptz, window_end timestamptz)
+returns void
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  if check_window.window_end is not null and check_window.window_end <= now() then
+    raise exception using errcode = 'PT400', message = 'window_end must be in the future';
+  end if;
+  if check_window.window_start >= check_window.window_end then
+    raise exception using errcode = 'PT400', message = 'window_start must be before window_end';
+  end if;
+end;
+$$;
+comment on function private.check_window(timestamptz, timestamptz) is 'Raises 400 unless window_end is in the future and window_start before it.';
+
+create function public.authorize_new_delivery(driver_id uuid default null, external_id text default null)
 returns uuid
 language plpgsql
 stable
@@ -511,11 +687,14 @@ begin
   if authorize_new_delivery.driver_id is not null then
     perform private.check_assignable_driver(company, authorize_new_delivery.driver_id);
   end if;
+  if authorize_new_delivery.external_id is not null then
+    perform private.check_external_id(company, authorize_new_delivery.external_id);
+  end if;
   return company;
 end;
 $$;
-comment on function public.authorize_new_delivery(uuid) is 'Checks, before any external call, that the caller may create a delivery (for that driver); returns the caller''s company.';
-grant execute on function public.authorize_new_delivery(uuid) to authenticated;
+comment on function public.authorize_new_delivery(uuid, text) is 'Checks, before any external call, that the caller may create a delivery (for that driver, with that external id); returns the caller''s company.';
+grant execute on function public.authorize_new_delivery(uuid, text) to authenticated;
 
 -- Service role only: the route figures and the Pix charge come from the edge's
 -- own calls to the routing service and the gateway, which a client could forge.
@@ -543,6 +722,9 @@ create function public.create_delivery(
   pix_copy_paste text default null,
   pix_qr_code_image text default null,
   payment_due_date date default null,
+  window_start timestamptz default null,
+  window_end timestamptz default null,
+  external_id text default null,
   recipient_email text default null)
 returns public.delivery
 language plpgsql
@@ -556,6 +738,11 @@ begin
   if create_delivery.driver_id is not null then
     perform private.check_assignable_driver(create_delivery.company_id, create_delivery.driver_id);
   end if;
+  perform private.check_window(create_delivery.window_start, create_delivery.window_end);
+  if create_delivery.external_id is not null then
+    -- Once before the insert, for the answer that names the delivery; the unique index settles a race.
+    perform private.check_external_id(create_delivery.company_id, create_delivery.external_id);
+  end if;
   if create_delivery.payment_method = 'pix' and create_delivery.charged_price is distinct from price then
     -- Only when the prices changed between the quote and this insert.
     raise exception using errcode = 'PT409',
@@ -565,7 +752,8 @@ begin
   insert into public.deliveries (id, company_id, status, payment_status, payment_method,
     origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
     distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
-    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date, recipient_email)
+    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date,
+    window_start, window_end, external_id, recipient_email)
   select create_delivery.id, create_delivery.company_id,
     case create_delivery.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
     case create_delivery.payment_method when 'pix' then 'pending' else 'invoiced' end,
@@ -575,7 +763,9 @@ begin
     metres, round(create_delivery.duration_s)::integer, price, p.driver_share, create_delivery.driver_id,
     create_delivery.recipient_name, create_delivery.recipient_phone, create_delivery.notes,
     create_delivery.gateway_payment_id, create_delivery.pix_copy_paste, create_delivery.pix_qr_code_image,
-    create_delivery.payment_due_date, create_delivery.recipient_email
+    create_delivery.payment_due_date,
+    create_delivery.window_start, create_delivery.window_end, create_delivery.external_id,
+    create_delivery.recipient_email
   from public.prices p where p.company_id = create_delivery.company_id
   returning * into delivery;
   perform private.record_delivery_history(null, delivery, 'create', create_delivery.created_by);
@@ -589,12 +779,15 @@ begin
 end;
 $$;
 comment on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text)
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
+  timestamptz, timestamptz, text, text)
   is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
 revoke execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text) from authenticated;
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
+  timestamptz, timestamptz, text, text) from authenticated;
 grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text) to service_role;
+  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
+  timestamptz, timestamptz, text, text) to service_role;
 
 -- Gateway customers are made once per document and company gateway account
 -- (gateway_configs.company_id is its key: at most one row), keyed by the
@@ -632,9 +825,87 @@ comment on function private.remember_gateway_customer(uuid, text, text) is 'Cach
 
 -- Section: reads
 
+-- What the list's `q` looks for (docs: GET /api/v1/deliveries): the text folded as the search text is, its
+-- LIKE wildcards escaped, as a `like` pattern; a query made only of phone characters is searched as its
+-- digits (the search text holds the phone's digits too). And, when it is 4 to 32 hexadecimal digits (dashes
+-- ignored), the range of ids that start with them.
+create function private.search_terms(q text, out pattern text, out id_from uuid, out id_to uuid)
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  folded text := private.fold(btrim(search_terms.q));
+  hex text := replace(folded, '-', '');
+begin
+  if folded ~ '^[0-9 ()+.-]+$' and length(regexp_replace(folded, '\D', '', 'g')) >= 3 then
+    folded := regexp_replace(folded, '\D', '', 'g');
+  end if;
+  pattern := '%' || replace(replace(replace(folded, '\', '\\'), '%', '\%'), '_', '\_') || '%';
+  if hex ~ '^[0-9a-f]{4,32}$' then
+    id_from := rpad(hex, 32, '0')::uuid;
+    id_to := rpad(hex, 32, 'f')::uuid;
+  end if;
+end;
+$$;
+comment on function private.search_terms(text) is 'The like pattern of a search (folded, escaped; phone-like text as digits) and the id range when it is a hex prefix.';
+
+-- The caller's company's deliveries that match the filters, newest first,
+-- after the cursor's key, at most `row_limit` (all when null): a cursor the
+-- caller fetches from. The one query behind the managers' list (one page of
+-- it) and the export (all of it, streamed), so that they always agree.
+-- Security definer, for managers only, reading exactly their company (what the
+-- policy lets them read): `like` is not leakproof, so under row-level security
+-- Postgres could not use the trigram index for `q` and would read the whole
+-- company's history for a rare name.
+create function private.company_deliveries(
+  status text, driver_id uuid, payment_status text, q text, created_from timestamptz,
+  created_to timestamptz, late boolean, after_key timestamptz, after_id uuid, row_limit integer)
+returns refcursor
+language plpgsql
+stable
+security definer
+set search_path = ''
+-- Each call is planned with its own values, so that a filter left null drops
+-- out of the plan and the one given picks its index (a generic plan would keep
+-- `x is null or ...` and walk the company's whole history).
+set plan_cache_mode = force_custom_plan
+as $$
+declare
+  company uuid := private.authorize(variadic private.delivery_managers());
+  terms record := private.search_terms(company_deliveries.q);
+  searching boolean := company_deliveries.q is not null;
+  by_id boolean := terms.id_from is not null;
+  found_rows refcursor;
+begin
+  open found_rows for
+    select * from public.deliveries d
+    where d.company_id = company
+      and (company_deliveries.status is null or d.status = company_deliveries.status)
+      and (company_deliveries.driver_id is null or d.driver_id = company_deliveries.driver_id)
+      and (company_deliveries.payment_status is null or d.payment_status = company_deliveries.payment_status)
+      and (company_deliveries.created_from is null or d.created_at >= company_deliveries.created_from)
+      and (company_deliveries.created_to is null or d.created_at < company_deliveries.created_to)
+      -- private.is_late, written out for deliveries_open_window_created_idx.
+      and (company_deliveries.late is not true or (d.window_end < now() and d.status not in ('completed', 'cancelled')))
+      and (company_deliveries.late is not false or not private.is_late(d.status, d.window_end))
+      and (not searching or d.search_text like terms.pattern
+        or (by_id and d.id between terms.id_from and terms.id_to))
+      and (company_deliveries.after_key is null
+        or (d.created_at, d.id) < (company_deliveries.after_key, company_deliveries.after_id))
+    order by d.created_at desc, d.id desc
+    limit company_deliveries.row_limit;
+  return found_rows;
+end;
+$$;
+comment on function private.company_deliveries(text, uuid, text, text, timestamptz, timestamptz, boolean, timestamptz, uuid, integer) is 'Opens a cursor over the calling manager''s company''s deliveries matching the list''s filters, newest first, after a key, up to a limit.';
+grant execute on function private.company_deliveries(text, uuid, text, text, timestamptz, timestamptz, boolean,
+  timestamptz, uuid, integer) to authenticated;
+
 create function public.list_deliveries(
   status text default null, driver_id uuid default null, page_limit integer default 20, cursor text default null,
-  payment_status text default null)
+  payment_status text default null, q text default null, created_from timestamptz default null,
+  created_to timestamptz default null, late boolean default null)
 returns public.delivery_page
 language plpgsql
 stable
@@ -652,7 +923,12 @@ declare
   -- `cursor is null` makes the comparison moot.
   after_key timestamptz;
   after_id uuid;
-  rows public.delivery[];
+  terms record := private.search_terms(list_deliveries.q);
+  searching boolean := list_deliveries.q is not null;
+  by_id boolean := terms.id_from is not null;
+  found_rows refcursor;
+  item public.deliveries;
+  rows public.delivery[] := '{}';
 begin
   perform private.check_page_limit(list_deliveries.page_limit);
   if list_deliveries.cursor is not null then
@@ -662,20 +938,19 @@ begin
   -- the scan to what the policy lets the caller see, so that each part is one
   -- index range scan in (created_at desc, id desc) order.
   if me is null then
-    select coalesce(array_agg(private.delivery_row(d) order by d.created_at desc, d.id desc), '{}') into rows
-    from (
-      select * from public.deliveries d
-      where d.company_id = company
-        and (list_deliveries.status is null or d.status = list_deliveries.status)
-        and (list_deliveries.driver_id is null or d.driver_id = list_deliveries.driver_id)
-        and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
-        and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
-      order by d.created_at desc, d.id desc
-      limit list_deliveries.page_limit + 1
-    ) d;
+    found_rows := private.company_deliveries(list_deliveries.status, list_deliveries.driver_id,
+      list_deliveries.payment_status, list_deliveries.q, list_deliveries.created_from, list_deliveries.created_to,
+      list_deliveries.late, after_key, after_id, list_deliveries.page_limit + 1);
+    loop
+      fetch found_rows into item;
+      exit when not found;
+      rows := rows || private.delivery_row(item);
+    end loop;
+    close found_rows;
   else
     -- A driver's scope is two ranges, as in the policy: the pending deliveries
-    -- offered to every driver of its company, and those it has taken.
+    -- offered to every driver of its company, and those it has taken; each
+    -- with the filters of private.company_deliveries.
     select coalesce(array_agg(private.delivery_row(d) order by d.created_at desc, d.id desc), '{}') into rows
     from (
       select * from (
@@ -684,6 +959,10 @@ begin
            and (list_deliveries.status is null or list_deliveries.status = 'pending')
            and list_deliveries.driver_id is null
            and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.created_from is null or d.created_at >= list_deliveries.created_from)
+           and (list_deliveries.created_to is null or d.created_at < list_deliveries.created_to)
+           and (list_deliveries.late is null or private.is_late(d.status, d.window_end) = list_deliveries.late)
+           and (not searching or d.search_text like terms.pattern or (by_id and d.id between terms.id_from and terms.id_to))
            and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
          order by d.created_at desc, d.id desc
          limit list_deliveries.page_limit + 1)
@@ -693,6 +972,10 @@ begin
            and (list_deliveries.status is null or d.status = list_deliveries.status)
            and (list_deliveries.driver_id is null or list_deliveries.driver_id = me)
            and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.created_from is null or d.created_at >= list_deliveries.created_from)
+           and (list_deliveries.created_to is null or d.created_at < list_deliveries.created_to)
+           and (list_deliveries.late is null or private.is_late(d.status, d.window_end) = list_deliveries.late)
+           and (not searching or d.search_text like terms.pattern or (by_id and d.id between terms.id_from and terms.id_to))
            and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
          order by d.created_at desc, d.id desc
          limit list_deliveries.page_limit + 1)
@@ -705,8 +988,8 @@ begin
     ::public.delivery_page;
 end;
 $$;
-comment on function public.list_deliveries(text, uuid, integer, text, text) is 'The deliveries the caller may see, newest first, one page, optionally by status, driver and payment status.';
-grant execute on function public.list_deliveries(text, uuid, integer, text, text) to authenticated;
+comment on function public.list_deliveries(text, uuid, integer, text, text, text, timestamptz, timestamptz, boolean) is 'The deliveries the caller may see, newest first, one page, optionally by status, driver, payment status, search text, creation time and lateness.';
+grant execute on function public.list_deliveries(text, uuid, integer, text, text, text, timestamptz, timestamptz, boolean) to authenticated;
 
 create function public.get_delivery(delivery_id uuid)
 returns public.delivery
@@ -779,6 +1062,10 @@ declare
   -- delivery accepted: 422.
   delivery public.deliveries := private.lock_delivery(accept_delivery.delivery_id, company);
 begin
+  -- Not offered yet (its window is more than an hour away): drivers do not see it.
+  if delivery.status = 'pending' and not private.dispatchable(delivery) then
+    raise exception using errcode = 'PT404', message = 'delivery not found';
+  end if;
   delivery := private.move_delivery(delivery, 'accept', (select auth.uid()), driver_id => private.driver_id());
   return private.delivery_row(delivery);
 end;
@@ -836,7 +1123,7 @@ begin
   end if;
   delivery := private.move_delivery(delivery, 'complete', (select auth.uid()));
   insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-  values (delivery.company_id, delivery.driver_id, 'delivery_credit', round(delivery.price * delivery.driver_share, 2), delivery.id);
+  values (delivery.company_id, delivery.driver_id, 'delivery_credit', private.driver_credit(delivery.price, delivery.driver_share), delivery.id);
   return private.delivery_row(delivery);
 end;
 $$;
@@ -989,6 +1276,28 @@ grant execute on function public.apply_payment_event(uuid, text, text, text) to 
 
 -- Section: realtime
 
+-- Tells every active driver of the company that a delivery is open to them (delivery_available), as the
+-- broadcast trigger does when a delivery becomes pending.
+create function private.announce_available(delivery public.deliveries)
+returns void
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  payload jsonb := private.delivery_json(announce_available.delivery)
+    || jsonb_build_object('tracking_token', null, 'tracking_url', null);
+  driver record;
+begin
+  for driver in
+    select d.id from public.drivers d where d.company_id = (announce_available.delivery).company_id and d.active
+  loop
+    perform private.broadcast('driver:' || driver.id, 'delivery_available', payload);
+  end loop;
+end;
+$$;
+comment on function private.announce_available(public.deliveries) is 'Sends delivery_available with the delivery to every active driver of its company.';
+
 -- Security definer: it sends on every driver's topic through private.broadcast,
 -- which no API role may call. A broadcast shows a delivery as its receiver reads it: drivers with the
 -- tracking link's fields null, as the API answers them.
@@ -1001,17 +1310,15 @@ as $$
 declare
   -- The company's managers get the tracking link; drivers never do, whoever made the change.
   payload jsonb := private.delivery_json(new) || jsonb_build_object('tracking_token', null, 'tracking_url', null);
-  driver record;
 begin
   perform private.broadcast('company:' || new.company_id, 'delivery_updated',
     payload || private.delivery_tracking_link(new.id));
   if new.driver_id is not null and new.accepted_at is not null then
     perform private.broadcast('driver:' || new.driver_id, 'delivery_updated', payload);
   end if;
-  if new.status = 'pending' and new.driver_id is null and (tg_op = 'INSERT' or old.status <> 'pending') then
-    for driver in select d.id from public.drivers d where d.company_id = new.company_id and d.active loop
-      perform private.broadcast('driver:' || driver.id, 'delivery_available', payload);
-    end loop;
+  -- A delivery whose window is still far is announced when it nears (private.announce_open_windows).
+  if private.dispatchable(new) and (tg_op = 'INSERT' or old.status <> 'pending') then
+    perform private.announce_available(new);
   end if;
   return null;
 end;
@@ -1039,3 +1346,6 @@ grant execute on function private.delivery_moves(), private.record_delivery_hist
   private.gateway_customer_id(uuid, text), private.remember_gateway_customer(uuid, text, text)
   to service_role;
 grant execute on function private.check_assignable_driver(uuid, uuid) to authenticated;
+grant execute on function private.check_external_id(uuid, text), private.check_window(timestamptz, timestamptz),
+  private.search_terms(text), private.driver_credit(numeric, numeric)
+  to authenticated, service_role;

@@ -435,8 +435,7 @@ begin
   return case d.status
     when 'completed' then d.completed_at
     when 'cancelled' then d.cancelled_at
-    when 'failed' then (select max(h.created_at) from public.delivery_history h
-                        where h.delivery_id = d.id and h.to_status = 'failed')
+    when 'failed' then d.failed_at
   end;
 end;
 $$;

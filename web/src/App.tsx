@@ -24,6 +24,8 @@ const GatewayPage = lazy(() => import("./panel/Gateway.tsx"));
 const BillingPage = lazy(() => import("./panel/Billing.tsx"));
 const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
 const NotificationSettingsPage = lazy(() => import("./panel/Notifications.tsx"));
+// With its chart library: loaded only when opened, to keep the first load small.
+const ReportsPage = lazy(() => import("./panel/Reports.tsx"));
 const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
 const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
 const DriverBar = lazy(() => import("./driver/DriverBar.tsx"));
@@ -50,6 +52,7 @@ const PAGES: PageDef[] = [
   { path: "/prices", roles: DELIVERY_MANAGERS, nav: "nav.prices", render: () => <PricesPage /> },
   { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: "nav.withdrawals", render: () => <WithdrawalsPage /> },
   { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },
+  { path: "/reports", roles: COMPANY_MANAGERS, nav: "nav.reports", render: () => <ReportsPage /> },
   { path: "/gateway", roles: OWNER, nav: "nav.gateway", render: () => <GatewayPage /> },
   { path: "/billing", roles: OWNER, nav: "nav.billing", render: () => <BillingPage /> },
   {

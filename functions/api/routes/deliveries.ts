@@ -11,7 +11,10 @@ import { companyGateway } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { searchPlaces } from "../geocoding.ts";
 import { type MeasuredRoute, type Point, routeBetween } from "../routing.ts";
+import { dayBounds, DayOrTime } from "../days.ts";
 import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
+
+export const FailureReason = z.enum(["recipient_absent", "address_not_found", "refused", "damaged", "other"]);
 
 export const DeliveryStatus = z.enum([
   "awaiting_payment",
@@ -20,6 +23,7 @@ export const DeliveryStatus = z.enum([
   "in_progress",
   "completed",
   "cancelled",
+  "failed",
 ]);
 export const PaymentStatus = z.enum(["pending", "received", "confirmed", "refunded", "overdue", "invoiced"]);
 
@@ -81,12 +85,25 @@ export const Delivery = z.object({
     "The path of the recipient's tracking page in the web app (`/track/{token}`); managers only (null for drivers).",
   ),
   recipient_email: z.string().nullable().describe("Where the recipient's e-mail notifications go."),
+  window_start: Timestamp.nullable().describe(
+    "When the recipient's window opens, if given. Until an hour before it, drivers are not offered the delivery " +
+      "(they neither see it nor get `delivery_available`); managers may still assign it.",
+  ),
+  window_end: Timestamp.nullable().describe("When the recipient's window closes, if given."),
+  late: z.boolean().describe(
+    "True once window_end has passed and the delivery is neither completed nor cancelled (computed when read).",
+  ),
+  external_id: z.string().nullable().describe("The company's own reference; unique within the company."),
+  attempts: z.number().int().describe("The attempt under way: 1 at creation, one more each time it is reopened."),
+  failed_at: Timestamp.nullable().describe("When the last attempt failed, if one did."),
+  failure_reason: FailureReason.nullable().describe("Why the last attempt failed, as the driver reported it."),
+  failure_note: z.string().nullable().describe("The driver's note on the last failed attempt."),
 }).meta({ id: "Delivery" });
 
 const Route = z.object({ origin: LatLng, destination: LatLng });
 
 const LOCATED = "Omitted (or null): the address is geocoded, its first place taken.";
-const CreateDelivery = z.object({
+export const CreateDelivery = z.object({
   origin: LatLng.nullish().describe(`The pick-up's coordinates. ${LOCATED}`),
   destination: LatLng.nullish().describe(`The drop-off's coordinates. ${LOCATED}`),
   origin_address: Text(500),
@@ -100,17 +117,65 @@ const CreateDelivery = z.object({
   notes: Text(2000).nullish(),
   recipient_email: Email.nullish(),
   driver_id: z.uuid().nullish(),
+  window_start: Timestamp.nullish().describe("ISO 8601 with an offset; before window_end."),
+  window_end: Timestamp.nullish().describe("ISO 8601 with an offset; in the future."),
+  external_id: Text(100).nullish().describe(
+    "The company's own reference (an order number): a second delivery with it is 409, naming the first.",
+  ),
 }).superRefine((body, ctx) => {
   if (body.payment_method === "pix" && !body.customer) {
     ctx.addIssue({ code: "invalid_type", expected: "object", path: ["customer"], message: "Field required" });
   }
+  const end = body.window_end ? Date.parse(body.window_end) : null;
+  if (end !== null && end <= Date.now()) {
+    ctx.addIssue({ code: "custom", path: ["window_end"], message: "must be in the future", input: body.window_end });
+  }
+  if (body.window_start && end !== null && Date.parse(body.window_start) >= end) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["window_start"],
+      message: "must be before window_end",
+      input: body.window_start,
+    });
+  }
 });
+export type NewDelivery = z.infer<typeof CreateDelivery>;
 
-const DeliveryQuery = PageQuery.extend({
+/** The list's filters, shared by the export (csv.ts): what private.company_deliveries takes. */
+export const DeliveryFilters = z.object({
   status: DeliveryStatus.optional(),
   driver_id: z.uuid().optional(),
   payment_status: PaymentStatus.optional(),
+  q: z.string().trim().min(3).max(100).optional().describe(
+    "Searches the addresses, the recipient's name and phone, the external id and the id's first characters, " +
+      "ignoring accents and case (`jose` finds José); a phone may be typed any way (its digits are compared). " +
+      "At least 3 characters.",
+  ),
+  from: DayOrTime.optional().describe(
+    "Created at or after: an instant (ISO 8601 with an offset), or a day (YYYY-MM-DD) in São Paulo, from its start.",
+  ),
+  to: DayOrTime.optional().describe(
+    "Created before: an instant (excluded), or a day (YYYY-MM-DD) in São Paulo, that whole day included.",
+  ),
+  late: z.enum(["true", "false"]).transform((value) => value === "true").optional().describe(
+    "true: only late deliveries (see `late`); false: only those that are not.",
+  ),
 });
+
+/** The filters as the SQL functions name them. */
+export function filterArgs(query: z.infer<typeof DeliveryFilters>) {
+  return {
+    status: query.status,
+    driver_id: query.driver_id,
+    payment_status: query.payment_status,
+    q: query.q,
+    created_from: query.from ? dayBounds(query.from).start : undefined,
+    created_to: query.to ? dayBounds(query.to).end : undefined,
+    late: query.late,
+  };
+}
+
+const DeliveryQuery = PageQuery.extend(DeliveryFilters.shape);
 
 const Quote = z.object({
   distance_m: z.number().int(),
@@ -121,16 +186,20 @@ const Quote = z.object({
 const PRICE_RULE = "price = max(minimum_fee, base_fee + per_km * km) from the company's prices (GET /api/v1/prices), " +
   "rounded to cents, over the distance in whole metres.";
 
-const measure = (body: z.infer<typeof Route>): Promise<MeasuredRoute> =>
+/** The route of a new delivery, as POST /api/v1/deliveries and the import measure it. */
+export const measure = (body: z.infer<typeof Route>): Promise<MeasuredRoute> =>
   routeBetween(env().ROUTING_URL, body.origin, body.destination);
 
 type End = "origin" | "destination";
 
 /**
  * Each end's coordinates as sent, or else the geocoding service's first place for its address: 422 naming every
- * address it found nothing for, 502 (GeocodingUnavailable) when it failed.
+ * address it found nothing for, 502 (GeocodingUnavailable) when it failed. POST /api/v1/deliveries and the
+ * import (csv.ts) locate their ends with it.
  */
-async function locateEnds(body: z.infer<typeof CreateDelivery>): Promise<z.infer<typeof Route>> {
+export async function locateEnds(
+  body: Pick<NewDelivery, End | "origin_address" | "destination_address">,
+): Promise<z.infer<typeof Route>> {
   const ends: End[] = ["origin", "destination"];
   const found = await Promise.allSettled(ends.map(async (end) => {
     const sent = body[end];
@@ -197,6 +266,9 @@ export const createDelivery = defineRoute({
     "deactivated meanwhile, it is offered to every driver instead). No delivery is created when the geocoding " +
     "service, the routing service or the gateway fails (502); a charge created before a later failure is never " +
     "linked to a delivery. " +
+    "`window_start`/`window_end` give the recipient's window: a delivery is offered to drivers from an hour before " +
+    "it opens, and is `late` once it closes undelivered. `external_id` is checked before anything is geocoded, " +
+    "routed or charged: a second delivery with it is 409, and the detail names the first one's id. " +
     "This operation is only available here, not as a database RPC: it needs the routing service and the gateway.",
   auth: "bearer",
   roles: "delivery_managers",
@@ -204,7 +276,10 @@ export const createDelivery = defineRoute({
   responses: {
     201: { description: "Created", schema: Delivery },
     404: { description: "driver_id is not a driver of the company" },
-    409: { description: "The company's prices changed while the delivery was being created; try again" },
+    409: {
+      description: "external_id is already used by a delivery of the company (the detail names its id), or the " +
+        "company's prices changed while the delivery was being created (try again)",
+    },
     422: {
       description: "The payment gateway is not configured, refused the charge, or the driver is deactivated; or " +
         "no place was found for an address sent without coordinates (a validation body naming it, type " +
@@ -217,7 +292,9 @@ export const createDelivery = defineRoute({
     },
   },
   async handler({ body, claims, asCaller }) {
-    const companyId = await asCaller((tx) => rpc(tx, "authorize_new_delivery", { driver_id: body.driver_id }));
+    const companyId = await asCaller((tx) =>
+      rpc(tx, "authorize_new_delivery", { driver_id: body.driver_id, external_id: body.external_id })
+    );
     const gateway = body.payment_method === "pix" ? await companyGateway(companyId) : null;
     if (body.payment_method === "pix" && !gateway) throw new HttpError(422, "payment gateway not configured");
 
@@ -254,6 +331,9 @@ export const createDelivery = defineRoute({
           pix_copy_paste: charged?.payment.pix_copy_paste,
           pix_qr_code_image: charged?.payment.pix_qr_code_image,
           payment_due_date: charged?.payment.due_date,
+          window_start: body.window_start,
+          window_end: body.window_end,
+          external_id: body.external_id,
           recipient_email: body.recipient_email,
         })
       );
@@ -272,8 +352,9 @@ export const listDeliveries = defineRoute({
   summary: "List deliveries, newest first",
   description: "Owners, admins and legacy admins list every delivery of the company. A driver lists the pending " +
     "deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never " +
-    "another driver's, never one still awaiting payment. `status`, `driver_id` and `payment_status` narrow the list " +
-    "further (together: all of them). " +
+    "another driver's, never one still awaiting payment, never one whose window opens more than an hour from now. " +
+    "`status`, `driver_id`, `payment_status`, `q`, `from`, `to` and `late` narrow the list further (together: all " +
+    "of them). " +
     "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
   auth: "bearer",
   roles: "members",
@@ -281,13 +362,7 @@ export const listDeliveries = defineRoute({
   responses: { 200: { description: "One page", schema: pageOf(Delivery) } },
   handler: async ({ query, asCaller }) => ({
     body: await asCaller((tx) =>
-      rpc(tx, "list_deliveries", {
-        status: query.status,
-        driver_id: query.driver_id,
-        payment_status: query.payment_status,
-        page_limit: query.limit,
-        cursor: query.cursor,
-      })
+      rpc(tx, "list_deliveries", { ...filterArgs(query), page_limit: query.limit, cursor: query.cursor })
     ),
   }),
 });
@@ -314,7 +389,7 @@ export const cancelDelivery = defineRoute({
   path: "/api/v1/deliveries/{id}/cancel",
   tag: "deliveries",
   summary: "Cancel a delivery",
-  description: "From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be " +
+  description: "From awaiting_payment, pending, accepted or failed; a delivery in progress or finished cannot be " +
     "cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the " +
     "client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays " +
     "cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not " +
@@ -423,6 +498,43 @@ export const completeDelivery = defineRoute({
   }),
 });
 
+export const failDelivery = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/{id}/fail",
+  tag: "deliveries",
+  summary: "Report that a delivery in progress could not be delivered",
+  description: "in_progress → failed, by the driver who has it, with the reason and an optional note. Nobody is " +
+    "credited. The company then reopens it (a new attempt) or cancels it. No photo is taken here: a photo of a " +
+    "failed attempt would need its own kind in the proof bucket, which this API does not have yet; the note says " +
+    "what happened.",
+  auth: "bearer",
+  roles: "drivers",
+  params: IdParams,
+  body: z.object({ reason: FailureReason, note: Text(1000).nullish() }),
+  responses: { 200: { description: "The failed delivery", schema: Delivery }, 422: REFUSED },
+  handler: async ({ params, body, asCaller }) => ({
+    body: await asCaller((tx) =>
+      rpc(tx, "fail_delivery", { delivery_id: params.id, reason: body.reason, note: body.note })
+    ),
+  }),
+});
+
+export const reopenDelivery = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/{id}/reopen",
+  tag: "deliveries",
+  summary: "Try a failed delivery again",
+  description: "failed → pending: a new attempt (`attempts` + 1), nobody's, offered to the drivers again as a new " +
+    "pending delivery is (subject to its window). The last failure's reason and note stay readable.",
+  auth: "bearer",
+  roles: "delivery_managers",
+  params: IdParams,
+  responses: { 200: { description: "The reopened delivery", schema: Delivery }, 422: REFUSED },
+  handler: async ({ params, asCaller }) => ({
+    body: await asCaller((tx) => rpc(tx, "reopen_delivery", { delivery_id: params.id })),
+  }),
+});
+
 export default [
   quoteRoute,
   createDelivery,
@@ -433,4 +545,6 @@ export default [
   acceptDelivery,
   startDelivery,
   completeDelivery,
+  failDelivery,
+  reopenDelivery,
 ];

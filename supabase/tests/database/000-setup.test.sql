@@ -137,7 +137,7 @@ $$;
 -- A delivery of the tenant's company in `status`, inserted as the state
 -- machine would have left it: a driver (the member `driver` or `driver2`) and
 -- accepted_at where the state needs one (driver 1 unless named), the
--- timestamps of the state, and for Pix a payment id and the payment status
+-- timestamps of the state (a failed one failed as recipient_absent), and for Pix a payment id and the payment status
 -- that goes with the state (invoice ones are `invoiced`).
 create or replace function tests.delivery_in(
   tenant jsonb,
@@ -155,7 +155,7 @@ language sql
 as $$
   insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address, origin_lat, origin_lng,
     destination_address, destination_lat, destination_lng, distance_m, duration_s, price, driver_share, driver_id,
-    gateway_payment_id, accepted_at, started_at, completed_at, cancelled_at, created_at)
+    gateway_payment_id, accepted_at, started_at, completed_at, cancelled_at, created_at, failed_at, failure_reason)
   select (delivery_in.tenant ->> 'company_id')::uuid, delivery_in.status,
     coalesce(delivery_in.payment_status, case when delivery_in.method = 'invoice' then 'invoiced'
       when delivery_in.status = 'awaiting_payment' then 'pending' else 'received' end),
@@ -163,12 +163,14 @@ as $$
     delivery_in.price, delivery_in.driver_share, linked.id,
     case when delivery_in.method = 'pix' then coalesce(delivery_in.gateway_payment_id, 'pay_' || gen_random_uuid()) end,
     case when linked.id is not null then now() end,
-    case when delivery_in.status in ('in_progress', 'completed') then now() end,
+    case when delivery_in.status in ('in_progress', 'completed', 'failed') then now() end,
     case when delivery_in.status = 'completed' then now() end,
     case when delivery_in.status = 'cancelled' then now() end,
-    delivery_in.created_at
+    delivery_in.created_at,
+    case when delivery_in.status = 'failed' then now() end,
+    case when delivery_in.status = 'failed' then 'recipient_absent' end
   from (select (delivery_in.tenant ->> (coalesce(delivery_in.driver,
-          case when delivery_in.status in ('accepted', 'in_progress', 'completed') then 'driver' end) || '_id'))::uuid as id) linked
+          case when delivery_in.status in ('accepted', 'in_progress', 'completed', 'failed') then 'driver' end) || '_id'))::uuid as id) linked
   returning *
 $$;
 

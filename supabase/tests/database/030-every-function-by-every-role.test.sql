@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(141);
+select plan(169);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -50,7 +50,13 @@ from t, o, lateral (values
   ('select to_jsonb(public.get_notification_settings())', array['owner', 'admin']),
   ('select to_jsonb(public.set_notification_settings(''{started}'', ''{email}''))', array['owner', 'admin']),
   (format('select to_jsonb(public.list_delivery_notifications(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
-  (format('select to_jsonb(public.erase_delivery_recipient(%L))', o.delivery), array['owner', 'admin', 'legacy_admin'])
+  (format('select to_jsonb(public.erase_delivery_recipient(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.fail_delivery(%L, %L))', o.delivery, 'refused'), array['driver']),
+  (format('select to_jsonb(public.reopen_delivery(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.export_deliveries())', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.fetch_deliveries(''none'', 1))', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.existing_external_ids(array[''x'']))', array['owner', 'admin', 'legacy_admin']),
+  ('select to_jsonb(public.report_summary(current_date, current_date))', array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -83,7 +89,7 @@ select is(
   'no function of ours is SQL with set search_path (each keeps its plans)'
 );
 
--- 32 calls x 4 roles = 128 assertions, then 10 foreign ones
+-- 38 calls x 4 roles = 152 assertions, then 14 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -127,7 +133,11 @@ begin
       ('admin', format('select to_jsonb(public.get_withdrawal(%L))', (select withdrawal from o))),
       ('owner', format('select to_jsonb(public.get_delivery_trail(%L))', (select delivery from o))),
       ('admin', format('select to_jsonb(public.list_delivery_notifications(%L))', (select delivery from o))),
-      ('legacy_admin', format('select to_jsonb(public.erase_delivery_recipient(%L))', (select delivery from o)))
+      ('legacy_admin', format('select to_jsonb(public.erase_delivery_recipient(%L))', (select delivery from o))),
+      ('owner', format('select to_jsonb(public.reopen_delivery(%L))', (select delivery from o))),
+      ('legacy_admin', format('select to_jsonb(public.reopen_delivery(%L))', (select delivery from o))),
+      ('driver', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'other')),
+      ('driver2', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'damaged'))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

@@ -17,16 +17,18 @@ select results_eq(
   $$ values
     ('accept', array['pending'], 'accepted'),
     ('assign', array['pending'], 'accepted'),
-    ('cancel', array['awaiting_payment', 'pending', 'accepted'], 'cancelled'),
+    ('cancel', array['awaiting_payment', 'pending', 'accepted', 'failed'], 'cancelled'),
     ('complete', array['in_progress'], 'completed'),
+    ('fail', array['in_progress'], 'failed'),
     ('payment_overdue', array['awaiting_payment'], 'cancelled'),
     ('payment_received', array['awaiting_payment'], 'pending'),
-    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed'], 'cancelled'),
+    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed'], 'cancelled'),
+    ('reopen', array['failed'], 'pending'),
     ('start', array['accepted'], 'in_progress') $$,
   'the allowed moves are those of docs/state-machines.md');
 
 -- Who may call what.
-select ok(not has_function_privilege('anon', 'public.list_deliveries(text, uuid, integer, text, text)', 'execute'), 'anon may not list deliveries');
+select ok(not has_function_privilege('anon', 'public.list_deliveries(text, uuid, integer, text, text, text, timestamptz, timestamptz, boolean)', 'execute'), 'anon may not list deliveries');
 select ok(not has_function_privilege('anon', 'public.accept_delivery(uuid)', 'execute'), 'anon may not accept');
 select ok(has_function_privilege('authenticated', 'public.accept_delivery(uuid)', 'execute'), 'authenticated may call accept (it authorizes inside)');
 select ok(not has_function_privilege('authenticated',
@@ -34,7 +36,7 @@ select ok(not has_function_privilege('authenticated',
 select ok(has_function_privilege('service_role',
   'public.apply_payment_event(uuid, text, text, text)', 'execute'), 'the service role applies payment events');
 select ok(not has_function_privilege('authenticated',
-  'public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text, double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, text)',
+  'public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text, double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, timestamptz, timestamptz, text, text)',
   'execute'), 'no user inserts a delivery directly: the edge does, after routing and charging');
 select ok(not has_function_privilege('authenticated', 'private.move_delivery(public.deliveries, text, uuid, uuid, text, text)', 'execute'),
   'no user may call the state machine directly');

@@ -293,6 +293,54 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/deliveries/export": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The company's deliveries as CSV
+     * @description Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, `q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, whatever the number of rows; an export still running after 2 minutes is cut short.
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    get: operations["getDeliveriesExport"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/import": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Create deliveries from a CSV file
+     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1) and the others are created. A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
+     *
+     *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
+     *
+     *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created.
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    post: operations["postDeliveriesImport"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/routes/quote": {
     parameters: {
       query?: never;
@@ -324,7 +372,7 @@ export interface paths {
     };
     /**
      * List deliveries, newest first
-     * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never another driver's, never one still awaiting payment. `status`, `driver_id` and `payment_status` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
+     * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never another driver's, never one still awaiting payment, never one whose window opens more than an hour from now. `status`, `driver_id`, `payment_status`, `q`, `from`, `to` and `late` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
      *
      *     Roles: the set `members`.
      */
@@ -332,7 +380,7 @@ export interface paths {
     put?: never;
     /**
      * Create a delivery
-     * @description Each end is given by its coordinates (`origin`, `destination`), or by its address alone: an end sent without coordinates is geocoded (the first place the geocoding service finds for its address); an address it finds nothing for is 422 naming it (`origin_address`, `destination_address`, or both). The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the geocoding service, the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
+     * @description Each end is given by its coordinates (`origin`, `destination`), or by its address alone: an end sent without coordinates is geocoded (the first place the geocoding service finds for its address); an address it finds nothing for is 422 naming it (`origin_address`, `destination_address`, or both). The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the geocoding service, the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. `window_start`/`window_end` give the recipient's window: a delivery is offered to drivers from an hour before it opens, and is `late` once it closes undelivered. `external_id` is checked before anything is geocoded, routed or charged: a second delivery with it is 409, and the detail names the first one's id. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
      *
      *     Roles: the set `delivery_managers`.
      */
@@ -376,7 +424,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel a delivery
-     * @description From awaiting_payment, pending or accepted; a delivery in progress or finished cannot be cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.
+     * @description From awaiting_payment, pending, accepted or failed; a delivery in progress or finished cannot be cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.
      *
      *     Roles: the set `delivery_managers`.
      */
@@ -469,6 +517,50 @@ export interface paths {
      *     Roles: the set `drivers`.
      */
     post: operations["postDeliveriesByIdComplete"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/fail": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Report that a delivery in progress could not be delivered
+     * @description in_progress → failed, by the driver who has it, with the reason and an optional note. Nobody is credited. The company then reopens it (a new attempt) or cancels it. No photo is taken here: a photo of a failed attempt would need its own kind in the proof bucket, which this API does not have yet; the note says what happened.
+     *
+     *     Roles: the set `drivers`.
+     */
+    post: operations["postDeliveriesByIdFail"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/reopen": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Try a failed delivery again
+     * @description failed → pending: a new attempt (`attempts` + 1), nobody's, offered to the drivers again as a new pending delivery is (subject to its window). The last failure's reason and note stay readable.
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    post: operations["postDeliveriesByIdReopen"];
     delete?: never;
     options?: never;
     head?: never;
@@ -733,6 +825,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/reports/summary": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How the company's deliveries went over a range of days
+     * @description Over the company's deliveries created from `from` to `to`, both days included, days in America/Sao_Paulo (an instant given instead of a day counts as its day there). Each count is by the delivery's status now, so it equals the count of GET /api/v1/deliveries with the same days and that status. Without `from` and `to`: the last 30 days, today included. At most 366 days.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    get: operations["getReportsSummary"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/webhooks/gateway/{company_id}": {
     parameters: {
       query?: never;
@@ -881,6 +995,16 @@ export interface components {
       object_id: string | null;
       detail: string | null;
     };
+    ImportResult: {
+      created: number;
+      /** @description Rows whose external_id the company already has (an earlier upload). */
+      skipped: number;
+      errors: {
+        /** @description The row as a spreadsheet numbers it: the header is row 1. */
+        row: number;
+        detail: string;
+      }[];
+    };
     RouteQuote: {
       distance_m: number;
       duration_s: number;
@@ -893,7 +1017,7 @@ export interface components {
       /** Format: uuid */
       company_id: string;
       /** @enum {string} */
-      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
       /** @enum {string} */
       payment_status: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
       /** @enum {string} */
@@ -968,6 +1092,34 @@ export interface components {
       tracking_url: string | null;
       /** @description Where the recipient's e-mail notifications go. */
       recipient_email: string | null;
+      /**
+       * Format: date-time
+       * @description When the recipient's window opens, if given. Until an hour before it, drivers are not offered the delivery (they neither see it nor get `delivery_available`); managers may still assign it.
+       */
+      window_start: string | null;
+      /**
+       * Format: date-time
+       * @description When the recipient's window closes, if given.
+       */
+      window_end: string | null;
+      /** @description True once window_end has passed and the delivery is neither completed nor cancelled (computed when read). */
+      late: boolean;
+      /** @description The company's own reference; unique within the company. */
+      external_id: string | null;
+      /** @description The attempt under way: 1 at creation, one more each time it is reopened. */
+      attempts: number;
+      /**
+       * Format: date-time
+       * @description When the last attempt failed, if one did.
+       */
+      failed_at: string | null;
+      /**
+       * @description Why the last attempt failed, as the driver reported it.
+       * @enum {string|null}
+       */
+      failure_reason: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "other" | null;
+      /** @description The driver's note on the last failed attempt. */
+      failure_note: string | null;
     };
     Postcode: {
       /** @description 00000-000, as the Correios write it. */
@@ -1042,7 +1194,7 @@ export interface components {
     };
     Tracking: {
       /** @enum {string} */
-      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
       /** @description Once a driver has the delivery. */
       driver: {
         first_name: string;
@@ -1115,6 +1267,34 @@ export interface components {
       sent_at: string | null;
       /** @description Why it failed, or why the last attempt failed while it is retried. */
       error: string | null;
+    };
+    ReportSummary: {
+      /** @description Deliveries created in the range. */
+      created: number;
+      /** @description Of those, completed (now). */
+      completed: number;
+      /** @description Of those, cancelled (now). */
+      cancelled: number;
+      /** @description Of those, failed and not reopened (now). */
+      failed: number;
+      /** @description Of the completed deliveries that had a window, the share (0 to 1, 4 decimals) completed by window_end; null when none had one. */
+      on_time_rate: number | null;
+      /** @description Average minutes from creation to completion of the completed ones (1 decimal); null when none. */
+      avg_delivery_minutes: number | null;
+      /** @description The prices of the completed deliveries. */
+      revenue: number;
+      /** @description What their drivers were credited for them (price * driver_share, in cents each). */
+      driver_earnings: number;
+      /** @description Every day of the range, in order, with no day left out. */
+      by_day: components["schemas"]["ReportDay"][];
+    };
+    ReportDay: {
+      /** Format: date */
+      day: string;
+      created: number;
+      completed: number;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      revenue: number;
     };
     WebhookAcknowledgement: {
       /** @enum {boolean} */
@@ -2490,6 +2670,183 @@ export interface operations {
       };
     };
   };
+  getDeliveriesExport: {
+    parameters: {
+      query?: {
+        status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
+        driver_id?: string;
+        payment_status?: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
+        /** @description Searches the addresses, the recipient's name and phone, the external id and the id's first characters, ignoring accents and case (`jose` finds José); a phone may be typed any way (its digits are compared). At least 3 characters. */
+        q?: string;
+        /** @description Created at or after: an instant (ISO 8601 with an offset), or a day (YYYY-MM-DD) in São Paulo, from its start. */
+        from?: string;
+        /** @description Created before: an instant (excluded), or a day (YYYY-MM-DD) in São Paulo, that whole day included. */
+        to?: string;
+        /** @description true: only late deliveries (see `late`); false: only those that are not. */
+        late?: "true" | "false";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The deliveries, one per line after the header */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "text/csv": string;
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesImport: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "text/csv": string;
+      };
+    };
+    responses: {
+      /** @description What was created, skipped and refused */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ImportResult"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The file is larger than 5 MiB */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as text/csv */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The geocoding or the routing service failed or was too slow; nothing was created */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   postRoutesQuote: {
     parameters: {
       query?: never;
@@ -2602,9 +2959,17 @@ export interface operations {
       query?: {
         limit?: number;
         cursor?: string;
-        status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled";
+        status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
         driver_id?: string;
         payment_status?: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
+        /** @description Searches the addresses, the recipient's name and phone, the external id and the id's first characters, ignoring accents and case (`jose` finds José); a phone may be typed any way (its digits are compared). At least 3 characters. */
+        q?: string;
+        /** @description Created at or after: an instant (ISO 8601 with an offset), or a day (YYYY-MM-DD) in São Paulo, from its start. */
+        from?: string;
+        /** @description Created before: an instant (excluded), or a day (YYYY-MM-DD) in São Paulo, that whole day included. */
+        to?: string;
+        /** @description true: only late deliveries (see `late`); false: only those that are not. */
+        late?: "true" | "false";
       };
       header?: never;
       path?: never;
@@ -2715,6 +3080,18 @@ export interface operations {
           recipient_email?: string | null;
           /** Format: uuid */
           driver_id?: string | null;
+          /**
+           * Format: date-time
+           * @description ISO 8601 with an offset; before window_end.
+           */
+          window_start?: string | null;
+          /**
+           * Format: date-time
+           * @description ISO 8601 with an offset; in the future.
+           */
+          window_end?: string | null;
+          /** @description The company's own reference (an order number): a second delivery with it is 409, naming the first. */
+          external_id?: string | null;
         };
       };
     };
@@ -2764,7 +3141,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The company's prices changed while the delivery was being created; try again */
+      /** @description external_id is already used by a delivery of the company (the detail names its id), or the company's prices changed while the delivery was being created (try again) */
       409: {
         headers: {
           [name: string]: unknown;
@@ -3333,6 +3710,188 @@ export interface operations {
         };
       };
       /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdFail: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @enum {string} */
+          reason: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "other";
+          note?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The failed delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdReopen: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The reopened delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states) */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4401,6 +4960,78 @@ export interface operations {
         };
       };
       /** @description No delivery of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getReportsSummary: {
+    parameters: {
+      query?: {
+        /** @description The first day (YYYY-MM-DD). */
+        from?: string;
+        /** @description The last day (YYYY-MM-DD), included. */
+        to?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The summary */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ReportSummary"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
           [name: string]: unknown;

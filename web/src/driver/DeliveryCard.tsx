@@ -1,5 +1,6 @@
 // One of the driver's deliveries under way: where to pick it up and take it, the driver's pay, the recipient
-// (call, WhatsApp), the way there in the phone's maps app, and what the driver can do next. An action goes to the
+// (call, WhatsApp), the way there in the phone's maps app, its window and whether it is late, and what the driver
+// can do next (start; complete, or report it could not be delivered). An action goes to the
 // queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once. Everything the card
 // holds (the proof draft) belongs to this delivery: the list keys cards by delivery.
 import { useQuery } from "@tanstack/react-query";
@@ -13,6 +14,8 @@ import { callUrl, directionsUrl, whatsappUrl } from "../lib/contact.ts";
 import { useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
 import { outbox } from "../lib/outbox.ts";
+import { WindowText } from "../panel/Deliveries.tsx";
+import { FailDelivery } from "./FailDelivery.tsx";
 import { emptyDraft, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
 import type { ShiftDelivery } from "./shift.ts";
 
@@ -65,15 +68,26 @@ export function DeliveryCard(
   else if (status === "accepted") {
     actions = <button type="button" onClick={() => void act("start")}>{t("driver.start")}</button>;
   } else if (status === "in_progress") {
-    actions = <button type="button" onClick={() => void complete()}>{t("driver.complete")}</button>;
+    actions = (
+      <>
+        <button type="button" onClick={() => void complete()}>{t("driver.complete")}</button>
+        <FailDelivery onReport={(body) => void act("fail", { body })} />
+      </>
+    );
   }
 
   return (
     <li className="card delivery-card" aria-labelledby={headingId}>
       <h3 id={headingId}>{title}</h3>
       <p>
-        <Badge value={status} text={t(`status.${status}`)} />
+        <Badge value={status} text={t(`status.${status}`)} />{" "}
+        {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}
       </p>
+      {(delivery.window_start || delivery.window_end) && (
+        <p>
+          <WindowText delivery={delivery} />
+        </p>
+      )}
       <dl className="facts">
         <dt>{t("driver.pickup")}</dt>
         <dd>{delivery.origin_address}</dd>

@@ -4,9 +4,10 @@
 // the queue keep current (driver/shift.ts): nothing here waits for a reload.
 import { useTranslation } from "react-i18next";
 import type { Delivery } from "../api/client.ts";
-import { ErrorNote, Loading, Note } from "../components/ui.tsx";
+import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
 import { formatBRL, formatClock, formatKm, formatMinutes } from "../format.ts";
 import { outbox, type OutboxItem } from "../lib/outbox.ts";
+import { WindowText } from "../panel/Deliveries.tsx";
 import { DeliveryCard, QueuedNote } from "./DeliveryCard.tsx";
 import { usePay, useShift } from "./shift.ts";
 
@@ -28,6 +29,11 @@ function OfferCard(
           </>
         )}
       </p>
+      {(delivery.window_start || delivery.window_end || delivery.late) && (
+        <p>
+          <WindowText delivery={delivery} /> {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}
+        </p>
+      )}
       {queued
         ? <QueuedNote action={queued.action} sending={queued.state === "sending"} />
         : (

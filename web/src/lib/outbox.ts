@@ -1,10 +1,10 @@
-// The driver's actions (accept, start, complete with its proof, and any later one) survive a lost connection and
-// a reload: each is kept on the device (IndexedDB) from the moment it is taken, with a UUID made then that is
-// sent as its `Idempotency-Key`, and sent when the connection allows, in the order taken, by one tab at a time
-// (a Web Lock per user), so each is sent once. Every tab shows the same queue (a BroadcastChannel says when it
-// changed). An answer lost on the way leaves the action queued: it is sent again with the same key, and a refusal
-// then is checked against the delivery (an accept whose delivery is now ours took effect). A refusal is kept as a
-// sentence for the driver until dismissed.
+// The driver's actions (accept, start, complete with its proof, fail with its reason, and any later one) survive
+// a lost connection and a reload: each is kept on the device (IndexedDB) from the moment it is taken, with a UUID
+// made then that is sent as its `Idempotency-Key`, and sent when the connection allows, in the order taken, by one
+// tab at a time (a Web Lock per user), so each is sent once. Every tab shows the same queue (a BroadcastChannel
+// says when it changed). An answer lost on the way leaves the action queued: it is sent again with the same key,
+// and a refusal then is checked against the delivery (an accept whose delivery is now ours took effect). A refusal
+// is kept as a sentence for the driver until dismissed.
 import type { QueryClient } from "@tanstack/react-query";
 import { useSyncExternalStore } from "react";
 import { api, ApiError, call, type Delivery, type Page } from "../api/client.ts";
@@ -30,7 +30,7 @@ export interface ActionKind {
 const idempotent = (key: string) => ({ "Idempotency-Key": key });
 const path = (id: string) => ({ path: { id } });
 
-/** Every action the driver app queues. A new one (decline, fail) is one more entry. */
+/** Every action the driver app queues. A new one (decline, ...) is one more entry. */
 export const ACTIONS: Record<string, ActionKind> = {
   accept: {
     send: (id, key) => call(api.POST("/api/v1/deliveries/{id}/accept", { params: path(id), headers: idempotent(key) })),
@@ -48,6 +48,15 @@ export const ACTIONS: Record<string, ActionKind> = {
         headers: idempotent(key),
       })),
     tookEffect: (d, me) => d.driver_id === me && d.status === "completed",
+  },
+  fail: {
+    send: (id, key, body) =>
+      call(api.POST("/api/v1/deliveries/{id}/fail", {
+        params: path(id),
+        body: body as { reason: "recipient_absent"; note?: string },
+        headers: idempotent(key),
+      })),
+    tookEffect: (d, me) => d.driver_id === me && d.status === "failed",
   },
 };
 

@@ -21,6 +21,18 @@ export function RouterProvider({ children }: { children: ReactNode }) {
 
 export const usePath = () => useContext(PathContext).split("?")[0];
 
+/** The query string of the current address, and a way to replace it (kept in history, so a filtered list can be shared). */
+export function useSearchParams(): [URLSearchParams, (next: URLSearchParams) => void] {
+  const full = useContext(PathContext);
+  const at = full.indexOf("?");
+  const params = new URLSearchParams(at >= 0 ? full.slice(at + 1) : "");
+  const set = (next: URLSearchParams) => {
+    const query = next.toString();
+    navigate(`${window.location.pathname}${query ? `?${query}` : ""}`, true);
+  };
+  return [params, set];
+}
+
 /** `/deliveries/:id` against the current path: the parameters, or null. */
 export function match(pattern: string, path: string): Record<string, string> | null {
   const a = pattern.split("/");

@@ -1,32 +1,93 @@
-// Deliveries as a paginated table with status and payment filters, live
-// through delivery_updated (lib/realtime.tsx updates the cached pages).
+// Deliveries as a paginated table with a search box and filters kept in the address (so a filtered list can be
+// reloaded or shared), live through delivery_updated (lib/realtime.tsx updates the cached pages). Late
+// deliveries stand out; the list goes out as CSV and comes in from one (DeliveryCsv.tsx).
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
-import { api, call, type DeliveryStatus, type PaymentStatus } from "../api/client.ts";
-import { Badge, ErrorNote, Loading, Pager, Select } from "../components/ui.tsx";
+import { type FormEvent, useState } from "react";
+import { api, call, type Delivery, type DeliveryStatus, type PaymentStatus } from "../api/client.ts";
+import { Badge, ErrorNote, Field, Loading, Pager, Select } from "../components/ui.tsx";
 import { formatBRL, formatDateTime, shortId } from "../format.ts";
 import { useTranslation } from "react-i18next";
-import { Link } from "../lib/router.tsx";
+import { Link, useSearchParams } from "../lib/router.tsx";
+import { CsvExport, CsvImport } from "./DeliveryCsv.tsx";
 
-const STATUSES: DeliveryStatus[] = ["awaiting_payment", "pending", "accepted", "in_progress", "completed", "cancelled"];
+const STATUSES: DeliveryStatus[] = [
+  "awaiting_payment",
+  "pending",
+  "accepted",
+  "in_progress",
+  "completed",
+  "failed",
+  "cancelled",
+];
 const PAYMENTS: PaymentStatus[] = ["pending", "received", "confirmed", "refunded", "overdue", "invoiced"];
+
+/** The filters the address holds, as GET /api/v1/deliveries names them. */
+const FILTERS = ["q", "status", "payment_status", "driver_id", "from", "to", "late"] as const;
+export type DeliveryFilterValues = Partial<Record<(typeof FILTERS)[number], string>>;
+
+/** A delivery's window in words: both ends, or the one it has. */
+export function WindowText({ delivery }: { delivery: Pick<Delivery, "window_start" | "window_end"> }) {
+  const { t } = useTranslation();
+  const { window_start: start, window_end: end } = delivery;
+  if (!start && !end) return null;
+  const text = start && end
+    ? t("lifecycle.windowRange", { start: formatDateTime(start), end: formatDateTime(end) })
+    : end
+    ? t("lifecycle.windowUntil", { end: formatDateTime(end) })
+    : t("lifecycle.windowFrom", { start: formatDateTime(start) });
+  return <span className="window">{t("lifecycle.window")}: {text}</span>;
+}
+
+/** The status, with what else a dispatcher must see at a glance: late, a later attempt. */
+export function StatusBadges({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
+  return (
+    <>
+      <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />{" "}
+      {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}{" "}
+      {delivery.attempts > 1 && <Badge value="attempt" text={t("lifecycle.attempt", { count: delivery.attempts })} />}
+    </>
+  );
+}
 
 export function DeliveriesPage() {
   const { t } = useTranslation();
-  const [status, setStatus] = useState("");
-  const [payment, setPayment] = useState("");
+  const [params, setParams] = useSearchParams();
+  const filters: DeliveryFilterValues = Object.fromEntries(
+    FILTERS.map((name) => [name, params.get(name) ?? undefined]).filter(([, value]) => value),
+  );
+  const [text, setText] = useState(filters.q ?? "");
+  const [tooShort, setTooShort] = useState(false);
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
+  const setFilter = (name: (typeof FILTERS)[number], value: string) => {
+    const next = new URLSearchParams(params);
+    if (value) next.set(name, value);
+    else next.delete(name);
+    setParams(next);
+    setCursors([]);
+  };
+  const search = (event: FormEvent) => {
+    event.preventDefault();
+    const q = text.trim();
+    setTooShort(q.length > 0 && q.length < 3);
+    if (q.length === 0 || q.length >= 3) setFilter("q", q);
+  };
   const query = useQuery({
-    queryKey: ["deliveries", { status: status || undefined, payment_status: payment || undefined, cursor }],
+    queryKey: ["deliveries", { ...filters, cursor }],
     queryFn: () =>
       call(api.GET("/api/v1/deliveries", {
         params: {
           query: {
             limit: 20,
             cursor,
-            status: (status || undefined) as DeliveryStatus | undefined,
-            payment_status: (payment || undefined) as PaymentStatus | undefined,
+            q: filters.q,
+            status: filters.status as DeliveryStatus | undefined,
+            payment_status: filters.payment_status as PaymentStatus | undefined,
+            driver_id: filters.driver_id,
+            from: filters.from,
+            to: filters.to,
+            late: filters.late as "true" | undefined,
           },
         },
       })),
@@ -45,20 +106,68 @@ export function DeliveriesPage() {
       <div className="heading">
         <h1 id="deliveries-title">{t("deliveries.title")}</h1>
         <Link className="button" to="/deliveries/new">{t("nav.newDelivery")}</Link>
+        <CsvExport filters={filters} />
       </div>
+      <form className="search" role="search" onSubmit={search}>
+        <Field
+          label={t("lifecycle.search")}
+          type="search"
+          value={text}
+          placeholder={t("lifecycle.searchHint")}
+          onChange={(e) => setText(e.target.value)}
+          problem={tooShort ? t("lifecycle.searchTooShort") : null}
+          showProblem={tooShort}
+          maxLength={100}
+        />
+        <button type="submit">{t("lifecycle.search")}</button>
+      </form>
       <div className="filters">
         <Select
           label={t("deliveries.filterStatus")}
-          value={status}
-          onChange={(e) => (setStatus(e.target.value), setCursors([]))}
+          value={filters.status ?? ""}
+          onChange={(e) => setFilter("status", e.target.value)}
           options={[["", t("deliveries.any")], ...STATUSES.map((s) => [s, t(`status.${s}`)] as const)]}
         />
         <Select
           label={t("deliveries.filterPayment")}
-          value={payment}
-          onChange={(e) => (setPayment(e.target.value), setCursors([]))}
+          value={filters.payment_status ?? ""}
+          onChange={(e) => setFilter("payment_status", e.target.value)}
           options={[["", t("deliveries.any")], ...PAYMENTS.map((s) => [s, t(`paymentStatus.${s}`)] as const)]}
         />
+        <Select
+          label={t("lifecycle.filterDriver")}
+          value={filters.driver_id ?? ""}
+          onChange={(e) => setFilter("driver_id", e.target.value)}
+          options={[["", t("deliveries.any")], ...(drivers.data?.items ?? []).map((d) => [d.id, d.name] as const)]}
+        />
+        <Field
+          label={t("lifecycle.from")}
+          type="date"
+          value={filters.from ?? ""}
+          onChange={(e) => setFilter("from", e.target.value)}
+        />
+        <Field
+          label={t("lifecycle.to")}
+          type="date"
+          value={filters.to ?? ""}
+          onChange={(e) => setFilter("to", e.target.value)}
+        />
+        <label className="check">
+          <input
+            type="checkbox"
+            checked={filters.late === "true"}
+            onChange={(e) => setFilter("late", e.target.checked ? "true" : "")}
+          />{" "}
+          {t("lifecycle.onlyLate")}
+        </label>
+        {Object.keys(filters).length > 0 && (
+          <button
+            type="button"
+            onClick={() => (setText(""), setParams(new URLSearchParams()), setCursors([]))}
+          >
+            {t("lifecycle.clearFilters")}
+          </button>
+        )}
       </div>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
@@ -81,15 +190,21 @@ export function DeliveriesPage() {
               </tr>
             )}
             {items.map((d) => (
-              <tr key={d.id}>
+              <tr key={d.id} className={d.late ? "late" : undefined}>
                 <td data-label={t("deliveries.columns.created")}>
                   <Link to={`/deliveries/${d.id}`} aria-label={t("deliveries.open", { id: shortId(d.id) })}>
                     {formatDateTime(d.created_at)}
                   </Link>
                 </td>
-                <td data-label={t("deliveries.columns.route")}>{d.origin_address} → {d.destination_address}</td>
+                <td data-label={t("deliveries.columns.route")}>
+                  {d.origin_address} → {d.destination_address}
+                  {d.recipient_name && <div className="muted">{d.recipient_name}</div>}
+                  <div className="muted">
+                    <WindowText delivery={d} />
+                  </div>
+                </td>
                 <td data-label={t("deliveries.columns.status")}>
-                  <Badge value={d.status} text={t(`status.${d.status}`)} />
+                  <StatusBadges delivery={d} />
                 </td>
                 <td data-label={t("deliveries.columns.payment")}>
                   {t(`paymentMethod.${d.payment_method}`)}: {t(`paymentStatus.${d.payment_status}`)}{" "}
@@ -103,6 +218,7 @@ export function DeliveriesPage() {
         </table>
       )}
       <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
+      <CsvImport />
     </section>
   );
 }

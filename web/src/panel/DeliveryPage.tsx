@@ -22,6 +22,7 @@ import { Link } from "../lib/router.tsx";
 import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 import { DeliveryNotifications } from "./Notifications.tsx";
+import { StatusBadges, WindowText } from "./Deliveries.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
 
@@ -119,6 +120,7 @@ function Timeline({ delivery }: { delivery: Delivery }) {
     [t("delivery.acceptedAt"), delivery.accepted_at, !!delivery.accepted_at],
     [t("delivery.startedAt"), delivery.started_at, !!delivery.started_at],
     [t("delivery.completedAt"), delivery.completed_at, !!delivery.completed_at],
+    [t("lifecycle.failedAt"), delivery.failed_at, !!delivery.failed_at],
     [t("delivery.cancelledAt"), delivery.cancelled_at, !!delivery.cancelled_at],
   ];
   return (
@@ -181,6 +183,11 @@ export default function DeliveryPage({ id }: { id: string }) {
       call(api.POST("/api/v1/deliveries/{id}/assign", { params: { path: { id } }, body: { driver_id: driverId } })),
     onSuccess: update,
   });
+  const [confirming, setConfirming] = useState(false);
+  const reopen = useMutation({
+    mutationFn: () => call(api.POST("/api/v1/deliveries/{id}/reopen", { params: { path: { id } } })),
+    onSuccess: (d) => (setConfirming(false), update(d)),
+  });
   const managers = can(identity, COMPANY_MANAGERS);
   const drivers = useQuery({
     queryKey: ["drivers", "all-active"],
@@ -225,7 +232,7 @@ export default function DeliveryPage({ id }: { id: string }) {
 
   if (query.isPending) return <Loading />;
   if (!delivery) return <ErrorNote error={query.error} />;
-  const open = ["awaiting_payment", "pending", "accepted"].includes(delivery.status);
+  const open = ["awaiting_payment", "pending", "accepted", "failed"].includes(delivery.status);
 
   return (
     <section aria-labelledby="delivery-title">
@@ -234,7 +241,7 @@ export default function DeliveryPage({ id }: { id: string }) {
       </p>
       <div className="heading">
         <h1 id="delivery-title">{t("delivery.title", { id: shortId(delivery.id) })}</h1>
-        <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />
+        <StatusBadges delivery={delivery} />
         <span>{t(`paymentMethod.${delivery.payment_method}`)}: {t(`paymentStatus.${delivery.payment_status}`)}</span>
         {delivery.refund_due && <Badge value="refund_due" text={t("refundDue")} />}
       </div>
@@ -263,6 +270,38 @@ export default function DeliveryPage({ id }: { id: string }) {
               <>
                 <dt>{t("delivery.notes")}</dt>
                 <dd>{delivery.notes}</dd>
+              </>
+            )}
+            {delivery.recipient_email && (
+              <>
+                <dt>{t("lifecycle.recipientEmail")}</dt>
+                <dd>{delivery.recipient_email}</dd>
+              </>
+            )}
+            {delivery.external_id && (
+              <>
+                <dt>{t("lifecycle.externalId")}</dt>
+                <dd>{delivery.external_id}</dd>
+              </>
+            )}
+            {(delivery.window_start || delivery.window_end) && (
+              <>
+                <dt>{t("lifecycle.window")}</dt>
+                <dd>
+                  <WindowText delivery={delivery} />
+                </dd>
+              </>
+            )}
+            {delivery.failure_reason && delivery.failed_at && (
+              <>
+                <dt>{t("lifecycle.failure")}</dt>
+                <dd>
+                  {t("lifecycle.failureLine", {
+                    reason: t(`lifecycle.reasons.${delivery.failure_reason}`),
+                    at: formatDateTime(delivery.failed_at),
+                  })}
+                  {delivery.failure_note && <div>{t("lifecycle.failureNote")}: {delivery.failure_note}</div>}
+                </dd>
               </>
             )}
             {delivery.status === "in_progress" && delivery.eta_at && delivery.remaining_m != null && (
@@ -296,9 +335,29 @@ export default function DeliveryPage({ id }: { id: string }) {
           )}
         </div>
       </div>
+      {delivery.status === "failed" && (
+        <div className="card reopen">
+          {!confirming
+            ? (
+              <button type="button" onClick={() => setConfirming(true)}>
+                {t("lifecycle.reopen")}
+              </button>
+            )
+            : (
+              <div role="group" aria-label={t("lifecycle.reopen")}>
+                <p>{t("lifecycle.reopenConfirm")}</p>
+                <button type="button" disabled={reopen.isPending} onClick={() => reopen.mutate()}>
+                  {reopen.isPending ? t("lifecycle.reopening") : t("lifecycle.reopenYes")}
+                </button>{" "}
+                <button type="button" onClick={() => setConfirming(false)}>{t("lifecycle.reopenNo")}</button>
+              </div>
+            )}
+          <ErrorNote error={reopen.error} />
+        </div>
+      )}
       {open && (
         <div className="actions">
-          {managers && delivery.status !== "accepted" && (
+          {managers && !["accepted", "failed"].includes(delivery.status) && (
             <form className="card" onSubmit={(e) => (e.preventDefault(), assign.mutate())}>
               <Select
                 label={t("delivery.assign")}

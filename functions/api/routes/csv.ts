@@ -1,0 +1,379 @@
+// The company's deliveries in and out as CSV (docs/contract.md, Reports): the export streams the list's query
+// (private.company_deliveries) through a database cursor, a batch at a time; the import checks each row as
+// POST /api/v1/deliveries checks its body, locates its ends (geocoding an address without coordinates) and
+// measures its route the same way, and creates it through the same SQL function (public.create_delivery, by
+// public.import_deliveries).
+import { parse } from "csv-parse/sync";
+import { stringify } from "csv-stringify/sync";
+import { z } from "zod";
+import { asService, asUser, rpc } from "../../_shared/db.ts";
+import { HttpError } from "../../_shared/errors.ts";
+import type { Claims } from "../../_shared/jwt.ts";
+import { defineRoute, readBody } from "../../_shared/route.ts";
+import { dayOf } from "../days.ts";
+import {
+  CreateDelivery,
+  type Delivery,
+  DeliveryFilters,
+  filterArgs,
+  locateEnds,
+  measure,
+  type NewDelivery,
+} from "./deliveries.ts";
+
+// Section: export
+
+type DeliveryRow = z.infer<typeof Delivery>;
+
+/** The export's columns: the create body's names where it has them (so an export can be imported again). */
+const EXPORT_COLUMNS: [string, (d: DeliveryRow) => unknown][] = [
+  ["id", (d) => d.id],
+  ["external_id", (d) => d.external_id],
+  ["status", (d) => d.status],
+  ["payment_status", (d) => d.payment_status],
+  ["payment_method", (d) => d.payment_method],
+  ["origin_address", (d) => d.origin_address],
+  ["origin.lat", (d) => d.origin.lat],
+  ["origin.lng", (d) => d.origin.lng],
+  ["destination_address", (d) => d.destination_address],
+  ["destination.lat", (d) => d.destination.lat],
+  ["destination.lng", (d) => d.destination.lng],
+  ["distance_m", (d) => d.distance_m],
+  ["duration_s", (d) => d.duration_s],
+  ["price", (d) => d.price],
+  ["driver_id", (d) => d.driver_id],
+  ["recipient_name", (d) => d.recipient_name],
+  ["recipient_phone", (d) => d.recipient_phone],
+  ["recipient_email", (d) => d.recipient_email],
+  ["notes", (d) => d.notes],
+  ["window_start", (d) => d.window_start],
+  ["window_end", (d) => d.window_end],
+  ["late", (d) => d.late],
+  ["attempts", (d) => d.attempts],
+  ["failure_reason", (d) => d.failure_reason],
+  ["failure_note", (d) => d.failure_note],
+  ["cancel_reason", (d) => d.cancel_reason],
+  ["created_at", (d) => d.created_at],
+  ["accepted_at", (d) => d.accepted_at],
+  ["started_at", (d) => d.started_at],
+  ["completed_at", (d) => d.completed_at],
+  ["failed_at", (d) => d.failed_at],
+  ["cancelled_at", (d) => d.cancelled_at],
+];
+const EXPORT_ONLY = new Set(EXPORT_COLUMNS.map(([name]) => name));
+
+/** Rows fetched from the cursor per round trip: about 1 MB of JSON. */
+const EXPORT_BATCH = 1000;
+/** How long an export may stream before it is cut (the transaction holds a connection meanwhile). */
+const EXPORT_BUDGET_MS = 120_000;
+
+const csvLines = (rows: unknown[][]) =>
+  stringify(rows, { cast: { boolean: (value) => String(value), number: (value) => String(value) } });
+
+/**
+ * The CSV as a stream: the header and the first batch before the answer starts (so a refusal is still its own
+ * status), then a batch at a time as the client reads (the stream's back-pressure), in one transaction as the
+ * caller. A client that goes away ends the transaction.
+ */
+async function exportStream(claims: Claims, filters: ReturnType<typeof filterArgs>): Promise<ReadableStream> {
+  const { readable, writable } = new TransformStream<string, Uint8Array>(
+    {
+      transform: (text, controller) => controller.enqueue(new TextEncoder().encode(text)),
+    },
+    undefined,
+    { highWaterMark: 2 },
+  );
+  const writer = writable.getWriter();
+  let started!: () => void;
+  const first = new Promise<void>((resolve) => (started = resolve));
+  const done = asUser(claims, async (tx) => {
+    const cursor = await rpc(tx, "export_deliveries", filters) as unknown as string;
+    let text = csvLines([EXPORT_COLUMNS.map(([name]) => name)]);
+    for (;;) {
+      const batch = await rpc(tx, "fetch_deliveries", { cursor, count: EXPORT_BATCH }) as unknown as DeliveryRow[];
+      text += csvLines(batch.map((d) => EXPORT_COLUMNS.map(([, value]) => value(d) ?? "")));
+      await writer.ready;
+      const written = writer.write(text);
+      started();
+      await written;
+      text = "";
+      if (batch.length < EXPORT_BATCH) return;
+    }
+  }, { deadline: Date.now() + EXPORT_BUDGET_MS });
+  // Before the first batch, a failure is the answer; after it, the stream is cut.
+  await Promise.race([first, done]);
+  done.then(() => writer.close(), (error) => {
+    console.error(
+      JSON.stringify({ event: "export_cut", error: error instanceof Error ? error.message : String(error) }),
+    );
+    writer.abort(error).catch(() => {});
+  });
+  return readable;
+}
+
+export const exportDeliveries = defineRoute({
+  method: "get",
+  path: "/api/v1/deliveries/export",
+  tag: "deliveries",
+  summary: "The company's deliveries as CSV",
+  description: "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
+    "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, " +
+    "comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import " +
+    "reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, " +
+    "whatever the number of rows; an export still running after 2 minutes is cut short.",
+  auth: "bearer",
+  roles: "delivery_managers",
+  query: DeliveryFilters,
+  responses: {
+    200: {
+      description: "The deliveries, one per line after the header",
+      schema: z.string().describe(`Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`),
+      mediaType: "text/csv",
+    },
+  },
+  async handler({ query, claims }) {
+    const stream = await exportStream(claims, filterArgs(query));
+    return new Response(stream, {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="deliveries-${dayOf(new Date())}.csv"`,
+      },
+    });
+  },
+});
+
+// Section: import
+
+/** At most this many rows (besides the header) per upload. */
+export const MAX_IMPORT_ROWS = 5000;
+/** A file of 5,000 rows with long addresses and notes fits; the JSON routes' 1 MiB would not. */
+const MAX_IMPORT_BYTES = 5 * 1_048_576;
+/** Rows located (geocoded where needed) and measured at once. */
+const ROUTING_CONCURRENCY = 8;
+/** Rows created per transaction. */
+const INSERT_BATCH = 250;
+
+/** The columns an upload may name: the create body's fields, nested ones with a dot. */
+const IMPORT_COLUMNS = [
+  "origin_address",
+  "origin.lat",
+  "origin.lng",
+  "destination_address",
+  "destination.lat",
+  "destination.lng",
+  "payment_method",
+  "recipient_name",
+  "recipient_phone",
+  "recipient_email",
+  "notes",
+  "driver_id",
+  "window_start",
+  "window_end",
+  "external_id",
+] as const;
+const NUMBER_COLUMNS = new Set(["origin.lat", "origin.lng", "destination.lat", "destination.lng"]);
+
+const ImportResult = z.object({
+  created: z.number().int(),
+  skipped: z.number().int().describe("Rows whose external_id the company already has (an earlier upload)."),
+  errors: z.array(z.object({
+    row: z.number().int().describe("The row as a spreadsheet numbers it: the header is row 1."),
+    detail: z.string(),
+  })),
+}).meta({ id: "ImportResult" });
+
+interface RowError {
+  row: number;
+  detail: string;
+}
+
+/** A problem with the file as a whole: 400 as a validation item of the body. */
+const badFile = (msg: string) => new HttpError(400, [{ type: "value_error", loc: ["body"], msg, input: null }]);
+
+/** A number as a person types it: a decimal comma is read as a point. */
+const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
+
+/** A CSV record as the create body: dotted names nested, empty cells left out, coordinates as numbers. */
+function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  header.forEach((name, i) => {
+    const text = (cells[i] ?? "").trim();
+    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) return;
+    const value = NUMBER_COLUMNS.has(name) ? typedNumber(text) : text;
+    const [head, tail] = name.split(".");
+    if (tail) body[head] = { ...(body[head] as object), [tail]: value };
+    else body[head] = value;
+  });
+  body.payment_method ??= "invoice";
+  return body;
+}
+
+const issueText = (error: z.ZodError) =>
+  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issue.message}`).join("; ");
+
+/** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
+function readCsv(text: string): { header: string[]; rows: { row: number; cells: string[] }[] } {
+  const firstLine = text.slice(0, text.indexOf("\n") >>> 0);
+  // A spreadsheet in Portuguese saves CSV with semicolons (its decimal separator is the comma).
+  const delimiter = (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? ";" : ",";
+  let records: string[][];
+  try {
+    records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
+  } catch (error) {
+    throw badFile(`The file is not a CSV file we can read: ${(error as Error).message}`);
+  }
+  const [header = [], ...data] = records;
+  const names = header.map((name) => name.trim());
+  if (names.length === 0 || names.every((name) => name === "")) {
+    throw badFile("The file has no header line naming its columns");
+  }
+  const unknown = names.filter((name) =>
+    !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
+  );
+  if (unknown.length > 0) {
+    throw badFile(`Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`);
+  }
+  for (const needed of ["origin_address", "destination_address"]) {
+    if (!names.includes(needed)) throw badFile(`The header has no ${needed} column`);
+  }
+  // Each record is a row of a spreadsheet, a blank one too (counted, not read).
+  const rows = data.map((cells, i) => ({ row: i + 2, cells }))
+    .filter(({ cells }) => cells.some((cell) => cell.trim() !== ""));
+  if (rows.length > MAX_IMPORT_ROWS) {
+    throw badFile(`The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`);
+  }
+  return { header: names, rows };
+}
+
+/** Runs `work` over the items with at most `limit` at a time; the first failure is thrown. */
+async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export const importDeliveries = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/import",
+  tag: "deliveries",
+  summary: "Create deliveries from a CSV file",
+  description: "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
+    `columns as the body of POST /api/v1/deliveries names its fields (${IMPORT_COLUMNS.join(", ")}), then at most ` +
+    `${MAX_IMPORT_ROWS} rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves ` +
+    "semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the " +
+    "columns of an export that the create body does not have (id, status, ...) are ignored; any other column is " +
+    "400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a " +
+    "refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1) and " +
+    "the others are created. A row whose `external_id` the company already has is skipped, so a file can be " +
+    "uploaded again: give every row an external_id to make that safe.\n\n" +
+    "**Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is " +
+    "refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code " +
+    "to send that client): create those one at a time with POST /api/v1/deliveries.\n\n" +
+    "**Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is " +
+    "geocoded from its address (the first place the geocoding service finds); a row with an address it finds " +
+    "nothing for is refused in `errors`, naming the address column. Every row is located and its route measured " +
+    "before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 " +
+    "and nothing is created.",
+  auth: "bearer",
+  roles: "delivery_managers",
+  rawBody: z.string().describe("The CSV file"),
+  rawBodyType: "text/csv",
+  responses: {
+    200: { description: "What was created, skipped and refused", schema: ImportResult },
+    413: { description: "The file is larger than 5 MiB" },
+    415: { description: "The body is not sent as text/csv" },
+    502: { description: "The geocoding or the routing service failed or was too slow; nothing was created" },
+  },
+  async handler({ req, claims, asCaller, authorize }) {
+    const companyId = await authorize();
+    const type = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== "text/csv") {
+      throw new HttpError(415, "Unsupported Media Type: send the file with Content-Type: text/csv");
+    }
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
+    } catch (error) {
+      if (error instanceof HttpError) throw error;
+      throw badFile("The file is not UTF-8 text");
+    }
+    const { header, rows } = readCsv(text);
+
+    const errors: RowError[] = [];
+    const valid: { row: number; body: NewDelivery }[] = [];
+    for (const { row, cells } of rows) {
+      const raw = bodyOf(header, cells);
+      if (raw.payment_method === "pix") {
+        errors.push({
+          row,
+          detail: "payment_method: the import creates invoice deliveries; create a Pix delivery with " +
+            "POST /api/v1/deliveries, which charges its client",
+        });
+        continue;
+      }
+      const parsed = CreateDelivery.safeParse(raw);
+      if (parsed.success) valid.push({ row, body: parsed.data });
+      else errors.push({ row, detail: issueText(parsed.error) });
+    }
+
+    // Rows the company already has are skipped before any route is measured.
+    const ids = [...new Set(valid.map((v) => v.body.external_id).filter((id): id is string => !!id))];
+    const known = new Set(
+      ids.length ? await asCaller((tx) => rpc(tx, "existing_external_ids", { external_ids: ids })) : [],
+    );
+    const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
+    let skipped = valid.length - fresh.length;
+
+    const routed: Record<string, unknown>[] = [];
+    await eachLimited(fresh, ROUTING_CONCURRENCY, async ({ row, body }) => {
+      let ends: Awaited<ReturnType<typeof locateEnds>>;
+      try {
+        ends = await locateEnds(body);
+      } catch (error) {
+        // An address the geocoding service has no place for refuses its row; the service failing, the import.
+        if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
+        errors.push({ row, detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; ") });
+        return;
+      }
+      const route = await measure(ends);
+      routed.push({
+        row,
+        origin_address: body.origin_address,
+        origin_lat: ends.origin.lat,
+        origin_lng: ends.origin.lng,
+        destination_address: body.destination_address,
+        destination_lat: ends.destination.lat,
+        destination_lng: ends.destination.lng,
+        distance_m: route.distance_m,
+        duration_s: route.duration_s,
+        recipient_name: body.recipient_name,
+        recipient_phone: body.recipient_phone,
+        recipient_email: body.recipient_email,
+        notes: body.notes,
+        driver_id: body.driver_id,
+        window_start: body.window_start,
+        window_end: body.window_end,
+        external_id: body.external_id,
+      });
+    });
+    // In the file's order, so that of two rows with one external id the first is created.
+    routed.sort((a, b) => (a.row as number) - (b.row as number));
+
+    let created = 0;
+    for (let i = 0; i < routed.length; i += INSERT_BATCH) {
+      const batch = routed.slice(i, i + INSERT_BATCH);
+      const result = await asService((tx) =>
+        rpc(tx, "import_deliveries", { company_id: companyId, created_by: claims.sub, rows: batch as never })
+      ) as unknown as { created: unknown[]; skipped: unknown[]; errors: RowError[] };
+      created += result.created.length;
+      skipped += result.skipped.length;
+      errors.push(...result.errors);
+    }
+    errors.sort((a, b) => a.row - b.row);
+    return { body: { created, skipped, errors } };
+  },
+});
+
+export default [exportDeliveries, importDeliveries];

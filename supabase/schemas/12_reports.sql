@@ -1,0 +1,184 @@
+-- Reports (docs/contract.md, Reports): GET /api/v1/reports/summary over the company's deliveries created in a
+-- range of days in São Paulo. The figures come from a roll-up per company and day, kept in step with the
+-- deliveries by triggers on every insert and every change of status, so a summary reads one row per day
+-- whatever the company's history (bench/README.md measures it beside the same aggregate over the deliveries).
+
+-- Section: types
+
+create type public.report_day as (day date, created integer, completed integer, revenue numeric);
+comment on type public.report_day is 'One day of a report: deliveries created that day, how many of them are completed, and their revenue.';
+
+create type public.report_summary as (
+  created integer,
+  completed integer,
+  cancelled integer,
+  failed integer,
+  on_time_rate numeric,
+  avg_delivery_minutes numeric,
+  revenue numeric,
+  driver_earnings numeric,
+  by_day public.report_day[]
+);
+comment on type public.report_summary is 'The company''s deliveries created in a range of days: outcomes, punctuality, time, money, and day by day.';
+
+-- Section: roll-up
+
+-- Per company and São Paulo day of creation: the deliveries created that day, by their status now.
+create table private.delivery_days (
+  company_id uuid not null references public.companies (id) on delete cascade,
+  day date not null,
+  created integer not null default 0,
+  completed integer not null default 0,
+  cancelled integer not null default 0,
+  failed integer not null default 0,
+  -- Of the completed ones: their prices, their drivers' credits (private.driver_credit), how many had a
+  -- window and how many of those arrived by its end, and the seconds from creation to completion.
+  revenue numeric(14, 2) not null default 0,
+  driver_earnings numeric(14, 2) not null default 0,
+  completed_with_window integer not null default 0,
+  on_time integer not null default 0,
+  delivery_seconds numeric not null default 0,
+  primary key (company_id, day)
+);
+comment on table private.delivery_days is 'Deliveries per company and day of creation (São Paulo), by current outcome: what reports read.';
+alter table private.delivery_days enable row level security;
+
+-- The day a delivery counts under.
+create function private.report_day(created_at timestamptz)
+returns date
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return (report_day.created_at at time zone 'America/Sao_Paulo')::date; end; $$;
+comment on function private.report_day(timestamptz) is 'The day in São Paulo of an instant: the day reports count a delivery under.';
+
+-- What one delivery adds to its day, as it is now; its day and company included.
+create function private.day_share(d public.deliveries)
+returns private.delivery_days
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  done boolean := d.status = 'completed';
+begin
+  return row(d.company_id, private.report_day(d.created_at), 1, done::integer, (d.status = 'cancelled')::integer,
+    (d.status = 'failed')::integer,
+    case when done then d.price else 0 end,
+    case when done then private.driver_credit(d.price, d.driver_share) else 0 end,
+    (done and d.window_end is not null)::integer,
+    coalesce(done and d.completed_at <= d.window_end, false)::integer,
+    case when done then extract(epoch from d.completed_at - d.created_at) else 0 end
+  )::private.delivery_days;
+end;
+$$;
+comment on function private.day_share(public.deliveries) is 'What a delivery, as it is now, counts for in the roll-up of its day.';
+
+-- New deliveries, per statement (a bulk insert adds each day once).
+create function private.roll_up_new_deliveries()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  insert into private.delivery_days as t (company_id, day, created, completed, cancelled, failed, revenue,
+    driver_earnings, completed_with_window, on_time, delivery_seconds)
+  select s.company_id, s.day, sum(s.created), sum(s.completed), sum(s.cancelled), sum(s.failed), sum(s.revenue),
+    sum(s.driver_earnings), sum(s.completed_with_window), sum(s.on_time), sum(s.delivery_seconds)
+  from new_rows n cross join lateral private.day_share(n) s
+  group by s.company_id, s.day
+  on conflict (company_id, day) do update set
+    created = t.created + excluded.created, completed = t.completed + excluded.completed,
+    cancelled = t.cancelled + excluded.cancelled, failed = t.failed + excluded.failed,
+    revenue = t.revenue + excluded.revenue, driver_earnings = t.driver_earnings + excluded.driver_earnings,
+    completed_with_window = t.completed_with_window + excluded.completed_with_window,
+    on_time = t.on_time + excluded.on_time, delivery_seconds = t.delivery_seconds + excluded.delivery_seconds;
+  return null;
+end;
+$$;
+comment on function private.roll_up_new_deliveries() is 'Adds the deliveries a statement inserted to the roll-up of their days.';
+create trigger deliveries_roll_up_insert after insert on public.deliveries
+  referencing new table as new_rows
+  for each statement execute function private.roll_up_new_deliveries();
+
+-- A change of status moves the delivery from one outcome to another within its day.
+create function private.roll_up_status_change()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  was private.delivery_days := private.day_share(old);
+  is_now private.delivery_days := private.day_share(new);
+begin
+  insert into private.delivery_days as t (company_id, day, completed, cancelled, failed, revenue, driver_earnings,
+    completed_with_window, on_time, delivery_seconds)
+  values (is_now.company_id, is_now.day, is_now.completed - was.completed, is_now.cancelled - was.cancelled,
+    is_now.failed - was.failed, is_now.revenue - was.revenue, is_now.driver_earnings - was.driver_earnings,
+    is_now.completed_with_window - was.completed_with_window, is_now.on_time - was.on_time,
+    is_now.delivery_seconds - was.delivery_seconds)
+  on conflict (company_id, day) do update set
+    completed = t.completed + excluded.completed, cancelled = t.cancelled + excluded.cancelled,
+    failed = t.failed + excluded.failed, revenue = t.revenue + excluded.revenue,
+    driver_earnings = t.driver_earnings + excluded.driver_earnings,
+    completed_with_window = t.completed_with_window + excluded.completed_with_window,
+    on_time = t.on_time + excluded.on_time, delivery_seconds = t.delivery_seconds + excluded.delivery_seconds;
+  return null;
+end;
+$$;
+comment on function private.roll_up_status_change() is 'Moves a delivery whose status changed from its old outcome to its new one in the roll-up of its day.';
+create trigger deliveries_roll_up_update after update of status on public.deliveries
+  for each row when (old.status is distinct from new.status)
+  execute function private.roll_up_status_change();
+
+-- Section: summary
+
+create function public.report_summary(from_day date, to_day date)
+returns public.report_summary
+language plpgsql
+stable
+-- It reads the roll-up, which no API role may read, after authorizing the caller for its own company.
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.company_managers());
+  total record;
+  days public.report_day[];
+begin
+  if report_summary.from_day is null or report_summary.to_day is null then
+    raise exception using errcode = 'PT400', message = 'from and to are required';
+  end if;
+  if report_summary.to_day < report_summary.from_day then
+    raise exception using errcode = 'PT400', message = 'to must not be before from';
+  end if;
+  if report_summary.to_day - report_summary.from_day >= 366 then
+    raise exception using errcode = 'PT400', message = 'a report covers at most 366 days';
+  end if;
+  select coalesce(sum(t.created), 0)::integer as created, coalesce(sum(t.completed), 0)::integer as completed,
+    coalesce(sum(t.cancelled), 0)::integer as cancelled, coalesce(sum(t.failed), 0)::integer as failed,
+    coalesce(sum(t.revenue), 0) as revenue, coalesce(sum(t.driver_earnings), 0) as driver_earnings,
+    coalesce(sum(t.completed_with_window), 0) as with_window, coalesce(sum(t.on_time), 0) as on_time,
+    coalesce(sum(t.delivery_seconds), 0) as seconds
+  into total
+  from private.delivery_days t
+  where t.company_id = company and t.day between report_summary.from_day and report_summary.to_day;
+  select array_agg(row(g.day::date, coalesce(t.created, 0), coalesce(t.completed, 0), coalesce(t.revenue, 0))
+    ::public.report_day order by g.day)
+  into days
+  from generate_series(report_summary.from_day, report_summary.to_day, interval '1 day') g(day)
+  left join private.delivery_days t on t.company_id = company and t.day = g.day::date;
+  return row(total.created, total.completed, total.cancelled, total.failed,
+    case when total.with_window > 0 then round(total.on_time::numeric / total.with_window, 4) end,
+    case when total.completed > 0 then round(total.seconds / total.completed / 60, 1) end,
+    total.revenue, total.driver_earnings, days)::public.report_summary;
+end;
+$$;
+comment on function public.report_summary(date, date) is 'The caller''s company''s deliveries created from from_day to to_day (São Paulo days, both included): outcomes, on-time rate, average minutes to deliver, revenue, drivers'' earnings, and day by day.';
+grant execute on function public.report_summary(date, date) to authenticated;
+
+-- Section: grants of the helpers
+
+grant execute on function private.report_day(timestamptz), private.day_share(public.deliveries) to service_role;

@@ -1,0 +1,140 @@
+// A dispatcher's day beyond success and cancellation (issue 25): finding a delivery by the recipient's name
+// typed without accents, a late delivery standing out, reopening one a driver could not deliver (after a
+// confirmation), the Reports page with its charts, and the list exported as CSV. The deliveries are arranged
+// through the API as the company's systems and the driver app would send them.
+import type { APIRequestContext, Page } from "@playwright/test";
+import { readFileSync } from "node:fs";
+import { accessToken, expect, newContext, shot, signIn, test } from "./support.ts";
+
+const DORA = "e0000000-0000-4000-8000-000000000004";
+
+async function post(request: APIRequestContext, token: string, path: string, data?: unknown) {
+  const res = await request.post(path, { headers: { authorization: `Bearer ${token}` }, data });
+  expect(res.status(), await res.text()).toBeLessThan(300);
+  return await res.json();
+}
+
+async function driverToken(page: Page) {
+  const anonKey = await page.evaluate(() =>
+    (window as unknown as { APP_CONFIG: { anonKey: string } }).APP_CONFIG.anonKey
+  );
+  const res = await page.request.post("/auth/v1/token?grant_type=password", {
+    headers: { apikey: anonKey },
+    data: { email: "driver1@demo.test", password: "demo-driver-pass" },
+  });
+  expect(res.status()).toBe(200);
+  return (await res.json()).access_token as string;
+}
+
+const invoice = (recipient: string, extra: Record<string, unknown> = {}) => ({
+  origin_address: "Praça da Sé, São Paulo",
+  origin: { lat: -23.5503, lng: -46.6339 },
+  destination_address: "Rua Conselheiro Crispiniano, 40",
+  destination: { lat: -23.5447, lng: -46.6383 },
+  payment_method: "invoice",
+  recipient_name: recipient,
+  ...extra,
+});
+
+test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV", async ({ browser }) => {
+  const context = await newContext(browser, { acceptDownloads: true });
+  const page = await context.newPage();
+  // The scripts the page loads: the Reports page and its chart library come only when it is opened.
+  const scripts: string[] = [];
+  page.on("response", (res) => res.url().endsWith(".js") && scripts.push(new URL(res.url()).pathname));
+  await signIn(page, "admin@demo.test", "demo-admin-pass");
+  await expect(page.getByRole("heading", { name: "Entregas" })).toBeVisible();
+  const admin = await accessToken(page);
+  const driver = await driverToken(page);
+  // The company requires no proof here (whatever an earlier spec left); this journey fails a delivery anyway.
+  const tag = Date.now().toString(36);
+
+  // A delivery for Conceição Araújo; one whose window closes in a few seconds; one Dora cannot deliver.
+  const found = await post(page.request, admin, "/api/v1/deliveries", invoice(`Conceição Araújo ${tag}`));
+  const late = await post(
+    page.request,
+    admin,
+    "/api/v1/deliveries",
+    invoice(`Cliente Atrasado ${tag}`, { window_end: new Date(Date.now() + 4_000).toISOString() }),
+  );
+  const failed = await post(
+    page.request,
+    admin,
+    "/api/v1/deliveries",
+    invoice(`Porta Fechada ${tag}`, { driver_id: DORA }),
+  );
+  await post(page.request, driver, `/api/v1/deliveries/${failed.id}/start`);
+  await post(page.request, driver, `/api/v1/deliveries/${failed.id}/fail`, {
+    reason: "recipient_absent",
+    note: "Ninguém atendeu o interfone",
+  });
+
+  // Found by the name typed without accents, in lower case; the search stays in the address.
+  await page.getByRole("searchbox", { name: "Buscar" }).fill(`conceicao araujo ${tag}`);
+  await page.getByRole("button", { name: "Buscar", exact: true }).click();
+  const rows = page.getByRole("table").getByRole("row");
+  await expect(rows.filter({ hasText: `Conceição Araújo ${tag}` })).toHaveCount(1);
+  await expect(rows).toHaveCount(2); // the header and the one delivery found
+  expect(new URL(page.url()).searchParams.get("q")).toBe(`conceicao araujo ${tag}`);
+  await page.reload();
+  await expect(page.getByRole("searchbox", { name: "Buscar" })).toHaveValue(`conceicao araujo ${tag}`);
+  await expect(rows.filter({ hasText: `Conceição Araújo ${tag}` })).toHaveCount(1);
+  await shot(page, "lifecycle-1-search");
+  expect(found.id).toBeTruthy();
+
+  // The late one stands out: its row says so and is marked.
+  await page.waitForTimeout(Math.max(0, Date.parse(late.window_end) - Date.now()) + 500);
+  await page.getByRole("button", { name: "Limpar filtros" }).click();
+  await page.getByRole("checkbox", { name: "Só as atrasadas" }).check();
+  const lateRow = rows.filter({ hasText: `Cliente Atrasado ${tag}` });
+  await expect(lateRow).toContainText("Atrasada");
+  await expect(lateRow).toHaveClass(/late/);
+  await expect(rows.filter({ hasText: `Conceição Araújo ${tag}` })).toHaveCount(0);
+  await shot(page, "lifecycle-2-late");
+
+  // The failed one: its page shows why, and Reopen asks first.
+  await page.getByRole("checkbox", { name: "Só as atrasadas" }).uncheck();
+  await page.getByLabel("Situação", { exact: true }).selectOption("failed");
+  await rows.filter({ hasText: `Porta Fechada ${tag}` }).getByRole("link").click();
+  await expect(page.getByText("Não entregue", { exact: true }).first()).toBeVisible();
+  await expect(page.getByText(/Destinatário ausente em \d\d\/\d\d\/\d{4} \d\d:\d\d/)).toBeVisible();
+  await expect(page.getByText("Observação do entregador: Ninguém atendeu o interfone")).toBeVisible();
+  await page.getByRole("button", { name: "Tentar de novo" }).click();
+  await page.getByRole("button", { name: "Não", exact: true }).click();
+  await expect(page.getByText("Não entregue", { exact: true }).first()).toBeVisible();
+  await page.getByRole("button", { name: "Tentar de novo" }).click();
+  await expect(page.getByText(/Abrir uma nova tentativa desta entrega\?/)).toBeVisible();
+  await page.getByRole("button", { name: "Sim, tentar de novo" }).click();
+  await expect(page.getByText("Aguardando entregador", { exact: true }).first()).toBeVisible();
+  await expect(page.getByText("Tentativa 2")).toBeVisible();
+  await shot(page, "lifecycle-3-reopened");
+
+  // Reports: the figures and both charts for the chosen period, in Brazilian formats.
+  expect(scripts.filter((path) => /\/Reports-[\w-]+\.js$/.test(path))).toEqual([]);
+  await page.getByRole("navigation", { name: "Principal" }).getByRole("link", { name: "Relatórios" }).click();
+  await expect(page.getByRole("heading", { name: "Relatórios" })).toBeVisible();
+  await expect(page.getByRole("img", { name: "Entregas por dia" })).toBeVisible();
+  expect(scripts.filter((path) => /\/Reports-[\w-]+\.js$/.test(path))).toHaveLength(1);
+  await expect(page.getByRole("img", { name: "Receita por dia" })).toBeVisible();
+  await expect(page.locator("dl.figures")).toContainText("Receita");
+  await expect(page.locator("dl.figures")).toContainText(/R\$\s[\d.]+,\d\d/);
+  await expect(page.getByRole("table", { name: "Entregas e receita por dia" }).getByRole("row").nth(1))
+    .toContainText(/\d\d\/\d\d\/\d{4}/);
+  await shot(page, "lifecycle-4-reports");
+
+  // The list as CSV: the file holds the deliveries the list shows.
+  await page.getByRole("navigation", { name: "Principal" }).getByRole("link", { name: "Entregas" }).click();
+  await page.getByRole("searchbox", { name: "Buscar" }).fill(tag);
+  await page.getByRole("button", { name: "Buscar", exact: true }).click();
+  await expect(rows).toHaveCount(4);
+  const downloading = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Exportar CSV" }).click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toMatch(/^deliveries-\d{4}-\d\d-\d\d\.csv$/);
+  const csv = readFileSync((await download.path())!, "utf8");
+  const lines = csv.trimEnd().split("\n");
+  expect(lines[0]).toContain("origin.lat");
+  expect(lines).toHaveLength(4);
+  for (const name of ["Conceição Araújo", "Cliente Atrasado", "Porta Fechada"]) expect(csv).toContain(`${name} ${tag}`);
+  await context.close();
+});
