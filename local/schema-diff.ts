@@ -8,7 +8,9 @@
 // (`supabase db diff --from <url> --to <url> --use-pg-delta`, no Docker
 // needed), plus the facts pg-delta does not carry (catalogFacts below, each
 // found by trying it): role memberships and role settings, objects and
-// privileges in the schemas Supabase manages (auth, storage, ...), and rows.
+// privileges in the schemas Supabase manages (auth, storage, ...), rows, and
+// the order of a table's columns or a composite type's attributes (pg-delta
+// matches them by name; a row built by position depends on the order).
 //
 //   npm run db:diff -- <name>
 //
@@ -131,7 +133,7 @@ const ROW_COLUMNS: Record<string, string> = {
 };
 
 export interface Fact {
-  /** What kind of fact: "role membership", "role setting", "managed schema", "rows". */
+  /** What kind of fact: "role membership", "role setting", "managed schema", "rows", "attribute order". */
   kind: string;
   /** The fact as a sentence; two databases agree on a fact when both state the same sentence. */
   text: string;
@@ -243,6 +245,60 @@ function quote(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
+/**
+ * Each relation's attributes in their order (tables, views, composite types), outside Supabase's schemas and
+ * extensions. pg-delta compares attributes by name, not by position, yet the position is behaviour: a row built
+ * by position (`row(...)::public.delivery`, `insert ... select *`, `returning * into`) follows it.
+ */
+export async function attributeOrders(url: string): Promise<Map<string, string[]>> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ name: string; attributes: string[] }[]>`
+      select format('%s %I.%I', case c.relkind when 'c' then 'type' when 'v' then 'view' when 'm' then 'materialized view'
+          when 'f' then 'foreign table' else 'table' end, n.nspname, c.relname) as name,
+        array_agg(a.attname::text order by a.attnum) as attributes
+      from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+      where c.relkind in ('r', 'p', 'v', 'm', 'c', 'f')
+        and n.nspname <> all(${[...MANAGED_SCHEMAS, "pg_catalog", "information_schema", "pg_toast"]})
+        and not exists (select from pg_depend d where d.deptype = 'e'
+          and ((d.classid = 'pg_class'::regclass and d.objid = c.oid)
+            or (d.classid = 'pg_type'::regclass and d.objid = c.reltype)))
+      group by c.oid, n.nspname`;
+    return new Map(rows.map((r) => [r.name, r.attributes]));
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * The relations both databases have whose shared attributes stand in another order, as facts of each side
+ * (the attributes only one side has are pg-delta's to add or drop, and left out here). No migration is
+ * generated for them: `alter table` and `alter type` cannot move an attribute.
+ */
+export function attributeOrderFacts(
+  migrations: Map<string, string[]>,
+  schemas: Map<string, string[]>,
+): { inMigrations: Fact[]; inSchemas: Fact[] } {
+  const inMigrations: Fact[] = [];
+  const inSchemas: Fact[] = [];
+  for (const [name, fromMigrations] of migrations) {
+    const fromSchemas = schemas.get(name);
+    if (!fromSchemas) continue;
+    const shared = (list: string[], other: string[]) => list.filter((attribute) => other.includes(attribute));
+    const [m, s] = [shared(fromMigrations, fromSchemas), shared(fromSchemas, fromMigrations)];
+    if (m.join(",") === s.join(",")) continue;
+    const fact = (order: string[]) => ({
+      kind: "attribute order",
+      text: `${name} orders its attributes ${order.join(", ")}`,
+    });
+    inMigrations.push(fact(m));
+    inSchemas.push(fact(s));
+  }
+  return { inMigrations, inSchemas };
+}
+
 export interface Drift {
   /** pg-delta's statements from the migrations' database to the schemas'. */
   statements: string[];
@@ -254,17 +310,20 @@ export interface Drift {
 
 /** Everything that differs between the database of the migrations and that of the schemas. */
 export async function drift(migrationsUrl: string, schemasUrl: string): Promise<Drift> {
-  const [statements, migrationsFacts, schemasFacts] = await Promise.all([
+  const [statements, migrationsFacts, schemasFacts, migrationsOrders, schemasOrders] = await Promise.all([
     pgDelta(migrationsUrl, schemasUrl),
     catalogFacts(migrationsUrl),
     catalogFacts(schemasUrl),
+    attributeOrders(migrationsUrl),
+    attributeOrders(schemasUrl),
   ]);
   const texts = (facts: Fact[]) => new Set(facts.map((f) => f.text));
   const [inMigrations, inSchemas] = [texts(migrationsFacts), texts(schemasFacts)];
+  const order = attributeOrderFacts(migrationsOrders, schemasOrders);
   return {
     statements,
-    onlyInSchemas: schemasFacts.filter((f) => !inMigrations.has(f.text)),
-    onlyInMigrations: migrationsFacts.filter((f) => !inSchemas.has(f.text)),
+    onlyInSchemas: [...schemasFacts.filter((f) => !inMigrations.has(f.text)), ...order.inSchemas],
+    onlyInMigrations: [...migrationsFacts.filter((f) => !inSchemas.has(f.text)), ...order.inMigrations],
   };
 }
 
@@ -291,6 +350,9 @@ const NOT_GENERATED: Record<string, string> = {
     "alone: objects and privileges there are Supabase's, not the schema's",
   rows: "rows are data, which a schema diff does not carry: a bucket belongs in supabase/config.toml " +
     "([storage.buckets.<id>]), demo data in supabase/seed.sql",
+  "attribute order": "no migration moves a column or a type's attribute: declare them in the schema file in " +
+    "the order the migrations give them (new ones after the old, in the order the generated migration adds " +
+    "them: pg-delta adds a type's new attributes alphabetically)",
 };
 
 /** The migration that takes the migrations' database to the schemas', or the facts it cannot express. */

@@ -2,7 +2,8 @@
 // file with `deno test`): a copy of supabase/schemas/ with one thing changed is
 // built beside a database of the migrations, and the drift check must name the
 // change, be it one pg-delta sees (a function body, a comment, a policy) or one
-// the catalog facts add (a role membership, a row). And the once-only check
+// the catalog facts add (a role membership, a row, the order of a type's
+// attributes or a table's columns). And the once-only check
 // (local/schema-files.ts) on small files: a function written twice is named.
 // And docs/architecture.md names the file of every function.
 import assert from "node:assert/strict";
@@ -23,8 +24,11 @@ import { describeProblem, onceOnly, relative, schemaFiles, statements } from "./
 const root = new URL("../", import.meta.url);
 const work = new URL(`.test-stack/schema-drift-${Deno.pid}/`, root).pathname;
 
-/** A copy of the schema files with `change` applied to the named one; fails if the text to change is not there. */
-async function driftedCopy(name: string, from: string, to: string): Promise<URL[]> {
+/**
+ * A copy of the schema files with `from` replaced by `to` in the named one (and each further pair of `more`);
+ * fails if a text to change is not there.
+ */
+async function driftedCopy(name: string, from: string, to: string, ...more: [string, string][]): Promise<URL[]> {
   const dir = await Deno.makeTempDir({ dir: await ensure(work), prefix: "schemas-" });
   const copies: URL[] = [];
   let changed = false;
@@ -32,8 +36,10 @@ async function driftedCopy(name: string, from: string, to: string): Promise<URL[
     let text = await Deno.readTextFile(file);
     const base = file.pathname.split("/").pop()!;
     if (base === name) {
-      assert.ok(text.includes(from), `${name} no longer holds ${JSON.stringify(from)}: update this test`);
-      text = text.replace(from, to);
+      for (const [before, after] of [[from, to], ...more]) {
+        assert.ok(text.includes(before), `${name} no longer holds ${JSON.stringify(before)}: update this test`);
+        text = text.replace(before, after);
+      }
       changed = true;
     }
     const copy = new URL(`file://${dir}/${base}`);
@@ -130,6 +136,43 @@ Deno.test("the drift check", async (t) => {
           `rows, only in the schemas: storage.buckets has the row {"id":"stray","name":"stray","public":true,"file_size_limit":null,"allowed_mime_types":null}`,
         ]);
         assert.match(migrationFor(found).refused.join("\n"), /rows are data.*supabase\/config\.toml/);
+      },
+    );
+
+    await t.step(
+      "names a type's attributes and a table's columns in another order, which pg-delta does not see, and refuses to generate them",
+      async () => {
+        // private.delivery_row builds public.delivery by position: swapped attributes would swap the values.
+        const copy = await driftedCopy(
+          "05_deliveries.sql",
+          "  tracking_token text,\n  tracking_url text,\n",
+          "  tracking_url text,\n  tracking_token text,\n",
+          [
+            "  eta_from_lat double precision,\n  eta_from_lng double precision,\n",
+            "  eta_from_lng double precision,\n  eta_from_lat double precision,\n",
+          ],
+        );
+        const found = await driftOf(pair.migrations.url, copies, copy);
+        assert.deepEqual(found.statements, []);
+        const orders = describeDrift(found).sort();
+        assert.equal(orders.length, 4);
+        assert.match(
+          orders[0],
+          /^attribute order, only in the migrations: table public\.deliveries orders its attributes .*, eta_from_lat, eta_from_lng, /,
+        );
+        assert.match(
+          orders[1],
+          /^attribute order, only in the migrations: type public\.delivery orders its attributes .*, tracking_token, tracking_url, /,
+        );
+        assert.match(
+          orders[2],
+          /^attribute order, only in the schemas: table public\.deliveries orders its attributes .*, eta_from_lng, eta_from_lat, /,
+        );
+        assert.match(
+          orders[3],
+          /^attribute order, only in the schemas: type public\.delivery orders its attributes .*, tracking_url, tracking_token, /,
+        );
+        assert.match(migrationFor(found).refused.join("\n"), /no migration moves a column or a type's attribute/);
       },
     );
 

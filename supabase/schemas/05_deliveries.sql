@@ -58,7 +58,7 @@ create type public.delivery as (
   recipient_email text,
   -- The delivery's life beyond success and cancellation (Section: windows). In the order the migrations
   -- add them: pg-delta's `alter type ... add attribute` adds new attributes alphabetically, and
-  -- private.delivery_row builds the row by position.
+  -- private.delivery_row builds the row by position (the drift check compares the order).
   attempts integer,
   external_id text,
   failed_at timestamptz,
