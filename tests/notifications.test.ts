@@ -1,6 +1,6 @@
 // deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
-// Recipients are told (docs/notifications.md): each event sends exactly one
-// message per channel, with the tracking link, through the loopback fakes of
+// Recipients are told (docs/notifications.md): each event (failed too) sends
+// exactly one message per channel, with the tracking link, through the loopback fakes of
 // the WhatsApp Cloud API and of an SMTP relay; nearby once; a provider down
 // and back; a refused destination; 20 senders at once over 500 messages; and
 // the API around it (settings, a delivery's messages, erasing a recipient).
@@ -175,7 +175,37 @@ describe("each event", () => {
     expect(log).not.toContain("test-whatsapp-token");
   });
 
-  it.todo("failed sends one message per channel (the `failed` status comes with issue 25)");
+  it("failed sends one message per channel, and a reopened delivery failing again sends no second", async () => {
+    const who = recipient();
+    const delivery = await createInvoiceDelivery(company, { ...who, driver_id: company.driver.driverId });
+    const link = await trackingLink(delivery.id);
+    expect((await moveDelivery(company.driver, delivery.id, "start")).status).toBe(200);
+    await settled(delivery.id, 4); // created and started, on both channels
+    const fail = { reason: "recipient_absent", note: "Ninguém atendeu" };
+    expect((await moveDelivery(company.driver, delivery.id, "fail", fail)).status).toBe(200);
+    const final = await settled(delivery.id, 6);
+    expect(final.filter((r) => r.event === "failed").map((r) => `${r.channel}/${r.status}`)).toEqual([
+      "email/sent",
+      "whatsapp/sent",
+    ]);
+    const [message, ...more] = (await whatsappTo(who.wa_id)).filter((m) => m.template === "entrega_nao_realizada");
+    expect(more).toEqual([]);
+    expect(message.parameters).toEqual(["Ana", "Notifica Ltda", link]);
+    expect(message.text).toMatch(/^Olá, Ana! Não conseguimos concluir sua entrega de Notifica Ltda\. /);
+    const mails = (await mailsTo(who.recipient_email)).filter((m) => /Não conseguimos/.test(m.subject));
+    expect(mails.map((m) => m.subject)).toEqual(["Não conseguimos concluir sua entrega de Notifica Ltda"]);
+    expect(mails[0].text).toContain(link);
+
+    // Reopened, taken again and failed again: the outbox's key holds, nobody is told twice.
+    expect((await moveDelivery(company.admin, delivery.id, "reopen")).status).toBe(200);
+    for (const action of ["accept", "start"]) {
+      expect((await moveDelivery(company.driver, delivery.id, action)).status).toBe(200);
+    }
+    expect((await moveDelivery(company.driver, delivery.id, "fail", fail)).status).toBe(200);
+    expect((await rows(delivery.id)).map((r) => `${r.event}/${r.channel}`)).toEqual(
+      final.map((r) => `${r.event}/${r.channel}`),
+    );
+  });
 
   it("nearby is sent once, when the ETA first comes to 5 minutes", async () => {
     const who = recipient();

@@ -7,7 +7,7 @@
 -- a recipient, tracking links ending 30 days and trails 90 days after the
 -- delivery ended.
 begin;
-select plan(52);
+select plan(54);
 
 create temp table t as select tests.create_tenant('ntf-a') as a, tests.create_tenant('ntf-b') as b;
 grant select on t to public;
@@ -121,8 +121,16 @@ select throws_ok(
             values (%L, %L, 'completed', 'email') $$, (select a ->> 'company_id' from t), pg_temp.id('go')),
   '23505', null, 'the key refuses a second message for the same delivery, event and channel');
 
--- failed is queued by the same trigger, keyed on the status; the status itself comes with issue 25.
-select skip('issue 25 adds the failed status: a failed delivery queues one message per channel', 1);
+-- failed is queued by the same trigger, keyed on the status: the driver's failed attempt.
+select pg_temp.delivery('failed', 'in_progress');
+select pg_temp.as_member('driver');
+select lives_ok(format('select public.fail_delivery(%L, %L)', pg_temp.id('failed'), 'recipient_absent'),
+  'the driver could not deliver');
+select tests.reset_role();
+select is(pg_temp.queued('failed'), '{failed/email,failed/whatsapp}', 'failed is queued once per channel');
+select is(private.delivery_ended_at(pg_temp.id('failed')),
+  (select failed_at from public.deliveries where id = pg_temp.id('failed')),
+  'a failed delivery ended when its attempt failed');
 
 -- Section: created, and the company's settings
 
