@@ -2,7 +2,8 @@
 // from the offers, two assigned by the dispatcher while the app is open), each completed with a photo and a
 // signature, the page reloaded at every step, the connection cut before one completion; offers taken by another
 // driver or cancelled leaving the screen live; a cancelled delivery explained; two tabs; the app opening with
-// no network and a queued action sent exactly once. Every check of the effect reads the server.
+// no network and a queued action sent exactly once; a delivery that could not be delivered reported offline.
+// Every check of the effect reads the server.
 import type { BrowserContext, Locator, Page, Response } from "@playwright/test";
 import { Api, drawSignature, expect, newContext, PHOTO, shot, signIn, test } from "./support.ts";
 
@@ -398,6 +399,54 @@ test("the app opens with the network off, and an action taken offline is sent ex
   expect((await serverView(j)).started_at).toBe(started.started_at);
   await cardJ.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardJ).toHaveCount(0);
+  await context.close();
+});
+
+test("a delivery the driver could not deliver is reported with its reason, offline too, and sent once", async ({ browser }) => {
+  const { context, page } = await driverApp(browser);
+  const fails = counter(context, "POST", /\/deliveries\/[^/]+\/fail$/);
+  const l = await assign(await createDelivery(`Rua Augusta, 1212 (${run}-L)`));
+  const cardL = card(page, l.destination_address);
+  await cardL.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(l)).status).toBe("in_progress");
+  // "Não consegui entregar" opens the report beside "Concluir entrega"; "Voltar" closes it again.
+  await cardL.getByRole("button", { name: "Não consegui entregar" }).click();
+  const report = cardL.getByRole("form", { name: "Não consegui entregar" });
+  await expect(report).toBeVisible();
+  await report.getByRole("button", { name: "Voltar" }).click();
+  await expect(report).toHaveCount(0);
+  await cardL.getByRole("button", { name: "Não consegui entregar" }).click();
+  await report.getByLabel("Motivo").selectOption({ label: "Recusada pelo destinatário" });
+  await report.getByLabel("Observação (opcional)").fill("Caixa aberta, o cliente recusou");
+  await shot(page, "shift-15-could-not-deliver");
+
+  // Reported with no connection: it waits on the device, through a reload, and goes once the connection is back.
+  await context.setOffline(true);
+  await report.getByRole("button", { name: "Registrar entrega não realizada" }).click();
+  const waiting = cardL.getByText(
+    "Aguardando conexão: o registro de entrega não realizada vai assim que a conexão voltar.",
+  );
+  await expect(waiting).toBeVisible();
+  await reload(page);
+  await expect(waiting).toBeVisible();
+  expect(fails).toHaveLength(0);
+  expect((await serverView(l)).status).toBe("in_progress");
+  await context.setOffline(false);
+  await expect(cardL).toHaveCount(0, { timeout: 20_000 });
+  const failed = await owner.call<Delivery & { failure_reason: string; failure_note: string; failed_at: string }>(
+    "GET",
+    `/api/v1/deliveries/${l.id}`,
+  );
+  expect(failed.status).toBe("failed");
+  expect(failed.failure_reason).toBe("refused");
+  expect(failed.failure_note).toBe("Caixa aberta, o cliente recusou");
+  // Once: one request, no credit, nothing refused on screen, also after a reload.
+  await reload(page);
+  await page.waitForTimeout(1_000);
+  expect(fails.filter((r) => r.url().includes(l.id))).toHaveLength(1);
+  expect(await credits(l.id)).toHaveLength(0);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(cardL).toHaveCount(0);
   await context.close();
 });
 
