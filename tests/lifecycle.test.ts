@@ -1,6 +1,7 @@
 // The rest of a delivery's life over HTTP (issue 25): windows on creation (validated, not offered early, late),
 // failed attempts and reopening, external ids and recipient e-mails, search and filters on the list, the
-// reports' summary, and CSV in and out (the export equal to the list, the import row by row and repeatable).
+// reports' summary, and CSV in and out (the export equal to the list, the import row by row and repeatable,
+// geocoding an end without coordinates as a create does).
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "./support/api.ts";
 import {
@@ -10,7 +11,7 @@ import {
   deliveryIn,
   moveDelivery,
 } from "./support/deliveries.ts";
-import { gateway, routing } from "./support/fakes.ts";
+import { gateway, geocoding, routing } from "./support/fakes.ts";
 
 let a: TestCompany;
 let b: TestCompany;
@@ -362,6 +363,52 @@ describe("POST /api/v1/deliveries/import", () => {
     expect(tooMany.body.detail[0].msg).toContain("at most 5000");
     expect((await importCsv(company.driver, "origin_address\nA\n")).status).toBe(403);
     expect(await list(company.owner, {})).toEqual([]);
+  });
+
+  it("geocodes an end without coordinates as a create does: a row found nowhere is refused, geocoding down is 502", async () => {
+    const company = await createCompany("Lifecycle import geocoding");
+    await geocoding.reset();
+    const file = [
+      "external_id,origin_address,destination_address,destination.lat,destination.lng",
+      `G-1,"Praça da Sé, São Paulo","Avenida Paulista, 1578",,`,
+      `G-2,"Praça da Sé, São Paulo","Rua Que Não Existe, 10",,`,
+      `G-3,Lugar Nenhum,"Avenida Paulista, 1578",-23.56,-46.65`,
+    ].join("\n");
+    const res = await importCsv(company.owner, file);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const notFound = "No place was found for this address: correct it, or send its coordinates";
+    expect(res.body).toEqual({
+      created: 1,
+      skipped: 0,
+      errors: [
+        { row: 3, detail: `destination_address: ${notFound}` },
+        { row: 4, detail: `origin_address: ${notFound}` },
+      ],
+    });
+    expect(await list(company.owner, {})).toEqual([
+      expect.objectContaining({
+        external_id: "G-1",
+        origin: { lat: -23.5503, lng: -46.6339 },
+        destination: { lat: -23.5614, lng: -46.6559 },
+      }),
+    ]);
+    // Only the ends sent without coordinates were looked up (G-3's destination was given).
+    expect((await geocoding.state()).queries.sort()).toEqual([
+      "Avenida Paulista, 1578",
+      "Lugar Nenhum",
+      "Praça da Sé, São Paulo",
+      "Praça da Sé, São Paulo",
+      "Rua Que Não Existe, 10",
+    ]);
+
+    await geocoding.down();
+    try {
+      const down = await importCsv(company.owner, file.replaceAll("G-", "H-"));
+      expect(down).toMatchObject({ status: 502, body: { detail: "Geocoding service unavailable: unreachable" } });
+    } finally {
+      await geocoding.reset();
+    }
+    expect(await list(company.owner, {})).toHaveLength(1);
   });
 
   it("is 502 and creates nothing when the routing service is down", async () => {
