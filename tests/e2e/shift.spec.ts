@@ -10,6 +10,7 @@ import { Api, drawSignature, expect, newContext, PHOTO, shot, signIn, test } fro
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 const DORA = { email: "driver1@demo.test", password: "demo-driver-pass" };
 const DINO = { email: "driver2@demo.test", password: "demo-driver-pass" };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const formatBRL = (value: number) =>
   new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(value);
 
@@ -62,19 +63,37 @@ const assign = (d: Delivery, driverId = doraId) =>
   owner.call<Delivery>("POST", `/api/v1/deliveries/${d.id}/assign`, { driver_id: driverId });
 const serverView = (d: Delivery) => owner.call<Delivery>("GET", `/api/v1/deliveries/${d.id}`);
 
-/** The driver's app: a phone-sized page sharing its position, signed in as Dora. */
-async function driverApp(browser: Parameters<typeof newContext>[0]): Promise<{ context: BrowserContext; page: Page }> {
+/**
+ * The driver's app: a phone-sized page sharing its position, signed in as Dora. With `serviceWorkers: "block"` it
+ * has no service worker, so that the test can fake the network with context.route (a worker's requests pass it by).
+ */
+async function driverApp(
+  browser: Parameters<typeof newContext>[0],
+  { serviceWorkers = "allow" }: { serviceWorkers?: "allow" | "block" } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await newContext(browser, {
     viewport: { width: 390, height: 844 },
     geolocation: SE,
     permissions: ["geolocation"],
+    serviceWorkers,
   });
   const page = await context.newPage();
   await signIn(page, DORA.email, DORA.password);
   await expect(page.getByRole("heading", { name: "Suas entregas" })).toBeVisible();
   // The app works offline once its service worker controls the page.
-  await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller), { timeout: 20_000 }).toBe(true);
+  if (serviceWorkers === "allow") {
+    await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller), { timeout: 20_000 }).toBe(true);
+  }
   return { context, page };
+}
+
+/** Dora's last position as the company sees it. */
+async function doraOnTheMap() {
+  const { items } = await owner.call<{ items: { driver_id: string; lat: number | null; lng: number | null }[] }>(
+    "GET",
+    "/api/v1/drivers/locations",
+  );
+  return items.find((d) => d.driver_id === doraId);
 }
 
 const mine = (page: Page) => page.getByRole("region", { name: "Suas entregas" });
@@ -155,7 +174,10 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
   await reload(page);
   await cardA.getByRole("button", { name: "Iniciar entrega" }).click();
   await expect(cardA.getByText("Em andamento", { exact: true })).toBeVisible();
-  await expect(cardA.getByRole("link", { name: "Ir para o destino (abre o app de mapas)" })).toBeVisible();
+  await expect(cardA.getByRole("link", { name: "Ir para o destino (abre o app de mapas)" })).toHaveAttribute(
+    "href",
+    "https://www.google.com/maps/dir/?api=1&destination=-23.5614,-46.6559&travelmode=driving",
+  );
   await expect.poll(async () => (await serverView(a)).status).toBe("in_progress");
   await reload(page);
   await expect(cardA.getByText("Em andamento", { exact: true })).toBeVisible();
@@ -214,7 +236,9 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
   await expect(page.getByText("1 ação aguardando conexão.")).toHaveCount(0);
   // Completed once: one request, one completion, one credit of the driver's pay.
   expect((await serverView(b)).status).toBe("completed");
-  expect(completions.filter((r) => r.url().includes(b.id))).toHaveLength(1);
+  const completionsB = completions.filter((r) => r.url().includes(b.id));
+  expect(completionsB).toHaveLength(1);
+  expect(completionsB[0].request().headers()["idempotency-key"]).toMatch(UUID);
   const creditB = await credits(b.id);
   expect(creditB).toHaveLength(1);
   expect(creditB[0].amount).toBe(payOf(b.price));
@@ -384,12 +408,23 @@ test("the app opens with the network off, and an action taken offline is sent ex
   await expect(cardJ.getByText("Em andamento", { exact: true })).toBeVisible();
   await expect(cardJ.getByText("Aguardando conexão: o início da entrega vai assim que a conexão voltar."))
     .toBeVisible();
+  // The driver sees that the position does not reach the company for now.
+  const sharing = page.getByRole("status", { name: "Localização" });
+  await expect(sharing).toHaveText("Sem conexão: sua localização vai assim que a conexão voltar.");
   await reload(page);
   await expect(cardJ.getByText("Aguardando conexão: o início da entrega vai assim que a conexão voltar."))
     .toBeVisible();
+  await expect(sharing).toHaveText("Sem conexão: sua localização vai assim que a conexão voltar.");
   expect(starts).toHaveLength(0);
+  // The driver moved meanwhile: the position sent when the connection returns is the latest one.
+  const moved = { latitude: -23.5587, longitude: -46.662 };
+  await context.setGeolocation(moved);
   await context.setOffline(false);
   await expect(cardJ.getByRole("button", { name: "Concluir entrega" })).toBeVisible({ timeout: 20_000 });
+  await expect(sharing).toHaveText(/^Localização enviada às \d{2}:\d{2}:\d{2}\.$/, { timeout: 25_000 });
+  const seen = (await doraOnTheMap())!;
+  expect(seen.lat).toBeCloseTo(moved.latitude, 5);
+  expect(seen.lng).toBeCloseTo(moved.longitude, 5);
   await expect(cardJ.getByText(/^Aguardando conexão/)).toHaveCount(0);
   const started = await serverView(j);
   expect(started.status).toBe("in_progress");
@@ -399,6 +434,40 @@ test("the app opens with the network off, and an action taken offline is sent ex
   expect((await serverView(j)).started_at).toBe(started.started_at);
   await cardJ.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardJ).toHaveCount(0);
+  await context.close();
+});
+
+test("an answer lost on the way: the completion went through, its answer did not; sent again with its key, done once, nothing shown", async ({ browser }) => {
+  const { context, page } = await driverApp(browser, { serviceWorkers: "block" });
+  const m = await assign(await createDelivery(`Rua Bahia, 1313 (${run}-M)`));
+  const cardM = card(page, m.destination_address);
+  await cardM.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(m)).status).toBe("in_progress");
+  const keys: string[] = [];
+  await context.route(/\/api\/v1\/deliveries\/[^/]+\/complete$/, async (route) => {
+    keys.push(route.request().headers()["idempotency-key"]);
+    if (keys.length > 1) return await route.continue();
+    // The request reaches the server, which completes the delivery; the phone never hears back.
+    await route.fetch();
+    await route.abort("internetdisconnected");
+  });
+  await cardM.getByRole("button", { name: "Concluir entrega" }).click();
+  // Realtime tells the delivery completed; the action stays queued until the server has answered it.
+  await expect(cardM).toHaveCount(0, { timeout: 20_000 });
+  // Sent again with the same key; the server (which does not yet keep keys) refused the second as a completion of
+  // a completed delivery, and the app, seeing its delivery completed by this driver, took that as done.
+  await expect.poll(() => keys.length, { timeout: 20_000 }).toBe(2);
+  await expect(page.getByText(/aguardando conexão/i)).toHaveCount(0);
+  expect(keys).toHaveLength(2);
+  expect(keys[0]).toMatch(UUID);
+  expect(keys[1]).toBe(keys[0]);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByRole("region", { name: "Concluídas hoje" })).toContainText(m.destination_address);
+  expect((await serverView(m)).status).toBe("completed");
+  expect(await credits(m.id)).toHaveLength(1);
+  await reload(page);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByText(/aguardando conexão/i)).toHaveCount(0);
   await context.close();
 });
 
@@ -450,33 +519,60 @@ test("a delivery the driver could not deliver is reported with its reason, offli
   await context.close();
 });
 
-test.fixme(
-  "a driver replaces their own proof after a reload (needs a storage.objects update policy: issue 21 phase 2)",
-  async ({ browser }) => {
-    // Phase 1 uploads with upsert; Storage then needs the driver to be allowed to update their own proof object
-    // until the delivery is completed, which is a SQL change (phase 2). Until then the second photo is refused
-    // by the policy and the first one stays.
-    await owner.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: true, signature: true, note: false });
-    const { page } = await driverApp(browser);
-    const k = await assign(await createDelivery(`Rua Sergipe, 111 (${run}-K)`));
-    const cardK = card(page, k.destination_address);
-    await cardK.getByRole("button", { name: "Iniciar entrega" }).click();
-    // A first photo goes up; completing is refused for the missing signature.
-    await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "a.png", mimeType: "image/png", buffer: PHOTO });
-    await cardK.getByRole("button", { name: "Concluir entrega" }).click();
-    await expect(cardK.getByRole("alert")).toHaveText("Falta a prova de entrega que a empresa exige: assinatura.");
-    await reload(page);
-    // After the reload, another photo and the signature: the new photo replaces the first.
-    const second = Buffer.from(PHOTO);
-    second[second.length - 20] ^= 1;
-    await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "b.png", mimeType: "image/png", buffer: second });
-    await drawSignature(page, cardK.getByRole("img", { name: /^Assinatura de quem recebe/ }));
-    await cardK.getByRole("button", { name: "Concluir entrega" }).click();
-    await expect(cardK).toHaveCount(0);
-    const done = await owner.call<{ proof: { photo_path: string } }>("GET", `/api/v1/deliveries/${k.id}`);
-    const photo = await owner.http.get(`/storage/v1/object/authenticated/delivery-proofs/${done.proof.photo_path}`, {
+test("a proof retried after a reload replaces the driver's own first one, until the delivery is completed", async ({ browser }) => {
+  await owner.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: true, signature: true, note: false });
+  const { context, page } = await driverApp(browser);
+  // Another delivery in progress above it: each card's proof fields are its own (no label points at the other's).
+  const first = await assign(await createDelivery(`Rua Sergipe, 100 (${run}-K0)`));
+  await dora.call("POST", `/api/v1/deliveries/${first.id}/start`);
+  const k = await assign(await createDelivery(`Rua Sergipe, 111 (${run}-K)`));
+  const cardK = card(page, k.destination_address);
+  await expect(cardK.getByRole("heading", { name: "2ª entrega" })).toBeVisible();
+  await cardK.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(k)).status).toBe("in_progress");
+  // A first photo goes up; completing is refused for the missing signature, in a sentence on the card.
+  await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "a.png", mimeType: "image/png", buffer: PHOTO });
+  await expect(cardK.getByRole("img", { name: "A foto tirada" })).toBeVisible();
+  await expect(card(page, first.destination_address).getByRole("img", { name: "A foto tirada" })).toHaveCount(0);
+  await expect(cardK.getByText("Trocar foto")).toBeVisible();
+  await cardK.getByRole("button", { name: "Concluir entrega" }).click();
+  await expect(cardK.getByRole("alert")).toHaveText("Falta a prova de entrega que a empresa exige: assinatura.");
+  await shot(page, "shift-16-proof-refused");
+  // After a reload the draft is gone: another photo (a JPEG this time) and the signature.
+  await reload(page);
+  await expect(cardK.getByRole("img", { name: "A foto tirada" })).toHaveCount(0);
+  const second = Buffer.from(PHOTO);
+  second[second.length - 20] ^= 1;
+  await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "b.jpg", mimeType: "image/jpeg", buffer: second });
+  await drawSignature(page, cardK.getByRole("img", { name: /^Assinatura de quem recebe/ }));
+  await shot(page, "shift-17-proof-retried");
+  await cardK.getByRole("button", { name: "Concluir entrega" }).click();
+  await expect(cardK).toHaveCount(0);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  // The server holds one photo, the second one, under the first one's name, and the signature.
+  const done = await owner.call<{ status: string; proof: { photo_path: string; signature_path: string } }>(
+    "GET",
+    `/api/v1/deliveries/${k.id}`,
+  );
+  expect(done.status).toBe("completed");
+  const folder = `${done.proof.photo_path.split("/")[0]}/${k.id}`;
+  expect(done.proof.photo_path).toBe(`${folder}/photo.png`);
+  expect(done.proof.signature_path).toBe(`${folder}/signature.png`);
+  const read = (path: string) =>
+    owner.http.get(`/storage/v1/object/authenticated/delivery-proofs/${path}`, {
       headers: { authorization: `Bearer ${owner.token}`, apikey: owner.anonKey },
     });
-    expect(Buffer.from(await photo.body()).equals(second)).toBe(true);
-  },
-);
+  expect(Buffer.from(await (await read(done.proof.photo_path)).body()).equals(second)).toBe(true);
+  const listed = await owner.http.post(`/storage/v1/object/list/delivery-proofs`, {
+    headers: { authorization: `Bearer ${owner.token}`, apikey: owner.anonKey },
+    data: { prefix: folder },
+  });
+  expect(((await listed.json()) as { name: string }[]).map((o) => o.name).sort()).toEqual([
+    "photo.png",
+    "signature.png",
+  ]);
+  await dora.call("POST", `/api/v1/deliveries/${first.id}/fail`, { reason: "other" });
+  await expect(card(page, first.destination_address)).toHaveCount(0);
+  await context.close();
+  await owner.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: false, signature: false, note: false });
+});
