@@ -5,7 +5,18 @@
 // no network and a queued action sent exactly once; a delivery that could not be delivered reported offline.
 // Every check of the effect reads the server.
 import type { BrowserContext, Locator, Page, Response } from "@playwright/test";
-import { Api, drawSignature, expect, newContext, PHOTO, shot, signIn, test } from "./support.ts";
+import {
+  Api,
+  COMPANY_GATEWAY,
+  drawSignature,
+  expect,
+  expectNoSidewaysScroll,
+  newContext,
+  PHOTO,
+  shot,
+  signIn,
+  test,
+} from "./support.ts";
 
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 const DORA = { email: "driver1@demo.test", password: "demo-driver-pass" };
@@ -128,12 +139,12 @@ function counter(context: BrowserContext, method: string, path: RegExp) {
   return seen;
 }
 
-async function credits(deliveryId: string) {
+async function credits(deliveryId: string, kind = "delivery_credit") {
   const page = await dora.call<{ items: { kind: string; amount: number; delivery_id: string | null }[] }>(
     "GET",
     "/api/v1/wallets/me/transactions?limit=100",
   );
-  return page.items.filter((e) => e.delivery_id === deliveryId && e.kind === "delivery_credit");
+  return page.items.filter((e) => e.delivery_id === deliveryId && e.kind === kind);
 }
 
 test("a whole shift: three deliveries in a row, a reload at every step, the connection cut before completing", async ({ browser }) => {
@@ -195,11 +206,13 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
     "3ª entrega",
   ]);
   await expect(cardB).toContainText(`Seu ganho${formatBRL(payOf(b.price))}`);
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-04-three-in-order");
 
   // 3. The first is completed with a photo and a signature, after a reload.
   await reload(page);
   await addProof(page, cardA);
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-05-proof");
   await cardA.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardA).toHaveCount(0);
@@ -226,6 +239,7 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
   await expect(page.getByText("1 ação aguardando conexão.")).toBeVisible();
   await expect(page.getByText("Sem conexão. O que você fizer fica guardado neste aparelho", { exact: false }))
     .toBeVisible();
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-06-offline-waiting");
   await reload(page);
   await expect(waiting).toBeVisible();
@@ -349,6 +363,50 @@ test("a delivery cancelled by the company is explained, also when the driver act
   await context.close();
 });
 
+test("a completed delivery whose payment the client got back is explained, and leaves today's pay", async ({ browser }) => {
+  // A Pix delivery: the company's gateway is the built-in simulator (as the panel journeys set it).
+  await owner.call("POST", "/api/v1/companies/me/gateway-config", COMPANY_GATEWAY);
+  const companyId = (await owner.call<{ id: string }>("GET", "/api/v1/companies/me")).id;
+  const p = await createDelivery(`Rua Tabapuã, 1414 (${run}-P)`, {
+    payment_method: "pix",
+    customer: { name: "Carla Cliente", document: "529.982.247-25" },
+  });
+  const gateway = async (event: string) => {
+    const res = await owner.http.post("/_sim/web/events", {
+      data: { event, external_reference: p.id, company_id: companyId, webhook_secret: COMPANY_GATEWAY.webhook_secret },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+  };
+  await gateway("PAYMENT_RECEIVED");
+  await expect.poll(async () => (await serverView(p)).status).toBe("pending");
+  const { context, page } = await driverApp(browser);
+  await assign(p);
+  const cardP = card(page, p.destination_address);
+  await cardP.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(p)).status).toBe("in_progress");
+  await cardP.getByRole("button", { name: "Concluir entrega" }).click();
+  const today = page.getByRole("region", { name: "Concluídas hoje" });
+  await expect(today).toContainText(p.destination_address);
+  expect(await credits(p.id)).toHaveLength(1);
+
+  // The gateway reports the payment refunded: the delivery is cancelled and the driver's credit reversed.
+  await gateway("PAYMENT_REFUNDED");
+  const explained = page.getByRole("alert").filter({ hasText: p.destination_address });
+  await expect(explained).toHaveText(
+    `A entrega para ${p.destination_address}, que você concluiu, foi cancelada depois e o crédito dela saiu da sua carteira.`,
+    { timeout: 20_000 },
+  );
+  await expect(today).not.toContainText(p.destination_address);
+  expect((await serverView(p)).status).toBe("cancelled");
+  expect(await credits(p.id, "credit_reversal")).toHaveLength(1);
+  await shot(page, "shift-18-refunded-explained");
+  await reload(page);
+  await expect(explained).toBeVisible();
+  await page.getByRole("listitem").filter({ has: explained }).getByRole("button", { name: "Entendi" }).click();
+  await expect(explained).toHaveCount(0);
+  await context.close();
+});
+
 test("two tabs of one driver: one location sender, no visible error, none after a reload", async ({ browser }) => {
   test.setTimeout(120_000);
   const { context, page } = await driverApp(browser);
@@ -416,6 +474,19 @@ test("the app opens with the network off, and an action taken offline is sent ex
     .toBeVisible();
   await expect(sharing).toHaveText("Sem conexão: sua localização vai assim que a conexão voltar.");
   expect(starts).toHaveLength(0);
+  // Signing out now would leave the action waiting on this device: the app asks first, and going back keeps it.
+  await page.getByRole("button", { name: "Sair" }).click();
+  const question = page.getByRole("dialog", { name: /^1 ação ainda aguarda conexão\./ });
+  await expect(question).toBeVisible();
+  await expect(question.getByRole("button", { name: "Voltar" })).toBeFocused();
+  // Both choices readable in the dialog, which opens from the dark header (whose own buttons are transparent).
+  const anyway = question.getByRole("button", { name: "Sair mesmo assim" });
+  await expect(anyway).toBeVisible();
+  expect(await anyway.evaluate((b) => getComputedStyle(b).backgroundColor)).toBe("rgb(185, 28, 28)");
+  await shot(page, "shift-19-sign-out-asks");
+  await question.getByRole("button", { name: "Voltar" }).click();
+  await expect(question).toBeHidden();
+  await expect(page.getByText("1 ação aguardando conexão.")).toBeVisible();
   // The driver moved meanwhile: the position sent when the connection returns is the latest one.
   const moved = { latitude: -23.5587, longitude: -46.662 };
   await context.setGeolocation(moved);
@@ -487,6 +558,7 @@ test("a delivery the driver could not deliver is reported with its reason, offli
   await cardL.getByRole("button", { name: "Não consegui entregar" }).click();
   await report.getByLabel("Motivo").selectOption({ label: "Recusada pelo destinatário" });
   await report.getByLabel("Observação (opcional)").fill("Caixa aberta, o cliente recusou");
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-15-could-not-deliver");
 
   // Reported with no connection: it waits on the device, through a reload, and goes once the connection is back.
