@@ -217,6 +217,9 @@ test.describe.serial("the company panel and the driver app", () => {
     await page.getByRole("button", { name: "Pedir saque" }).click();
     const withdrawal = page.getByRole("listitem", { name: /R\$\s?5,00 / });
     await expect(withdrawal).toHaveAccessibleName(/Processando/);
+    // The form is ready for the next one: its emptied amount is not pointed at as a mistake.
+    await expect(page.getByLabel("Valor (R$)")).toHaveValue("");
+    await expect(page.getByText("Preencha este campo.")).toHaveCount(0);
 
     // The owner fires the gateway's TRANSFER_DONE from the local simulators page.
     await ownerPage.getByRole("link", { name: "Simuladores" }).click();

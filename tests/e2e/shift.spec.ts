@@ -318,7 +318,27 @@ test("offers taken by another driver or cancelled leave the screen live; an acce
   await page.getByRole("listitem").filter({ has: lost }).getByRole("button", { name: "Entendi" }).click();
   await expect(lost).toHaveCount(0);
   expect((await serverView(e)).driver_id).not.toBe(doraId);
-  for (const x of [d, e]) await owner.call("POST", `/api/v1/deliveries/${x.id}/cancel`, {});
+
+  // Accepted with no connection, through a reload, and nobody else took it: the driver's once the connection returns.
+  const accepts = counter(context, "POST", /\/deliveries\/[^/]+\/accept$/);
+  const n = await createDelivery(`Rua Itapeva, 515 (${run}-N)`);
+  await expect(offer(page, n.destination_address)).toBeVisible({ timeout: 20_000 });
+  await context.setOffline(true);
+  await offer(page, n.destination_address).getByRole("button", { name: "Aceitar" }).click();
+  const cardN = card(page, n.destination_address);
+  const waiting = cardN.getByText("Aguardando conexão: o aceite vai assim que a conexão voltar.");
+  await expect(waiting).toBeVisible();
+  await reload(page);
+  await expect(waiting).toBeVisible();
+  expect(accepts).toHaveLength(0);
+  await context.setOffline(false);
+  await expect(cardN.getByRole("button", { name: "Iniciar entrega" })).toBeVisible({ timeout: 20_000 });
+  await expect(offer(page, n.destination_address)).toHaveCount(0);
+  expect((await serverView(n)).driver_id).toBe(doraId);
+  await reload(page);
+  await page.waitForTimeout(1_000);
+  expect(accepts.filter((r) => r.url().includes(n.id))).toHaveLength(1);
+  for (const x of [d, e, n]) await owner.call("POST", `/api/v1/deliveries/${x.id}/cancel`, {});
   await context.close();
 });
 
