@@ -1,9 +1,10 @@
 // A driver's whole shift on a 390 px phone, as issue 21 found it breaking: three deliveries in a row (one taken
 // from the offers, two assigned by the dispatcher while the app is open), each completed with a photo and a
 // signature, the page reloaded at every step, the connection cut before one completion; offers taken by another
-// driver or cancelled leaving the screen live; a cancelled delivery explained; two tabs; the app opening with
-// no network and a queued action sent exactly once; a delivery that could not be delivered reported offline.
-// Every check of the effect reads the server.
+// driver or cancelled leaving the screen live; an offer accepted offline; a cancelled delivery explained, and a
+// completed one whose payment was refunded; two tabs; the app opening with no network, a queued action sent exactly
+// once and the latest position sent when the connection returns; an answer lost on the way; a delivery that could
+// not be delivered reported offline; a proof retried after a reload. Every check of the effect reads the server.
 import type { BrowserContext, Locator, Page, Response } from "@playwright/test";
 import {
   Api,
