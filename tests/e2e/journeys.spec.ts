@@ -5,10 +5,20 @@
 // in Brazilian Portuguese (the browsers prefer pt-BR: playwright.config.ts).
 import type { BrowserContext, Page } from "@playwright/test";
 import { gzipSync } from "node:zlib";
-import { accessToken, dragBy, expect, expectLabelled, newContext, shot, signIn, test } from "./support.ts";
+import {
+  accessToken,
+  COMPANY_GATEWAY,
+  dragBy,
+  expect,
+  expectLabelled,
+  newContext,
+  shot,
+  signIn,
+  test,
+} from "./support.ts";
 
 const COMPANY_ID = "c0000000-0000-4000-8000-000000000001";
-const WEBHOOK_SECRET = "e2e-company-webhook-secret-0123456789abcdef";
+const WEBHOOK_SECRET = COMPANY_GATEWAY.webhook_secret;
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 /** The addresses the New delivery form sends: the CEP's fields joined, and the suggestion chosen as it reads. */
 const ORIGIN = "Praça da Sé, São Paulo - SP, 01001-000";
@@ -61,7 +71,7 @@ test.describe.serial("the company panel and the driver app", () => {
     // The owner gives the company its gateway configuration (the built-in simulator, sandbox key).
     await page.getByRole("link", { name: "Gateway de pagamento" }).click();
     await expect(page.getByText("Não configurado")).toBeVisible();
-    await page.getByLabel("Chave de API").fill("$aact_hmlg_e2e_key");
+    await page.getByLabel("Chave de API").fill(COMPANY_GATEWAY.api_key);
     await page.getByLabel("Segredo do webhook (no mínimo 32 caracteres)").fill(WEBHOOK_SECRET);
     await page.getByRole("button", { name: "Salvar" }).click();
     await expect(page.getByText("Configuração do gateway salva.")).toBeVisible();
@@ -207,6 +217,9 @@ test.describe.serial("the company panel and the driver app", () => {
     await page.getByRole("button", { name: "Pedir saque" }).click();
     const withdrawal = page.getByRole("listitem", { name: /R\$\s?5,00 / });
     await expect(withdrawal).toHaveAccessibleName(/Processando/);
+    // The form is ready for the next one: its emptied amount is not pointed at as a mistake.
+    await expect(page.getByLabel("Valor (R$)")).toHaveValue("");
+    await expect(page.getByText("Preencha este campo.")).toHaveCount(0);
 
     // The owner fires the gateway's TRANSFER_DONE from the local simulators page.
     await ownerPage.getByRole("link", { name: "Simuladores" }).click();

@@ -494,6 +494,7 @@ export const en = {
       "The delivery to {{to}} was cancelled by the company (reason: {{reason}}). You need not do anything more with it.",
     cancelledAfterCompletion:
       "The delivery to {{to}}, which you completed, was cancelled afterwards and its credit left your wallet.",
+    completedAt: "Completed at",
     completedToday: "Completed today",
     completedSummary_one: "{{count}} delivery, {{pay}} earned.",
     completedSummary_other: "{{count}} deliveries, {{pay}} earned.",
@@ -521,6 +522,9 @@ export const en = {
   proof: {
     title: "Proof of delivery",
     photo: "Photo of the delivery",
+    take: "Take a photo",
+    retake: "Take another photo",
+    taken: "The photo taken",
     signature: "Recipient's signature",
     signHere: "Ask the recipient to sign in the box with a finger or the mouse.",
     signed: "Signed.",
@@ -529,7 +533,7 @@ export const en = {
     required: "{{what}} (required)",
     tooLarge: "The photo is larger than 5 MB. Take it again at a lower resolution.",
     wrongType: "The photo must be a JPEG, PNG or WebP image.",
-    uploadFailed: "The proof could not be uploaded ({{why}}). Try again.",
+    uploadFailed: "The proof could not be uploaded. Try again.",
     shown: "Proof of delivery",
     photoAlt: "Photo of the delivery",
     signatureAlt: "Recipient's signature",

@@ -501,6 +501,7 @@ export const ptBR = {
       "A entrega para {{to}} foi cancelada pela empresa (motivo: {{reason}}). Você não precisa fazer mais nada com ela.",
     cancelledAfterCompletion:
       "A entrega para {{to}}, que você concluiu, foi cancelada depois e o crédito dela saiu da sua carteira.",
+    completedAt: "Concluída às",
     completedToday: "Concluídas hoje",
     completedSummary_one: "{{count}} entrega, {{pay}} de ganho.",
     completedSummary_other: "{{count}} entregas, {{pay}} de ganho.",
@@ -528,6 +529,9 @@ export const ptBR = {
   proof: {
     title: "Prova de entrega",
     photo: "Foto da entrega",
+    take: "Tirar foto",
+    retake: "Trocar foto",
+    taken: "A foto tirada",
     signature: "Assinatura de quem recebe",
     signHere: "Peça para quem recebe assinar no quadro com o dedo ou o mouse.",
     signed: "Assinado.",
@@ -536,7 +540,7 @@ export const ptBR = {
     required: "{{what}} (obrigatório)",
     tooLarge: "A foto passa de 5 MB. Tire outra com resolução menor.",
     wrongType: "A foto precisa ser uma imagem JPEG, PNG ou WebP.",
-    uploadFailed: "Não foi possível enviar a prova de entrega ({{why}}). Tente de novo.",
+    uploadFailed: "Não foi possível enviar a prova de entrega. Tente de novo.",
     shown: "Prova de entrega",
     photoAlt: "Foto da entrega",
     signatureAlt: "Assinatura de quem recebe",
