@@ -4,7 +4,7 @@
 // subscriber's RLS (changes.ts), and the REST broadcast API (broadcast-api.ts). Real Realtime reads
 // new realtime.messages rows from logical replication; here the NOTIFY of
 // sql/local/20_realtime.sql wakes us, and we fetch the row by its id.
-import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
+import { isApiKey as isProjectKey } from "../api-gateway.ts";
 import { Hono } from "hono";
 import { decodeJwt } from "jose";
 import postgres from "postgres";
@@ -157,7 +157,7 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
     }
   }, IDLE_SWEEP_MS);
 
-  const isApiKey = (key: string) => apiKeys.some((known) => timingSafeEqual(known, key));
+  const isApiKey = (key: string) => isProjectKey(key, apiKeys);
 
   /** GET /websocket: the Phoenix socket, once its version and API key are accepted. */
   function websocket(req: Request): Response {
