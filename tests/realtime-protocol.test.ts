@@ -2,7 +2,8 @@
 // The local Realtime endpoint (local/realtime) driven by the real realtime-js
 // client that supabase-js ships: private channels authorized by the
 // realtime.messages policies, delivery of realtime.send() from SQL, token
-// refresh and expiry, public channels, client broadcasts, and the latency.
+// refresh and expiry, broadcast replay, public channels, client broadcasts, and
+// the latency.
 import { randomUUID } from "node:crypto";
 import { request } from "node:http";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
@@ -265,6 +266,97 @@ describe("token refresh", () => {
     const system = await until(() => sub.inbox.find((m) => m.kind === "system"), "the expiry", 4_000);
     expect(system.payload).toMatchObject({ extension: "system", status: "error" });
     expect(system.payload.message).toMatch(/^Token has expired \d seconds ago$/);
+  });
+});
+
+describe("broadcast replay", () => {
+  /** A private join asking Realtime to replay the topic's stored broadcasts. */
+  function replaying(supabase: SupabaseClient, topic: string, replay: Record<string, unknown>) {
+    const inbox: { event: string; payload: any; meta: any }[] = [];
+    const channel = supabase
+      .channel(topic, { config: { private: true, broadcast: { replay: replay as never } } })
+      .on("broadcast", { event: "*" }, (m) => inbox.push({ event: m.event, payload: m.payload, meta: m.meta }));
+    const settled = new Promise<{ status: string; error?: string }>((resolve) => {
+      channel.subscribe((status, error) => status !== "CLOSED" && resolve({ status, error: error?.message }));
+    });
+    return { channel, inbox, settled };
+  }
+
+  it("sends a private join the topic's broadcasts since `since`, the last `limit`, oldest first, marked replayed", async () => {
+    const alice = await user();
+    const topic = `${READ_WRITE}:${alice.id}`;
+    await send(topic, "before", { n: 0 });
+    await pause(20);
+    const since = Date.now();
+    await pause(20);
+    for (const n of [1, 2, 3]) await send(topic, "stored", { n });
+    await send(`${READ_ONLY}:${alice.id}`, "elsewhere", { n: 9 });
+    await send(topic, "public", { n: 8 }, false);
+
+    const supabase = client();
+    await supabase.realtime.setAuth(alice.token);
+    const all = replaying(supabase, topic, { since });
+    expect(await all.settled).toEqual({ status: "SUBSCRIBED", error: undefined });
+    await until(() => (all.inbox.length >= 3 ? true : undefined), "three replayed messages");
+    expect(all.inbox.map((m) => [m.event, m.payload.n, m.meta.replayed])).toEqual([
+      ["stored", 1, true],
+      ["stored", 2, true],
+      ["stored", 3, true],
+    ]);
+    const [{ id }] = await db()`select id::text from realtime.messages
+      where topic = ${topic} and payload = '{"n": 1}'::jsonb`;
+    expect(all.inbox[0].meta.id).toBe(id);
+    // Live messages follow, not marked.
+    await send(topic, "live", { n: 4 });
+    await until(() => (all.inbox.length >= 4 ? true : undefined), "the live message");
+    expect(all.inbox[3]).toMatchObject({ event: "live", payload: { n: 4 } });
+    expect(all.inbox[3].meta?.replayed).toBeUndefined();
+
+    const other = client();
+    await other.realtime.setAuth(alice.token);
+    const last = replaying(other, topic, { since, limit: 1 });
+    expect((await last.settled).status).toBe("SUBSCRIBED");
+    await until(() => (last.inbox.length >= 1 ? true : undefined), "one replayed message");
+    await pause(200);
+    expect(last.inbox.map((m) => [m.event, m.payload.n])).toEqual([["live", 4]]);
+  });
+
+  it("refuses parameters that are not whole numbers, and a caller who may not read the topic", async () => {
+    const [alice, mallory] = [await user(), await user()];
+    const topic = `${READ_WRITE}:${alice.id}`;
+    const supabase = client();
+    await supabase.realtime.setAuth(alice.token);
+    expect(await replaying(supabase, topic, { since: "yesterday" }).settled).toEqual({
+      status: "CHANNEL_ERROR",
+      error: "UnableToReplayMessages: Replay params are not valid",
+    });
+    const intruder = client();
+    await intruder.realtime.setAuth(mallory.token);
+    expect(await replaying(intruder, topic, { since: 0 }).settled).toEqual({
+      status: "CHANNEL_ERROR",
+      error: `Unauthorized: You do not have permissions to read from this Channel topic: ${topic}`,
+    });
+  });
+
+  it("refuses replay on a public channel (which realtime-js will not even send)", async () => {
+    const socket = new WebSocket(
+      `${stack().apiUrl.replace(/^http/, "ws")}/realtime/v1/websocket?apikey=${stack().anonKey}&vsn=1.0.0`,
+    );
+    const replies: any[] = [];
+    socket.addEventListener("message", (event) => replies.push(JSON.parse(String(event.data))));
+    await new Promise((resolve) => socket.addEventListener("open", resolve));
+    socket.send(JSON.stringify({
+      topic: `realtime:room-${randomUUID()}`,
+      event: "phx_join",
+      payload: { config: { private: false, broadcast: { replay: { since: 0 } } } },
+      ref: "1",
+    }));
+    await until(() => replies.find((m) => m.event === "phx_reply"), "the join's reply");
+    socket.close();
+    expect(replies.find((m) => m.event === "phx_reply").payload).toEqual({
+      status: "error",
+      response: { reason: "UnableToReplayMessages: Replay is not allowed for public channels" },
+    });
   });
 });
 
