@@ -11,6 +11,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { createClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, stack } from "./support/api.ts";
+import { eventually } from "./support/wait.ts";
 
 const FIXTURE = `
   create schema rest_test;
@@ -128,18 +129,6 @@ const rest = (path: string, init: RequestInit & { key?: string } = {}) =>
       ...(init.headers as Record<string, string>),
     },
   });
-
-async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 /** Sets in-database pgrst.* settings on authenticator and waits for the stand-in to have read them. */
 async function configure(settings: Record<string, string | null>, effective: () => Promise<void>) {
