@@ -2,8 +2,8 @@
 // The local Realtime endpoint (local/realtime) driven by the real realtime-js
 // client that supabase-js ships: private channels authorized by the
 // realtime.messages policies, delivery of realtime.send() from SQL, token
-// refresh and expiry, broadcast replay, public channels, client broadcasts, and
-// the latency.
+// refresh and expiry, send_binary() and broadcast_changes(), broadcast replay,
+// public channels, client broadcasts, and the latency.
 import { randomUUID } from "node:crypto";
 import { request } from "node:http";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
@@ -269,6 +269,76 @@ describe("token refresh", () => {
   });
 });
 
+describe("broadcasts from the database", () => {
+  it("realtime.send() puts the message's id in the payload unless the payload has an id", async () => {
+    const alice = await user();
+    const supabase = client();
+    await supabase.realtime.setAuth(alice.token);
+    const topic = `${READ_WRITE}:${alice.id}`;
+    const sub = subscribe(supabase, topic, { private: true });
+    expect((await sub.settled).status).toBe("SUBSCRIBED");
+    await send(topic, "plain", { n: 1 });
+    await send(topic, "own", { id: "mine", n: 2 });
+    await until(() => (sub.inbox.length >= 2 ? true : undefined), "two messages");
+    const stored =
+      await db()`select id::text, payload from realtime.messages where topic = ${topic} order by inserted_at`;
+    expect(stored.map((r) => r.payload)).toEqual([{ n: 1, id: stored[0].id }, { id: "mine", n: 2 }]);
+    expect(sub.inbox.map((m) => m.payload)).toEqual([{ n: 1, id: stored[0].id }, { id: "mine", n: 2 }]);
+  });
+
+  it("realtime.broadcast_changes() in a row trigger sends the change, and send_binary() bytes", async () => {
+    const alice = await user();
+    const topic = `${READ_WRITE}:${alice.id}`;
+    const table = `rt_notes_${randomUUID().replaceAll("-", "")}`;
+    await db().unsafe(`
+      create table public.${table} (id int primary key, body text);
+      create function public.${table}_broadcast() returns trigger language plpgsql as $$
+      begin
+        perform realtime.broadcast_changes('${topic}', tg_op, tg_op, tg_table_name, tg_table_schema, new, old);
+        return null;
+      end $$;
+      create trigger broadcast after insert or update or delete on public.${table}
+        for each row execute function public.${table}_broadcast();
+    `);
+    try {
+      const supabase = client();
+      await supabase.realtime.setAuth(alice.token);
+      const sub = subscribe(supabase, topic, { private: true });
+      expect((await sub.settled).status).toBe("SUBSCRIBED");
+      await db().unsafe(`insert into public.${table} values (1, 'hello')`);
+      await db().unsafe(`update public.${table} set body = 'bye' where id = 1`);
+      await db().unsafe(`delete from public.${table} where id = 1`);
+      await until(() => (sub.inbox.length >= 3 ? true : undefined), "three changes");
+      expect(sub.inbox.map((m) => m.event)).toEqual(["INSERT", "UPDATE", "DELETE"]);
+      expect(sub.inbox[0].payload).toMatchObject({
+        operation: "INSERT",
+        table,
+        schema: "public",
+        record: { id: 1, body: "hello" },
+        old_record: null,
+      });
+      expect(sub.inbox[1].payload).toMatchObject({ record: { body: "bye" }, old_record: { body: "hello" } });
+      expect(sub.inbox[2].payload).toMatchObject({ record: null, old_record: { id: 1, body: "bye" } });
+      expect(typeof sub.inbox[0].payload.id).toBe("string");
+
+      await db()`select realtime.send_binary(${Buffer.from([0, 1, 2, 255])}, 'bytes', ${topic})`;
+      await until(() => (sub.inbox.length >= 4 ? true : undefined), "the binary message");
+      expect(sub.inbox[3].event).toBe("bytes");
+      expect([...new Uint8Array(sub.inbox[3].payload as ArrayBuffer)]).toEqual([0, 1, 2, 255]);
+    } finally {
+      await db().unsafe(`drop table public.${table}; drop function public.${table}_broadcast()`);
+    }
+  });
+
+  it("refuses broadcast_changes for a statement trigger, as Realtime's function does", async () => {
+    await expect(
+      db()`select realtime.broadcast_changes('t', 'e', 'INSERT', 'x', 'public', null::record, null::record, 'STATEMENT')`,
+    ).rejects.toThrow(
+      "Failed to process the row: function can only be triggered for each row, not for each statement",
+    );
+  });
+});
+
 describe("broadcast replay", () => {
   /** A private join asking Realtime to replay the topic's stored broadcasts. */
   function replaying(supabase: SupabaseClient, topic: string, replay: Record<string, unknown>) {
@@ -304,8 +374,8 @@ describe("broadcast replay", () => {
       ["stored", 3, true],
     ]);
     const [{ id }] = await db()`select id::text from realtime.messages
-      where topic = ${topic} and payload = '{"n": 1}'::jsonb`;
-    expect(all.inbox[0].meta.id).toBe(id);
+      where topic = ${topic} and payload ->> 'n' = '1'`;
+    expect([all.inbox[0].meta.id, all.inbox[0].payload.id]).toEqual([id, id]);
     // Live messages follow, not marked.
     await send(topic, "live", { n: 4 });
     await until(() => (all.inbox.length >= 4 ? true : undefined), "the live message");

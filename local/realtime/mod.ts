@@ -92,15 +92,18 @@ async function deliver(sql: postgres.Sql, hub: TopicHub, raw: string): Promise<v
   if (!notification) return log("notification_malformed", { payload: raw.slice(0, 200) });
   if (!hub.isHeard(notification.topic)) return;
   try {
-    const [row] = await sql<{ event: string | null; private: boolean | null; payload: string | null }[]>`
-      select event, private, payload::text as payload from realtime.messages where id = ${notification.id} limit 1`;
-    // Realtime skips a row without an event or a payload.
-    if (!row?.event || row.payload === null) return;
+    const [row] = await sql<
+      { event: string | null; private: boolean | null; payload: string | null; binary_payload: Uint8Array | null }[]
+    >`
+      select event, private, payload::text as payload, binary_payload
+      from realtime.messages where id = ${notification.id} limit 1`;
+    // Realtime skips a row without an event or a payload; bytes (realtime.send_binary) go as bytes.
+    if (!row?.event || (row.payload === null && row.binary_payload === null)) return;
     hub.publish(topicKey(notification.topic, row.private === true), {
       kind: "user",
       event: row.event,
-      body: encoder.encode(row.payload),
-      encoding: "json",
+      body: row.binary_payload ?? encoder.encode(row.payload!),
+      encoding: row.binary_payload ? "binary" : "json",
       meta: { id: notification.id },
     });
   } catch (error) {

@@ -3,8 +3,8 @@
 // `config.broadcast.replay = {since, limit}` first gets the topic's broadcasts
 // stored in realtime.messages since `since` (Unix milliseconds), the last
 // `limit` of them (1 to 25, 25 when not given), oldest first, each pushed as a
-// broadcast whose meta says `replayed: true` and its id. A public channel may
-// not replay; parameters that are not whole numbers are refused.
+// broadcast whose meta says `replayed: true` and its id (the bytes of
+// send_binary as bytes). A public channel may not replay; parameters that are not whole numbers are refused.
 import type postgres from "postgres";
 import { isPayload, type Payload } from "./protocol.ts";
 
@@ -45,6 +45,8 @@ export interface ReplayedMessage {
   id: string;
   event: string | null;
   payload: unknown;
+  /** The bytes of a realtime.send_binary message (its payload is then null). */
+  binary_payload: Uint8Array | null;
 }
 
 /** The topic's private broadcasts since `since`, the newest `limit` of them, oldest first. */
@@ -57,7 +59,7 @@ export async function replayedMessages(
   // inserted_at is a timestamp without time zone written by now(): compared in the session's time zone, as
   // written. Nothing from more than a minute ahead (Realtime skips the future partitions).
   const rows = await sql<ReplayedMessage[]>`
-    select id::text, event, payload from realtime.messages
+    select id::text, event, payload, binary_payload from realtime.messages
     where topic = ${topic} and private is true and extension = 'broadcast'
       and inserted_at >= to_timestamp(${since}::double precision / 1000)::timestamp
       and inserted_at < (now() + interval '1 minute')::timestamp

@@ -275,12 +275,17 @@ export class Session {
     // Realtime pushes the replayed messages once the join is done, as broadcasts marked `replayed`.
     for (const m of replayed) {
       const meta = { replayed: true, id: m.id };
-      this.sendPush(channel, channel.joinRef, "broadcast", {
-        payload: m.payload,
-        event: m.event,
-        type: "broadcast",
-        meta,
-      });
+      if (m.binary_payload) {
+        const bytes = { kind: "user", event: m.event ?? "", body: m.binary_payload, encoding: "binary", meta } as const;
+        this.sendBroadcast(channel.topic, bytes);
+      } else {
+        this.sendPush(channel, channel.joinRef, "broadcast", {
+          payload: m.payload,
+          event: m.event,
+          type: "broadcast",
+          meta,
+        });
+      }
     }
     // PresenceHandler.sync: the current state, to public channels and to private ones that may read presence.
     if (config.presenceEnabled && (!config.private || channel.policies?.presenceRead === true)) {
