@@ -20,6 +20,8 @@ interface Received {
   kind: "broadcast" | "system";
   event?: string;
   payload: any;
+  /** A broadcast's meta (its message id; `replayed` for a replayed one). */
+  meta?: any;
   at: number;
 }
 
@@ -52,14 +54,16 @@ function mint(claims: Record<string, unknown>, secret = stack().jwtSecret): Prom
 function subscribe(
   supabase: SupabaseClient,
   topic: string,
-  config: { private?: boolean; self?: boolean; ack?: boolean } = {},
+  config: { private?: boolean; self?: boolean; ack?: boolean; replay?: Record<string, unknown> } = {},
 ) {
   const inbox: Received[] = [];
   const statuses: string[] = [];
+  const broadcast = { self: config.self, ack: config.ack, replay: config.replay as never };
   const channel = supabase
-    .channel(topic, { config: { private: config.private ?? false, broadcast: { self: config.self, ack: config.ack } } })
+    .channel(topic, { config: { private: config.private ?? false, broadcast } })
     .on("broadcast", { event: "*" }, (message) => {
-      inbox.push({ kind: "broadcast", event: message.event, payload: message.payload, at: performance.now() });
+      const { event, payload, meta } = message;
+      inbox.push({ kind: "broadcast", event, payload, meta, at: performance.now() });
     })
     .on("system", {}, (payload) => inbox.push({ kind: "system", payload, at: performance.now() }));
   const settled = new Promise<{ status: string; error?: string }>((resolve) => {
@@ -341,16 +345,8 @@ describe("broadcasts from the database", () => {
 
 describe("broadcast replay", () => {
   /** A private join asking Realtime to replay the topic's stored broadcasts. */
-  function replaying(supabase: SupabaseClient, topic: string, replay: Record<string, unknown>) {
-    const inbox: { event: string; payload: any; meta: any }[] = [];
-    const channel = supabase
-      .channel(topic, { config: { private: true, broadcast: { replay: replay as never } } })
-      .on("broadcast", { event: "*" }, (m) => inbox.push({ event: m.event, payload: m.payload, meta: m.meta }));
-    const settled = new Promise<{ status: string; error?: string }>((resolve) => {
-      channel.subscribe((status, error) => status !== "CLOSED" && resolve({ status, error: error?.message }));
-    });
-    return { channel, inbox, settled };
-  }
+  const replaying = (supabase: SupabaseClient, topic: string, replay: Record<string, unknown>) =>
+    subscribe(supabase, topic, { private: true, replay });
 
   it("sends a private join the topic's broadcasts since `since`, the last `limit`, oldest first, marked replayed", async () => {
     const alice = await user();
