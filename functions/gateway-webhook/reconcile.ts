@@ -5,7 +5,7 @@
 // company's transfers by its externalReference (or the description we gave the
 // transfer); only when the gateway has none long after our request are its
 // funds released (failed, no_transfer). Scheduled by pg_cron every 5 minutes
-// (supabase/migrations/*_scheduled_jobs.sql), which POSTs to /reconcile with
+// (supabase/schemas/10_jobs.sql), which POSTs to /reconcile with
 // the service role key.
 import { asService, rpc } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
