@@ -1,4 +1,4 @@
-// What people type into the web app: the one number rule (web/src/lib/numbers.ts) and the Brazilian documents,
+// What people type into the web app: the one number rule (web/src/lib/numbers.ts), dates (web/src/lib/dates.ts), and the Brazilian documents,
 // phone numbers, CEPs and Pix keys (web/src/lib/brazil.ts), the address a New delivery end sends
 // (web/src/lib/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
 // (tests/e2e/locale.spec.ts) type the same into the real forms.
@@ -17,6 +17,7 @@ import {
 import { preferredLanguage } from "../web/src/i18n/languages.ts";
 import { emptyEnd, fullAddress } from "../web/src/lib/address.ts";
 import { parseDecimal } from "../web/src/lib/numbers.ts";
+import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../web/src/lib/dates.ts";
 
 const PT = "." as const; // Portuguese writes thousands with a dot
 const EN = "," as const;
@@ -174,5 +175,41 @@ describe("CEPs and the address an end sends", () => {
       "Rua Augusta, 1500 - Consolação, São Paulo - SP",
     );
     expect(fullAddress({ ...emptyEnd, address: "  Praça da Sé, São Paulo " })).toBe("Praça da Sé, São Paulo");
+  });
+});
+
+describe("dates typed dd/mm/aaaa and dd/mm/aaaa HH:mm", () => {
+  it("masks a day and a moment as they are typed", () => {
+    expect(maskDate("3")).toBe("3");
+    expect(maskDate("311")).toBe("31/1");
+    expect(maskDate("31122026")).toBe("31/12/2026");
+    expect(maskDate("31/12/20269")).toBe("31/12/2026");
+    expect(maskDateTime("311220261")).toBe("31/12/2026 1");
+    expect(maskDateTime("3112202614")).toBe("31/12/2026 14");
+    expect(maskDateTime("31/12/2026 14:305")).toBe("31/12/2026 14:30");
+  });
+
+  it("reads a day that exists, and only in full", () => {
+    expect(parseDay("31/12/2026")).toBe("2026-12-31");
+    expect(parseDay(" 29/02/2028 ")).toBe("2028-02-29");
+    for (const text of ["29/02/2026", "31/04/2026", "00/01/2026", "01/13/2026", "1/1/2026", "01/01/26", "2026-01-01"]) {
+      expect(parseDay(text), text).toBe(null);
+    }
+    expect(dayText("2026-12-31")).toBe("31/12/2026");
+  });
+
+  it("reads a moment on the company's clocks, whatever the browser's zone", () => {
+    // São Paulo is 3 hours behind UTC (no daylight saving time since 2019).
+    expect(parseDateTime("31/12/2026 14:30", "America/Sao_Paulo")).toBe("2026-12-31T17:30:00.000Z");
+    expect(parseDateTime("01/01/2027 23:59", "America/Sao_Paulo")).toBe("2027-01-02T02:59:00.000Z");
+    expect(parseDateTime("15/01/2026 09:00", "America/Manaus")).toBe("2026-01-15T13:00:00.000Z");
+    // Across a clock change: Lisbon is UTC+1 in summer, UTC in winter.
+    expect(parseDateTime("01/07/2026 12:00", "Europe/Lisbon")).toBe("2026-07-01T11:00:00.000Z");
+    expect(parseDateTime("01/12/2026 12:00", "Europe/Lisbon")).toBe("2026-12-01T12:00:00.000Z");
+    // 01:30 never happens on 29/03/2026 in Lisbon (01:00 becomes 02:00): read with the offset before the change.
+    expect(parseDateTime("29/03/2026 01:30", "Europe/Lisbon")).toBe("2026-03-29T01:30:00.000Z");
+    for (const text of ["31/12/2026 24:00", "31/12/2026 14:60", "31/02/2026 10:00", "31/12/2026", "31/12/2026 9:00"]) {
+      expect(parseDateTime(text, "America/Sao_Paulo"), text).toBe(null);
+    }
   });
 });

@@ -4,7 +4,7 @@
 // through the API as the company's systems and the driver app would send them.
 import type { APIRequestContext, Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
-import { accessToken, expect, newContext, shot, signIn, test } from "./support.ts";
+import { accessToken, expect, newContext, saoPauloDateTime, shot, signIn, test } from "./support.ts";
 
 const DORA = "e0000000-0000-4000-8000-000000000004";
 
@@ -92,6 +92,26 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await expect(rows.filter({ hasText: `Conceição Araújo ${tag}` })).toHaveCount(0);
   await shot(page, "lifecycle-2-late");
 
+  // Days typed dd/mm/aaaa, whatever the browser's own date format: kept in the address as the API's YYYY-MM-DD.
+  const today = saoPauloDateTime(new Date().toISOString()).slice(0, 10);
+  const todayIso = today.split("/").reverse().join("-");
+  const createdFrom = page.getByLabel("Criadas de");
+  await expect(createdFrom).toHaveAttribute("placeholder", "dd/mm/aaaa");
+  await createdFrom.pressSequentially(today.replace(/\D/g, ""));
+  await expect(createdFrom).toHaveValue(today);
+  await expect(page).toHaveURL(new RegExp(`[?&]from=${todayIso}(&|$)`));
+  await expect(lateRow).toHaveCount(1);
+  await page.reload();
+  await expect(createdFrom).toHaveValue(today);
+  // A day being corrected leaves the filter as it was, with a sentence under the field; emptied, the filter goes.
+  await createdFrom.press("End");
+  await createdFrom.press("Backspace");
+  await createdFrom.blur();
+  await expect(page.getByText("Digite uma data que exista, como 31/12/2026.")).toBeVisible();
+  await expect(page).toHaveURL(new RegExp(`[?&]from=${todayIso}(&|$)`));
+  await createdFrom.fill("");
+  await expect(page).not.toHaveURL(/[?&]from=/);
+
   // The failed one: its page shows why, and Reopen asks first.
   await page.getByRole("checkbox", { name: "Só as atrasadas" }).uncheck();
   await page.getByLabel("Situação", { exact: true }).selectOption("failed");
@@ -120,6 +140,14 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await expect(page.locator("dl.figures")).toContainText(/R\$\s[\d.]+,\d\d/);
   await expect(page.getByRole("table", { name: "Entregas e receita por dia" }).getByRole("row").nth(1))
     .toContainText(/\d\d\/\d\d\/\d{4}/);
+  // A period of one day, typed dd/mm/aaaa.
+  await page.getByLabel("Criadas de").fill("");
+  await page.getByLabel("Criadas de").pressSequentially(today.replace(/\D/g, ""));
+  await page.getByRole("button", { name: "Mostrar" }).click();
+  await expect(page).toHaveURL(new RegExp(`from=${todayIso}&to=${todayIso}$`));
+  const days = page.getByRole("table", { name: "Entregas e receita por dia" }).getByRole("row");
+  await expect(days).toHaveCount(2);
+  await expect(days.nth(1).getByRole("rowheader")).toHaveText(today);
   await shot(page, "lifecycle-4-reports");
 
   // The list as CSV: the file holds the deliveries the list shows.

@@ -54,6 +54,19 @@ const KNOWN: Known[] = [
   [/^amount must be greater than 0 with at most 2 decimal places$/, () => i18n.t("server.amountRule")],
   [/^the note is longer than 1000 characters$/, () => i18n.t("server.noteTooLong")],
   [/^A user with this e-mail address already exists$/, () => i18n.t("server.emailTaken")],
+  [
+    /^a delivery with external_id (.+) already exists: ([0-9a-f-]{36})$/,
+    (m) => i18n.t("server.externalIdTaken", { externalId: m[1], id: m[2].slice(0, 8) }),
+  ],
+  [/^reason must be one of /, () => i18n.t("server.failureReason")],
+  [/^to must not be before from$/, () => i18n.t("server.reportOrder")],
+  [/^a report covers at most 366 days$/, () => i18n.t("server.reportLength")],
+];
+
+/** What the API says of a field in its own words (a validation item's `msg`), said again. */
+const SAYS: [RegExp, "future" | "beforeWindowEnd"][] = [
+  [/^must be in the future$/, "future"],
+  [/^must be before window_end$/, "beforeWindowEnd"],
 ];
 
 /** The API's own words as a sentence: a known message said again, any other inside "cannot be done now". */
@@ -75,7 +88,10 @@ function validationLine(item: ValidationItem): string {
   const path = (item.loc ?? []).filter((p) => !["body", "query", "path"].includes(String(p))).join(".");
   const field = path && i18n.exists(`fields.${path}`) ? String(i18n.t(`fields.${path}` as "fields.amount")) : path;
   const issue = `errors.issue.${item.type}`;
-  const message = item.type && i18n.exists(issue)
+  const said = SAYS.find(([pattern]) => pattern.test(item.msg ?? ""))?.[1];
+  const message = said
+    ? i18n.t(`errors.says.${said}`)
+    : item.type && i18n.exists(issue)
     ? String(i18n.t(issue as "errors.issue.too_big"))
     : String(item.msg ?? "");
   return i18n.t("errors.field", { field: field || i18n.t("errors.request"), message });

@@ -88,6 +88,10 @@ export const en = {
       invalid_value: "is not one of the accepted values",
       address_not_found: "was not found on the map: correct it or choose a suggestion",
     },
+    says: {
+      future: "must be in the future",
+      beforeWindowEnd: "must be before the window closes",
+    },
   },
   server: {
     insufficientBalance: "Insufficient balance: {{available}} is available and {{requested}} was requested.",
@@ -102,6 +106,10 @@ export const en = {
     amountRule: "The amount must be greater than zero, with at most 2 decimal places.",
     noteTooLong: "The note is longer than 1000 characters.",
     emailTaken: "A user with this email already exists.",
+    externalIdTaken: "There is already a delivery with order number {{externalId}} (delivery {{id}}).",
+    failureReason: "Choose one of the reasons in the list.",
+    reportOrder: "The period cannot end before it starts.",
+    reportLength: "A report covers at most 366 days.",
     proofKinds: { photo: "photo", signature: "signature", note: "note" },
     listSeparator: ", ",
   },
@@ -130,6 +138,11 @@ export const en = {
     reason: "Reason",
     api_key: "API key",
     webhook_secret: "Webhook secret",
+    recipient_email: "Recipient email",
+    window_start: "Window opens",
+    window_end: "Window closes",
+    external_id: "Order number",
+    note: "Note",
   },
 
   input: {
@@ -147,6 +160,10 @@ export const en = {
     mobile: "Enter a mobile number with its area code, such as (11) 98888-7777.",
     email: "Enter an email address, such as name@example.com.",
     evp: "Enter the whole random key, such as 123e4567-e89b-12d3-a456-426614174000.",
+    date: "Enter a date that exists, day first, such as 31/12/2026.",
+    dateTime: "Enter the date and the time (24 h), day first, such as 31/12/2026 14:30.",
+    datePlaceholder: "dd/mm/yyyy",
+    dateTimePlaceholder: "dd/mm/yyyy hh:mm",
   },
 
   status: {
@@ -305,6 +322,7 @@ export const en = {
     customerEmail: "Client email (optional)",
     recipientName: "Recipient name (optional)",
     recipientPhone: "Recipient phone (optional)",
+    recipientEmail: "Recipient email (optional)",
     notes: "Notes (optional)",
     driver: "Assign a driver now (optional)",
     quote: "Quote",
@@ -313,6 +331,13 @@ export const en = {
     quoteUnavailable: "Choose both addresses to see the price.",
     submit: "Create delivery",
     creating: "Creating the delivery and its Pix charge…",
+    window: "Delivery window (optional)",
+    windowHint:
+      "When the recipient expects the delivery: day and time (24 h) on the company's clock. Drivers are offered it from an hour before it opens.",
+    windowEndPast: "The window must end in the future.",
+    windowOrder: "The window must open before it ends.",
+    order: "Order",
+    externalId: "Order number (optional)",
   },
   drivers: {
     title: "Drivers",
@@ -381,6 +406,10 @@ export const en = {
       sentAt: "Sent at",
     },
     status: { queued: "Queued", sent: "Sent", failed: "Failed" },
+    whyErased: "Not sent: the recipient's data was erased.",
+    whyOutdated: "Not sent: by its turn, the delivery was already “{{status}}”.",
+    whyGaveUp: "No success for 24 hours; we stopped trying. The provider's last answer:",
+    whyProvider: "The provider's answer:",
     erased: "erased",
     erase: "Erase the recipient's data",
     eraseHint:
@@ -391,6 +420,9 @@ export const en = {
     whatsappTitle: "WhatsApp (messages the simulator received)",
     whatsappNone: "No WhatsApp messages yet.",
     whatsappTo: "To +{{to}}, {{at}}",
+    emailTitle: "Email (messages in the local mailbox)",
+    emailNone: "No email yet.",
+    emailTo: "To {{to}}, from {{from}}, {{at}}",
   },
   proofRequirements: {
     title: "Proof of delivery required to complete",

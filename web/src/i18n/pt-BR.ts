@@ -88,6 +88,11 @@ export const ptBR = {
       invalid_value: "não é um dos valores aceitos",
       address_not_found: "não foi encontrado no mapa: corrija-o ou escolha uma sugestão",
     },
+    // What the API says of a field in its own words (errors.ts matches them).
+    says: {
+      future: "precisa estar no futuro",
+      beforeWindowEnd: "precisa ser antes do fim da janela",
+    },
   },
   // What the API says in its own words, as sentences (see api/errors.ts).
   server: {
@@ -103,6 +108,10 @@ export const ptBR = {
     amountRule: "O valor deve ser maior que zero, com no máximo 2 casas decimais.",
     noteTooLong: "A observação passa de 1000 caracteres.",
     emailTaken: "Já existe um usuário com este e-mail.",
+    externalIdTaken: "Já existe uma entrega com o código do pedido {{externalId}} (entrega {{id}}).",
+    failureReason: "Escolha um dos motivos da lista.",
+    reportOrder: "A data final do período não pode ser antes da inicial.",
+    reportLength: "Um relatório cobre no máximo 366 dias.",
     proofKinds: { photo: "foto", signature: "assinatura", note: "observação" },
     listSeparator: ", ",
   },
@@ -132,6 +141,11 @@ export const ptBR = {
     reason: "Motivo",
     api_key: "Chave de API",
     webhook_secret: "Segredo do webhook",
+    recipient_email: "E-mail de quem recebe",
+    window_start: "Início da janela",
+    window_end: "Fim da janela",
+    external_id: "Código do pedido",
+    note: "Observação",
   },
 
   // What a person types: the sentence shown under a field the app cannot read.
@@ -150,6 +164,10 @@ export const ptBR = {
     mobile: "Digite um celular com DDD, como (11) 98888-7777.",
     email: "Digite um e-mail, como nome@exemplo.com.br.",
     evp: "Digite a chave aleatória completa, como 123e4567-e89b-12d3-a456-426614174000.",
+    date: "Digite uma data que exista, como 31/12/2026.",
+    dateTime: "Digite a data e a hora (24 h), como 31/12/2026 14:30.",
+    datePlaceholder: "dd/mm/aaaa",
+    dateTimePlaceholder: "dd/mm/aaaa hh:mm",
   },
 
   status: {
@@ -311,6 +329,7 @@ export const ptBR = {
     customerEmail: "E-mail do cliente (opcional)",
     recipientName: "Nome de quem recebe (opcional)",
     recipientPhone: "Telefone de quem recebe (opcional)",
+    recipientEmail: "E-mail de quem recebe (opcional)",
     notes: "Observações (opcional)",
     driver: "Atribuir a um entregador agora (opcional)",
     quote: "Orçamento",
@@ -319,6 +338,13 @@ export const ptBR = {
     quoteUnavailable: "Escolha os dois endereços para ver o preço.",
     submit: "Criar entrega",
     creating: "Criando a entrega e a cobrança Pix…",
+    window: "Janela de entrega (opcional)",
+    windowHint:
+      "Quando quem recebe espera a entrega: dia e hora (24 h) no horário da empresa. Ela só é oferecida aos entregadores a partir de uma hora antes do início.",
+    windowEndPast: "O fim da janela precisa estar no futuro.",
+    windowOrder: "O início da janela precisa ser antes do fim.",
+    order: "Pedido",
+    externalId: "Código do pedido (opcional)",
   },
   drivers: {
     title: "Entregadores",
@@ -387,6 +413,10 @@ export const ptBR = {
       sentAt: "Enviada em",
     },
     status: { queued: "Na fila", sent: "Enviada", failed: "Falhou" },
+    whyErased: "Não enviada: os dados de quem recebe foram apagados.",
+    whyOutdated: "Não enviada: quando chegou a vez dela, a entrega já estava “{{status}}”.",
+    whyGaveUp: "Sem sucesso por 24 horas; paramos de tentar. Última resposta do provedor:",
+    whyProvider: "Resposta do provedor:",
     erased: "removido",
     erase: "Apagar os dados de quem recebe",
     eraseHint:
@@ -397,6 +427,9 @@ export const ptBR = {
     whatsappTitle: "WhatsApp (mensagens que o simulador recebeu)",
     whatsappNone: "Nenhuma mensagem de WhatsApp ainda.",
     whatsappTo: "Para +{{to}}, {{at}}",
+    emailTitle: "E-mail (mensagens na caixa de correio local)",
+    emailNone: "Nenhum e-mail ainda.",
+    emailTo: "Para {{to}}, de {{from}}, {{at}}",
   },
   proofRequirements: {
     title: "Prova de entrega exigida para concluir",
@@ -594,7 +627,7 @@ export const ptBR = {
     late: "Atrasada",
     attempt: "Tentativa {{count}}",
     externalId: "Código do pedido",
-    recipientEmail: "E-mail do destinatário",
+    recipientEmail: "E-mail de quem recebe",
     reasons: {
       recipient_absent: "Destinatário ausente",
       address_not_found: "Endereço não encontrado",
