@@ -79,14 +79,25 @@ export const ptBR = {
     invalid: "Alguns campos não estão corretos:",
     field: "{{field}}: {{message}}",
     request: "pedido",
-    // Validation problems the API names by their kind (zod's issue codes).
+    // Validation problems the API names by their kind (the `type` of its 400's items, functions/_shared/errors.ts).
     issue: {
-      invalid_type: "está faltando ou tem o tipo errado",
-      too_small: "é curto ou pequeno demais",
-      too_big: "é longo ou grande demais",
-      invalid_format: "não está no formato esperado",
-      invalid_value: "não é um dos valores aceitos",
+      missing: "está faltando",
+      type_error: "tem o tipo errado (um número, um texto, uma data?)",
+      value_error: "não é um valor aceito (confira o formato e o tamanho)",
+      enum: "não é um dos valores aceitos",
+      extra_forbidden: "não é um campo conhecido",
       address_not_found: "não foi encontrado no mapa: corrija-o ou escolha uma sugestão",
+      pix_not_imported:
+        "a importação cria entregas faturadas; crie as entregas com Pix uma a uma, pela Nova entrega, que cobra o cliente",
+    },
+    // A CSV file that cannot be read as a whole (POST /api/v1/deliveries/import), by the `type` of its item.
+    file: {
+      csv_unreadable: "O arquivo não é um CSV que conseguimos ler: confira se ele foi salvo como CSV.",
+      csv_not_utf8: "O arquivo não está em UTF-8: no Excel, salve como “CSV UTF-8 (delimitado por vírgulas)”.",
+      csv_no_header: "O arquivo não tem a linha de cabeçalho com os nomes das colunas: use o modelo.",
+      csv_unknown_columns: "O arquivo tem colunas que não conhecemos: {{input}}. Use as colunas do modelo.",
+      csv_missing_column: "Falta a coluna {{input}} no cabeçalho: use o modelo.",
+      csv_too_many_rows: "O arquivo tem {{input}} linhas: envie no máximo 5.000 de cada vez.",
     },
     // What the API says of a field in its own words (errors.ts matches them).
     says: {
@@ -142,6 +153,13 @@ export const ptBR = {
     api_key: "Chave de API",
     webhook_secret: "Segredo do webhook",
     recipient_email: "E-mail de quem recebe",
+    payment_method: "Forma de pagamento",
+    "origin.lat": "Latitude da retirada",
+    "origin.lng": "Longitude da retirada",
+    "destination.lat": "Latitude da entrega",
+    "destination.lng": "Longitude da entrega",
+    notes: "Observações",
+    driver_id: "Entregador",
     window_start: "Início da janela",
     window_end: "Fim da janela",
     external_id: "Código do pedido",
@@ -663,7 +681,8 @@ export const ptBR = {
     importing: "Importando…",
     importFile: "Arquivo CSV",
     template: "Baixar modelo",
-    imported: "{{created}} criadas, {{skipped}} já existiam, {{errors}} com erro.",
+    // Counts as figures after their names: "1 criadas" would need a plural of each.
+    imported: "Criadas: {{created}}. Já existiam (puladas): {{skipped}}. Com erro: {{errors}}.",
     importRow: "Linha {{row}}: {{detail}}",
     importHint:
       "Uma linha por entrega, com as colunas do modelo. Sem latitude e longitude, o endereço é localizado no mapa como na nova entrega. Entregas importadas são faturadas; as com Pix são criadas uma a uma. Linhas com um código de pedido que já existe são puladas, então pode enviar o mesmo arquivo de novo.",
@@ -672,7 +691,7 @@ export const ptBR = {
     show: "Mostrar",
     created: "Criadas",
     completed: "Concluídas",
-    notCompleted: "Não concluídas",
+    open: "Em aberto",
     cancelled: "Canceladas",
     failed: "Não entregues",
     onTimeRate: "Entregues no prazo",

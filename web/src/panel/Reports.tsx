@@ -1,6 +1,6 @@
 // Reports (GET /api/v1/reports/summary): how the company's deliveries went over a chosen period of São Paulo days:
-// the figures, deliveries per day by outcome and revenue per day as charts (Chart.js, loaded with this page only),
-// and the same numbers as a table for screen readers and for copying.
+// the figures, deliveries per day by outcome (completed, failed, cancelled, still open) and revenue per day as charts
+// (Chart.js, loaded with this page only), and the same numbers as a table for screen readers and for copying.
 import { useQuery } from "@tanstack/react-query";
 import { BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from "chart.js";
 import { type FormEvent, useState } from "react";
@@ -102,9 +102,11 @@ export default function ReportsPage() {
                   labels: days.map((d) => shortDay(d.day)),
                   datasets: [
                     { label: t("lifecycle.completed"), data: days.map((d) => d.completed), backgroundColor: "#16a34a" },
+                    { label: t("lifecycle.failed"), data: days.map((d) => d.failed), backgroundColor: "#dc2626" },
+                    { label: t("lifecycle.cancelled"), data: days.map((d) => d.cancelled), backgroundColor: "#64748b" },
                     {
-                      label: t("lifecycle.notCompleted"),
-                      data: days.map((d) => d.created - d.completed),
+                      label: t("lifecycle.open"),
+                      data: days.map((d) => d.created - d.completed - d.failed - d.cancelled),
                       backgroundColor: "#f59e0b",
                     },
                   ],
@@ -146,6 +148,8 @@ export default function ReportsPage() {
                   <th scope="col">{t("lifecycle.day")}</th>
                   <th scope="col">{t("lifecycle.created")}</th>
                   <th scope="col">{t("lifecycle.completed")}</th>
+                  <th scope="col">{t("lifecycle.failed")}</th>
+                  <th scope="col">{t("lifecycle.cancelled")}</th>
                   <th scope="col">{t("lifecycle.revenue")}</th>
                 </tr>
               </thead>
@@ -155,6 +159,8 @@ export default function ReportsPage() {
                     <th scope="row">{dayText(d.day)}</th>
                     <td>{d.created}</td>
                     <td>{d.completed}</td>
+                    <td>{d.failed}</td>
+                    <td>{d.cancelled}</td>
                     <td>{formatBRL(d.revenue as number)}</td>
                   </tr>
                 ))}
