@@ -18,6 +18,8 @@ import { preferredLanguage } from "../web/src/i18n/languages.ts";
 import { emptyEnd, fullAddress } from "../web/src/lib/address.ts";
 import { parseDecimal } from "../web/src/lib/numbers.ts";
 import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../web/src/lib/dates.ts";
+import { readWebhookDetail } from "../web/src/lib/webhook-detail.ts";
+import { readFileSync } from "node:fs";
 
 const PT = "." as const; // Portuguese writes thousands with a dot
 const EN = "," as const;
@@ -211,5 +213,207 @@ describe("dates typed dd/mm/aaaa and dd/mm/aaaa HH:mm", () => {
     for (const text of ["31/12/2026 24:00", "31/12/2026 14:60", "31/02/2026 10:00", "31/12/2026", "31/12/2026 9:00"]) {
       expect(parseDateTime(text, "America/Sao_Paulo"), text).toBe(null);
     }
+  });
+});
+
+describe("the webhook log's audit notes, read to be said in words", () => {
+  // [a note as the platform writes it, what it is read as, the file that writes it, the fixed text of its format there]
+  const NOTES: [string, string, Record<string, string>, string, string][] = [
+    [
+      "delivery pending, payment received",
+      "deliveryNow",
+      { status: "pending", payment: "received" },
+      "supabase/schemas/05_deliveries.sql",
+      "'delivery %s, payment %s'",
+    ],
+    [
+      "PAYMENT_RECEIVED already applied",
+      "alreadyApplied",
+      { event: "PAYMENT_RECEIVED" },
+      "supabase/schemas/05_deliveries.sql",
+      "'%s already applied'",
+    ],
+    [
+      "PAYMENT_OVERDUE does not apply to a delivery pending with payment received",
+      "paymentDoesNotApply",
+      { event: "PAYMENT_OVERDUE", status: "pending", payment: "received" },
+      "supabase/schemas/05_deliveries.sql",
+      "'%s does not apply to a delivery %s with payment %s'",
+    ],
+    [
+      "no delivery for this payment",
+      "noSuchDelivery",
+      {},
+      "supabase/schemas/05_deliveries.sql",
+      "'no delivery for this payment'",
+    ],
+    [
+      "delivery is not paid by Pix",
+      "notPix",
+      {},
+      "supabase/schemas/05_deliveries.sql",
+      "'delivery is not paid by Pix'",
+    ],
+    ["event not handled", "notHandled", {}, "supabase/schemas/05_deliveries.sql", "'event not handled'"],
+    [
+      "withdrawal failed",
+      "withdrawalNow",
+      { status: "failed" },
+      "supabase/schemas/06_money.sql",
+      "format('withdrawal %s'",
+    ],
+    [
+      "withdrawal already completed",
+      "withdrawalAlready",
+      { status: "completed" },
+      "supabase/schemas/06_money.sql",
+      "'withdrawal already %s'",
+    ],
+    [
+      "withdrawal is already completed; the gateway now reports TRANSFER_FAILED: left as it is for review",
+      "withdrawalForReview",
+      { status: "completed", event: "TRANSFER_FAILED" },
+      "supabase/schemas/06_money.sql",
+      "'withdrawal is already %s; the gateway now reports %s: left as it is for review'",
+    ],
+    [
+      "withdrawal completed after it was recorded failed (no_transfer): the gateway made the transfer, debited now",
+      "withdrawalLateSuccess",
+      { kind: "no_transfer" },
+      "supabase/schemas/06_money.sql",
+      "'withdrawal completed after it was recorded failed (%s): ",
+    ],
+    [
+      "PAYMENT_RECEIVED is not a transfer event",
+      "notHandled",
+      {},
+      "supabase/schemas/06_money.sql",
+      "'%s is not a transfer event'",
+    ],
+    ["no such withdrawal", "noSuchWithdrawal", {}, "supabase/schemas/06_money.sql", "'no such withdrawal'"],
+    [
+      "the transfer is not this withdrawal's",
+      "notOurs",
+      {},
+      "supabase/schemas/06_money.sql",
+      "'the transfer is not this withdrawal''s'",
+    ],
+    [
+      "the transfer is not settled yet",
+      "notSettled",
+      { object: "transfer" },
+      "functions/gateway-webhook/settle.ts",
+      "`the ${kind} is not settled yet`",
+    ],
+    [
+      "the transfer exists and is pending: attached to the withdrawal",
+      "transferAttached",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      "'the transfer exists and is pending: attached to the withdrawal'",
+    ],
+    [
+      "the gateway has no payment pay_123",
+      "gatewayHasNone",
+      { object: "payment" },
+      "functions/gateway-webhook/settle.ts",
+      "the gateway has no ${claim.kind} ${",
+    ],
+    ["no such delivery", "noSuchDelivery", {}, "functions/gateway-webhook/settle.ts", "no such ${noun(claim.kind)}"],
+    [
+      "the payment has no gateway id to check",
+      "noGatewayId",
+      { object: "payment" },
+      "functions/gateway-webhook/settle.ts",
+      "the ${claim.kind} has no gateway id to check",
+    ],
+    [
+      "the gateway's transfer is not this withdrawal's",
+      "notOurs",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      "the gateway's ${claim.kind} is not this ${noun(claim.kind)}'s",
+    ],
+    [
+      "could not check the transfer with the gateway: unreachable",
+      "couldNotCheck",
+      { object: "transfer" },
+      "functions/gateway-webhook/settle.ts",
+      "`could not check the ${kind} with the gateway: ",
+    ],
+    [
+      "this object was checked with the gateway less than a minute ago",
+      "tooSoon",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      '"this object was checked with the gateway less than a minute ago"',
+    ],
+    [
+      "the company has no gateway configuration to check the event with",
+      "noGatewayConfig",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      '"the company has no gateway configuration to check the event with"',
+    ],
+    [
+      "event PAYMENT_CREATED is not handled",
+      "notHandled",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      "`event ${event.event} is not handled`",
+    ],
+    ["invalid signature", "badSignature", {}, "functions/gateway-webhook/webhook.ts", '"invalid signature"'],
+    [
+      "missing gateway-signature",
+      "noSignature",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      '"missing gateway-signature"',
+    ],
+    [
+      "no webhook secret is configured for this endpoint",
+      "noSecret",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      '"no webhook secret is configured for this endpoint"',
+    ],
+    ["unknown company", "unknownCompany", {}, "functions/gateway-webhook/webhook.ts", '"unknown company"'],
+    [
+      "the event could not be processed in time; deliver it again",
+      "tooSlow",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      '"the event could not be processed in time; deliver it again"',
+    ],
+  ];
+
+  it.each(NOTES)("%j is read as %s", (note, name, values, file, fragment) => {
+    // The platform still writes the note this way: a changed note fails here, not silently in the panel.
+    expect(readFileSync(file, "utf8")).toContain(fragment);
+    expect(readWebhookDetail(note)).toEqual({ via: [], gatewayStatus: null, outcome: { name, values } });
+  });
+
+  it("reads how the event was checked before what was done, and leaves a note it does not know unread", () => {
+    expect(readFileSync("functions/gateway-webhook/settle.ts", "utf8")).toContain(
+      '`${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `',
+    );
+    expect(readFileSync("functions/gateway-webhook/webhook.ts", "utf8")).toContain('unsigned ? "unsigned, "');
+    expect(readWebhookDetail("unsigned, checked with the gateway (FAILED = TRANSFER_FAILED): withdrawal failed"))
+      .toEqual({
+        via: ["unsigned"],
+        gatewayStatus: "FAILED",
+        outcome: { name: "withdrawalNow", values: { status: "failed" } },
+      });
+    expect(readWebhookDetail("reconciliation, checked with the gateway (PENDING): the transfer is not settled yet"))
+      .toEqual({
+        via: ["reconciliation"],
+        gatewayStatus: "PENDING",
+        outcome: { name: "notSettled", values: { object: "transfer" } },
+      });
+    expect(readWebhookDetail("something new the platform says")).toEqual({
+      via: [],
+      gatewayStatus: null,
+      outcome: null,
+    });
   });
 });
