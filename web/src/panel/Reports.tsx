@@ -95,49 +95,65 @@ export default function ReportsPage() {
           <div className="two">
             <figure className="card chart">
               <figcaption>{t("lifecycle.perDay")}</figcaption>
-              <Bar
-                aria-label={t("lifecycle.perDay")}
-                role="img"
-                data={{
-                  labels: days.map((d) => shortDay(d.day)),
-                  datasets: [
-                    { label: t("lifecycle.completed"), data: days.map((d) => d.completed), backgroundColor: "#16a34a" },
-                    { label: t("lifecycle.failed"), data: days.map((d) => d.failed), backgroundColor: "#dc2626" },
-                    { label: t("lifecycle.cancelled"), data: days.map((d) => d.cancelled), backgroundColor: "#64748b" },
-                    {
-                      label: t("lifecycle.open"),
-                      data: days.map((d) => d.created - d.completed - d.failed - d.cancelled),
-                      backgroundColor: "#f59e0b",
-                    },
-                  ],
-                }}
-                options={{
-                  locale: locale(),
-                  animation: false,
-                  scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
-                }}
-              />
+              <div className="chart-box">
+                <Bar
+                  aria-label={t("lifecycle.perDay")}
+                  role="img"
+                  data={{
+                    labels: days.map((d) => shortDay(d.day)),
+                    datasets: [
+                      {
+                        label: t("lifecycle.completed"),
+                        data: days.map((d) => d.completed),
+                        backgroundColor: "#16a34a",
+                      },
+                      { label: t("lifecycle.failed"), data: days.map((d) => d.failed), backgroundColor: "#dc2626" },
+                      {
+                        label: t("lifecycle.cancelled"),
+                        data: days.map((d) => d.cancelled),
+                        backgroundColor: "#64748b",
+                      },
+                      {
+                        label: t("lifecycle.open"),
+                        data: days.map((d) => d.created - d.completed - d.failed - d.cancelled),
+                        backgroundColor: "#f59e0b",
+                      },
+                    ],
+                  }}
+                  options={{
+                    locale: locale(),
+                    // As tall on a phone as on a desktop: the box's height, not the width's half.
+                    maintainAspectRatio: false,
+                    animation: false,
+                    scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } } },
+                  }}
+                />
+              </div>
             </figure>
             <figure className="card chart">
               <figcaption>{t("lifecycle.revenuePerDay")}</figcaption>
-              <Bar
-                aria-label={t("lifecycle.revenuePerDay")}
-                role="img"
-                data={{
-                  labels: days.map((d) => shortDay(d.day)),
-                  datasets: [{
-                    label: t("lifecycle.revenue"),
-                    data: days.map((d) => d.revenue as number),
-                    backgroundColor: "#2563eb",
-                  }],
-                }}
-                options={{
-                  locale: locale(),
-                  animation: false,
-                  scales: { y: { beginAtZero: true, ticks: { callback: (value) => formatBRL(Number(value)) } } },
-                  plugins: { tooltip: { callbacks: { label: (item) => formatBRL(item.parsed.y) } } },
-                }}
-              />
+              <div className="chart-box">
+                <Bar
+                  aria-label={t("lifecycle.revenuePerDay")}
+                  role="img"
+                  data={{
+                    labels: days.map((d) => shortDay(d.day)),
+                    datasets: [{
+                      label: t("lifecycle.revenue"),
+                      data: days.map((d) => d.revenue as number),
+                      backgroundColor: "#2563eb",
+                    }],
+                  }}
+                  options={{
+                    locale: locale(),
+                    // As tall on a phone as on a desktop: the box's height, not the width's half.
+                    maintainAspectRatio: false,
+                    animation: false,
+                    scales: { y: { beginAtZero: true, ticks: { callback: (value) => formatBRL(Number(value)) } } },
+                    plugins: { tooltip: { callbacks: { label: (item) => formatBRL(item.parsed.y) } } },
+                  }}
+                />
+              </div>
             </figure>
           </div>
           <div className="scroll-box">
