@@ -7,7 +7,7 @@ import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import { asService, asUser, rpc } from "../../_shared/db.ts";
-import { HttpError } from "../../_shared/errors.ts";
+import { HttpError, ValidationErrorBody, type ValidationItem, validationItems } from "../../_shared/errors.ts";
 import type { Claims } from "../../_shared/jwt.ts";
 import { defineRoute, readBody } from "../../_shared/route.ts";
 import { dayOf } from "../days.ts";
@@ -179,16 +179,27 @@ const ImportResult = z.object({
   errors: z.array(z.object({
     row: z.number().int().describe("The row as a spreadsheet numbers it: the header is row 1."),
     detail: z.string(),
+    items: ValidationErrorBody.shape.detail.optional().describe(
+      "What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the " +
+        'column\'s path, e.g. `["body", "destination", "lat"]`), so that an app can say it in its language; ' +
+        "absent when the database refused the row (`detail` says why).",
+    ),
   })),
 }).meta({ id: "ImportResult" });
 
 interface RowError {
   row: number;
   detail: string;
+  items?: ValidationItem[];
 }
 
-/** A problem with the file as a whole: 400 as a validation item of the body. */
-const badFile = (msg: string) => new HttpError(400, [{ type: "value_error", loc: ["body"], msg, input: null }]);
+/**
+ * A problem with the file as a whole: 400 as a validation item of the body, its `type` naming the problem (`csv_...`)
+ * and its `input` what the message names (the unknown columns, the missing one, the number of rows), so that an app
+ * can say it in its language.
+ */
+const badFile = (type: string, msg: string, input: unknown = null) =>
+  new HttpError(400, [{ type, loc: ["body"], msg, input }]);
 
 /** A number as a person types it: a decimal comma is read as a point. */
 const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
@@ -220,27 +231,35 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
   try {
     records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
   } catch (error) {
-    throw badFile(`The file is not a CSV file we can read: ${(error as Error).message}`);
+    throw badFile("csv_unreadable", `The file is not a CSV file we can read: ${(error as Error).message}`);
   }
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
   if (names.length === 0 || names.every((name) => name === "")) {
-    throw badFile("The file has no header line naming its columns");
+    throw badFile("csv_no_header", "The file has no header line naming its columns");
   }
   const unknown = names.filter((name) =>
     !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
   );
   if (unknown.length > 0) {
-    throw badFile(`Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`);
+    throw badFile(
+      "csv_unknown_columns",
+      `Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`,
+      unknown,
+    );
   }
   for (const needed of ["origin_address", "destination_address"]) {
-    if (!names.includes(needed)) throw badFile(`The header has no ${needed} column`);
+    if (!names.includes(needed)) throw badFile("csv_missing_column", `The header has no ${needed} column`, needed);
   }
   // Each record is a row of a spreadsheet, a blank one too (counted, not read).
   const rows = data.map((cells, i) => ({ row: i + 2, cells }))
     .filter(({ cells }) => cells.some((cell) => cell.trim() !== ""));
   if (rows.length > MAX_IMPORT_ROWS) {
-    throw badFile(`The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`);
+    throw badFile(
+      "csv_too_many_rows",
+      `The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`,
+      rows.length,
+    );
   }
   return { header: names, rows };
 }
@@ -265,9 +284,12 @@ export const importDeliveries = defineRoute({
     "semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the " +
     "columns of an export that the create body does not have (id, status, ...) are ignored; any other column is " +
     "400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a " +
-    "refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1) and " +
-    "the others are created. A row whose `external_id` the company already has is skipped, so a file can be " +
-    "uploaded again: give every row an external_id to make that safe.\n\n" +
+    "refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), " +
+    "what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others " +
+    "are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, " +
+    "`csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row " +
+    "whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an " +
+    "external_id to make that safe.\n\n" +
     "**Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is " +
     "refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code " +
     "to send that client): create those one at a time with POST /api/v1/deliveries.\n\n" +
@@ -297,7 +319,7 @@ export const importDeliveries = defineRoute({
       text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
     } catch (error) {
       if (error instanceof HttpError) throw error;
-      throw badFile("The file is not UTF-8 text");
+      throw badFile("csv_not_utf8", "The file is not UTF-8 text");
     }
     const { header, rows } = readCsv(text);
 
@@ -306,16 +328,18 @@ export const importDeliveries = defineRoute({
     for (const { row, cells } of rows) {
       const raw = bodyOf(header, cells);
       if (raw.payment_method === "pix") {
+        const msg = "the import creates invoice deliveries; create a Pix delivery with POST /api/v1/deliveries, " +
+          "which charges its client";
         errors.push({
           row,
-          detail: "payment_method: the import creates invoice deliveries; create a Pix delivery with " +
-            "POST /api/v1/deliveries, which charges its client",
+          detail: `payment_method: ${msg}`,
+          items: [{ type: "pix_not_imported", loc: ["body", "payment_method"], msg, input: "pix" }],
         });
         continue;
       }
       const parsed = CreateDelivery.safeParse(raw);
       if (parsed.success) valid.push({ row, body: parsed.data });
-      else errors.push({ row, detail: issueText(parsed.error) });
+      else errors.push({ row, detail: issueText(parsed.error), items: validationItems(parsed.error, "body", raw) });
     }
 
     // Rows the company already has are skipped before any route is measured.
@@ -334,7 +358,11 @@ export const importDeliveries = defineRoute({
       } catch (error) {
         // An address the geocoding service has no place for refuses its row; the service failing, the import.
         if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
-        errors.push({ row, detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; ") });
+        errors.push({
+          row,
+          detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; "),
+          items: error.detail,
+        });
         return;
       }
       const route = await measure(ends);

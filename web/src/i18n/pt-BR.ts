@@ -79,14 +79,30 @@ export const ptBR = {
     invalid: "Alguns campos não estão corretos:",
     field: "{{field}}: {{message}}",
     request: "pedido",
-    // Validation problems the API names by their kind (zod's issue codes).
+    // Validation problems the API names by their kind (the `type` of its 400's items, functions/_shared/errors.ts).
     issue: {
-      invalid_type: "está faltando ou tem o tipo errado",
-      too_small: "é curto ou pequeno demais",
-      too_big: "é longo ou grande demais",
-      invalid_format: "não está no formato esperado",
-      invalid_value: "não é um dos valores aceitos",
+      missing: "está faltando",
+      type_error: "tem o tipo errado (um número, um texto, uma data?)",
+      value_error: "não é um valor aceito (confira o formato e o tamanho)",
+      enum: "não é um dos valores aceitos",
+      extra_forbidden: "não é um campo conhecido",
       address_not_found: "não foi encontrado no mapa: corrija-o ou escolha uma sugestão",
+      pix_not_imported:
+        "a importação cria entregas faturadas; crie as entregas com Pix uma a uma, pela Nova entrega, que cobra o cliente",
+    },
+    // A CSV file that cannot be read as a whole (POST /api/v1/deliveries/import), by the `type` of its item.
+    file: {
+      csv_unreadable: "O arquivo não é um CSV que conseguimos ler: confira se ele foi salvo como CSV.",
+      csv_not_utf8: "O arquivo não está em UTF-8: no Excel, salve como “CSV UTF-8 (delimitado por vírgulas)”.",
+      csv_no_header: "O arquivo não tem a linha de cabeçalho com os nomes das colunas: use o modelo.",
+      csv_unknown_columns: "O arquivo tem colunas que não conhecemos: {{input}}. Use as colunas do modelo.",
+      csv_missing_column: "Falta a coluna {{input}} no cabeçalho: use o modelo.",
+      csv_too_many_rows: "O arquivo tem {{input}} linhas: envie no máximo 5.000 de cada vez.",
+    },
+    // What the API says of a field in its own words (errors.ts matches them).
+    says: {
+      future: "precisa estar no futuro",
+      beforeWindowEnd: "precisa ser antes do fim da janela",
     },
   },
   // What the API says in its own words, as sentences (see api/errors.ts).
@@ -103,6 +119,10 @@ export const ptBR = {
     amountRule: "O valor deve ser maior que zero, com no máximo 2 casas decimais.",
     noteTooLong: "A observação passa de 1000 caracteres.",
     emailTaken: "Já existe um usuário com este e-mail.",
+    externalIdTaken: "Já existe uma entrega com o código do pedido {{externalId}} (entrega {{id}}).",
+    failureReason: "Escolha um dos motivos da lista.",
+    reportOrder: "A data final do período não pode ser antes da inicial.",
+    reportLength: "Um relatório cobre no máximo 366 dias.",
     proofKinds: { photo: "foto", signature: "assinatura", note: "observação" },
     listSeparator: ", ",
   },
@@ -132,6 +152,18 @@ export const ptBR = {
     reason: "Motivo",
     api_key: "Chave de API",
     webhook_secret: "Segredo do webhook",
+    recipient_email: "E-mail de quem recebe",
+    payment_method: "Forma de pagamento",
+    "origin.lat": "Latitude da retirada",
+    "origin.lng": "Longitude da retirada",
+    "destination.lat": "Latitude da entrega",
+    "destination.lng": "Longitude da entrega",
+    notes: "Observações",
+    driver_id: "Entregador",
+    window_start: "Início da janela",
+    window_end: "Fim da janela",
+    external_id: "Código do pedido",
+    note: "Observação",
   },
 
   // What a person types: the sentence shown under a field the app cannot read.
@@ -150,6 +182,10 @@ export const ptBR = {
     mobile: "Digite um celular com DDD, como (11) 98888-7777.",
     email: "Digite um e-mail, como nome@exemplo.com.br.",
     evp: "Digite a chave aleatória completa, como 123e4567-e89b-12d3-a456-426614174000.",
+    date: "Digite uma data que exista, como 31/12/2026.",
+    dateTime: "Digite a data e a hora (24 h), como 31/12/2026 14:30.",
+    datePlaceholder: "dd/mm/aaaa",
+    dateTimePlaceholder: "dd/mm/aaaa hh:mm",
   },
 
   status: {
@@ -191,6 +227,54 @@ export const ptBR = {
     TRANSFER_FAILED: "Transferência falhou",
     TRANSFER_CANCELLED: "Transferência cancelada",
     unknown: "Outro evento ({{code}})",
+  },
+  // The webhook log's audit note, in words (src/lib/webhook-detail.ts reads it; panel/Webhooks.tsx says it).
+  webhookDetail: {
+    unsigned: "Sem assinatura:",
+    reconciliation: "Conciliação:",
+    checked: "Conferido com o gateway, que informa “{{status}}”.",
+    objects: { payment: "a cobrança", transfer: "a transferência" },
+    gatewayStatus: {
+      PENDING: "pendente",
+      RECEIVED: "recebido",
+      CONFIRMED: "confirmado",
+      RECEIVED_IN_CASH: "recebido em dinheiro",
+      OVERDUE: "vencido",
+      REFUNDED: "estornado",
+      BANK_PROCESSING: "em processamento no banco",
+      DONE: "concluída",
+      FAILED: "falhou",
+      CANCELLED: "cancelada",
+    },
+    outcome: {
+      deliveryNow: "A entrega está “{{status}}” e o pagamento “{{payment}}”.",
+      alreadyApplied: "Já tinha sido aplicado; nada mudou.",
+      paymentDoesNotApply:
+        "{{event}} não se aplica a uma entrega “{{status}}” com pagamento “{{payment}}”; nada mudou.",
+      withdrawalLateSuccess:
+        "O saque foi concluído depois de registrado como falho ({{kind}}): o gateway fez a transferência, e o valor foi debitado agora.",
+      withdrawalForReview:
+        "O saque já estava “{{status}}” e o gateway agora informa {{event}}: deixado como está, para revisão.",
+      withdrawalAlready: "O saque já estava “{{status}}”; nada mudou.",
+      withdrawalNow: "O saque agora está “{{status}}”.",
+      transferAttached: "A transferência existe e está pendente: ligada ao saque.",
+      notSettled: "O gateway ainda não concluiu {{object}}; nada mudou.",
+      noSuchDelivery: "Nenhuma entrega corresponde a esta cobrança.",
+      noSuchWithdrawal: "Nenhum saque corresponde a esta transferência.",
+      notPix: "A entrega não é paga por Pix.",
+      notHandled: "A plataforma não trata este evento.",
+      notOurs: "O objeto do gateway não é o desta entrega ou saque.",
+      gatewayHasNone: "O gateway não tem {{object}} informada.",
+      noGatewayId: "Não há código do gateway para conferir {{object}}.",
+      noSecret: "Recusado: não há segredo de webhook configurado para este endereço.",
+      noSignature: "Recusado: o evento veio sem assinatura.",
+      badSignature: "Recusado: a assinatura não confere.",
+      unknownCompany: "Recusado: empresa desconhecida.",
+      couldNotCheck: "Não foi possível conferir {{object}} com o gateway; ele deve reenviar o evento.",
+      tooSoon: "Conferido com o gateway há menos de um minuto; ele deve reenviar o evento depois.",
+      noGatewayConfig: "A empresa não tem o gateway configurado para conferir o evento; ele deve reenviá-lo.",
+      tooSlow: "O evento não pôde ser processado a tempo; o gateway deve reenviá-lo.",
+    },
   },
   webhookResult: {
     processed: "Processado",
@@ -311,6 +395,7 @@ export const ptBR = {
     customerEmail: "E-mail do cliente (opcional)",
     recipientName: "Nome de quem recebe (opcional)",
     recipientPhone: "Telefone de quem recebe (opcional)",
+    recipientEmail: "E-mail de quem recebe (opcional)",
     notes: "Observações (opcional)",
     driver: "Atribuir a um entregador agora (opcional)",
     quote: "Orçamento",
@@ -319,6 +404,13 @@ export const ptBR = {
     quoteUnavailable: "Escolha os dois endereços para ver o preço.",
     submit: "Criar entrega",
     creating: "Criando a entrega e a cobrança Pix…",
+    window: "Janela de entrega (opcional)",
+    windowHint:
+      "Quando quem recebe espera a entrega: dia e hora (24 h) no horário da empresa. Ela só é oferecida aos entregadores a partir de uma hora antes do início.",
+    windowEndPast: "O fim da janela precisa estar no futuro.",
+    windowOrder: "O início da janela precisa ser antes do fim.",
+    order: "Pedido",
+    externalId: "Código do pedido (opcional)",
   },
   drivers: {
     title: "Entregadores",
@@ -387,6 +479,10 @@ export const ptBR = {
       sentAt: "Enviada em",
     },
     status: { queued: "Na fila", sent: "Enviada", failed: "Falhou" },
+    whyErased: "Não enviada: os dados de quem recebe foram apagados.",
+    whyOutdated: "Não enviada: quando chegou a vez dela, a entrega já estava “{{status}}”.",
+    whyGaveUp: "Sem sucesso por 24 horas; paramos de tentar. Última resposta do provedor:",
+    whyProvider: "Resposta do provedor:",
     erased: "removido",
     erase: "Apagar os dados de quem recebe",
     eraseHint:
@@ -397,6 +493,9 @@ export const ptBR = {
     whatsappTitle: "WhatsApp (mensagens que o simulador recebeu)",
     whatsappNone: "Nenhuma mensagem de WhatsApp ainda.",
     whatsappTo: "Para +{{to}}, {{at}}",
+    emailTitle: "E-mail (mensagens na caixa de correio local)",
+    emailNone: "Nenhum e-mail ainda.",
+    emailTo: "Para {{to}}, de {{from}}, {{at}}",
   },
   proofRequirements: {
     title: "Prova de entrega exigida para concluir",
@@ -598,7 +697,7 @@ export const ptBR = {
     late: "Atrasada",
     attempt: "Tentativa {{count}}",
     externalId: "Código do pedido",
-    recipientEmail: "E-mail do destinatário",
+    recipientEmail: "E-mail de quem recebe",
     reasons: {
       recipient_absent: "Destinatário ausente",
       address_not_found: "Endereço não encontrado",
@@ -634,7 +733,8 @@ export const ptBR = {
     importing: "Importando…",
     importFile: "Arquivo CSV",
     template: "Baixar modelo",
-    imported: "{{created}} criadas, {{skipped}} já existiam, {{errors}} com erro.",
+    // Counts as figures after their names: "1 criadas" would need a plural of each.
+    imported: "Criadas: {{created}}. Já existiam (puladas): {{skipped}}. Com erro: {{errors}}.",
     importRow: "Linha {{row}}: {{detail}}",
     importHint:
       "Uma linha por entrega, com as colunas do modelo. Sem latitude e longitude, o endereço é localizado no mapa como na nova entrega. Entregas importadas são faturadas; as com Pix são criadas uma a uma. Linhas com um código de pedido que já existe são puladas, então pode enviar o mesmo arquivo de novo.",
@@ -643,7 +743,7 @@ export const ptBR = {
     show: "Mostrar",
     created: "Criadas",
     completed: "Concluídas",
-    notCompleted: "Não concluídas",
+    open: "Em aberto",
     cancelled: "Canceladas",
     failed: "Não entregues",
     onTimeRate: "Entregues no prazo",
