@@ -47,8 +47,7 @@ async function complete(job: Claimed): Promise<Completed> {
     rpc(tx, "complete_dispatch", {
       delivery_id: job.delivery_id,
       claim: job.claim,
-      // As JSON text: the parameter's type (jsonb) comes from the function.
-      durations: routed.durations === null ? null : JSON.stringify(routed.durations),
+      durations: routed.durations,
       routing_error: routed.error,
     })
   ) as unknown as Completed;

@@ -200,10 +200,24 @@ grant execute on function public.set_dispatch_settings(text, integer, integer, i
 
 -- Section: tables
 
+-- A position as a point of earthdistance's earth (a cube in metres from the earth's centre). Security definer,
+-- as private.fold: the extension's functions are created after our default privileges took PUBLIC's execute
+-- right away, and every role that writes a position computes it for the index below.
+create function private.earth_point(lat double precision, lng double precision)
+returns extensions.earth
+language plpgsql
+immutable
+parallel safe
+security definer
+set search_path = ''
+as $$ begin return extensions.ll_to_earth(earth_point.lat, earth_point.lng); end; $$;
+comment on function private.earth_point(double precision, double precision) is 'A latitude and longitude as an earthdistance point, for the positions'' GiST index and the distances to a pickup.';
+grant execute on function private.earth_point(double precision, double precision) to authenticated, service_role;
+
 -- Nearest first: the positions of a company's drivers by straight-line distance (cube's `<->` between the
 -- earth points, which orders as the great-circle distance does), within one company.
 create index driver_locations_position_idx on public.driver_locations
-  using gist (company_id, extensions.ll_to_earth(lat, lng));
+  using gist (company_id, private.earth_point(lat, lng));
 -- "Deliveries completed today" of a candidate, whatever its history.
 create index deliveries_driver_completed_idx on public.deliveries (driver_id, completed_at) where status = 'completed';
 
@@ -220,8 +234,6 @@ create table private.dispatch_queue (
 comment on table private.dispatch_queue is 'Deliveries waiting for a round of dispatch, and the claim of the function ranking each.';
 create index dispatch_queue_due_idx on private.dispatch_queue (due_at);
 alter table private.dispatch_queue enable row level security;
--- The dispatch function claims rows as the service role (public.claim_dispatches).
-grant select, insert, update, delete on private.dispatch_queue to service_role;
 
 -- The record of every round. The company's id has no foreign key of its own (the delivery's cascades cover
 -- it): a key check on the company row from every round of a busy company would make that row a hot spot.
@@ -468,7 +480,8 @@ create trigger drivers_withdraw_offers after update of active on public.drivers
 -- among the 20, so an attempt is offered to the 20 nearest at most) or `at_limit` (its accepted and
 -- in-progress deliveries reach max_active_per_driver); the first five beyond the radius are recorded as
 -- `out_of_radius`, and nobody further is looked at. At most 20 passed over are recorded; the walk goes on
--- past them. Eligible candidates come first, nearest first, unranked.
+-- past them. Eligible candidates come first, nearest first, unranked. Run by its owner's functions
+-- (earthdistance's functions are only its owner's: private.earth_point).
 create function private.dispatch_candidates(delivery public.deliveries, settings public.dispatch_settings_set)
 returns public.dispatch_candidate[]
 language plpgsql
@@ -476,7 +489,7 @@ stable
 set search_path = ''
 as $$
 declare
-  pickup extensions.earth := extensions.ll_to_earth(delivery.origin_lat, delivery.origin_lng);
+  pickup extensions.earth := private.earth_point(delivery.origin_lat, delivery.origin_lng);
   radius_m double precision := settings.max_distance_km * 1000;
   online_since timestamptz := now() - interval '2 minutes';
   day_start timestamptz := date_trunc('day', now() at time zone 'America/Sao_Paulo') at time zone 'America/Sao_Paulo';
@@ -492,11 +505,11 @@ declare
 begin
   for near in
     select l.driver_id, l.lat, l.lng, l.updated_at, d.name, d.active,
-      extensions.earth_distance(extensions.ll_to_earth(l.lat, l.lng), pickup) as metres
+      extensions.earth_distance(private.earth_point(l.lat, l.lng), pickup) as metres
     from public.driver_locations l
     join public.drivers d on d.id = l.driver_id
     where l.company_id = delivery.company_id
-    order by extensions.ll_to_earth(l.lat, l.lng) operator(extensions.<->) pickup
+    order by private.earth_point(l.lat, l.lng) operator(extensions.<->) pickup
   loop
     load := null;
     if near.metres > radius_m then
@@ -577,10 +590,12 @@ comment on function private.rank_candidates(public.dispatch_candidate[], jsonb, 
 
 -- Service role only (the dispatch function). Claims up to `batch` due rounds for 10 seconds, finding each
 -- one's candidates, and answers what the routing call needs: the pickup and the eligible candidates'
--- positions, in order. Concurrent claimers skip each other's rows.
+-- positions, in order. Concurrent claimers skip each other's rows. Security definer: the distances are
+-- earthdistance's, whose functions only their owner executes (private.earth_point).
 create function public.claim_dispatches(batch integer default 20)
 returns jsonb
 language plpgsql
+security definer
 set search_path = ''
 as $$
 declare

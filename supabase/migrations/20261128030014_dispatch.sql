@@ -155,7 +155,7 @@ CREATE OR REPLACE FUNCTION private.dispatch_candidates(delivery public.deliverie
  SET search_path TO ''
 AS $function$
 declare
-  pickup extensions.earth := extensions.ll_to_earth(delivery.origin_lat, delivery.origin_lng);
+  pickup extensions.earth := private.earth_point(delivery.origin_lat, delivery.origin_lng);
   radius_m double precision := settings.max_distance_km * 1000;
   online_since timestamptz := now() - interval '2 minutes';
   day_start timestamptz := date_trunc('day', now() at time zone 'America/Sao_Paulo') at time zone 'America/Sao_Paulo';
@@ -171,11 +171,11 @@ declare
 begin
   for near in
     select l.driver_id, l.lat, l.lng, l.updated_at, d.name, d.active,
-      extensions.earth_distance(extensions.ll_to_earth(l.lat, l.lng), pickup) as metres
+      extensions.earth_distance(private.earth_point(l.lat, l.lng), pickup) as metres
     from public.driver_locations l
     join public.drivers d on d.id = l.driver_id
     where l.company_id = delivery.company_id
-    order by extensions.ll_to_earth(l.lat, l.lng) operator(extensions.<->) pickup
+    order by private.earth_point(l.lat, l.lng) operator(extensions.<->) pickup
   loop
     load := null;
     if near.metres > radius_m then
@@ -250,6 +250,13 @@ begin
   return expired;
 end;
 $function$;
+
+CREATE OR REPLACE FUNCTION private.earth_point(lat double precision, lng double precision)
+ RETURNS extensions.earth
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$ begin return extensions.ll_to_earth(earth_point.lat, earth_point.lng); end; $function$;
 
 CREATE OR REPLACE FUNCTION private.enter_dispatch()
  RETURNS trigger
@@ -538,6 +545,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.claim_dispatches(batch integer DEFAULT 20)
  RETURNS jsonb
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET search_path TO ''
 AS $function$
 declare
@@ -956,8 +964,6 @@ CREATE INDEX dispatch_offers_live_expiry_idx ON public.dispatch_offers USING btr
 
 CREATE INDEX dispatch_rounds_company_id_idx ON public.dispatch_rounds USING btree (company_id);
 
-CREATE INDEX driver_locations_position_idx ON public.driver_locations USING gist (company_id, extensions.ll_to_earth(lat, lng));
-
 CREATE TRIGGER deliveries_broadcast_update AFTER UPDATE OF status, payment_status, eta_refreshed_at, dispatch_status ON public.deliveries FOR EACH ROW WHEN (((old.status IS DISTINCT FROM new.status) OR (old.payment_status IS DISTINCT FROM new.payment_status) OR (old.eta_refreshed_at IS DISTINCT FROM new.eta_refreshed_at) OR (old.dispatch_status IS DISTINCT FROM new.dispatch_status))) EXECUTE FUNCTION private.broadcast_delivery_change();
 
 CREATE TRIGGER deliveries_enter_dispatch_insert BEFORE INSERT ON public.deliveries FOR EACH ROW WHEN (((new.status = 'pending'::text) AND (new.driver_id IS NULL))) EXECUTE FUNCTION private.enter_dispatch();
@@ -991,6 +997,8 @@ COMMENT ON FUNCTION "private"."dispatch_candidates"(public.deliveries, public.di
 COMMENT ON FUNCTION "private"."dispatch_settings_of"(uuid) IS 'A company''s dispatch settings, or the defaults.';
 
 COMMENT ON FUNCTION "private"."dispatch_tick"() IS 'The dispatch job: expires offers past their deadline and wakes the dispatch function when a round is due.';
+
+COMMENT ON FUNCTION "private"."earth_point"(double precision, double precision) IS 'A latitude and longitude as an earthdistance point, for the positions'' GiST index and the distances to a pickup.';
 
 COMMENT ON FUNCTION "private"."enter_dispatch"() IS 'Sets dispatch_status as a delivery becomes pending (queued under offer or auto) or leaves the pool (assigned, or none).';
 
@@ -1073,6 +1081,16 @@ REVOKE ALL ON FUNCTION "private"."dispatch_tick"() FROM PUBLIC;
 REVOKE ALL ON FUNCTION "private"."dispatch_tick"() FROM "postgres";
 
 GRANT EXECUTE ON FUNCTION "private"."dispatch_tick"() TO "postgres";
+
+REVOKE ALL ON FUNCTION "private"."earth_point"(double precision, double precision) FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION "private"."earth_point"(double precision, double precision) TO "authenticated";
+
+REVOKE ALL ON FUNCTION "private"."earth_point"(double precision, double precision) FROM "postgres";
+
+GRANT EXECUTE ON FUNCTION "private"."earth_point"(double precision, double precision) TO "postgres";
+
+GRANT EXECUTE ON FUNCTION "private"."earth_point"(double precision, double precision) TO "service_role";
 
 REVOKE ALL ON FUNCTION "private"."enter_dispatch"() FROM PUBLIC;
 
@@ -1218,8 +1236,6 @@ REVOKE ALL ON SEQUENCE "public"."dispatch_rounds_id_seq" FROM "service_role";
 
 GRANT SELECT, UPDATE, USAGE ON SEQUENCE "public"."dispatch_rounds_id_seq" TO "service_role";
 
-GRANT DELETE, INSERT, SELECT, UPDATE ON TABLE "private"."dispatch_queue" TO "service_role";
-
 REVOKE ALL ON TABLE "public"."dispatch_offers" FROM "authenticated";
 
 GRANT SELECT ON TABLE "public"."dispatch_offers" TO "authenticated";
@@ -1253,3 +1269,5 @@ GRANT DELETE, INSERT, MAINTAIN, REFERENCES, SELECT, TRIGGER, TRUNCATE, UPDATE ON
 select cron.schedule_in_database('dispatch-tick', '2 seconds', 'select private.dispatch_tick()', 'postgres', NULL, true);
 
 select cron.schedule_in_database('purge-cron-history', '41 4 * * *', 'delete from cron.job_run_details where end_time < now() - interval ''7 days''', 'postgres', NULL, true);
+
+CREATE INDEX driver_locations_position_idx ON public.driver_locations USING gist (company_id, private.earth_point(lat, lng));
