@@ -163,7 +163,6 @@ declare
                           where o.delivery_id = delivery.id and o.attempt = delivery.attempts);
   near record;
   reason text;
-  load integer;
   counted integer := 0;
   beyond integer := 0;
   eligible public.dispatch_candidate[] := '{}';
@@ -171,13 +170,19 @@ declare
 begin
   for near in
     select l.driver_id, l.lat, l.lng, l.updated_at, d.name, d.active,
-      extensions.earth_distance(private.earth_point(l.lat, l.lng), pickup) as metres
+      private.distance_m(delivery.origin_lat, delivery.origin_lng, l.lat, l.lng) as metres,
+      (select count(*) from public.deliveries x
+       where x.driver_id = l.driver_id and x.status in ('accepted', 'in_progress')) as load,
+      (select count(*) from public.deliveries x
+       where x.driver_id = l.driver_id and x.status = 'completed' and x.completed_at >= day_start) as done_today
     from public.driver_locations l
     join public.drivers d on d.id = l.driver_id
     where l.company_id = delivery.company_id
     order by private.earth_point(l.lat, l.lng) operator(extensions.<->) pickup
+    -- The bound is the plan's as much as the walk's: without a limit, Postgres plans a query for all its rows
+    -- (a sort of the company's every position), not for the first few.
+    limit 1000
   loop
-    load := null;
     if near.metres > radius_m then
       passed := passed || row(near.driver_id, near.name, null, round(near.metres), null, null, null, 'out_of_radius',
         near.lat, near.lng)::public.dispatch_candidate;
@@ -190,9 +195,7 @@ begin
       when near.updated_at < online_since then 'offline'
     end;
     if reason is null then
-      select count(*) into load from public.deliveries x
-      where x.driver_id = near.driver_id and x.status in ('accepted', 'in_progress');
-      if load >= settings.max_active_per_driver then
+      if near.load >= settings.max_active_per_driver then
         reason := 'at_limit';
       else
         counted := counted + 1;
@@ -202,13 +205,12 @@ begin
       end if;
     end if;
     if reason is null then
-      eligible := eligible || row(near.driver_id, near.name, null, round(near.metres), null,
-        (select count(*) from public.deliveries x
-         where x.driver_id = near.driver_id and x.status = 'completed' and x.completed_at >= day_start),
-        load, null, near.lat, near.lng)::public.dispatch_candidate;
+      eligible := eligible || row(near.driver_id, near.name, null, round(near.metres), null, near.done_today,
+        near.load, null, near.lat, near.lng)::public.dispatch_candidate;
     elsif cardinality(passed) < 20 + beyond then
-      passed := passed || row(near.driver_id, near.name, null, round(near.metres), null, null, load, reason,
-        near.lat, near.lng)::public.dispatch_candidate;
+      passed := passed || row(near.driver_id, near.name, null, round(near.metres), null, null,
+        case when reason in ('at_limit', 'offered_before') then near.load end, reason, near.lat, near.lng)
+        ::public.dispatch_candidate;
     end if;
     exit when counted >= 20;
   end loop;
