@@ -13,6 +13,7 @@
 //    its offer's insert; p50/p95/p99/max, and every delivery must get its offer.
 import postgres from "postgres";
 import { atOnce, percentile, positiveInt, registerCompany, startStack } from "./stack.ts";
+import { cpuPerRequest, cpuSince, cpuSnapshot } from "./cpu.ts";
 import { rpcStatement } from "../functions/_shared/db.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 10_000);
@@ -111,6 +112,8 @@ async function rankingBench(sql: postgres.Sql, companyId: string) {
   )).map((r) => r.id as string);
   await sql`vacuum analyze public.driver_locations`;
   await sql`vacuum analyze public.deliveries`;
+  // Every driver online: a position in the last 2 minutes.
+  await sql`update public.driver_locations set updated_at = now() where company_id = ${companyId}`;
 
   const ranking = (id: string) =>
     sql`select cardinality(private.rank_candidates(private.dispatch_candidates(d, private.dispatch_settings_of(d.company_id)),
@@ -118,12 +121,14 @@ async function rankingBench(sql: postgres.Sql, companyId: string) {
           (select count(*) from unnest(private.rank_candidates(private.dispatch_candidates(d,
             private.dispatch_settings_of(d.company_id)), null, false)) c where c.rank is not null) as eligible
         from public.deliveries d where d.id = ${id}`;
-  // The floor: the same index, the 20 nearest of the company, nothing else.
-  const nearest = (id: string) =>
+  // The floor: the same index, the 20 nearest of the company, nothing else (the pickup as values, as
+  // private.dispatch_candidates has it: an index's nearest-first order needs a fixed point).
+  const nearest = (i: number) =>
     sql`select count(*) as found from (
-          select l.driver_id from public.deliveries d, public.driver_locations l
-          where d.id = ${id} and l.company_id = d.company_id
-          order by private.earth_point(l.lat, l.lng) operator(extensions.<->) private.earth_point(d.origin_lat, d.origin_lng)
+          select l.driver_id from public.driver_locations l
+          where l.company_id = ${companyId}
+          order by private.earth_point(l.lat, l.lng) operator(extensions.<->)
+            private.earth_point(${pickups[i].lat}, ${pickups[i].lng})
           limit 20) n`;
   const rankOnce = (id: string) =>
     sql`select cardinality(private.rank_candidates(private.dispatch_candidates(d, private.dispatch_settings_of(d.company_id)),
@@ -136,7 +141,7 @@ async function rankingBench(sql: postgres.Sql, companyId: string) {
     await rankOnce(id);
     const rank = performance.now() - t0;
     t0 = performance.now();
-    await nearest(id);
+    await nearest(i);
     const floor = performance.now() - t0;
     if (i >= WARMUP) {
       rankMs.push(rank);
@@ -166,7 +171,7 @@ async function rankingBench(sql: postgres.Sql, companyId: string) {
   return r.p95;
 }
 
-async function arrivalsBench(sql: postgres.Sql, companyId: string, ownerId: string) {
+async function arrivalsBench(sql: postgres.Sql, companyId: string, ownerId: string, stackPid: number) {
   await setMode(sql, companyId, "offer");
   await sql`vacuum analyze public.driver_locations`;
   const total = RATE * SECONDS;
@@ -174,6 +179,7 @@ async function arrivalsBench(sql: postgres.Sql, companyId: string, ownerId: stri
   const created: string[] = [];
   const failures: unknown[] = [];
   const inFlight: Promise<void>[] = [];
+  const cpuBefore = cpuSnapshot(stackPid);
   const start = performance.now();
   for (let i = 0; i < total; i++) {
     // A steady rate, whatever the answers' pace.
@@ -217,6 +223,7 @@ async function arrivalsBench(sql: postgres.Sql, companyId: string, ownerId: stri
     if (rows.length >= total || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 250));
   }
+  const cpu = cpuSince(cpuBefore, cpuSnapshot(stackPid));
   const [{ unassigned }] = await sql`select count(*)::int as unassigned from public.deliveries
     where id = any (${created}::uuid[]) and dispatch_status = 'unassigned'`;
   const lags = summary(rows.map((r) => Number(r.lag_ms)));
@@ -235,6 +242,7 @@ async function arrivalsBench(sql: postgres.Sql, companyId: string, ownerId: stri
     `  from pending to the offer, ms: p50 ${fmt(lags.p50)}, p95 ${fmt(lags.p95)}, p99 ${fmt(lags.p99)}, ` +
       `max ${fmt(lags.max)} (the target: p99 at most 1000 ms)`,
   );
+  if (cpu) console.log(`  ${cpuPerRequest(cpu, total)} (a delivery created and dispatched)`);
   return rows.length === total && failures.length === 0;
 }
 
@@ -258,7 +266,23 @@ async function main(): Promise<number> {
     // Positions are refreshed: every driver sent one in the last 2 minutes.
     await sql`update public.driver_locations set updated_at = now() where company_id = ${arrivals.companyId}`;
     const ownerId = String(arrivals.owner.claims.sub);
-    const allOffered = await arrivalsBench(sql, arrivals.companyId, ownerId);
+    if (Deno.env.get("BENCH_PROFILE")) {
+      // The statements inside the functions too.
+      await sql`alter system set pg_stat_statements.track = 'all'`;
+      await sql`select pg_reload_conf()`;
+    }
+    await sql`select extensions.pg_stat_statements_reset()`;
+    const allOffered = await arrivalsBench(sql, arrivals.companyId, ownerId, stack.pid);
+    if (Deno.env.get("BENCH_PROFILE")) {
+      // Where the database spent its time during the arrivals (BENCH_PROFILE=1).
+      const top = await sql`select calls, round(total_exec_time::numeric, 0) as total_ms,
+          round(mean_exec_time::numeric, 2) as mean_ms, left(translate(query, chr(10), ' '), 110) as query
+        from extensions.pg_stat_statements order by total_exec_time desc limit 30`;
+      console.log("\nthe database during the arrivals (pg_stat_statements, top 30 by total time):");
+      for (const row of top) {
+        console.log(`  ${row.calls} calls, ${row.total_ms} ms, ${row.mean_ms} ms each: ${row.query}`);
+      }
+    }
     return allOffered && p95 > 0 ? 0 : 1;
   } finally {
     await sql.end();

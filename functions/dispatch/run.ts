@@ -29,8 +29,12 @@ export interface RunSummary {
   passed: number;
 }
 
-/** Claims per round trip; the routing calls of a batch go at once. */
-const BATCH = 20;
+/**
+ * Claims per round trip; the routing calls of a batch go at once. Small: a claim finds each round's candidates
+ * (a few milliseconds each), and a run that claims more than it completes within the claim's 10 s leaves the rest
+ * to be claimed, and ranked, again by another.
+ */
+const BATCH = 5;
 /** A run stops claiming after this long, well inside pg_net's 30 s and the Edge Runtime's limits. */
 const RUN_BUDGET_MS = 20_000;
 

@@ -504,7 +504,9 @@ begin
     d.attempts, d.external_id, d.failed_at, d.failure_note, d.failure_reason, private.is_late(d.status, d.window_end),
     d.window_end, d.window_start,
     d.dispatch_status,
-    case when d.status = 'pending' and d.dispatch_status = 'offered' then private.my_live_offer(d.id) end
+    -- Only a driver holds offers: the role claim spares everyone else (a broadcast, a manager's list) the look-up.
+    case when d.status = 'pending' and d.dispatch_status = 'offered' and (auth.jwt() ->> 'role') = 'driver' then
+      private.my_live_offer(d.id) end
   )::public.delivery;
 end;
 $$;

@@ -296,8 +296,10 @@ grant all on public.dispatch_offers to service_role;
 -- Section: entering and leaving dispatch
 
 -- Wakes the dispatch function once the transaction commits (pg_net sends only then), at most once per
--- transaction. Without the Vault secrets (a database that is not a project's) nothing is woken: the job
--- below finds what is due.
+-- transaction, and not while a wake-up is still waiting in pg_net's queue: the run it starts claims every round
+-- due when it starts, and claims again until none is (functions/dispatch/run.ts), so at 100 deliveries a second
+-- one run goes on where a hundred would start. Without the Vault secrets (a database that is not a project's)
+-- nothing is woken: the job below finds what is due.
 create function private.wake_dispatcher()
 returns void
 language plpgsql
@@ -314,7 +316,8 @@ begin
   perform set_config('dispatch.woken', 'on', true);
   select decrypted_secret into project_url from vault.decrypted_secrets where name = 'project_url';
   select decrypted_secret into service_key from vault.decrypted_secrets where name = 'service_role_key';
-  if project_url is null or service_key is null then
+  if project_url is null or service_key is null
+     or exists (select from net.http_request_queue q where q.url = project_url || '/functions/v1/dispatch/run') then
     return;
   end if;
   perform net.http_post(
@@ -489,6 +492,10 @@ returns public.dispatch_candidate[]
 language plpgsql
 stable
 set search_path = ''
+-- The walk is nearest first through the index, always: the planner, counting on the limit's 1,000 rows, may
+-- rather sort a small company's every position (and count every driver's deliveries) before the first row,
+-- tens of milliseconds where the walk takes a few.
+set enable_sort = off
 as $$
 declare
   pickup extensions.earth := private.earth_point(delivery.origin_lat, delivery.origin_lng);
@@ -515,8 +522,6 @@ begin
     join public.drivers d on d.id = l.driver_id
     where l.company_id = delivery.company_id
     order by private.earth_point(l.lat, l.lng) operator(extensions.<->) pickup
-    -- The bound is the plan's as much as the walk's: without a limit, Postgres plans a query for all its rows
-    -- (a sort of the company's every position), not for the first few.
     limit 1000
   loop
     if near.metres > radius_m then

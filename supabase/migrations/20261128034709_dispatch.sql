@@ -143,7 +143,9 @@ begin
     d.attempts, d.external_id, d.failed_at, d.failure_note, d.failure_reason, private.is_late(d.status, d.window_end),
     d.window_end, d.window_start,
     d.dispatch_status,
-    case when d.status = 'pending' and d.dispatch_status = 'offered' then private.my_live_offer(d.id) end
+    -- Only a driver holds offers: the role claim spares everyone else (a broadcast, a manager's list) the look-up.
+    case when d.status = 'pending' and d.dispatch_status = 'offered' and (auth.jwt() ->> 'role') = 'driver' then
+      private.my_live_offer(d.id) end
   )::public.delivery;
 end;
 $function$;
@@ -153,6 +155,7 @@ CREATE OR REPLACE FUNCTION private.dispatch_candidates(delivery public.deliverie
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
+ SET enable_sort TO 'off'
 AS $function$
 declare
   pickup extensions.earth := private.earth_point(delivery.origin_lat, delivery.origin_lng);
@@ -179,8 +182,6 @@ begin
     join public.drivers d on d.id = l.driver_id
     where l.company_id = delivery.company_id
     order by private.earth_point(l.lat, l.lng) operator(extensions.<->) pickup
-    -- The bound is the plan's as much as the walk's: without a limit, Postgres plans a query for all its rows
-    -- (a sort of the company's every position), not for the first few.
     limit 1000
   loop
     if near.metres > radius_m then
@@ -476,7 +477,8 @@ begin
   perform set_config('dispatch.woken', 'on', true);
   select decrypted_secret into project_url from vault.decrypted_secrets where name = 'project_url';
   select decrypted_secret into service_key from vault.decrypted_secrets where name = 'service_role_key';
-  if project_url is null or service_key is null then
+  if project_url is null or service_key is null
+     or exists (select from net.http_request_queue q where q.url = project_url || '/functions/v1/dispatch/run') then
     return;
   end if;
   perform net.http_post(
