@@ -230,9 +230,8 @@ async function arrivalsBench(sql: postgres.Sql, companyId: string, ownerId: stri
   const [{ tables }] = await sql`select count(*)::int as tables from public.dispatch_rounds
     where delivery_id = any (${created}::uuid[]) and ranked_by = 'road_duration'`;
   console.log(
-    `\n${total} deliveries arriving at ${RATE}/s (sent in ${
-      sent.toFixed(1)
-    } s) in offer mode, ${ONLINE} drivers online:`,
+    `\n${total} deliveries arriving at ${RATE}/s (created in ${sent.toFixed(1)} s: ${(total / sent).toFixed(0)}/s) ` +
+      `in offer mode, ${ONLINE} drivers online:`,
   );
   console.log(
     `  offered ${rows.length} of ${total} (${unassigned} unassigned, ${failures.length} failed to create), ` +
