@@ -6,11 +6,11 @@
 -- flagged unassigned. The dispatch function's part is played here: public.claim_dispatches, then
 -- public.complete_dispatch with the durations the routing service would have answered.
 begin;
-select plan(40);
+select plan(42);
 
 create temp table t as select tests.create_tenant('dsp-a') as a, tests.create_tenant('dsp-b') as b;
 grant select on t to public;
--- Every driver by name: the tenant's two and five more of company a, one of company b.
+-- Every driver by name: the tenant's two and six more of company a, one of company b.
 create temp table names (name text primary key, id uuid);
 grant select on names to public;
 insert into names select 'driver', (a ->> 'driver_id')::uuid from t;
@@ -19,6 +19,7 @@ insert into names select 'inactive', (tests.add_driver((a ->> 'company_id')::uui
 insert into names select 'offline', (tests.add_driver((a ->> 'company_id')::uuid, 'Offline', 'dsp-offline@tests.example') ->> 'driver_id')::uuid from t;
 insert into names select 'busy', (tests.add_driver((a ->> 'company_id')::uuid, 'Busy', 'dsp-busy@tests.example') ->> 'driver_id')::uuid from t;
 insert into names select 'far', (tests.add_driver((a ->> 'company_id')::uuid, 'Far', 'dsp-far@tests.example') ->> 'driver_id')::uuid from t;
+insert into names select 'late', (tests.add_driver((a ->> 'company_id')::uuid, 'Late', 'dsp-late@tests.example') ->> 'driver_id')::uuid from t;
 insert into names select 'foreign', (b ->> 'driver_id')::uuid from t;
 create temp table ids (name text primary key, id uuid);
 grant select on ids to public;
@@ -79,6 +80,8 @@ select pg_temp.place('inactive', 0.5);
 select pg_temp.place('offline', 0.3, minutes_ago => 3);
 select pg_temp.place('busy', 0.8);
 select pg_temp.place('far', 30.0);
+-- Offline until the first offers have gone: then it comes online, and is the next one offered.
+select pg_temp.place('late', 3.0, minutes_ago => 5);
 select pg_temp.place('foreign', 0.1);
 -- Two deliveries under way: busy is at the limit.
 insert into ids select 'busy-1', (tests.delivery_in(a, 'accepted', 'invoice')).id from t;
@@ -110,7 +113,7 @@ select is((select job -> 'origin' from jobs where name = 'one-1'), '{"lat": -23.
 select is(
   (select array_agg(n.name || ' ' || c.left_out order by n.name) from private.dispatch_queue q, unnest(q.candidates) c
    join names n on n.id = c.driver_id where q.delivery_id = pg_temp.delivery('one') and c.left_out is not null),
-  array['busy at_limit', 'far out_of_radius', 'inactive inactive', 'offline offline'],
+  array['busy at_limit', 'far out_of_radius', 'inactive inactive', 'late offline', 'offline offline'],
   'inactive, offline, at the limit and out of radius drivers are left out, each with its reason');
 select ok(not exists (select from private.dispatch_queue q, unnest(q.candidates) c
   where q.delivery_id = pg_temp.delivery('one') and c.driver_id = pg_temp.driver('foreign')),
@@ -127,7 +130,7 @@ select ok((select c.distance_m between 990 and 1010 from private.dispatch_queue 
 select is(pg_temp.complete((select job from jobs where name = 'one-1'), '[600, 300]') ->> 'result', 'offered',
   'the round ends with an offer');
 select is(pg_temp.round_lines(pg_temp.delivery('one')),
-  array['driver2 1', 'driver 2', 'offline offline', 'inactive inactive', 'busy at_limit', 'far out_of_radius'],
+  array['driver2 1', 'driver 2', 'offline offline', 'inactive inactive', 'busy at_limit', 'late offline', 'far out_of_radius'],
   'the nearer driver by road ranks first, though farther in a straight line; the left out are recorded');
 select is((select ranked_by from public.dispatch_rounds where delivery_id = pg_temp.delivery('one')), 'road_duration',
   'ranked by road duration');
@@ -185,18 +188,27 @@ select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.accept_delivery(pg_temp.delivery('one')) $$, 'PT422', 'the offer of this delivery has expired',
   'an offer past its deadline cannot be accepted, expired or not yet');
 select tests.reset_role();
+select pg_temp.place('late', 3.0);
 select is(private.expire_dispatch_offers(), 1, 'the expiry pass expires the offer');
 select is((select array_agg(outcome order by round) from public.dispatch_offers where delivery_id = pg_temp.delivery('one')),
   array['declined', 'expired'], 'each offer keeps its outcome');
 insert into jobs values ('one-3', pg_temp.claim(pg_temp.delivery('one')));
-select is(pg_temp.candidate_names((select job from jobs where name = 'one-3')), '{}'::text[],
-  'the next round finds nobody eligible left');
+select is(pg_temp.candidate_names((select job from jobs where name = 'one-3')), array['late'],
+  'the next round is due at once, with the driver who came online meanwhile');
+select is(pg_temp.complete((select job from jobs where name = 'one-3'), '[500]') -> 'drivers',
+  jsonb_build_array(pg_temp.driver('late')), 'the expiry passed the delivery to the next driver');
+update public.dispatch_offers set offered_at = now() - interval '2 minutes', expires_at = now() - interval '1 minute'
+where delivery_id = pg_temp.delivery('one') and outcome is null;
+select private.expire_dispatch_offers();
+insert into jobs values ('one-4', pg_temp.claim(pg_temp.delivery('one')));
+select is(pg_temp.candidate_names((select job from jobs where name = 'one-4')), '{}'::text[],
+  'when that offer expires too, the next round finds nobody eligible left');
 select pg_temp.messages('delivery_available');
-select is(pg_temp.complete((select job from jobs where name = 'one-3'), null) ->> 'result', 'unassigned',
+select is(pg_temp.complete((select job from jobs where name = 'one-4'), null) ->> 'result', 'unassigned',
   'so the delivery is left unassigned');
 select is((select dispatch_status from public.deliveries where id = pg_temp.delivery('one')), 'unassigned',
   'which its managers see');
-select is(pg_temp.messages('delivery_available'), array['busy', 'driver', 'driver2', 'far', 'offline'],
+select is(pg_temp.messages('delivery_available'), array['busy', 'driver', 'driver2', 'far', 'late', 'offline'],
   'and it is offered to every active driver of the company, as in broadcast');
 select tests.act_as_member(a, 'driver2') from t;
 select is((public.accept_delivery(pg_temp.delivery('one'))).status, 'accepted', 'any of them may take it now');
