@@ -34,6 +34,7 @@ export type Database = {
           "destination_address": string;
           "destination_lat": number;
           "destination_lng": number;
+          "dispatch_status": string | null;
           "distance_m": number;
           "driver_id": string | null;
           "driver_share": number;
@@ -85,6 +86,7 @@ export type Database = {
           "destination_address": string;
           "destination_lat": number;
           "destination_lng": number;
+          "dispatch_status"?: string | null;
           "distance_m": number;
           "driver_id"?: string | null;
           "driver_share": number;
@@ -135,6 +137,7 @@ export type Database = {
           "destination_address"?: string;
           "destination_lat"?: number;
           "destination_lng"?: number;
+          "dispatch_status"?: string | null;
           "distance_m"?: number;
           "driver_id"?: string | null;
           "driver_share"?: number;
@@ -278,6 +281,161 @@ export type Database = {
             columns: ["delivery_id"];
             isOneToOne: false;
             referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "dispatch_offers": {
+        Row: {
+          "attempt": number;
+          "company_id": string;
+          "decided_at": string | null;
+          "delivery_id": string;
+          "driver_id": string;
+          "expires_at": string;
+          "id": string;
+          "offered_at": string;
+          "outcome": string | null;
+          "round": number;
+        };
+        ComputedFields: never;
+        Insert: {
+          "attempt": number;
+          "company_id": string;
+          "decided_at"?: string | null;
+          "delivery_id": string;
+          "driver_id": string;
+          "expires_at": string;
+          "id"?: string;
+          "offered_at"?: string;
+          "outcome"?: string | null;
+          "round": number;
+        };
+        Update: {
+          "attempt"?: number;
+          "company_id"?: string;
+          "decided_at"?: string | null;
+          "delivery_id"?: string;
+          "driver_id"?: string;
+          "expires_at"?: string;
+          "id"?: string;
+          "offered_at"?: string;
+          "outcome"?: string | null;
+          "round"?: number;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "dispatch_offers_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "dispatch_offers_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "dispatch_rounds": {
+        Row: {
+          "attempt": number;
+          "candidates": (Database["public"]["CompositeTypes"]["dispatch_candidate"])[];
+          "company_id": string;
+          "created_at": string;
+          "delivery_id": string;
+          "driver_id": string | null;
+          "id": number;
+          "mode": string;
+          "outcome": string;
+          "ranked_by": string | null;
+          "round": number;
+          "routing_error": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "attempt": number;
+          "candidates": (Database["public"]["CompositeTypes"]["dispatch_candidate"])[];
+          "company_id": string;
+          "created_at"?: string;
+          "delivery_id": string;
+          "driver_id"?: string | null;
+          "id"?: never;
+          "mode": string;
+          "outcome": string;
+          "ranked_by"?: string | null;
+          "round": number;
+          "routing_error"?: string | null;
+        };
+        Update: {
+          "attempt"?: number;
+          "candidates"?: (Database["public"]["CompositeTypes"]["dispatch_candidate"])[];
+          "company_id"?: string;
+          "created_at"?: string;
+          "delivery_id"?: string;
+          "driver_id"?: string | null;
+          "id"?: never;
+          "mode"?: string;
+          "outcome"?: string;
+          "ranked_by"?: string | null;
+          "round"?: number;
+          "routing_error"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "dispatch_rounds_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "dispatch_rounds_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "dispatch_settings": {
+        Row: {
+          "company_id": string;
+          "max_active_per_driver": number;
+          "max_distance_km": number;
+          "mode": string;
+          "offer_batch": number;
+          "offer_timeout_s": number;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "max_active_per_driver": number;
+          "max_distance_km": number;
+          "mode": string;
+          "offer_batch": number;
+          "offer_timeout_s": number;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "max_active_per_driver"?: number;
+          "max_distance_km"?: number;
+          "mode"?: string;
+          "offer_batch"?: number;
+          "offer_timeout_s"?: number;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "dispatch_settings_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: true;
+            referencedRelation: "companies";
             referencedColumns: ["id"];
           },
         ];
@@ -825,6 +983,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_eta_refreshes": { Args: { "driver_id": string }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
@@ -836,6 +995,10 @@ export type Database = {
           isOneToOne: true;
           isSetofReturn: false;
         };
+      };
+      "complete_dispatch": {
+        Args: { "claim": string; "delivery_id": string; "durations"?: Json; "routing_error"?: string };
+        Returns: Json;
       };
       "create_delivery": {
         Args: {
@@ -884,6 +1047,16 @@ export type Database = {
         };
       };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
+      "decline_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "erase_delivery_recipient": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -941,12 +1114,32 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "get_delivery_dispatch": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_dispatch"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_dispatch";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "get_delivery_trail": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery_trail"];
         SetofOptions: {
           from: "*";
           to: "delivery_trail";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_dispatch_settings": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["dispatch_settings_set"];
+        SetofOptions: {
+          from: "*";
+          to: "dispatch_settings_set";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1201,6 +1394,22 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "set_dispatch_settings": {
+        Args: {
+          "max_active_per_driver"?: number;
+          "max_distance_km"?: number;
+          "mode"?: string;
+          "offer_batch"?: number;
+          "offer_timeout_s"?: number;
+        };
+        Returns: Database["public"]["CompositeTypes"]["dispatch_settings_set"];
+        SetofOptions: {
+          from: "*";
+          to: "dispatch_settings_set";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "set_notification_settings": {
         Args: { "channels": (string)[]; "events": (string)[] };
         Returns: Database["public"]["CompositeTypes"]["notification_settings_set"];
@@ -1334,6 +1543,14 @@ export type Database = {
         "late": boolean | null;
         "window_end": string | null;
         "window_start": string | null;
+        "dispatch_status": string | null;
+        "offer_expires_at": string | null;
+      };
+      "delivery_dispatch": {
+        "delivery_id": string | null;
+        "dispatch_status": string | null;
+        "rounds": (Database["public"]["CompositeTypes"]["dispatch_round"])[] | null;
+        "offers": (Database["public"]["CompositeTypes"]["dispatch_offer"])[] | null;
       };
       "delivery_notification": {
         "event": string | null;
@@ -1359,6 +1576,47 @@ export type Database = {
       "delivery_trail": {
         "delivery_id": string | null;
         "points": (Database["public"]["CompositeTypes"]["trail_point"])[] | null;
+      };
+      "dispatch_candidate": {
+        "driver_id": string | null;
+        "name": string | null;
+        "rank": number | null;
+        "distance_m": number | null;
+        "duration_s": number | null;
+        "completed_today": number | null;
+        "active_deliveries": number | null;
+        "left_out": string | null;
+        "lat": number | null;
+        "lng": number | null;
+      };
+      "dispatch_offer": {
+        "id": string | null;
+        "driver_id": string | null;
+        "name": string | null;
+        "attempt": number | null;
+        "round": number | null;
+        "offered_at": string | null;
+        "expires_at": string | null;
+        "outcome": string | null;
+        "decided_at": string | null;
+      };
+      "dispatch_round": {
+        "round": number | null;
+        "attempt": number | null;
+        "mode": string | null;
+        "ranked_at": string | null;
+        "ranked_by": string | null;
+        "routing_error": string | null;
+        "outcome": string | null;
+        "driver_id": string | null;
+        "candidates": (Database["public"]["CompositeTypes"]["dispatch_candidate"])[] | null;
+      };
+      "dispatch_settings_set": {
+        "mode": string | null;
+        "offer_timeout_s": number | null;
+        "offer_batch": number | null;
+        "max_active_per_driver": number | null;
+        "max_distance_km": number | null;
       };
       "driver": {
         "id": string | null;

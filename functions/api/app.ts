@@ -13,6 +13,7 @@ import addresses from "./routes/addresses.ts";
 import companies from "./routes/companies.ts";
 import csv from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
+import dispatch from "./routes/dispatch.ts";
 import drivers from "./routes/drivers.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
@@ -31,6 +32,7 @@ export const routes: AnyRoute[] = [
   ...settings,
   ...csv,
   ...deliveries,
+  ...dispatch,
   ...addresses,
   ...money,
   ...tracking,

@@ -66,7 +66,10 @@ create type public.delivery as (
   failure_reason text,
   late boolean,
   window_end timestamptz,
-  window_start timestamptz
+  window_start timestamptz,
+  -- Dispatch (14_dispatch.sql), in the same order.
+  dispatch_status text,
+  offer_expires_at timestamptz
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
@@ -184,6 +187,11 @@ create table public.deliveries (
   -- digits alone) and the external id, lower case and without accents, for a trigram index.
   search_text text generated always as (private.search_text(origin_address, destination_address, recipient_name,
     recipient_phone, external_id)) stored,
+  -- Where dispatch (14_dispatch.sql) has it: null when it is not under dispatch (the company broadcasts, or the
+  -- delivery was given to a driver from the start), queued (waiting for its next round of ranking), offered (a
+  -- batch of drivers holds offers), unassigned (nobody eligible was left: open to every driver, as broadcast),
+  -- assigned (dispatch ended with a driver). Set by the dispatch triggers and functions only.
+  dispatch_status text check (dispatch_status in ('queued', 'offered', 'unassigned', 'assigned')),
   check (window_start < window_end),
   check (status <> 'failed' or (failed_at is not null and failure_reason is not null)),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
@@ -198,14 +206,15 @@ create index deliveries_driver_created_idx on public.deliveries (driver_id, crea
 -- What the lists filter by, each in the lists' order, so that a page is one index
 -- range scan whatever the company's history (public.list_deliveries): by payment
 -- status; a driver's by state or payment status; and the pending deliveries
--- offered to every driver of a company (few, whatever the history).
+-- open to every driver of a company (few, whatever the history; those dispatch
+-- offers to a few drivers are found from the offers instead).
 create index deliveries_company_payment_created_idx
   on public.deliveries (company_id, payment_status, created_at desc, id desc);
 create index deliveries_driver_status_created_idx on public.deliveries (driver_id, status, created_at desc, id desc);
 create index deliveries_driver_payment_created_idx
   on public.deliveries (driver_id, payment_status, created_at desc, id desc);
 create index deliveries_offered_created_idx on public.deliveries (company_id, created_at desc, id desc)
-  where status = 'pending' and driver_id is null;
+  where status = 'pending' and driver_id is null and (dispatch_status is null or dispatch_status = 'unassigned');
 -- One delivery per external id within a company (public.create_delivery answers 409 naming it).
 create unique index deliveries_company_external_id_idx on public.deliveries (company_id, external_id)
   where external_id is not null;
@@ -236,6 +245,57 @@ $$;
 comment on function private.dispatchable(public.deliveries) is 'Whether a delivery may be offered, shown to or assigned automatically to drivers now: pending, unassigned, its window within the hour.';
 grant execute on function private.dispatchable(public.deliveries) to authenticated, service_role;
 
+-- Open to every driver of the company: dispatchable, and either not under dispatch (the company broadcasts) or
+-- left unassigned by dispatch (14_dispatch.sql). Drivers see it (the policy below) and are told of it
+-- (delivery_available: private.broadcast_delivery_change, private.announce_open_windows).
+create function private.open_to_all(delivery public.deliveries)
+returns boolean
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return private.dispatchable(delivery)
+    and (delivery.dispatch_status is null or delivery.dispatch_status = 'unassigned');
+end;
+$$;
+comment on function private.open_to_all(public.deliveries) is 'Whether a delivery is open to every driver of its company now: dispatchable, and not (or no longer) offered by dispatch to a few.';
+grant execute on function private.open_to_all(public.deliveries) to authenticated, service_role;
+
+-- When the calling driver's live offer of a delivery expires (14_dispatch.sql): null for anyone else, and once
+-- the offer was answered, withdrawn or has expired. A driver sees a delivery dispatch is offering only while it
+-- holds such an offer (the policy below). Security definer: the offers are the managers' to read.
+create function private.my_live_offer(delivery_id uuid)
+returns timestamptz
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return (select o.expires_at from public.dispatch_offers o
+          where o.delivery_id = my_live_offer.delivery_id and o.driver_id = private.driver_id()
+            and o.outcome is null and o.expires_at > now());
+end;
+$$;
+comment on function private.my_live_offer(uuid) is 'When the calling driver''s live offer of a delivery expires, or null when it holds none.';
+grant execute on function private.my_live_offer(uuid) to authenticated, service_role;
+
+create function private.my_live_offers()
+returns uuid[]
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return array(select o.delivery_id from public.dispatch_offers o
+               where o.driver_id = private.driver_id() and o.outcome is null and o.expires_at > now());
+end;
+$$;
+comment on function private.my_live_offers() is 'The deliveries the calling driver holds a live offer of (14_dispatch.sql).';
+grant execute on function private.my_live_offers() to authenticated, service_role;
+
 -- Late: the window has ended and the delivery is still open (neither completed nor cancelled). The list's
 -- `late=true` filter writes the same condition out, so that its partial index applies
 -- (deliveries_open_window_created_idx).
@@ -254,7 +314,8 @@ grant execute on function private.is_late(text, timestamptz) to authenticated, s
 
 -- Managers (and the older-form admin) see the company's deliveries. A driver
 -- sees the pending ones of its company open to every driver (private.dispatchable:
--- not before their window nears) and those it has taken: linked to it with
+-- not before their window nears; under dispatch, only while offered to it or once
+-- nobody eligible was left) and those it has taken: linked to it with
 -- accepted_at set, so never another driver's and never one still waiting for its payment.
 create policy deliveries_select_visible on public.deliveries
   for select to authenticated
@@ -262,7 +323,8 @@ create policy deliveries_select_visible on public.deliveries
     company_id = (select private.company_of(private.delivery_managers()))
     or (status = 'pending' and driver_id is null
       and company_id = (select private.company_id()) and (select private.driver_id()) is not null
-      and private.dispatchable(deliveries))
+      and (private.open_to_all(deliveries)
+        or (dispatch_status = 'offered' and private.my_live_offer(id) is not null)))
     or (driver_id = (select private.driver_id()) and accepted_at is not null)
   );
 -- Rows change only through the functions below.
@@ -440,7 +502,11 @@ begin
     link ->> 'tracking_token', link ->> 'tracking_url',
     d.recipient_email,
     d.attempts, d.external_id, d.failed_at, d.failure_note, d.failure_reason, private.is_late(d.status, d.window_end),
-    d.window_end, d.window_start
+    d.window_end, d.window_start,
+    d.dispatch_status,
+    -- Only a driver holds offers: the role claim spares everyone else (a broadcast, a manager's list) the look-up.
+    case when d.status = 'pending' and d.dispatch_status = 'offered' and (auth.jwt() ->> 'role') = 'driver' then
+      private.my_live_offer(d.id) end
   )::public.delivery;
 end;
 $$;
@@ -929,6 +995,7 @@ declare
   found_rows refcursor;
   item public.deliveries;
   rows public.delivery[] := '{}';
+  offered uuid[];
 begin
   perform private.check_page_limit(list_deliveries.page_limit);
   if list_deliveries.cursor is not null then
@@ -948,14 +1015,31 @@ begin
     end loop;
     close found_rows;
   else
-    -- A driver's scope is two ranges, as in the policy: the pending deliveries
-    -- offered to every driver of its company, and those it has taken; each
-    -- with the filters of private.company_deliveries.
+    -- A driver's scope is three ranges, as in the policy: the pending deliveries
+    -- open to every driver of its company, those dispatch offers it now
+    -- (14_dispatch.sql), and those it has taken; each with the filters of
+    -- private.company_deliveries.
+    offered := private.my_live_offers();
     select coalesce(array_agg(private.delivery_row(d) order by d.created_at desc, d.id desc), '{}') into rows
     from (
       select * from (
         (select * from public.deliveries d
          where d.company_id = company and d.status = 'pending' and d.driver_id is null
+           and (d.dispatch_status is null or d.dispatch_status = 'unassigned')
+           and (list_deliveries.status is null or list_deliveries.status = 'pending')
+           and list_deliveries.driver_id is null
+           and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
+           and (list_deliveries.created_from is null or d.created_at >= list_deliveries.created_from)
+           and (list_deliveries.created_to is null or d.created_at < list_deliveries.created_to)
+           and (list_deliveries.late is null or private.is_late(d.status, d.window_end) = list_deliveries.late)
+           and (not searching or d.search_text like terms.pattern or (by_id and d.id between terms.id_from and terms.id_to))
+           and (list_deliveries.cursor is null or (d.created_at, d.id) < (after_key, after_id))
+         order by d.created_at desc, d.id desc
+         limit list_deliveries.page_limit + 1)
+        union all
+        (select * from public.deliveries d
+         where d.id = any (offered) and d.company_id = company and d.status = 'pending' and d.driver_id is null
+           and d.dispatch_status = 'offered'
            and (list_deliveries.status is null or list_deliveries.status = 'pending')
            and list_deliveries.driver_id is null
            and (list_deliveries.payment_status is null or d.payment_status = list_deliveries.payment_status)
@@ -1066,11 +1150,13 @@ begin
   if delivery.status = 'pending' and not private.dispatchable(delivery) then
     raise exception using errcode = 'PT404', message = 'delivery not found';
   end if;
+  -- Under dispatch, only a driver holding a live offer takes it (14_dispatch.sql).
+  perform private.take_offer(delivery);
   delivery := private.move_delivery(delivery, 'accept', (select auth.uid()), driver_id => private.driver_id());
   return private.delivery_row(delivery);
 end;
 $$;
-comment on function public.accept_delivery(uuid) is 'The calling driver takes a pending delivery of its company; exactly one of concurrent callers wins.';
+comment on function public.accept_delivery(uuid) is 'The calling driver takes a pending delivery of its company (under dispatch, one offered to it); exactly one of concurrent callers wins.';
 grant execute on function public.accept_delivery(uuid) to authenticated;
 
 -- The calling driver's delivery, locked: another driver's is 404 to it.
@@ -1308,28 +1394,32 @@ security definer
 set search_path = ''
 as $$
 declare
-  -- The company's managers get the tracking link; drivers never do, whoever made the change.
-  payload jsonb := private.delivery_json(new) || jsonb_build_object('tracking_token', null, 'tracking_url', null);
+  -- The company's managers get the tracking link; drivers never do, whoever made the change. Nobody gets the
+  -- offer of whoever made it.
+  payload jsonb := private.delivery_json(new)
+    || jsonb_build_object('tracking_token', null, 'tracking_url', null, 'offer_expires_at', null);
 begin
   perform private.broadcast('company:' || new.company_id, 'delivery_updated',
     payload || private.delivery_tracking_link(new.id));
   if new.driver_id is not null and new.accepted_at is not null then
     perform private.broadcast('driver:' || new.driver_id, 'delivery_updated', payload);
   end if;
-  -- A delivery whose window is still far is announced when it nears (private.announce_open_windows).
-  if private.dispatchable(new) and (tg_op = 'INSERT' or old.status <> 'pending') then
+  -- A delivery whose window is still far is announced when it nears (private.announce_open_windows); one
+  -- under dispatch only once nobody eligible is left (14_dispatch.sql).
+  if private.open_to_all(new) and (tg_op = 'INSERT' or not private.open_to_all(old)) then
     perform private.announce_available(new);
   end if;
   return null;
 end;
 $$;
-comment on function private.broadcast_delivery_change() is 'Broadcasts a new or changed delivery to its company, its driver, and (when it becomes pending) every active driver.';
+comment on function private.broadcast_delivery_change() is 'Broadcasts a new or changed delivery to its company, its driver, and (when it becomes open to them) every active driver.';
 
 create trigger deliveries_broadcast_insert after insert on public.deliveries
   for each row execute function private.broadcast_delivery_change();
-create trigger deliveries_broadcast_update after update of status, payment_status, eta_refreshed_at on public.deliveries
+create trigger deliveries_broadcast_update after update of status, payment_status, eta_refreshed_at, dispatch_status
+  on public.deliveries
   for each row when (old.status is distinct from new.status or old.payment_status is distinct from new.payment_status
-    or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
+    or old.eta_refreshed_at is distinct from new.eta_refreshed_at or old.dispatch_status is distinct from new.dispatch_status)
   execute function private.broadcast_delivery_change();
 
 -- Section: grants of the helpers

@@ -64,7 +64,8 @@ comment on table private.window_announcements is 'Up to when private.announce_op
 alter table private.window_announcements enable row level security;
 
 -- Every minute (pg_cron, below): the pending deliveries whose window came within the hour since the last
--- pass are announced to the drivers, who could not see them before (private.dispatchable). A pass that did
+-- pass are announced to the drivers, who could not see them before (private.dispatchable); dispatch offers
+-- its own when their window nears (14_dispatch.sql: their queue row falls due then). A pass that did
 -- not run (the database away) is made up by the next, which looks back to where the last one stopped.
 create function private.announce_open_windows()
 returns integer
@@ -86,7 +87,7 @@ begin
   end if;
   for delivery in
     select * from public.deliveries d
-    where d.status = 'pending' and d.driver_id is null
+    where d.status = 'pending' and d.driver_id is null and d.dispatch_status is null
       and d.window_start - interval '1 hour' > since and d.window_start - interval '1 hour' <= upto
   loop
     perform private.announce_available(delivery);

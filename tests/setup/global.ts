@@ -43,7 +43,7 @@ export default async function setup(project: TestProject) {
   const routing = await startFake(
     "routing",
     createRoutingSimulator,
-    (f) => ({ requests: (f as RoutingSimulator).requests }),
+    (f) => ({ requests: (f as RoutingSimulator).requests, tables: (f as RoutingSimulator).tables }),
   );
   const cep = await startFake("cep", createCepSimulator, (f) => ({ requests: (f as CepSimulator).requests }));
   const geocoding = await startFake("geocoding", createGeocodingSimulator, (f) => {

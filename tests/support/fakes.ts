@@ -57,7 +57,8 @@ export const gateway = {
     if (!res.ok) throw new Error(`fake control PUT /objects/${kind}: ${res.status}`);
   },
 };
-export const routing = fake<{ requests: number }>("routing");
+/** The routing service: `state()` counts requests, and gives the number of points of each table request. */
+export const routing = fake<{ requests: number; tables: number[] }>("routing");
 export const cep = fake<{ requests: number }>("cep");
 export const geocoding = fake<{ requests: number; queries: string[] }>("geocoding");
 /** The WhatsApp Cloud API: `state()` lists the messages it accepted, newest first. */

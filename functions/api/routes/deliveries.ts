@@ -98,6 +98,18 @@ export const Delivery = z.object({
   failed_at: Timestamp.nullable().describe("When the last attempt failed, if one did."),
   failure_reason: FailureReason.nullable().describe("Why the last attempt failed, as the driver reported it."),
   failure_note: z.string().nullable().describe("The driver's note on the last failed attempt."),
+  dispatch_status: z.enum(["queued", "offered", "unassigned", "assigned"]).nullable().describe(
+    "Where dispatch has it (GET/PUT /api/v1/dispatch/settings). null: not under dispatch (the company broadcasts, " +
+      "the delivery was created for a driver, or it awaits payment). `queued`: pending, waiting for its next round " +
+      "of ranking (within a second, or until an hour before its window opens); `offered`: a batch of drivers holds " +
+      "offers; `unassigned`: nobody eligible was left, so every driver of the company may take it, as in broadcast " +
+      "(the dispatcher's attention); `assigned`: dispatch ended with a driver (auto-assigned, or taken while under " +
+      "dispatch), kept afterwards. A cancelled delivery leaves dispatch (null).",
+  ),
+  offer_expires_at: Timestamp.nullable().describe(
+    "For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null " +
+      "for everyone else.",
+  ),
 }).meta({ id: "Delivery" });
 
 const Route = z.object({ origin: LatLng, destination: LatLng });
@@ -351,8 +363,10 @@ export const listDeliveries = defineRoute({
   tag: "deliveries",
   summary: "List deliveries, newest first",
   description: "Owners, admins and legacy admins list every delivery of the company. A driver lists the pending " +
-    "deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never " +
-    "another driver's, never one still awaiting payment, never one whose window opens more than an hour from now. " +
+    "deliveries of its company open to every driver, those dispatch offers it now (while the offer is live, with " +
+    "`offer_expires_at`), and those it has taken, whatever their state now; never another driver's, never one " +
+    "still awaiting payment, never one whose window opens more than an hour from now, never one dispatch offers " +
+    "to other drivers. " +
     "`status`, `driver_id`, `payment_status`, `q`, `from`, `to` and `late` narrow the list further (together: all " +
     "of them). " +
     "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
@@ -466,7 +480,10 @@ export const acceptDelivery = driverMove(
   "accept",
   "Take a pending delivery",
   "pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly " +
-    "one wins; the others get 422 (the delivery is locked while it moves).",
+    "one wins; the others get 422 (the delivery is locked while it moves). Under dispatch (`dispatch_status` " +
+    "`queued` or `offered`), only a driver holding a live offer may take it: 404 for a driver never offered it (it " +
+    "cannot see it), 422 naming what became of an offer that is no longer live (expired, declined, withdrawn). " +
+    "Reaching `max_active_per_driver` withdraws the driver's other live offers.",
 );
 export const startDelivery = driverMove(
   "start",

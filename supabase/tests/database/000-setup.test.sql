@@ -3,7 +3,8 @@
 -- as the service role, as anon or as a named member of a tenant; a company
 -- with a user of every role; a delivery in a given state; a driver credited
 -- with an amount; a gateway configuration; a withdrawal requested or in a
--- given state; a driver's balances and a withdrawal's debits.
+-- given state; a driver's balances and a withdrawal's debits; a delivery
+-- created as the edge creates it, a driver's position, and a round of dispatch.
 select plan(1);
 
 create schema if not exists tests;
@@ -284,6 +285,67 @@ begin
     when sqlstate 'TSTOK' then return 'ok';
     when others then return sqlstate;
   end;
+end;
+$$;
+
+-- Dispatch (14_dispatch.sql). A new invoice delivery of the tenant's company, created as the edge creates it
+-- (the service role), picked up at (-23.55, -46.63) as tests.delivery_in's are: its id. Back to the superuser.
+create or replace function tests.create_delivery(tenant jsonb, window_start timestamptz default null,
+  window_end timestamptz default null)
+returns uuid
+language plpgsql
+as $$
+declare
+  id uuid;
+begin
+  perform tests.act_as_service_role();
+  id := (to_jsonb(public.create_delivery(gen_random_uuid(), (tenant ->> 'company_id')::uuid, (tenant ->> 'owner')::uuid,
+    'invoice', 'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300,
+    window_start => create_delivery.window_start, window_end => create_delivery.window_end)) ->> 'id')::uuid;
+  perform tests.reset_role();
+  return id;
+end;
+$$;
+
+-- A driver's position `km` north of that pickup, sent `minutes_ago`.
+create or replace function tests.place_driver(driver_id uuid, km numeric, minutes_ago integer default 0)
+returns void
+language sql
+as $$
+  insert into public.driver_locations (driver_id, company_id, lat, lng, updated_at)
+  select d.id, d.company_id, -23.55 + place_driver.km / 111.195, -46.63, now() - make_interval(mins => place_driver.minutes_ago)
+  from public.drivers d where d.id = place_driver.driver_id
+  on conflict (driver_id) do update set lat = excluded.lat, lng = excluded.lng, updated_at = excluded.updated_at
+$$;
+
+-- The dispatch function's claim, as the service role: the job of this delivery (null when it was not due).
+create or replace function tests.claim_dispatch(delivery_id uuid)
+returns jsonb
+language plpgsql
+as $$
+declare
+  jobs jsonb;
+begin
+  perform tests.act_as_service_role();
+  jobs := public.claim_dispatches(100);
+  perform tests.reset_role();
+  return (select j from jsonb_array_elements(jobs) j where j ->> 'delivery_id' = claim_dispatch.delivery_id::text);
+end;
+$$;
+
+-- The end of a claimed round, as the function ends it with the routing service's answer (road seconds per
+-- eligible candidate, in the claim's order), or with the routing service's failure.
+create or replace function tests.complete_dispatch(job jsonb, durations jsonb, routing_error text default null)
+returns jsonb
+language plpgsql
+as $$
+declare
+  result jsonb;
+begin
+  perform tests.act_as_service_role();
+  result := public.complete_dispatch((job ->> 'delivery_id')::uuid, (job ->> 'claim')::uuid, durations, routing_error);
+  perform tests.reset_role();
+  return result;
 end;
 $$;
 

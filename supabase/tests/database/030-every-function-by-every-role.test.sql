@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(171);
+select plan(189);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -56,7 +56,11 @@ from t, o, lateral (values
   ('select to_jsonb(public.export_deliveries())', array['owner', 'admin', 'legacy_admin']),
   ('select to_jsonb(public.fetch_deliveries(''none'', 1))', array['owner', 'admin', 'legacy_admin']),
   ('select to_jsonb(public.existing_external_ids(array[''x'']))', array['owner', 'admin', 'legacy_admin']),
-  ('select to_jsonb(public.report_summary(current_date, current_date))', array['owner', 'admin'])
+  ('select to_jsonb(public.report_summary(current_date, current_date))', array['owner', 'admin']),
+  ('select to_jsonb(public.get_dispatch_settings())', array['owner', 'admin']),
+  ('select to_jsonb(public.set_dispatch_settings(''offer''))', array['owner', 'admin']),
+  (format('select to_jsonb(public.get_delivery_dispatch(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
+  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -107,7 +111,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 38 calls x 4 roles = 152 assertions, then 14 foreign ones
+-- 42 calls x 4 roles = 168 assertions, then 16 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -155,7 +159,9 @@ begin
       ('owner', format('select to_jsonb(public.reopen_delivery(%L))', (select delivery from o))),
       ('legacy_admin', format('select to_jsonb(public.reopen_delivery(%L))', (select delivery from o))),
       ('driver', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'other')),
-      ('driver2', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'damaged'))
+      ('driver2', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'damaged')),
+      ('admin', format('select to_jsonb(public.get_delivery_dispatch(%L))', (select delivery from o))),
+      ('driver', format('select to_jsonb(public.decline_delivery(%L))', (select delivery from o)))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

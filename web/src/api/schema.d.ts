@@ -372,7 +372,7 @@ export interface paths {
     };
     /**
      * List deliveries, newest first
-     * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company (offered to every driver) and those it has taken, whatever their state now; never another driver's, never one still awaiting payment, never one whose window opens more than an hour from now. `status`, `driver_id`, `payment_status`, `q`, `from`, `to` and `late` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
+     * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company open to every driver, those dispatch offers it now (while the offer is live, with `offer_expires_at`), and those it has taken, whatever their state now; never another driver's, never one still awaiting payment, never one whose window opens more than an hour from now, never one dispatch offers to other drivers. `status`, `driver_id`, `payment_status`, `q`, `from`, `to` and `late` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
      *
      *     Roles: the set `members`.
      */
@@ -468,7 +468,7 @@ export interface paths {
     put?: never;
     /**
      * Take a pending delivery
-     * @description pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly one wins; the others get 422 (the delivery is locked while it moves).
+     * @description pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly one wins; the others get 422 (the delivery is locked while it moves). Under dispatch (`dispatch_status` `queued` or `offered`), only a driver holding a live offer may take it: 404 for a driver never offered it (it cannot see it), 422 naming what became of an offer that is no longer live (expired, declined, withdrawn). Reaching `max_active_per_driver` withdraws the driver's other live offers.
      *
      *     Roles: the set `drivers`.
      */
@@ -561,6 +561,78 @@ export interface paths {
      *     Roles: the set `delivery_managers`.
      */
     post: operations["postDeliveriesByIdReopen"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/dispatch/settings": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How the company dispatches its deliveries
+     * @description Until the company chooses: broadcast, 60 s, 1, 1, 20 km. A driver is eligible when active, online (a position sent in the last 2 minutes), below `max_active_per_driver` accepted or in-progress deliveries, and within `max_distance_km` of the pickup in a straight line. The nearest eligible drivers (at most 20) are ranked by road duration to the pickup from one call to the routing service's table, then by fewer deliveries completed today (São Paulo's day); when the routing service fails (down, 1 s without an answer, not `Ok`), by straight-line distance instead: a dispatch never fails for it. A delivery whose window opens more than an hour from now is dispatched an hour before it.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    get: operations["getDispatchSettings"];
+    /**
+     * Choose how the company dispatches its deliveries
+     * @description A field left out keeps its value. A delivery is dispatched under the settings in force when its round runs. Back to `broadcast`, the deliveries dispatch still holds (queued or offered) are shown to every driver at once and their offers withdrawn; from `broadcast`, deliveries already pending stay open to every driver. A driver is eligible when active, online (a position sent in the last 2 minutes), below `max_active_per_driver` accepted or in-progress deliveries, and within `max_distance_km` of the pickup in a straight line. The nearest eligible drivers (at most 20) are ranked by road duration to the pickup from one call to the routing service's table, then by fewer deliveries completed today (São Paulo's day); when the routing service fails (down, 1 s without an answer, not `Ok`), by straight-line distance instead: a dispatch never fails for it. A delivery whose window opens more than an hour from now is dispatched an hour before it.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    put: operations["putDispatchSettings"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/decline": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Decline an offer
+     * @description The calling driver declines its live offer of the delivery, which then goes to the next batch of drivers (once no other offer of this batch is live). The delivery is answered as it stands; the driver no longer sees it.
+     *
+     *     Roles: the set `drivers`.
+     */
+    post: operations["postDeliveriesByIdDecline"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/dispatch": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every decision dispatch took for a delivery
+     * @description Each round (oldest first): the drivers considered, ranked or left out with the reason, their distance and road duration, and the outcome; and each offer with its driver, times and outcome. Empty for a delivery never dispatched (broadcast).
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    get: operations["getDeliveriesByIdDispatch"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -1127,6 +1199,113 @@ export interface components {
       failure_reason: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "other" | null;
       /** @description The driver's note on the last failed attempt. */
       failure_note: string | null;
+      /**
+       * @description Where dispatch has it (GET/PUT /api/v1/dispatch/settings). null: not under dispatch (the company broadcasts, the delivery was created for a driver, or it awaits payment). `queued`: pending, waiting for its next round of ranking (within a second, or until an hour before its window opens); `offered`: a batch of drivers holds offers; `unassigned`: nobody eligible was left, so every driver of the company may take it, as in broadcast (the dispatcher's attention); `assigned`: dispatch ended with a driver (auto-assigned, or taken while under dispatch), kept afterwards. A cancelled delivery leaves dispatch (null).
+       * @enum {string|null}
+       */
+      dispatch_status: "queued" | "offered" | "unassigned" | "assigned" | null;
+      /**
+       * Format: date-time
+       * @description For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null for everyone else.
+       */
+      offer_expires_at: string | null;
+    };
+    DispatchSettings: {
+      /**
+       * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above.
+       * @enum {string}
+       */
+      mode: "broadcast" | "offer" | "auto";
+      /** @description How long an offer stays open, in seconds (10 to 600). */
+      offer_timeout_s: number;
+      /** @description How many drivers are offered a delivery at once (1 to 20). */
+      offer_batch: number;
+      /** @description A driver with this many accepted or in-progress deliveries is not eligible (1 to 20). */
+      max_active_per_driver: number;
+      /** @description Eligible drivers are at most this far from the pickup in a straight line, in km (0.5 to 200). */
+      max_distance_km: number;
+    };
+    DeliveryDispatch: {
+      /** Format: uuid */
+      delivery_id: string;
+      /**
+       * @description Where dispatch has it (GET/PUT /api/v1/dispatch/settings). null: not under dispatch (the company broadcasts, the delivery was created for a driver, or it awaits payment). `queued`: pending, waiting for its next round of ranking (within a second, or until an hour before its window opens); `offered`: a batch of drivers holds offers; `unassigned`: nobody eligible was left, so every driver of the company may take it, as in broadcast (the dispatcher's attention); `assigned`: dispatch ended with a driver (auto-assigned, or taken while under dispatch), kept afterwards. A cancelled delivery leaves dispatch (null).
+       * @enum {string|null}
+       */
+      dispatch_status: "queued" | "offered" | "unassigned" | "assigned" | null;
+      rounds: components["schemas"]["DispatchRound"][];
+      offers: components["schemas"]["DispatchOffer"][];
+    };
+    DispatchRound: {
+      /** @description 1, 2, ... within an attempt. */
+      round: number;
+      /** @description The delivery's attempt (see `attempts`): a reopened delivery starts again. */
+      attempt: number;
+      /** @enum {string} */
+      mode: "offer" | "auto";
+      /** Format: date-time */
+      ranked_at: string;
+      /**
+       * @description `road_duration`: the routing service answered; `straight_line`: it failed (`routing_error` says how); null: nobody was eligible.
+       * @enum {string|null}
+       */
+      ranked_by: "road_duration" | "straight_line" | null;
+      routing_error: string | null;
+      /** @enum {string} */
+      outcome: "offered" | "assigned" | "unassigned";
+      /**
+       * Format: uuid
+       * @description The driver `auto` assigned.
+       */
+      driver_id: string | null;
+      /** @description The eligible, best first, then those left out, nearest first (at most 20 eligible and 25 left out). */
+      candidates: components["schemas"]["DispatchCandidate"][];
+    };
+    DispatchCandidate: {
+      /** Format: uuid */
+      driver_id: string;
+      name: string;
+      /** @description 1 = best, among the eligible; null for one left out. */
+      rank: number | null;
+      /** @description Straight-line metres to the pickup. */
+      distance_m: number;
+      /** @description Road seconds between the pickup and the driver, from the routing service; null when it gave none. */
+      duration_s: number | null;
+      /** @description Deliveries it completed today (eligible ones only). */
+      completed_today: number | null;
+      /** @description Its accepted and in-progress deliveries, when counted. */
+      active_deliveries: number | null;
+      /**
+       * @description Why the driver was left out: `inactive`, `offline` (no position in the last 2 minutes), `at_limit` (its accepted and in-progress deliveries reach `max_active_per_driver`; under `auto`, also a ranked driver that reached it before the assignment), `out_of_radius` (the nearest 5 beyond `max_distance_km` are listed), `offered_before` (offered this attempt already); null for an eligible one.
+       * @enum {string|null}
+       */
+      left_out: "inactive" | "offline" | "at_limit" | "out_of_radius" | "offered_before" | null;
+      /** @description The driver's position when ranked. */
+      lat: number;
+      lng: number;
+    };
+    DispatchOffer: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      driver_id: string;
+      name: string;
+      attempt: number;
+      round: number;
+      /** Format: date-time */
+      offered_at: string;
+      /** Format: date-time */
+      expires_at: string;
+      /**
+       * @description null while live. `withdrawn`: the delivery went another way before the driver answered (another driver of the batch took it, a manager assigned or cancelled it, the company went back to broadcast), or the driver reached its limit or was deactivated.
+       * @enum {string|null}
+       */
+      outcome: "accepted" | "declined" | "expired" | "withdrawn" | null;
+      /**
+       * Format: date-time
+       * @description When it was answered or withdrawn; for an expired one, its deadline.
+       */
+      decided_at: string | null;
     };
     Postcode: {
       /** @description 00000-000, as the Correios write it. */
@@ -3906,6 +4085,323 @@ export interface operations {
       };
       /** @description The delivery's state does not allow this move (the message names both states) */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDispatchSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The settings */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DispatchSettings"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putDispatchSettings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /**
+           * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above.
+           * @enum {string}
+           */
+          mode?: "broadcast" | "offer" | "auto";
+          /** @description How long an offer stays open, in seconds (10 to 600). */
+          offer_timeout_s?: number;
+          /** @description How many drivers are offered a delivery at once (1 to 20). */
+          offer_batch?: number;
+          /** @description A driver with this many accepted or in-progress deliveries is not eligible (1 to 20). */
+          max_active_per_driver?: number;
+          /** @description Eligible drivers are at most this far from the pickup in a straight line, in km (0.5 to 200). */
+          max_distance_km?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The settings now */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DispatchSettings"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdDecline: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The driver was never offered this delivery (and cannot see it) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Nothing to decline: the delivery is open to every driver or already the driver's, or the offer expired, was withdrawn, accepted or already declined (the message says which) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDeliveriesByIdDispatch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The dispatch record */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryDispatch"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No delivery of the company has this id */
+      404: {
         headers: {
           [name: string]: unknown;
         };
