@@ -5,7 +5,7 @@
 import type { RealtimeChannel } from "@supabase/supabase-js";
 import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import type { Delivery, Page, Withdrawal } from "../api/client.ts";
+import type { Delivery, DriverLocation, DriverLocationItem, Page, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
 import { applyDelivery, newest } from "./deliveries.ts";
 import { reportAnswer } from "./online.ts";
@@ -30,7 +30,16 @@ const RealtimeContext = createContext<RealtimeState>({
 export const presenceTopic = (companyId: string) => `company:${companyId}`;
 
 function applyEvent(client: QueryClient, event: string, payload: Record<string, unknown>) {
-  if (event === "delivery_updated" || event === "delivery_available") {
+  if (event === "driver_location") {
+    // Who is online and where (lib/online-drivers.ts).
+    const location = payload as unknown as DriverLocation;
+    client.setQueryData<{ items: DriverLocationItem[] }>(["locations"], (old) =>
+      old && {
+        ...old,
+        items: old.items.map((item) => (item.driver_id === location.driver_id ? { ...item, ...location } : item)),
+      });
+  } else if (event === "delivery_updated" || event === "delivery_available" || event === "delivery_offered") {
+    // delivery_offered: the delivery with the driver's offer's deadline (`offer_expires_at`), to the drivers offered it.
     applyDelivery(client, payload as unknown as Delivery);
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
