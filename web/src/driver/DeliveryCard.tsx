@@ -1,7 +1,8 @@
 // One of the driver's deliveries under way: where to pick it up and take it, the driver's pay, the recipient
 // (call, WhatsApp), the way there in the phone's maps app, its window and whether it is late, and what the driver
 // can do next (start; complete, or report it could not be delivered). An action goes to the
-// queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once. Everything the card
+// queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once (an accept waiting past
+// its offer's deadline says so). Everything the card
 // holds (the proof draft) belongs to this delivery: the list keys cards by delivery.
 import { useQuery } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useState } from "react";

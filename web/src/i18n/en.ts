@@ -795,7 +795,7 @@ export const en = {
       queued: "Queued for dispatch",
       offered: "Offered",
       unassigned: "No driver",
-      assigned: "Assigned by dispatch",
+      assigned: "Has a driver",
     },
     settings: {
       title: "Dispatch rules",
@@ -824,9 +824,11 @@ export const en = {
       max_distance_km: "Farthest from the pickup (km)",
       max_distance_kmHint: "In a straight line, from 0.5 to 200 km; decimals welcome, such as 2.5.",
       saved: "Rules saved: “{{mode}}”.",
+      toBoard: "Go to the dispatch board",
     },
     board: {
       title: "Dispatch board",
+      toRules: "Change the dispatch rules",
       unassignedTitle: "No driver ({{count}})",
       unassignedNone: "No delivery without a driver.",
       unassignedHint_one:
@@ -848,6 +850,7 @@ export const en = {
       assignTo: "Assign to",
       assign_one: "Assign {{count}} delivery",
       assign_other: "Assign {{count}} deliveries",
+      assignNone: "Assign",
       assigning: "Assigning…",
       clearSelection: "Untick all",
       results: "{{ok}} of {{count}} assigned",
@@ -895,15 +898,10 @@ export const en = {
         unassigned: "Nobody available: open to every driver.",
       },
       candidates: "Drivers considered",
-      columns: {
-        rank: "Rank",
-        driver: "Driver",
-        distance: "Distance",
-        duration: "To the pickup",
-        load: "Deliveries",
-        why: "Standing",
-      },
+      columns: { rank: "Rank", driver: "Driver", trip: "To the pickup", why: "Standing" },
       rank: "#{{rank}}",
+      trip: "{{km}}, {{min}}",
+      straight: "{{km}} in a straight line",
       load: "{{active}} in progress, {{today}} completed today",
       eligible: "Eligible",
       leftOut: {

@@ -810,7 +810,7 @@ export const ptBR = {
       queued: "Na fila do despacho",
       offered: "Oferecida",
       unassigned: "Sem entregador",
-      assigned: "Atribuída pelo despacho",
+      assigned: "Com entregador",
     },
     settings: {
       title: "Regras de despacho",
@@ -841,9 +841,11 @@ export const ptBR = {
       max_distance_km: "Distância máxima até a retirada (km)",
       max_distance_kmHint: "Em linha reta, de 0,5 a 200 km; aceita casas decimais, como 2,5.",
       saved: "Regras salvas: modo “{{mode}}”.",
+      toBoard: "Ir para o quadro de despacho",
     },
     board: {
       title: "Quadro de despacho",
+      toRules: "Mudar as regras de despacho",
       unassignedTitle: "Sem entregador ({{count}})",
       unassignedNone: "Nenhuma entrega sem entregador.",
       unassignedHint_one:
@@ -865,6 +867,7 @@ export const ptBR = {
       assignTo: "Atribuir a",
       assign_one: "Atribuir {{count}} entrega",
       assign_other: "Atribuir {{count}} entregas",
+      assignNone: "Atribuir",
       assigning: "Atribuindo…",
       clearSelection: "Desmarcar todas",
       results: "{{ok}} de {{count}} atribuídas",
@@ -912,15 +915,10 @@ export const ptBR = {
         unassigned: "Ninguém disponível: ficou aberta a todos os entregadores.",
       },
       candidates: "Entregadores considerados",
-      columns: {
-        rank: "Posição",
-        driver: "Entregador",
-        distance: "Distância",
-        duration: "Até a retirada",
-        load: "Entregas",
-        why: "Situação",
-      },
+      columns: { rank: "Posição", driver: "Entregador", trip: "Até a retirada", why: "Situação" },
       rank: "{{rank}}º",
+      trip: "{{km}}, {{min}}",
+      straight: "{{km}} em linha reta",
       load: "{{active}} em andamento, {{today}} concluídas hoje",
       eligible: "Elegível",
       leftOut: {

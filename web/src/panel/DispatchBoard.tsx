@@ -246,12 +246,26 @@ export default function DispatchBoard() {
   });
   const shownHistory = historyDelivery ?? historyFallback.data;
   const openHistory = (id: string) => setParam(HISTORY, historyId === id ? null : id);
+  const closeHistory = () => {
+    setParam(HISTORY, null);
+    // Back to the delivery's own button, where the dispatcher was.
+    document.querySelector<HTMLElement>(`li[data-delivery="${historyId}"] button[aria-expanded]`)?.focus();
+  };
   // The record opened is where the focus goes (from a list a long way above it on a phone).
   useEffect(() => {
     if (historyId) document.getElementById("dispatch-history-title")?.focus();
   }, [historyId, !!shownHistory]);
 
+  // Drivers first: a delivery's pin is drawn over a driver standing at its pickup.
   const markers: MapMarker[] = useMemo(() => [
+    ...onlineDrivers.map((l) => ({
+      id: `driver:${l.driver_id}`,
+      kind: "load" as const,
+      lat: l.lat!,
+      lng: l.lng!,
+      text: String(load.get(l.driver_id) ?? 0),
+      label: t("dispatch.board.driverPin", { name: l.name, load: loadText(l.driver_id) }),
+    })),
     ...[...unassigned, ...listed].map((d) => {
       const lane = laneOf(d)!;
       return {
@@ -266,14 +280,6 @@ export default function DispatchBoard() {
         }),
       };
     }),
-    ...onlineDrivers.map((l) => ({
-      id: `driver:${l.driver_id}`,
-      kind: "load" as const,
-      lat: l.lat!,
-      lng: l.lng!,
-      text: String(load.get(l.driver_id) ?? 0),
-      label: t("dispatch.board.driverPin", { name: l.name, load: loadText(l.driver_id) }),
-    })),
   ], [
     unassigned.map((d) => d.id + d.updated_at).join(),
     listed.map((d) => d.id + d.updated_at).join(),
@@ -302,7 +308,7 @@ export default function DispatchBoard() {
     <section aria-labelledby="board-title" className="board">
       <div className="heading">
         <h1 id="board-title">{t("dispatch.board.title")}</h1>
-        {assigns && <Link to="/dispatch/settings">{t("nav.dispatchSettings")}</Link>}
+        {assigns && <Link to="/dispatch/settings">{t("dispatch.board.toRules")}</Link>}
       </div>
       <ErrorNote error={listError} />
 
@@ -349,7 +355,11 @@ export default function DispatchBoard() {
               ]}
             />
             <button type="submit" disabled={assign.isPending || !driverId || chosen.length === 0}>
-              {assign.isPending ? t("dispatch.board.assigning") : t("dispatch.board.assign", { count: chosen.length })}
+              {assign.isPending
+                ? t("dispatch.board.assigning")
+                : chosen.length === 0
+                ? t("dispatch.board.assignNone")
+                : t("dispatch.board.assign", { count: chosen.length })}
             </button>
             {chosen.length > 0 && (
               <button type="button" className="secondary" onClick={() => setSelected(new Set())}>
@@ -465,7 +475,7 @@ export default function DispatchBoard() {
                 headingId="dispatch-history-title"
                 title={t("dispatch.board.historyTitle", { to: shownHistory.destination_address })}
               />
-              <button type="button" className="secondary" onClick={() => setParam(HISTORY, null)}>
+              <button type="button" className="secondary" onClick={closeHistory}>
                 {t("dispatch.board.closeHistory")}
               </button>
             </div>
@@ -473,6 +483,8 @@ export default function DispatchBoard() {
           <Suspense fallback={<Loading />}>
             <MapView
               markers={markers}
+              // Every open delivery in view again when one comes or goes (drivers moving do not move the view).
+              fitKey={[...unassigned, ...listed].map((d) => d.id).sort().join()}
               label={t("dispatch.board.map")}
               onMarkerClick={(id) => !id.startsWith("driver:") && openHistory(id)}
             />

@@ -42,44 +42,42 @@ function RoundRecord({ round, offers }: { round: Round; offers: Offer[] }) {
         <strong>{outcome}</strong> {rankedBy}
       </p>
       {round.candidates.length > 0 && (
-        <table className="cards candidates">
-          <caption className="sr-only">{t("dispatch.history.candidates")}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t("dispatch.history.columns.rank")}</th>
-              <th scope="col">{t("dispatch.history.columns.driver")}</th>
-              <th scope="col">{t("dispatch.history.columns.distance")}</th>
-              <th scope="col">{t("dispatch.history.columns.duration")}</th>
-              <th scope="col">{t("dispatch.history.columns.load")}</th>
-              <th scope="col">{t("dispatch.history.columns.why")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {round.candidates.map((c) => (
-              <tr key={c.driver_id} className={c.left_out ? "left-out" : undefined}>
-                <td data-label={t("dispatch.history.columns.rank")}>
-                  {c.rank != null ? t("dispatch.history.rank", { rank: c.rank }) : "—"}
-                </td>
-                <td data-label={t("dispatch.history.columns.driver")}>{c.name}</td>
-                <td data-label={t("dispatch.history.columns.distance")}>{formatKm(c.distance_m)}</td>
-                <td data-label={t("dispatch.history.columns.duration")}>
-                  {c.duration_s != null ? formatMinutes(c.duration_s) : "—"}
-                </td>
-                <td data-label={t("dispatch.history.columns.load")}>
-                  {c.active_deliveries != null || c.completed_today != null
-                    ? t("dispatch.history.load", {
-                      active: c.active_deliveries ?? "—",
-                      today: c.completed_today ?? "—",
-                    })
-                    : "—"}
-                </td>
-                <td data-label={t("dispatch.history.columns.why")}>
-                  {c.left_out ? t(`dispatch.history.leftOut.${c.left_out}`) : t("dispatch.history.eligible")}
-                </td>
+        <div className="scroll-box">
+          <table className="cards candidates">
+            <caption className="sr-only">{t("dispatch.history.candidates")}</caption>
+            <thead>
+              <tr>
+                <th scope="col">{t("dispatch.history.columns.rank")}</th>
+                <th scope="col">{t("dispatch.history.columns.driver")}</th>
+                <th scope="col">{t("dispatch.history.columns.trip")}</th>
+                <th scope="col">{t("dispatch.history.columns.why")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {round.candidates.map((c) => (
+                <tr key={c.driver_id} className={c.left_out ? "left-out" : undefined}>
+                  <td data-label={t("dispatch.history.columns.rank")}>
+                    {c.rank != null ? t("dispatch.history.rank", { rank: c.rank }) : "—"}
+                  </td>
+                  <td data-label={t("dispatch.history.columns.driver")}>{c.name}</td>
+                  <td data-label={t("dispatch.history.columns.trip")}>
+                    {c.duration_s != null
+                      ? t("dispatch.history.trip", { km: formatKm(c.distance_m), min: formatMinutes(c.duration_s) })
+                      : t("dispatch.history.straight", { km: formatKm(c.distance_m) })}
+                  </td>
+                  <td data-label={t("dispatch.history.columns.why")}>
+                    {c.left_out ? t(`dispatch.history.leftOut.${c.left_out}`) : t("dispatch.history.eligible")}
+                    {c.active_deliveries != null && c.completed_today != null && (
+                      <div className="muted">
+                        {t("dispatch.history.load", { active: c.active_deliveries, today: c.completed_today })}
+                      </div>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </li>
   );

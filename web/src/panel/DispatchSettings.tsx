@@ -81,7 +81,7 @@ export default function DispatchSettingsPage() {
     <section aria-labelledby="dispatch-settings-title">
       <div className="heading">
         <h1 id="dispatch-settings-title">{t("dispatch.settings.title")}</h1>
-        <Link to="/dispatch">{t("nav.dispatch")}</Link>
+        <Link to="/dispatch">{t("dispatch.settings.toBoard")}</Link>
       </div>
       <p>{t("dispatch.settings.intro")}</p>
       <ErrorNote error={query.error} />
