@@ -180,8 +180,9 @@ export default function DispatchBoard() {
 
   const unassigned = deliveries.filter((d) => laneOf(d) === "unassigned" && onBoard(d, { q: filters.q }));
   const listed = deliveries.filter((d) => laneOf(d) !== "unassigned" && onBoard(d, filters));
-  const onlineDrivers: DriverLocationItem[] = (locations.data?.items ?? []).filter((l) =>
-    online.has(l.driver_id) && l.lat != null && l.lng != null
+  const onlineDrivers: DriverLocationItem[] = useMemo(
+    () => (locations.data?.items ?? []).filter((l) => online.has(l.driver_id) && l.lat != null && l.lng != null),
+    [locations.data, online],
   );
 
   // The selection: pending deliveries only (assign takes a pending delivery), kept while they stay pending.
