@@ -164,7 +164,7 @@ describe("a randomized fault run", () => {
       headers: { authorization: `Bearer ${stack().serviceRoleKey}` },
     });
     expect(reconciled.status).toBe(200);
-    expect(reconciled.body.errors).toBe(0);
+    expect(reconciled.body.withdrawals.errors).toBe(0);
 
     // 4. The ledger against the gateway.
     const rows = await db()<

@@ -50,7 +50,7 @@ export interface Ours {
 }
 
 const noun = (kind: Kind) => kind === "transfer" ? "withdrawal" : "delivery";
-const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
+export const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
 
 /**
  * The statement that finds our withdrawal or delivery a claim names, within

@@ -12,7 +12,7 @@ import { UUID_PATTERN } from "../_shared/schemas.ts";
 import { readBody } from "../_shared/route.ts";
 import { byDeadline } from "../_shared/timeout.ts";
 import { type GatewayEvent, parseEvent, Rejected } from "./events.ts";
-import { type Audit, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
+import { type Audit, ignored, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
 
 /** The gateway waits 5 s for an answer; the whole request (pool waits included) must end before. */
 const RESPONSE_BUDGET_MS = 4_500;
@@ -59,7 +59,14 @@ async function companyWebhook(
   // The platform secret stands in only for a company that has none of its own.
   const secret = company.secret ?? env().GATEWAY_PLATFORM_WEBHOOK_SECRET;
   verifyOrReject(secret, body, signature);
-  return await dispatch(audit, companyParam, parseEvent(body), false);
+  const event = parseEvent(body);
+  if (company.secret === null) {
+    // Without a gateway configuration the company has no charge or transfer at the gateway (a Pix delivery and a
+    // withdrawal both need one), so no event can be about anything of its own: 200, or the gateway retries for ever.
+    noteEvent(audit, event);
+    return ignored("the company has no gateway configuration: no gateway object is its own");
+  }
+  return await dispatch(audit, companyParam, event, false);
 }
 
 async function platformWebhook(audit: Audit, body: Uint8Array<ArrayBuffer>, signature: string | null) {

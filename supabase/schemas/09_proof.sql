@@ -5,8 +5,9 @@
 -- optional note), and a company may require any of the three.
 --
 -- Object names: `{company_id}/{delivery_id}/photo.{ext}` and
--- `{company_id}/{delivery_id}/signature.{ext}`. Storage enforces the bucket's
--- size and type limits; the policies below decide who may write and read.
+-- `{company_id}/{delivery_id}/signature.{ext}`, ext jpg, jpeg, png or webp.
+-- Storage enforces the bucket's size and type limits; the policies below
+-- decide who may write and read, and tie the extension to the media type.
 
 -- The bucket itself (private, images, 5 MiB each) is declared in
 -- supabase/config.toml, [storage.buckets.delivery-proofs]: a bucket is a row of
@@ -22,7 +23,10 @@ comment on type public.proof_requirements_set is 'Which proof a company requires
 -- Section: who may write and read
 
 -- The proof kind an object name stands for (photo or signature), or null when
--- the name is not `{uuid}/{uuid}/{kind}[.ext]`.
+-- the name is not `{uuid}/{uuid}/{kind}.{ext}` with both ids in their canonical
+-- text (lower case, hyphens 8-4-4-4-12) and an image extension: Postgres reads
+-- other spellings of a uuid too (hyphens elsewhere, upper case), and a second
+-- spelling of the same delivery would be a second folder for "once per kind".
 create function private.proof_kind(name text)
 returns text
 language plpgsql
@@ -30,17 +34,38 @@ immutable
 set search_path = ''
 as $$
 begin
-  return case when proof_kind.name ~ '^[0-9a-f-]{36}/[0-9a-f-]{36}/(photo|signature)(\.[a-z0-9]{1,5})?$'
+  return case when proof_kind.name ~ ('^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/){2}'
+      || '(photo|signature)\.(jpg|jpeg|png|webp)$')
     then split_part(split_part(proof_kind.name, '/', 3), '.', 1) end;
 end;
 $$;
-comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name, else null.';
+comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name (canonical ids, image extension), else null.';
+
+-- The media type a proof object's extension stands for: Storage serves the
+-- object with the type it was uploaded with, so the two must agree.
+create function private.proof_media_type(name text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return case substring(proof_media_type.name from '\.([a-z]+)$')
+    when 'jpg' then 'image/jpeg' when 'jpeg' then 'image/jpeg' when 'png' then 'image/png' when 'webp' then 'image/webp'
+  end;
+end;
+$$;
+comment on function private.proof_media_type(text) is 'image/jpeg, image/png or image/webp for a proof object name''s extension, else null.';
 
 -- Security definer: it reads the deliveries and the bucket's objects whatever
 -- the caller may see. True when the caller is the driver of that delivery of
--- that company, the delivery is in progress, and no proof of that kind exists
--- yet (so each is written once: there is no update or delete policy either).
-create function private.may_upload_proof(name text)
+-- that company, the delivery is in progress, the upload's media type is the
+-- one its extension names (Storage checks the insert with the object's
+-- metadata as the upload declares it: `mimetype`, `contentLength`), and no
+-- proof of that kind exists yet (so each is written once: there is no update
+-- or delete policy either). Whether the bytes are an image Storage cannot say
+-- before they arrive: the edge checks them when the delivery is completed.
+create function private.may_upload_proof(name text, media_type text)
 returns boolean
 language plpgsql
 stable
@@ -51,7 +76,7 @@ declare
   kind text := private.proof_kind(may_upload_proof.name);
   folder text := split_part(may_upload_proof.name, '/', 1) || '/' || split_part(may_upload_proof.name, '/', 2);
 begin
-  if kind is null then
+  if kind is null or may_upload_proof.media_type is distinct from private.proof_media_type(may_upload_proof.name) then
     return false;
   end if;
   return exists (
@@ -66,14 +91,15 @@ begin
         and o.name like folder || '/%');
 end;
 $$;
-comment on function private.may_upload_proof(text) is 'Whether the caller may upload this proof object: the driver of the delivery in progress, once per kind.';
-grant execute on function private.proof_kind(text), private.may_upload_proof(text) to authenticated, service_role;
+comment on function private.may_upload_proof(text, text) is 'Whether the caller may upload this proof object with this media type: the driver of the delivery in progress, once per kind, the type its extension names.';
+grant execute on function private.proof_kind(text), private.proof_media_type(text), private.may_upload_proof(text, text)
+  to authenticated, service_role;
 
 create policy delivery_proofs_insert_driver on storage.objects
   for insert to authenticated
   with check (
     bucket_id = 'delivery-proofs'
-    and (select private.may_upload_proof(name))
+    and (select private.may_upload_proof(name, metadata ->> 'mimetype'))
   );
 
 create policy delivery_proofs_select_managers on storage.objects
