@@ -1336,7 +1336,10 @@ export interface components {
     };
   };
   responses: never;
-  parameters: never;
+  parameters: {
+    /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+    IdempotencyKey: string;
+  };
   requestBodies: never;
   headers: never;
   pathItems: never;
@@ -1432,7 +1435,10 @@ export interface operations {
   postCompaniesRegister: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1451,6 +1457,8 @@ export interface operations {
       /** @description Registered */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1471,7 +1479,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description The e-mail address is taken */
+      /** @description The e-mail address is taken; or a request with the same Idempotency-Key is still running */
       409: {
         headers: {
           [name: string]: unknown;
@@ -1491,6 +1499,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -1581,7 +1598,10 @@ export interface operations {
   postCompaniesMeGatewayConfig: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1598,6 +1618,8 @@ export interface operations {
       /** @description Stored */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1645,6 +1667,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -1656,6 +1687,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -1999,7 +2039,10 @@ export interface operations {
   postDrivers: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2018,6 +2061,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2060,7 +2105,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The e-mail address is taken */
+      /** @description The e-mail address is taken; or a request with the same Idempotency-Key is still running */
       409: {
         headers: {
           [name: string]: unknown;
@@ -2080,6 +2125,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2752,7 +2806,10 @@ export interface operations {
   postDeliveriesImport: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2765,6 +2822,8 @@ export interface operations {
       /** @description What was created, skipped and refused */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2807,6 +2866,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The file is larger than 5 MiB */
       413: {
         headers: {
@@ -2818,6 +2886,15 @@ export interface operations {
       };
       /** @description The body is not sent as text/csv */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2850,7 +2927,10 @@ export interface operations {
   postRoutesQuote: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2872,6 +2952,8 @@ export interface operations {
       /** @description The quote */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2914,6 +2996,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -2925,6 +3016,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -3041,7 +3141,10 @@ export interface operations {
   postDeliveries: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3099,6 +3202,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3141,7 +3246,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description external_id is already used by a delivery of the company (the detail names its id), or the company's prices changed while the delivery was being created (try again) */
+      /** @description external_id is already used by a delivery of the company (the detail names its id), or the company's prices changed while the delivery was being created (try again); or a request with the same Idempotency-Key is still running */
       409: {
         headers: {
           [name: string]: unknown;
@@ -3168,7 +3273,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated; or no place was found for an address sent without coordinates (a validation body naming it, type `address_not_found`) */
+      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated; or no place was found for an address sent without coordinates (a validation body naming it, type `address_not_found`); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3271,7 +3376,10 @@ export interface operations {
   postDeliveriesByIdCancel: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3288,6 +3396,8 @@ export interface operations {
       /** @description The cancelled delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3330,6 +3440,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3348,7 +3467,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3373,7 +3492,10 @@ export interface operations {
   postDeliveriesByIdAssign: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3391,6 +3513,8 @@ export interface operations {
       /** @description The accepted delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3433,6 +3557,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3451,7 +3584,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3476,7 +3609,10 @@ export interface operations {
   postDeliveriesByIdAccept: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3487,6 +3623,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3529,7 +3667,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3554,7 +3701,10 @@ export interface operations {
   postDeliveriesByIdStart: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3565,6 +3715,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3607,7 +3759,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3632,7 +3793,10 @@ export interface operations {
   postDeliveriesByIdComplete: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3649,6 +3813,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3691,6 +3857,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3709,7 +3884,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
+      /** @description The delivery's state does not allow this move, or a required proof is missing (named); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3734,7 +3909,10 @@ export interface operations {
   postDeliveriesByIdFail: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3753,6 +3931,8 @@ export interface operations {
       /** @description The failed delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3788,6 +3968,15 @@ export interface operations {
       };
       /** @description Does not exist, or belongs to another company */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -3813,7 +4002,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3838,7 +4027,10 @@ export interface operations {
   postDeliveriesByIdReopen: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3849,6 +4041,8 @@ export interface operations {
       /** @description The reopened delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3891,7 +4085,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4288,7 +4491,10 @@ export interface operations {
   postWithdrawals: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4307,6 +4513,8 @@ export interface operations {
       /** @description Processing, with the gateway's transfer id */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4349,6 +4557,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -4367,7 +4584,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description More than the available balance, no gateway configured, or the gateway refused */
+      /** @description More than the available balance, no gateway configured, or the gateway refused; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4385,10 +4602,10 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      /** @description The database is unavailable or too busy to answer in time. Before the withdrawal was recorded: nothing was done. After (the gateway asked, its answer not yet recorded): the message names the withdrawal, which stays processing with its amount held until the reconciliation settles it; retry only with the same Idempotency-Key */
       503: {
         headers: {
-          /** @description Whole seconds to wait before trying again */
+          /** @description Whole seconds to wait before trying again (when nothing was done) */
           "Retry-After"?: string;
           [name: string]: unknown;
         };
@@ -4915,7 +5132,10 @@ export interface operations {
   postDeliveriesByIdEraseRecipient: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -4926,6 +5146,8 @@ export interface operations {
       /** @description The delivery, without its recipient's data */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4961,6 +5183,24 @@ export interface operations {
       };
       /** @description No delivery of the company has this id */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
