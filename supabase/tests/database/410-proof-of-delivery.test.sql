@@ -14,7 +14,11 @@ insert into ids select 'done', (tests.delivery_in(a, 'completed', 'invoice')).id
 create function pg_temp.name(delivery text, file text) returns text
 language sql as $$ select (a ->> 'company_id') || '/' || (select id from ids where ids.name = delivery) || '/' || file from t $$;
 create function pg_temp.put(name text) returns void
-language sql as $$ insert into storage.objects (bucket_id, name, metadata) values ('delivery-proofs', put.name, '{"mimetype": "image/png"}') $$;
+language sql as $$
+  -- With the media type its extension names, as an upload of the web app declares it.
+  insert into storage.objects (bucket_id, name, metadata)
+  values ('delivery-proofs', put.name, jsonb_build_object('mimetype', private.proof_media_type(put.name)))
+$$;
 grant execute on all functions in schema pg_temp to public;
 
 select is((select array[public::text, file_size_limit::text] || allowed_mime_types from storage.buckets where id = 'delivery-proofs'),

@@ -512,7 +512,7 @@ export interface paths {
     put?: never;
     /**
      * Complete a delivery in progress
-     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.
+     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.
      *
      *     Roles: the set `drivers`.
      */
@@ -3884,8 +3884,17 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move, or a required proof is missing (named); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      /** @description The delivery's state does not allow this move, a required proof is missing (named), or an uploaded proof is not the image its name says (named, and removed); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Storage could not be asked for the uploaded proof */
+      502: {
         headers: {
           [name: string]: unknown;
         };
