@@ -2,6 +2,10 @@
 
 select cron.unschedule('reconcile-withdrawals');
 
+DROP POLICY "realtime_messages_insert_driver_presence" ON "realtime"."messages";
+
+DROP POLICY "realtime_messages_select_company_presence" ON "realtime"."messages";
+
 DROP POLICY "delivery_proofs_insert_driver" ON "storage"."objects";
 
 DROP FUNCTION "private"."may_upload_proof"(text);
