@@ -211,7 +211,9 @@ export const createWithdrawal = defineRoute({
     "verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any " +
     "usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at " +
     "most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is " +
-    "never shown again in full: responses and broadcasts carry it masked to its last four characters.",
+    "never shown again in full: responses and broadcasts carry it masked to its last four characters. Retry with an " +
+    "`Idempotency-Key`: a retry after a 502 (or a lost answer) gets the first answer again and never makes a second " +
+    "withdrawal.",
   auth: "bearer",
   roles: "drivers",
   body: WithdrawalRequest,
