@@ -68,17 +68,26 @@ const EXPORT_BATCH = 1000;
 const EXPORT_BUDGET_MS = 120_000;
 
 const csvLines = (rows: unknown[][]) =>
-  stringify(rows, { cast: { boolean: (value) => String(value), number: (value) => String(value) } });
+  stringify(rows, {
+    cast: {
+      boolean: (value) => String(value),
+      number: (value) => String(value),
+    },
+  });
 
 /**
  * The CSV as a stream: the header and the first batch before the answer starts (so a refusal is still its own
  * status), then a batch at a time as the client reads (the stream's back-pressure), in one transaction as the
  * caller. A client that goes away ends the transaction.
  */
-async function exportStream(claims: Claims, filters: ReturnType<typeof filterArgs>): Promise<ReadableStream> {
+async function exportStream(
+  claims: Claims,
+  filters: ReturnType<typeof filterArgs>,
+): Promise<ReadableStream> {
   const { readable, writable } = new TransformStream<string, Uint8Array>(
     {
-      transform: (text, controller) => controller.enqueue(new TextEncoder().encode(text)),
+      transform: (text, controller) =>
+        controller.enqueue(new TextEncoder().encode(text)),
     },
     undefined,
     { highWaterMark: 2 },
@@ -87,11 +96,20 @@ async function exportStream(claims: Claims, filters: ReturnType<typeof filterArg
   let started!: () => void;
   const first = new Promise<void>((resolve) => (started = resolve));
   const done = asUser(claims, async (tx) => {
-    const cursor = await rpc(tx, "export_deliveries", filters) as unknown as string;
+    const cursor = await rpc(
+      tx,
+      "export_deliveries",
+      filters,
+    ) as unknown as string;
     let text = csvLines([EXPORT_COLUMNS.map(([name]) => name)]);
     for (;;) {
-      const batch = await rpc(tx, "fetch_deliveries", { cursor, count: EXPORT_BATCH }) as unknown as DeliveryRow[];
-      text += csvLines(batch.map((d) => EXPORT_COLUMNS.map(([, value]) => value(d) ?? "")));
+      const batch = await rpc(tx, "fetch_deliveries", {
+        cursor,
+        count: EXPORT_BATCH,
+      }) as unknown as DeliveryRow[];
+      text += csvLines(
+        batch.map((d) => EXPORT_COLUMNS.map(([, value]) => value(d) ?? "")),
+      );
       await writer.ready;
       const written = writer.write(text);
       started();
@@ -104,7 +122,10 @@ async function exportStream(claims: Claims, filters: ReturnType<typeof filterArg
   await Promise.race([first, done]);
   done.then(() => writer.close(), (error) => {
     console.error(
-      JSON.stringify({ event: "export_cut", error: error instanceof Error ? error.message : String(error) }),
+      JSON.stringify({
+        event: "export_cut",
+        error: error instanceof Error ? error.message : String(error),
+      }),
     );
     writer.abort(error).catch(() => {});
   });
@@ -116,7 +137,8 @@ export const exportDeliveries = defineRoute({
   path: "/api/v1/deliveries/export",
   tag: "deliveries",
   summary: "The company's deliveries as CSV",
-  description: "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
+  description:
+    "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
     "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, " +
     "comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import " +
     "reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, " +
@@ -127,7 +149,9 @@ export const exportDeliveries = defineRoute({
   responses: {
     200: {
       description: "The deliveries, one per line after the header",
-      schema: z.string().describe(`Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`),
+      schema: z.string().describe(
+        `Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`,
+      ),
       mediaType: "text/csv",
     },
   },
@@ -136,7 +160,9 @@ export const exportDeliveries = defineRoute({
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="deliveries-${dayOf(new Date())}.csv"`,
+        "content-disposition": `attachment; filename="deliveries-${
+          dayOf(new Date())
+        }.csv"`,
       },
     });
   },
@@ -171,13 +197,22 @@ const IMPORT_COLUMNS = [
   "window_end",
   "external_id",
 ] as const;
-const NUMBER_COLUMNS = new Set(["origin.lat", "origin.lng", "destination.lat", "destination.lng"]);
+const NUMBER_COLUMNS = new Set([
+  "origin.lat",
+  "origin.lng",
+  "destination.lat",
+  "destination.lng",
+]);
 
 const ImportResult = z.object({
   created: z.number().int(),
-  skipped: z.number().int().describe("Rows whose external_id the company already has (an earlier upload)."),
+  skipped: z.number().int().describe(
+    "Rows whose external_id the company already has (an earlier upload).",
+  ),
   errors: z.array(z.object({
-    row: z.number().int().describe("The row as a spreadsheet numbers it: the header is row 1."),
+    row: z.number().int().describe(
+      "The row as a spreadsheet numbers it: the header is row 1.",
+    ),
     detail: z.string(),
   })),
 }).meta({ id: "ImportResult" });
@@ -188,17 +223,29 @@ interface RowError {
 }
 
 /** A problem with the file as a whole: 400 as a validation item of the body. */
-const badFile = (msg: string) => new HttpError(400, [{ type: "value_error", loc: ["body"], msg, input: null }]);
+const badFile = (msg: string) =>
+  new HttpError(400, [{
+    type: "value_error",
+    loc: ["body"],
+    msg,
+    input: null,
+  }]);
 
 /** A number as a person types it: a decimal comma is read as a point. */
-const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
+const typedNumber = (
+  text: string,
+) => (/^-?\d+(,\d+)?$/.test(text)
+  ? Number(text.replace(",", "."))
+  : Number(text));
 
 /** A CSV record as the create body: dotted names nested, empty cells left out, coordinates as numbers. */
 function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   header.forEach((name, i) => {
     const text = (cells[i] ?? "").trim();
-    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) return;
+    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) {
+      return;
+    }
     const value = NUMBER_COLUMNS.has(name) ? typedNumber(text) : text;
     const [head, tail] = name.split(".");
     if (tail) body[head] = { ...(body[head] as object), [tail]: value };
@@ -209,18 +256,32 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
 }
 
 const issueText = (error: z.ZodError) =>
-  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issue.message}`).join("; ");
+  error.issues.map((issue) =>
+    `${issue.path.join(".") || "row"}: ${issue.message}`
+  ).join("; ");
 
 /** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
-function readCsv(text: string): { header: string[]; rows: { row: number; cells: string[] }[] } {
+function readCsv(
+  text: string,
+): { header: string[]; rows: { row: number; cells: string[] }[] } {
   const firstLine = text.slice(0, text.indexOf("\n") >>> 0);
   // A spreadsheet in Portuguese saves CSV with semicolons (its decimal separator is the comma).
-  const delimiter = (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? ";" : ",";
+  const delimiter =
+    (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0)
+      ? ";"
+      : ",";
   let records: string[][];
   try {
-    records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
+    records = parse(text, {
+      bom: true,
+      delimiter,
+      relax_column_count: true,
+      skip_empty_lines: false,
+    });
   } catch (error) {
-    throw badFile(`The file is not a CSV file we can read: ${(error as Error).message}`);
+    throw badFile(
+      `The file is not a CSV file we can read: ${(error as Error).message}`,
+    );
   }
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
@@ -228,30 +289,45 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
     throw badFile("The file has no header line naming its columns");
   }
   const unknown = names.filter((name) =>
-    !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
+    !(IMPORT_COLUMNS as readonly string[]).includes(name) &&
+    !EXPORT_ONLY.has(name)
   );
   if (unknown.length > 0) {
-    throw badFile(`Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`);
+    throw badFile(
+      `Unknown columns: ${unknown.join(", ")}; the columns are ${
+        IMPORT_COLUMNS.join(", ")
+      }`,
+    );
   }
   for (const needed of ["origin_address", "destination_address"]) {
-    if (!names.includes(needed)) throw badFile(`The header has no ${needed} column`);
+    if (!names.includes(needed)) {
+      throw badFile(`The header has no ${needed} column`);
+    }
   }
   // Each record is a row of a spreadsheet, a blank one too (counted, not read).
   const rows = data.map((cells, i) => ({ row: i + 2, cells }))
     .filter(({ cells }) => cells.some((cell) => cell.trim() !== ""));
   if (rows.length > MAX_IMPORT_ROWS) {
-    throw badFile(`The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`);
+    throw badFile(
+      `The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`,
+    );
   }
   return { header: names, rows };
 }
 
 /** Runs `work` over the items with at most `limit` at a time; the first failure is thrown. */
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function eachLimited<T>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++]);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, worker),
+  );
 }
 
 export const importDeliveries = defineRoute({
@@ -259,8 +335,11 @@ export const importDeliveries = defineRoute({
   path: "/api/v1/deliveries/import",
   tag: "deliveries",
   summary: "Create deliveries from a CSV file",
-  description: "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
-    `columns as the body of POST /api/v1/deliveries names its fields (${IMPORT_COLUMNS.join(", ")}), then at most ` +
+  description:
+    "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
+    `columns as the body of POST /api/v1/deliveries names its fields (${
+      IMPORT_COLUMNS.join(", ")
+    }), then at most ` +
     `${MAX_IMPORT_ROWS} rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves ` +
     "semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the " +
     "columns of an export that the create body does not have (id, status, ...) are ignored; any other column is " +
@@ -275,23 +354,33 @@ export const importDeliveries = defineRoute({
     "geocoded from its address (the first place the geocoding service finds); a row with an address it finds " +
     "nothing for is refused in `errors`, naming the address column. Every row is located and its route measured " +
     "before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 " +
-    "and nothing is created.",
+    "and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing " +
+    "or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so " +
+    "5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.",
   auth: "bearer",
   roles: "delivery_managers",
   rawBody: z.string().describe("The CSV file"),
   rawBodyType: "text/csv",
   rawBodyLimit: MAX_IMPORT_BYTES,
   responses: {
-    200: { description: "What was created, skipped and refused", schema: ImportResult },
+    200: {
+      description: "What was created, skipped and refused",
+      schema: ImportResult,
+    },
     413: { description: "The file is larger than 5 MiB" },
     415: { description: "The body is not sent as text/csv" },
-    502: { description: "The geocoding or the routing service failed or was too slow; nothing was created" },
+    502: {
+      description:
+        "The geocoding or the routing service failed or was too slow; nothing was created",
+    },
   },
   async handler({ req, claims, asCaller, authorize }) {
     const companyId = await authorize();
     let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
+      text = new TextDecoder("utf-8", { fatal: true }).decode(
+        await readBody(req, MAX_IMPORT_BYTES),
+      );
     } catch (error) {
       if (error instanceof HttpError) throw error;
       throw badFile("The file is not UTF-8 text");
@@ -305,7 +394,8 @@ export const importDeliveries = defineRoute({
       if (raw.payment_method === "pix") {
         errors.push({
           row,
-          detail: "payment_method: the import creates invoice deliveries; create a Pix delivery with " +
+          detail:
+            "payment_method: the import creates invoice deliveries; create a Pix delivery with " +
             "POST /api/v1/deliveries, which charges its client",
         });
         continue;
@@ -316,11 +406,21 @@ export const importDeliveries = defineRoute({
     }
 
     // Rows the company already has are skipped before any route is measured.
-    const ids = [...new Set(valid.map((v) => v.body.external_id).filter((id): id is string => !!id))];
+    const ids = [
+      ...new Set(
+        valid.map((v) => v.body.external_id).filter((id): id is string => !!id),
+      ),
+    ];
     const known = new Set(
-      ids.length ? await asCaller((tx) => rpc(tx, "existing_external_ids", { external_ids: ids })) : [],
+      ids.length
+        ? await asCaller((tx) =>
+          rpc(tx, "existing_external_ids", { external_ids: ids })
+        )
+        : [],
     );
-    const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
+    const fresh = valid.filter((v) =>
+      !v.body.external_id || !known.has(v.body.external_id)
+    );
     let skipped = valid.length - fresh.length;
 
     const routed: Record<string, unknown>[] = [];
@@ -330,8 +430,15 @@ export const importDeliveries = defineRoute({
         ends = await locateEnds(body);
       } catch (error) {
         // An address the geocoding service has no place for refuses its row; the service failing, the import.
-        if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
-        errors.push({ row, detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; ") });
+        if (
+          !(error instanceof HttpError && error.status === 422 &&
+            Array.isArray(error.detail))
+        ) throw error;
+        errors.push({
+          row,
+          detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`)
+            .join("; "),
+        });
         return;
       }
       const route = await measure(ends);
@@ -362,8 +469,16 @@ export const importDeliveries = defineRoute({
     for (let i = 0; i < routed.length; i += INSERT_BATCH) {
       const batch = routed.slice(i, i + INSERT_BATCH);
       const result = await asService((tx) =>
-        rpc(tx, "import_deliveries", { company_id: companyId, created_by: claims.sub, rows: batch as never })
-      ) as unknown as { created: unknown[]; skipped: unknown[]; errors: RowError[] };
+        rpc(tx, "import_deliveries", {
+          company_id: companyId,
+          created_by: claims.sub,
+          rows: batch as never,
+        })
+      ) as unknown as {
+        created: unknown[];
+        skipped: unknown[];
+        errors: RowError[];
+      };
       created += result.created.length;
       skipped += result.skipped.length;
       errors.push(...result.errors);

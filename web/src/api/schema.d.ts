@@ -330,7 +330,7 @@ export interface paths {
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
-     *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created.
+     *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so 5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.
      *
      *     Roles: the set `delivery_managers`.
      */
