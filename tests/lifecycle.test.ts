@@ -232,7 +232,9 @@ describe("GET /api/v1/reports/summary", () => {
     expect(res.body.revenue).toBeGreaterThan(res.body.driver_earnings);
     expect(res.body.on_time_rate).toBeNull();
     expect(res.body.avg_delivery_minutes).toBeGreaterThanOrEqual(0);
-    expect(res.body.by_day).toEqual([{ day: today, created: 5, completed: 2, revenue: res.body.revenue }]);
+    expect(res.body.by_day).toEqual([
+      { day: today, created: 5, completed: 2, cancelled: 1, failed: 1, revenue: res.body.revenue },
+    ]);
     expect(Object.keys(res.body).sort()).toEqual([
       "avg_delivery_minutes",
       "by_day",
@@ -323,7 +325,12 @@ describe("POST /api/v1/deliveries/import", () => {
     expect(first.body).toEqual({
       created: 2,
       skipped: 0,
-      errors: [{ row: 3, detail: expect.stringContaining("destination.lat") }],
+      errors: [{
+        row: 3,
+        detail: expect.stringContaining("destination.lat"),
+        // The cell named as a 400 names a field, so the panel says it in its language.
+        items: [expect.objectContaining({ type: "type_error", loc: ["body", "destination", "lat"] })],
+      }],
     });
     const created = await list(company.owner, {});
     expect(created.map((d) => d.external_id).sort()).toEqual(["IMP-1", "IMP-3"]);
@@ -339,7 +346,11 @@ describe("POST /api/v1/deliveries/import", () => {
     });
 
     const again = await importCsv(company.admin, file);
-    expect(again.body).toEqual({ created: 0, skipped: 2, errors: [{ row: 3, detail: expect.any(String) }] });
+    expect(again.body).toEqual({
+      created: 0,
+      skipped: 2,
+      errors: [{ row: 3, detail: expect.any(String), items: expect.any(Array) }],
+    });
     expect(await list(company.owner, {})).toHaveLength(2);
   });
 
@@ -350,16 +361,25 @@ describe("POST /api/v1/deliveries/import", () => {
       "origin_address,origin.lat,origin.lng,destination_address,destination.lat,destination.lng,payment_method\n" +
         "A,-23.55,-46.63,B,-23.56,-46.64,pix\n",
     );
-    expect(pix.body).toEqual({ created: 0, skipped: 0, errors: [{ row: 2, detail: expect.stringContaining("Pix") }] });
+    expect(pix.body).toEqual({
+      created: 0,
+      skipped: 0,
+      errors: [{
+        row: 2,
+        detail: expect.stringContaining("Pix"),
+        items: [expect.objectContaining({ type: "pix_not_imported", loc: ["body", "payment_method"] })],
+      }],
+    });
     const unknown = await importCsv(company.owner, "origin_address,destination_address,colour\nA,B,red\n");
     expect(unknown.status).toBe(400);
     expect(unknown.body.detail).toEqual([
-      expect.objectContaining({ loc: ["body"], msg: expect.stringContaining("colour") }),
+      { type: "csv_unknown_columns", loc: ["body"], msg: expect.stringContaining("colour"), input: ["colour"] },
     ]);
     expect((await importCsv(company.owner, "origin_address\nA\n", "application/json")).status).toBe(415);
     const many = [HEADER, ...Array.from({ length: 5001 }, (_, i) => `X-${i},A,-23.55,-46.63,B,-23.56,-46.64,,,,`)];
     const tooMany = await importCsv(company.owner, many.join("\n"));
     expect(tooMany.status).toBe(400);
+    expect(tooMany.body.detail[0]).toMatchObject({ type: "csv_too_many_rows", input: 5001 });
     expect(tooMany.body.detail[0].msg).toContain("at most 5000");
     expect((await importCsv(company.driver, "origin_address\nA\n")).status).toBe(403);
     expect(await list(company.owner, {})).toEqual([]);
@@ -381,8 +401,16 @@ describe("POST /api/v1/deliveries/import", () => {
       created: 1,
       skipped: 0,
       errors: [
-        { row: 3, detail: `destination_address: ${notFound}` },
-        { row: 4, detail: `origin_address: ${notFound}` },
+        {
+          row: 3,
+          detail: `destination_address: ${notFound}`,
+          items: [expect.objectContaining({ type: "address_not_found" })],
+        },
+        {
+          row: 4,
+          detail: `origin_address: ${notFound}`,
+          items: [expect.objectContaining({ type: "address_not_found" })],
+        },
       ],
     });
     expect(await list(company.owner, {})).toEqual([

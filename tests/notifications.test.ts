@@ -12,6 +12,7 @@ import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createCompany, db, stack, type TestCompany } from "./support/api.ts";
+import { waitFor } from "./support/wait.ts";
 import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
 import { smtp, whatsapp } from "./support/fakes.ts";
 
@@ -50,23 +51,15 @@ const rows = (deliveryId: string) =>
   db()<Row[]>`select event, channel, status, attempts, error from public.notifications
     where delivery_id = ${deliveryId} order by event, channel`;
 
-/** Waits (polling, 15 s at most) until `check` answers something truthy; answers it. */
-async function until<T>(what: string, check: () => Promise<T | false | null>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 150));
-  }
-}
+/** How long the sender may take to settle what it was woken for. */
+const SETTLE_MS = 15_000;
 
 /** Waits until every message of the delivery has left the queue. */
 const settled = (deliveryId: string, count: number) =>
-  until(`${count} messages settled`, async () => {
+  waitFor(`${count} messages settled`, async () => {
     const found = await rows(deliveryId);
     return found.length === count && found.every((r) => r.status !== "queued") && found;
-  });
+  }, SETTLE_MS);
 
 /** "A minute passes" for the delivery's messages: due now, queued a minute earlier. */
 const minutePasses = (deliveryId: string) =>
@@ -234,10 +227,10 @@ describe("providers failing", () => {
     try {
       expect((await moveDelivery(company.driver, delivery.id, "start")).status).toBe(200);
       // The first attempt (the wake-up after the commit) fails: queued again, saying why.
-      const failedOnce = await until("a failed first attempt", async () => {
+      const failedOnce = await waitFor("a failed first attempt", async () => {
         const started = (await rows(delivery.id)).filter((r) => r.event === "started");
         return started.length === 2 && started.every((r) => r.attempts >= 1 && r.error) && started;
-      });
+      }, SETTLE_MS);
       expect(failedOnce.map((r) => r.status)).toEqual(["queued", "queued"]);
       // Half a minute later, still down.
       await minutePasses(delivery.id);
@@ -305,12 +298,12 @@ describe("senders at once", () => {
     expect(runs.map((r) => r.status)).toEqual(Array(20).fill(200));
 
     const ids = deliveries.map((d) => d.id);
-    const outcome = await until("500 messages sent", async () => {
+    const outcome = await waitFor("500 messages sent", async () => {
       const [counts] = await db()`select count(*) filter (where status = 'sent')::int as sent,
           count(*) filter (where attempts <> 1)::int as retried
         from public.notifications where delivery_id = any (${ids}::uuid[])`;
       return counts.sent === 500 && counts;
-    });
+    }, SETTLE_MS);
     expect(outcome.retried).toBe(0);
     const messages = (await whatsapp.state()).messages.filter((m) => m.to.startsWith(`55219${prefix}`));
     expect(messages).toHaveLength(250);

@@ -35,12 +35,20 @@ describe("functions.invoke against a function deployed with verify_jwt = true", 
   it("is refused with 401 before the function runs when the token is missing or invalid", async () => {
     const missing = await api("/functions/v1/whoami");
     expect(missing.status).toBe(401);
+    expect(missing.body).toEqual({ code: 401, message: "Missing authorization header" });
     const supabase = supabaseClient();
     const { error } = await supabase.functions.invoke("whoami", {
       method: "GET",
       headers: { Authorization: "Bearer not-a-jwt" },
     });
     expect(error?.context?.status).toBe(401);
+    expect(await (error?.context as Response).json()).toEqual({ code: 401, message: "Invalid JWT" });
+  });
+
+  it("answers a function that does not exist with the edge runtime's 404", async () => {
+    const res = await api("/functions/v1/no-such-function");
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ code: "NOT_FOUND", message: "Requested function was not found" });
   });
 });
 

@@ -1,6 +1,7 @@
 // Proof of delivery with the real supabase-js Storage client against the local
-// Storage stand-in: the driver of a delivery in progress uploads its photo and
-// signature once, the company's managers read them, nobody else does; size and
+// Storage stand-in: the driver of a delivery in progress uploads one photo and
+// one signature, may replace them (upsert) and read them back until the delivery
+// is completed, the company's managers read them, nobody else does; size and
 // type limits; completion requires what the company requires.
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -73,22 +74,42 @@ describe("the delivery-proofs bucket", () => {
     expect((await fetch(tampered)).status).toBe(400);
   });
 
-  it("writes once: a second upload, an upsert, or another photo over the proof is refused, and nothing is removed", async () => {
+  it("one of each kind: the driver replaces their own proof with an upsert, never beside it, never removes it", async () => {
+    // A plain upload over it is refused as already there (the unique name), not by a policy.
     const again = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png());
-    // The insert policy refuses it before the unique name would (the proof of that kind exists).
-    expect(again.error?.message).toBe("new row violates row-level security policy");
-    const upsert = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png(), { upsert: true });
-    expect(upsert.error?.message).toBe("new row violates row-level security policy");
-    const other = await driver.storage.from(BUCKET).upload(
-      `${folder}/photo.jpg`,
-      new Blob([PNG], { type: "image/jpeg" }),
+    expect(again.error?.message).toBe("The resource already exists");
+    // A retry after a reload, or a better photo: the upsert replaces the bytes the managers read.
+    const better = Uint8Array.from([...PNG, 0]);
+    const upsert = await driver.storage.from(BUCKET).upload(
+      `${folder}/photo.png`,
+      new Blob([better], { type: "image/png" }),
+      { upsert: true },
     );
-    expect(other.error?.message).toBe("new row violates row-level security policy");
+    expect(upsert.error).toBeNull();
+    const owner = await clientOf(a.owner);
+    expect(await bytesOf((await owner.storage.from(BUCKET).download(`${folder}/photo.png`)).data)).toEqual(better);
+    // The driver reads back what they wrote while the delivery is in progress (an upsert needs it).
+    expect(await bytesOf((await driver.storage.from(BUCKET).download(`${folder}/photo.png`)).data)).toEqual(better);
+    expect((await driver.storage.from(BUCKET).list(folder)).data?.map((o) => o.name)).toEqual(["photo.png"]);
+    // A second photo under another name is refused, upsert or not.
+    for (const upsert of [false, true]) {
+      const other = await driver.storage.from(BUCKET).upload(
+        `${folder}/photo.jpg`,
+        new Blob([PNG], { type: "image/jpeg" }),
+        { upsert },
+      );
+      expect(other.error?.message).toBe("new row violates row-level security policy");
+    }
+    const moved = await driver.storage.from(BUCKET).move(`${folder}/photo.png`, `${folder}/photo.webp`);
+    expect(moved.error).not.toBeNull();
     const removed = await driver.storage.from(BUCKET).remove([`${folder}/photo.png`]);
     expect(removed.data).toEqual([]);
-    const owner = await clientOf(a.owner);
     expect((await owner.storage.from(BUCKET).remove([`${folder}/photo.png`])).data).toEqual([]);
-    expect((await owner.storage.from(BUCKET).download(`${folder}/photo.png`)).error).toBeNull();
+    expect(await bytesOf((await owner.storage.from(BUCKET).download(`${folder}/photo.png`)).data)).toEqual(better);
+    expect((await owner.storage.from(BUCKET).list(folder)).data?.map((o) => o.name)).toEqual(["photo.png"]);
+    // Back to the first photo, for the tests that follow.
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png(), { upsert: true })).error)
+      .toBeNull();
   });
 
   it("is refused to another driver, another company and anon, both ways", async () => {
@@ -101,8 +122,6 @@ describe("the delivery-proofs bucket", () => {
       const write = await outsider.storage.from(BUCKET).upload(`${folder}/signature.png`, png());
       expect(write.error).not.toBeNull();
     }
-    // The driver reads nothing back either, its own upload included.
-    expect((await driver.storage.from(BUCKET).download(`${folder}/photo.png`)).error?.message).toBe("Object not found");
     // Company B's driver cannot write into its own company's folder for A's delivery.
     const bDriver = await clientOf(b.driver);
     const crossed = await bDriver.storage.from(BUCKET).upload(`${b.companyId}/${id}/signature.png`, png());
@@ -173,12 +192,16 @@ describe("completing with proof", () => {
     });
     const seen = await api(`/api/v1/deliveries/${id}`, { token: a.owner.token });
     expect(seen.body.proof).toEqual(done.body.proof);
-    // Completed: the driver can no longer add anything.
+    // Completed: the driver can no longer add, replace or read anything.
     const late = await driver.storage.from(BUCKET).upload(
       `${folder}/photo.webp`,
       new Blob([PNG], { type: "image/webp" }),
     );
     expect(late.error?.message).toBe("new row violates row-level security policy");
+    const replaced = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png(), { upsert: true });
+    expect(replaced.error?.message).toBe("new row violates row-level security policy");
+    expect((await driver.storage.from(BUCKET).download(`${folder}/photo.png`)).error?.message).toBe("Object not found");
+    expect((await driver.storage.from(BUCKET).list(folder)).data).toEqual([]);
   });
 
   it("without requirements, a delivery completes with no proof", async () => {

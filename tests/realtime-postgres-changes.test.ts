@@ -11,6 +11,7 @@ import { createClient, type RealtimeChannel, type SupabaseClient } from "@supaba
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser, db, signIn, stack, uniqueEmail } from "./support/api.ts";
+import { until } from "./support/realtime.ts";
 
 const clients: SupabaseClient[] = [];
 
@@ -54,11 +55,6 @@ async function listen(supabase: SupabaseClient, ...bindings: Binding[]): Promise
   const status = await new Promise<string>((resolve) => channel.subscribe((s) => s !== "CLOSED" && resolve(s)));
   await until(() => system.length > 0);
   return { channel, status, changes, system };
-}
-
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
 }
 
 /** Waits long enough for a change that should not come (Realtime polls every 100 ms). */

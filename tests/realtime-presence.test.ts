@@ -10,6 +10,7 @@
 import type { RealtimeChannel } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCompany, db, stack, type TestCompany } from "./support/api.ts";
+import { until } from "./support/realtime.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
 type Client = ReturnType<typeof supabaseClient>;
@@ -17,11 +18,6 @@ const clients: Client[] = [];
 afterAll(async () => {
   await Promise.all(clients.map((client) => client.removeAllChannels()));
 });
-
-async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-}
 
 interface Joined {
   client: Client;
@@ -86,14 +82,14 @@ describe("presence where the policies allow it", () => {
     const topic = `presence-test:${company.companyId}`;
     const panel = await join(topic, company.owner.token);
     expect(panel.status).toBe("SUBSCRIBED");
-    await until(() => panel.syncs > 0);
+    await until(() => panel.syncs > 0, 5_000);
     expect(panel.channel.presenceState()).toEqual({});
 
     const driverApp = await join(topic, company.driver.token, company.driver.driverId);
     expect(driverApp.status).toBe("SUBSCRIBED");
     expect(await driverApp.channel.track({ driver_id: company.driver.driverId, online_at: "2026-11-23T12:00:00Z" }))
       .toBe("ok");
-    await until(() => panel.joins.length > 0);
+    await until(() => panel.joins.length > 0, 5_000);
     expect(panel.joins).toEqual([
       {
         key: company.driver.driverId,
@@ -104,19 +100,19 @@ describe("presence where the policies allow it", () => {
 
     // A manager joining later gets the state at once.
     const lateAdmin = await join(topic, company.admin.token);
-    await until(() => Object.keys(lateAdmin.channel.presenceState()).length > 0);
+    await until(() => Object.keys(lateAdmin.channel.presenceState()).length > 0, 5_000);
     expect(Object.keys(lateAdmin.channel.presenceState())).toEqual([company.driver.driverId]);
 
     expect(await driverApp.channel.untrack()).toBe("ok");
-    await until(() => panel.leaves.length > 0);
+    await until(() => panel.leaves.length > 0, 5_000);
     expect(panel.leaves.map((l) => l.key)).toEqual([company.driver.driverId]);
     expect(panel.channel.presenceState()).toEqual({});
 
     // Closing the driver's socket is a leave too.
     expect(await driverApp.channel.track({ driver_id: company.driver.driverId })).toBe("ok");
-    await until(() => panel.joins.length > 1);
+    await until(() => panel.joins.length > 1, 5_000);
     driverApp.client.realtime.disconnect();
-    await until(() => panel.leaves.length > 1);
+    await until(() => panel.leaves.length > 1, 5_000);
     expect(panel.leaves.map((l) => l.key)).toEqual([company.driver.driverId, company.driver.driverId]);
     expect(panel.channel.presenceState()).toEqual({});
   });
@@ -159,7 +155,7 @@ describe("REST broadcast (httpSend)", () => {
     await server.realtime.setAuth(stack().serviceRoleKey);
     const sender = server.channel(topic, { config: { private: true } });
     await expect(sender.httpSend("panel_notice", { text: "hello" })).resolves.toEqual({ success: true });
-    await until(() => panel.broadcasts.length > 0);
+    await until(() => panel.broadcasts.length > 0, 5_000);
     expect(panel.broadcasts).toEqual([{ event: "panel_notice", payload: { text: "hello" } }]);
 
     // The owner has no broadcast INSERT policy on its topic: 403, and nothing is delivered.
@@ -191,7 +187,7 @@ describe("REST broadcast (httpSend)", () => {
       body: JSON.stringify({ messages: [{ topic, event: "batch_notice", payload: { n: 1 }, private: true }] }),
     });
     expect(res.status).toBe(202);
-    await until(() => panel.broadcasts.length > 0);
+    await until(() => panel.broadcasts.length > 0, 5_000);
     expect(panel.broadcasts).toEqual([{ event: "batch_notice", payload: { n: 1 } }]);
     const noKey = await fetch(`${stack().apiUrl}/realtime/v1/api/broadcast`, { method: "POST", body: "{}" });
     expect(noKey.status).toBe(401);

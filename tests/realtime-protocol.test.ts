@@ -2,7 +2,8 @@
 // The local Realtime endpoint (local/realtime) driven by the real realtime-js
 // client that supabase-js ships: private channels authorized by the
 // realtime.messages policies, delivery of realtime.send() from SQL, token
-// refresh and expiry, public channels, client broadcasts, and the latency.
+// refresh and expiry, send_binary() and broadcast_changes(), broadcast replay,
+// public channels, client broadcasts, and the latency.
 import { randomUUID } from "node:crypto";
 import { request } from "node:http";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
@@ -19,6 +20,8 @@ interface Received {
   kind: "broadcast" | "system";
   event?: string;
   payload: any;
+  /** A broadcast's meta (its message id; `replayed` for a replayed one). */
+  meta?: any;
   at: number;
 }
 
@@ -51,14 +54,16 @@ function mint(claims: Record<string, unknown>, secret = stack().jwtSecret): Prom
 function subscribe(
   supabase: SupabaseClient,
   topic: string,
-  config: { private?: boolean; self?: boolean; ack?: boolean } = {},
+  config: { private?: boolean; self?: boolean; ack?: boolean; replay?: Record<string, unknown> } = {},
 ) {
   const inbox: Received[] = [];
   const statuses: string[] = [];
+  const broadcast = { self: config.self, ack: config.ack, replay: config.replay as never };
   const channel = supabase
-    .channel(topic, { config: { private: config.private ?? false, broadcast: { self: config.self, ack: config.ack } } })
+    .channel(topic, { config: { private: config.private ?? false, broadcast } })
     .on("broadcast", { event: "*" }, (message) => {
-      inbox.push({ kind: "broadcast", event: message.event, payload: message.payload, at: performance.now() });
+      const { event, payload, meta } = message;
+      inbox.push({ kind: "broadcast", event, payload, meta, at: performance.now() });
     })
     .on("system", {}, (payload) => inbox.push({ kind: "system", payload, at: performance.now() }));
   const settled = new Promise<{ status: string; error?: string }>((resolve) => {
@@ -265,6 +270,159 @@ describe("token refresh", () => {
     const system = await until(() => sub.inbox.find((m) => m.kind === "system"), "the expiry", 4_000);
     expect(system.payload).toMatchObject({ extension: "system", status: "error" });
     expect(system.payload.message).toMatch(/^Token has expired \d seconds ago$/);
+  });
+});
+
+describe("broadcasts from the database", () => {
+  it("realtime.send() puts the message's id in the payload unless the payload has an id", async () => {
+    const alice = await user();
+    const supabase = client();
+    await supabase.realtime.setAuth(alice.token);
+    const topic = `${READ_WRITE}:${alice.id}`;
+    const sub = subscribe(supabase, topic, { private: true });
+    expect((await sub.settled).status).toBe("SUBSCRIBED");
+    await send(topic, "plain", { n: 1 });
+    await send(topic, "own", { id: "mine", n: 2 });
+    await until(() => (sub.inbox.length >= 2 ? true : undefined), "two messages");
+    const stored =
+      await db()`select id::text, payload from realtime.messages where topic = ${topic} order by inserted_at`;
+    expect(stored.map((r) => r.payload)).toEqual([{ n: 1, id: stored[0].id }, { id: "mine", n: 2 }]);
+    expect(sub.inbox.map((m) => m.payload)).toEqual([{ n: 1, id: stored[0].id }, { id: "mine", n: 2 }]);
+  });
+
+  it("realtime.broadcast_changes() in a row trigger sends the change, and send_binary() bytes", async () => {
+    const alice = await user();
+    const topic = `${READ_WRITE}:${alice.id}`;
+    const table = `rt_notes_${randomUUID().replaceAll("-", "")}`;
+    await db().unsafe(`
+      create table public.${table} (id int primary key, body text);
+      create function public.${table}_broadcast() returns trigger language plpgsql as $$
+      begin
+        perform realtime.broadcast_changes('${topic}', tg_op, tg_op, tg_table_name, tg_table_schema, new, old);
+        return null;
+      end $$;
+      create trigger broadcast after insert or update or delete on public.${table}
+        for each row execute function public.${table}_broadcast();
+    `);
+    try {
+      const supabase = client();
+      await supabase.realtime.setAuth(alice.token);
+      const sub = subscribe(supabase, topic, { private: true });
+      expect((await sub.settled).status).toBe("SUBSCRIBED");
+      await db().unsafe(`insert into public.${table} values (1, 'hello')`);
+      await db().unsafe(`update public.${table} set body = 'bye' where id = 1`);
+      await db().unsafe(`delete from public.${table} where id = 1`);
+      await until(() => (sub.inbox.length >= 3 ? true : undefined), "three changes");
+      expect(sub.inbox.map((m) => m.event)).toEqual(["INSERT", "UPDATE", "DELETE"]);
+      expect(sub.inbox[0].payload).toMatchObject({
+        operation: "INSERT",
+        table,
+        schema: "public",
+        record: { id: 1, body: "hello" },
+        old_record: null,
+      });
+      expect(sub.inbox[1].payload).toMatchObject({ record: { body: "bye" }, old_record: { body: "hello" } });
+      expect(sub.inbox[2].payload).toMatchObject({ record: null, old_record: { id: 1, body: "bye" } });
+      expect(typeof sub.inbox[0].payload.id).toBe("string");
+
+      await db()`select realtime.send_binary(${Buffer.from([0, 1, 2, 255])}, 'bytes', ${topic})`;
+      await until(() => (sub.inbox.length >= 4 ? true : undefined), "the binary message");
+      expect(sub.inbox[3].event).toBe("bytes");
+      expect([...new Uint8Array(sub.inbox[3].payload as ArrayBuffer)]).toEqual([0, 1, 2, 255]);
+    } finally {
+      await db().unsafe(`drop table public.${table}; drop function public.${table}_broadcast()`);
+    }
+  });
+
+  it("refuses broadcast_changes for a statement trigger, as Realtime's function does", async () => {
+    await expect(
+      db()`select realtime.broadcast_changes('t', 'e', 'INSERT', 'x', 'public', null::record, null::record, 'STATEMENT')`,
+    ).rejects.toThrow(
+      "Failed to process the row: function can only be triggered for each row, not for each statement",
+    );
+  });
+});
+
+describe("broadcast replay", () => {
+  /** A private join asking Realtime to replay the topic's stored broadcasts. */
+  const replaying = (supabase: SupabaseClient, topic: string, replay: Record<string, unknown>) =>
+    subscribe(supabase, topic, { private: true, replay });
+
+  it("sends a private join the topic's broadcasts since `since`, the last `limit`, oldest first, marked replayed", async () => {
+    const alice = await user();
+    const topic = `${READ_WRITE}:${alice.id}`;
+    await send(topic, "before", { n: 0 });
+    await pause(20);
+    const since = Date.now();
+    await pause(20);
+    for (const n of [1, 2, 3]) await send(topic, "stored", { n });
+    await send(`${READ_ONLY}:${alice.id}`, "elsewhere", { n: 9 });
+    await send(topic, "public", { n: 8 }, false);
+
+    const supabase = client();
+    await supabase.realtime.setAuth(alice.token);
+    const all = replaying(supabase, topic, { since });
+    expect(await all.settled).toEqual({ status: "SUBSCRIBED", error: undefined });
+    await until(() => (all.inbox.length >= 3 ? true : undefined), "three replayed messages");
+    expect(all.inbox.map((m) => [m.event, m.payload.n, m.meta.replayed])).toEqual([
+      ["stored", 1, true],
+      ["stored", 2, true],
+      ["stored", 3, true],
+    ]);
+    const [{ id }] = await db()`select id::text from realtime.messages
+      where topic = ${topic} and payload ->> 'n' = '1'`;
+    expect([all.inbox[0].meta.id, all.inbox[0].payload.id]).toEqual([id, id]);
+    // Live messages follow, not marked.
+    await send(topic, "live", { n: 4 });
+    await until(() => (all.inbox.length >= 4 ? true : undefined), "the live message");
+    expect(all.inbox[3]).toMatchObject({ event: "live", payload: { n: 4 } });
+    expect(all.inbox[3].meta?.replayed).toBeUndefined();
+
+    const other = client();
+    await other.realtime.setAuth(alice.token);
+    const last = replaying(other, topic, { since, limit: 1 });
+    expect((await last.settled).status).toBe("SUBSCRIBED");
+    await until(() => (last.inbox.length >= 1 ? true : undefined), "one replayed message");
+    await pause(200);
+    expect(last.inbox.map((m) => [m.event, m.payload.n])).toEqual([["live", 4]]);
+  });
+
+  it("refuses parameters that are not whole numbers, and a caller who may not read the topic", async () => {
+    const [alice, mallory] = [await user(), await user()];
+    const topic = `${READ_WRITE}:${alice.id}`;
+    const supabase = client();
+    await supabase.realtime.setAuth(alice.token);
+    expect(await replaying(supabase, topic, { since: "yesterday" }).settled).toEqual({
+      status: "CHANNEL_ERROR",
+      error: "UnableToReplayMessages: Replay params are not valid",
+    });
+    const intruder = client();
+    await intruder.realtime.setAuth(mallory.token);
+    expect(await replaying(intruder, topic, { since: 0 }).settled).toEqual({
+      status: "CHANNEL_ERROR",
+      error: `Unauthorized: You do not have permissions to read from this Channel topic: ${topic}`,
+    });
+  });
+
+  it("refuses replay on a public channel (which realtime-js will not even send)", async () => {
+    const socket = new WebSocket(
+      `${stack().apiUrl.replace(/^http/, "ws")}/realtime/v1/websocket?apikey=${stack().anonKey}&vsn=1.0.0`,
+    );
+    const replies: any[] = [];
+    socket.addEventListener("message", (event) => replies.push(JSON.parse(String(event.data))));
+    await new Promise((resolve) => socket.addEventListener("open", resolve));
+    socket.send(JSON.stringify({
+      topic: `realtime:room-${randomUUID()}`,
+      event: "phx_join",
+      payload: { config: { private: false, broadcast: { replay: { since: 0 } } } },
+      ref: "1",
+    }));
+    await until(() => replies.find((m) => m.event === "phx_reply"), "the join's reply");
+    socket.close();
+    expect(replies.find((m) => m.event === "phx_reply").payload).toEqual({
+      status: "error",
+      response: { reason: "UnableToReplayMessages: Replay is not allowed for public channels" },
+    });
   });
 });
 

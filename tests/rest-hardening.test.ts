@@ -2,9 +2,11 @@
 // are bounded as /api/v1's are (413 as soon as they pass 1 MiB, also without
 // Content-Length, never read whole into memory), and malformed input (a NUL
 // in a select alias or a value, runaway nesting, bad percent-escapes, bytes
-// that are not UTF-8) is a 4xx in PostgREST's error body, never a 5xx.
+// that are not UTF-8) is a 4xx in PostgREST's error body, never a 5xx. And
+// the API gateway in front of it refuses a request without the project's key.
 import { describe, expect, it } from "vitest";
 import { stack } from "./support/api.ts";
+import { sendStream, stallingBody } from "./support/streams.ts";
 
 const MiB = 1_048_576;
 
@@ -14,36 +16,9 @@ const rest = (path: string, init: RequestInit = {}) =>
     headers: { apikey: stack().serviceRoleKey, ...(init.headers as Record<string, string>) },
   });
 
-/** A chunked body that sends `bytes` and then stalls: only a server that stops reading can answer. */
-function stallingBody(bytes: number): ReadableStream<Uint8Array> {
-  let sent = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (sent >= bytes) return new Promise(() => {});
-      const chunk = new Uint8Array(Math.min(64 * 1024, bytes - sent)).fill(0x20);
-      sent += chunk.byteLength;
-      controller.enqueue(chunk);
-    },
-  });
-}
-
-async function postStream(path: string, body: ReadableStream<Uint8Array>) {
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), 10_000);
-  try {
-    const res = await rest(path, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body,
-      duplex: "half",
-      signal: abort.signal,
-    } as RequestInit);
-    return { status: res.status, body: await res.json() };
-  } finally {
-    clearTimeout(timer);
-    abort.abort();
-  }
-}
+/** A chunked JSON body posted to the local PostgREST, as the service role. */
+const postStream = (path: string, body: ReadableStream<Uint8Array>) =>
+  sendStream("POST", `/rest/v1${path}`, body, { apikey: stack().serviceRoleKey, "content-type": "application/json" });
 
 const tooLarge = { message: "Payload Too Large", hint: `The request body is larger than ${MiB} bytes` };
 
@@ -96,5 +71,24 @@ describe("malformed input", () => {
       expect({ path, status: res.status, code: body.code }).toEqual({ path, status, code });
       expect(body).toHaveProperty("message");
     }
+  });
+});
+
+describe("the API gateway", () => {
+  it("refuses a request without the project's key, or with another key, before PostgREST sees it", async () => {
+    const missing = await fetch(`${stack().apiUrl}/rest/v1/prices?select=company_id`);
+    expect(missing.status).toBe(401);
+    expect(await missing.json()).toEqual({
+      message: "No API key found in request",
+      hint: "No `apikey` request header or url param was found.",
+    });
+    const wrong = await rest("/prices?select=company_id", { headers: { apikey: `${stack().anonKey}x` } });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({
+      message: "Invalid API key",
+      hint: "Double check your Supabase `anon` or `service_role` API key.",
+    });
+    const asQuery = await fetch(`${stack().apiUrl}/rest/v1/prices?select=company_id&apikey=${stack().serviceRoleKey}`);
+    expect(asQuery.status).toBe(200);
   });
 });

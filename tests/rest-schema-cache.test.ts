@@ -7,25 +7,13 @@
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { db, stack } from "./support/api.ts";
+import { eventually } from "./support/wait.ts";
 
 const rest = (path: string, init: RequestInit = {}) =>
   fetch(`${stack().apiUrl}/rest/v1${path}`, {
     ...init,
     headers: { apikey: stack().serviceRoleKey, ...(init.headers as Record<string, string>) },
   });
-
-/** Polls `check` until it passes: a NOTIFY reaches the stand-in asynchronously, as it reaches PostgREST. */
-async function eventually(check: () => Promise<void> | void, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 afterAll(async () => {
   await db().unsafe(`

@@ -5,12 +5,15 @@
 // hints, relationships through views (also over tables of an unexposed
 // schema), overloaded and unnamed-parameter functions, upserts, missing
 // defaults, transaction-end and max-affected preferences, CSV, planned and
-// estimated counts, several schemas, the in-database settings and the
+// estimated counts, several schemas, the in-database settings (schemas, extra
+// search path, anonymous role, transaction end, max rows, pre-request) and the
 // OpenAPI root, and PostgREST's own refusals (PGRSTxxx).
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { createClient } from "@supabase/supabase-js";
+import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, stack } from "./support/api.ts";
+import { eventually } from "./support/wait.ts";
 
 const FIXTURE = `
   create schema rest_test;
@@ -97,10 +100,26 @@ The fixture of tests/rest-semantics.test.ts.';
   create table rest_test.settings (id int primary key, doc jsonb not null);
   insert into rest_test.settings values (1, '{"theme": {"color": "blue"}, "size": 3}'), (2, '{"theme": {"color": "red"}, "size": 1}');
 
+  -- Reached only through pgrst.db_extra_search_path; and a role for requests whose token names none.
+  create schema rest_extra;
+  grant usage on schema rest_extra to service_role;
+  create function rest_extra.triple(x int) returns int language sql immutable return x * 3;
+  create function rest_test.uses_extra(x int) returns int language plpgsql immutable
+    as $$ begin return triple(x); end $$;
+  do $$ begin
+    if not exists (select from pg_roles where rolname = 'rest_test_reader') then
+      create role rest_test_reader nologin;
+    end if;
+  end $$;
+  grant rest_test_reader to authenticator;
+  grant usage on schema rest_test to rest_test_reader;
+  grant select on rest_test.tags to rest_test_reader;
+
   grant select, insert, update, delete on all tables in schema rest_test to service_role;
   grant usage on all sequences in schema rest_test to service_role;
   grant select on rest_test.authors, rest_test.books to anon;
   grant execute on all functions in schema rest_test to service_role, anon;
+  grant execute on function rest_extra.triple(int) to service_role;
 `;
 
 /**
@@ -129,18 +148,6 @@ const rest = (path: string, init: RequestInit & { key?: string } = {}) =>
     },
   });
 
-async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 /** Sets in-database pgrst.* settings on authenticator and waits for the stand-in to have read them. */
 async function configure(settings: Record<string, string | null>, effective: () => Promise<void>) {
   for (const [name, value] of Object.entries(settings)) {
@@ -155,7 +162,10 @@ async function configure(settings: Record<string, string | null>, effective: () 
 }
 
 beforeAll(async () => {
-  await db().unsafe("drop schema if exists rest_test cascade; drop schema if exists rest_hidden cascade");
+  await db().unsafe(
+    "drop schema if exists rest_test cascade; drop schema if exists rest_hidden cascade; " +
+      "drop schema if exists rest_extra cascade",
+  );
   await db().unsafe(FIXTURE);
   await configure({ db_schemas: "public, rest_test" }, async () => {
     expect((await rest("/authors?select=id")).status).toBe(200);
@@ -163,10 +173,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await configure({ db_schemas: null, db_tx_end: null, db_max_rows: null }, async () => {
-    expect((await rest("/authors")).status).toBe(406);
-  });
-  await db().unsafe("drop schema rest_test cascade; drop schema rest_hidden cascade");
+  await configure(
+    { db_schemas: null, db_tx_end: null, db_max_rows: null, db_extra_search_path: null, db_anon_role: null },
+    async () => {
+      expect((await rest("/authors")).status).toBe(406);
+    },
+  );
+  await db().unsafe("drop schema rest_test cascade; drop schema rest_hidden cascade; drop schema rest_extra cascade");
+  await db().unsafe("drop role rest_test_reader");
 });
 
 describe("computed fields and relationships", () => {
@@ -553,6 +567,37 @@ describe("reads", () => {
       expect((await rest("/")).status).toBe(200);
     });
     expect((await rest("/books?select=id&limit=1")).headers.get("x-pre-request")).toBeNull();
+  });
+
+  it("applies pgrst.db_extra_search_path and pgrst.db_anon_role set in the database", async () => {
+    // Supabase's default extra search path (public, extensions) does not reach rest_extra.triple.
+    const before = await rest("/rpc/uses_extra?x=2");
+    expect(before.status).toBe(404);
+    expect(await before.json()).toMatchObject({ code: "42883" });
+    // A token that names no role is the anonymous role's: anon, which may not read tags.
+    const roleless = await new SignJWT({ sub: "nobody", exp: Math.floor(Date.now() / 1000) + 600 })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .sign(new TextEncoder().encode(stack().jwtSecret));
+    const asAnonymous = () =>
+      rest("/tags?select=name&order=id&limit=1", { headers: { authorization: `Bearer ${roleless}` } });
+    expect((await asAnonymous()).status).toBe(401);
+
+    await configure(
+      { db_extra_search_path: "public, extensions, rest_extra", db_anon_role: "rest_test_reader" },
+      async () => {
+        const after = await rest("/rpc/uses_extra?x=2");
+        expect(after.status).toBe(200);
+        expect(await after.json()).toBe(6);
+      },
+    );
+    const reader = await asAnonymous();
+    expect(reader.status).toBe(200);
+    expect(await reader.json()).toEqual([{ name: expect.any(String) }]);
+
+    await configure({ db_extra_search_path: null, db_anon_role: null }, async () => {
+      expect((await rest("/rpc/uses_extra?x=2")).status).toBe(404);
+    });
+    expect((await asAnonymous()).status).toBe(401);
   });
 
   it("applies pgrst.db_max_rows set in the database", async () => {

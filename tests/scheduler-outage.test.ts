@@ -12,17 +12,10 @@ import { afterAll, beforeAll, expect, test } from "vitest";
 import { startNetWorker } from "../local/net-worker.ts";
 import { startScheduler } from "../local/scheduler.ts";
 import { db, stack } from "./support/api.ts";
+import { waitFor } from "./support/wait.ts";
 
 const DATABASE = "scheduler_outage_test";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** A TCP proxy to the stack's Postgres that can be cut (connections reset, port closed) and restored. */
 function startProxy(target: { host: string; port: number }) {
@@ -98,7 +91,7 @@ test("the scheduler and the net worker survive the database going away and resum
   const scheduler = startScheduler({ url, log });
   const worker = startNetWorker({ url, log });
   try {
-    await until("the first call", () => calls > 0, 6000);
+    await waitFor("the first call", () => calls > 0, 6000);
 
     await proxy.down();
     await sleep(3500);
@@ -111,9 +104,9 @@ test("the scheduler and the net worker survive the database going away and resum
     const own = postgres(stack().dbUrl.replace(/\/postgres$/, `/${DATABASE}`), { max: 1, onnotice: () => {} });
     const [{ before }] = await own`select coalesce(max(id), 0)::int as before from net._http_response`;
     await proxy.up();
-    await until("calls after the database returned", () => calls > outage + 1, 15_000);
+    await waitFor("calls after the database returned", () => calls > outage + 1, 15_000);
     // Their answers are stored as well.
-    await until("responses stored after the database returned", async () => {
+    await waitFor("responses stored after the database returned", async () => {
       const [{ n }] = await own`select count(*)::int as n from net._http_response where id > ${before}`;
       return n >= 2;
     }, 5000);

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cronMatches, type CronSchedule } from "../local/scheduler.ts";
 import { db, stack } from "./support/api.ts";
+import { waitFor } from "./support/wait.ts";
 import { projectRoot } from "./support/stack.ts";
 
 interface Received {
@@ -28,21 +29,7 @@ let delayMs = 0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 6000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-/** The array when it has something, for `until`. */
+/** The array when it has something, for `waitFor`. */
 const some = <T>(items: T[]) => items.length > 0 && items;
 const unique = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 10)}`;
 const receivedOn = (path: string) => received.filter((r) => r.path.startsWith(path));
@@ -102,7 +89,7 @@ describe("pg_cron stand-in", () => {
         timeout_milliseconds := 4000)`})`;
     try {
       const started = Date.now();
-      const [first] = await until("the first call", () => some(receivedOn(path)));
+      const [first] = await waitFor("the first call", () => some(receivedOn(path)));
       expect(Date.now() - started).toBeLessThan(5000);
       expect(first.method).toBe("POST");
       expect(first.path).toBe(`${path}?q=a%20b%26c`);
@@ -112,7 +99,7 @@ describe("pg_cron stand-in", () => {
       expect(JSON.parse(first.body)).toEqual({ hello: "world", n: 1 });
 
       // The answer is in net._http_response as pg_net writes it.
-      const response = await until("a stored response", async () => {
+      const response = await waitFor("a stored response", async () => {
         const [row] = await db()<
           {
             status_code: number;
@@ -138,8 +125,8 @@ describe("pg_cron stand-in", () => {
       expect(response.headers["x-reply"]).toBe("from-fake");
 
       // A second run a second later: the job keeps its cadence.
-      await until("a second call", () => receivedOn(path).length >= 2);
-      const runs = await until("two recorded runs", async () => {
+      await waitFor("a second call", () => receivedOn(path).length >= 2);
+      const runs = await waitFor("two recorded runs", async () => {
         const rows = (await runsOf(jobid)).filter((r) => r.status === "succeeded");
         return rows.length >= 2 && rows;
       });
@@ -174,14 +161,14 @@ describe("pg_cron stand-in", () => {
         'do $$ begin raise exception ''running as %'', current_user; end $$',
         'postgres', 'authenticator')`;
     try {
-      const [failed] = await until(
+      const [failed] = await waitFor(
         "a failed run",
         async () => some((await runsOf(failingId)).filter((r) => r.status === "failed")),
       );
       expect(failed.return_message).toContain("division by zero");
       expect(failed.end_time).not.toBeNull();
 
-      const [run] = await until(
+      const [run] = await waitFor(
         "the authenticator's run",
         async () => some((await runsOf(userJobId)).filter((r) => r.end_time)),
       );
@@ -217,7 +204,7 @@ describe("pg_cron stand-in", () => {
       jobname: name,
     });
     try {
-      await until("the job to run", () => receivedOn(path).length > 0);
+      await waitFor("the job to run", () => receivedOn(path).length > 0);
       await db()`select cron.alter_job(${id}::bigint, active := false)`;
       await sleep(1500);
       const calls = receivedOn(path).length;
@@ -225,7 +212,7 @@ describe("pg_cron stand-in", () => {
       expect(receivedOn(path).length).toBe(calls);
       // Back on, it runs again without a restart.
       await db()`select cron.alter_job(${id}::bigint, schedule := '2 seconds', active := true)`;
-      await until("the job to run again", () => receivedOn(path).length > calls);
+      await waitFor("the job to run again", () => receivedOn(path).length > calls);
     } finally {
       await db()`select cron.unschedule(${id}::bigint)`;
     }
@@ -275,7 +262,7 @@ describe("pg_net stand-in", () => {
     await new Promise((resolve) => closed.close(resolve));
 
     const [{ http_get: refusedId }] = await db()`select net.http_get(${`http://127.0.0.1:${closedPort}/`})`;
-    const refused = await until(
+    const refused = await waitFor(
       "the refused response",
       async () => (await db()`select * from net._http_response where id = ${refusedId}`)[0],
     );
@@ -288,7 +275,7 @@ describe("pg_net stand-in", () => {
     try {
       const [{ http_post: slowId }] = await db()`
         select net.http_post(${`${baseUrl}/slow`}, '{}'::jsonb, timeout_milliseconds := 300)`;
-      const slow = await until(
+      const slow = await waitFor(
         "the timed-out response",
         async () => (await db()`select * from net._http_response where id = ${slowId}`)[0],
       );
@@ -341,12 +328,12 @@ describe("the scheduled job of the migrations", () => {
       await db()`select vault.update_secret(${projectUrlId}, ${baseUrl})`;
       await db()`select cron.alter_job(${job.jobid}::bigint, schedule := '1 seconds')`;
       const path = "/functions/v1/gateway-webhook/reconcile";
-      const [call] = await until("the reconcile call", () => some(receivedOn(path)));
+      const [call] = await waitFor("the reconcile call", () => some(receivedOn(path)));
       expect(call.method).toBe("POST");
       expect(call.headers.authorization).toBe(`Bearer ${stack().serviceRoleKey}`);
       expect(call.headers["content-type"]).toBe("application/json");
       expect(JSON.parse(call.body)).toEqual({});
-      const [run] = await until(
+      const [run] = await waitFor(
         "the recorded run",
         async () => (await runsOf(job.jobid)).filter((r) => r.status === "succeeded"),
       );

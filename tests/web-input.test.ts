@@ -1,4 +1,4 @@
-// What people type into the web app: the one number rule (web/src/lib/numbers.ts) and the Brazilian documents,
+// What people type into the web app: the one number rule (web/src/lib/numbers.ts), dates (web/src/lib/dates.ts), and the Brazilian documents,
 // phone numbers, CEPs and Pix keys (web/src/lib/brazil.ts), the address a New delivery end sends
 // (web/src/lib/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
 // (tests/e2e/locale.spec.ts) type the same into the real forms.
@@ -17,6 +17,9 @@ import {
 import { preferredLanguage } from "../web/src/i18n/languages.ts";
 import { emptyEnd, fullAddress } from "../web/src/lib/address.ts";
 import { parseDecimal } from "../web/src/lib/numbers.ts";
+import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../web/src/lib/dates.ts";
+import { readWebhookDetail } from "../web/src/lib/webhook-detail.ts";
+import { readFileSync } from "node:fs";
 
 const PT = "." as const; // Portuguese writes thousands with a dot
 const EN = "," as const;
@@ -174,5 +177,243 @@ describe("CEPs and the address an end sends", () => {
       "Rua Augusta, 1500 - Consolação, São Paulo - SP",
     );
     expect(fullAddress({ ...emptyEnd, address: "  Praça da Sé, São Paulo " })).toBe("Praça da Sé, São Paulo");
+  });
+});
+
+describe("dates typed dd/mm/aaaa and dd/mm/aaaa HH:mm", () => {
+  it("masks a day and a moment as they are typed", () => {
+    expect(maskDate("3")).toBe("3");
+    expect(maskDate("311")).toBe("31/1");
+    expect(maskDate("31122026")).toBe("31/12/2026");
+    expect(maskDate("31/12/20269")).toBe("31/12/2026");
+    expect(maskDateTime("311220261")).toBe("31/12/2026 1");
+    expect(maskDateTime("3112202614")).toBe("31/12/2026 14");
+    expect(maskDateTime("31/12/2026 14:305")).toBe("31/12/2026 14:30");
+  });
+
+  it("reads a day that exists, and only in full", () => {
+    expect(parseDay("31/12/2026")).toBe("2026-12-31");
+    expect(parseDay(" 29/02/2028 ")).toBe("2028-02-29");
+    for (const text of ["29/02/2026", "31/04/2026", "00/01/2026", "01/13/2026", "1/1/2026", "01/01/26", "2026-01-01"]) {
+      expect(parseDay(text), text).toBe(null);
+    }
+    expect(dayText("2026-12-31")).toBe("31/12/2026");
+  });
+
+  it("reads a moment on the company's clocks, whatever the browser's zone", () => {
+    // São Paulo is 3 hours behind UTC (no daylight saving time since 2019).
+    expect(parseDateTime("31/12/2026 14:30", "America/Sao_Paulo")).toBe("2026-12-31T17:30:00.000Z");
+    expect(parseDateTime("01/01/2027 23:59", "America/Sao_Paulo")).toBe("2027-01-02T02:59:00.000Z");
+    expect(parseDateTime("15/01/2026 09:00", "America/Manaus")).toBe("2026-01-15T13:00:00.000Z");
+    // Across a clock change: Lisbon is UTC+1 in summer, UTC in winter.
+    expect(parseDateTime("01/07/2026 12:00", "Europe/Lisbon")).toBe("2026-07-01T11:00:00.000Z");
+    expect(parseDateTime("01/12/2026 12:00", "Europe/Lisbon")).toBe("2026-12-01T12:00:00.000Z");
+    // 01:30 never happens on 29/03/2026 in Lisbon (01:00 becomes 02:00): read with the offset before the change.
+    expect(parseDateTime("29/03/2026 01:30", "Europe/Lisbon")).toBe("2026-03-29T01:30:00.000Z");
+    for (const text of ["31/12/2026 24:00", "31/12/2026 14:60", "31/02/2026 10:00", "31/12/2026", "31/12/2026 9:00"]) {
+      expect(parseDateTime(text, "America/Sao_Paulo"), text).toBe(null);
+    }
+  });
+});
+
+describe("the webhook log's audit notes, read to be said in words", () => {
+  // [a note as the platform writes it, what it is read as, the file that writes it, the fixed text of its format there]
+  const NOTES: [string, string, Record<string, string>, string, string][] = [
+    [
+      "delivery pending, payment received",
+      "deliveryNow",
+      { status: "pending", payment: "received" },
+      "supabase/schemas/05_deliveries.sql",
+      "'delivery %s, payment %s'",
+    ],
+    [
+      "PAYMENT_RECEIVED already applied",
+      "alreadyApplied",
+      { event: "PAYMENT_RECEIVED" },
+      "supabase/schemas/05_deliveries.sql",
+      "'%s already applied'",
+    ],
+    [
+      "PAYMENT_OVERDUE does not apply to a delivery pending with payment received",
+      "paymentDoesNotApply",
+      { event: "PAYMENT_OVERDUE", status: "pending", payment: "received" },
+      "supabase/schemas/05_deliveries.sql",
+      "'%s does not apply to a delivery %s with payment %s'",
+    ],
+    [
+      "no delivery for this payment",
+      "noSuchDelivery",
+      {},
+      "supabase/schemas/05_deliveries.sql",
+      "'no delivery for this payment'",
+    ],
+    [
+      "delivery is not paid by Pix",
+      "notPix",
+      {},
+      "supabase/schemas/05_deliveries.sql",
+      "'delivery is not paid by Pix'",
+    ],
+    ["event not handled", "notHandled", {}, "supabase/schemas/05_deliveries.sql", "'event not handled'"],
+    [
+      "withdrawal failed",
+      "withdrawalNow",
+      { status: "failed" },
+      "supabase/schemas/06_money.sql",
+      "format('withdrawal %s'",
+    ],
+    [
+      "withdrawal already completed",
+      "withdrawalAlready",
+      { status: "completed" },
+      "supabase/schemas/06_money.sql",
+      "'withdrawal already %s'",
+    ],
+    [
+      "withdrawal is already completed; the gateway now reports TRANSFER_FAILED: left as it is for review",
+      "withdrawalForReview",
+      { status: "completed", event: "TRANSFER_FAILED" },
+      "supabase/schemas/06_money.sql",
+      "'withdrawal is already %s; the gateway now reports %s: left as it is for review'",
+    ],
+    [
+      "withdrawal completed after it was recorded failed (no_transfer): the gateway made the transfer, debited now",
+      "withdrawalLateSuccess",
+      { kind: "no_transfer" },
+      "supabase/schemas/06_money.sql",
+      "'withdrawal completed after it was recorded failed (%s): ",
+    ],
+    [
+      "PAYMENT_RECEIVED is not a transfer event",
+      "notHandled",
+      {},
+      "supabase/schemas/06_money.sql",
+      "'%s is not a transfer event'",
+    ],
+    ["no such withdrawal", "noSuchWithdrawal", {}, "supabase/schemas/06_money.sql", "'no such withdrawal'"],
+    [
+      "the transfer is not this withdrawal's",
+      "notOurs",
+      {},
+      "supabase/schemas/06_money.sql",
+      "'the transfer is not this withdrawal''s'",
+    ],
+    [
+      "the transfer is not settled yet",
+      "notSettled",
+      { object: "transfer" },
+      "functions/gateway-webhook/settle.ts",
+      "`the ${kind} is not settled yet`",
+    ],
+    [
+      "the transfer exists and is pending: attached to the withdrawal",
+      "transferAttached",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      "'the transfer exists and is pending: attached to the withdrawal'",
+    ],
+    [
+      "the gateway has no payment pay_123",
+      "gatewayHasNone",
+      { object: "payment" },
+      "functions/gateway-webhook/settle.ts",
+      "the gateway has no ${claim.kind} ${",
+    ],
+    ["no such delivery", "noSuchDelivery", {}, "functions/gateway-webhook/settle.ts", "no such ${noun(claim.kind)}"],
+    [
+      "the payment has no gateway id to check",
+      "noGatewayId",
+      { object: "payment" },
+      "functions/gateway-webhook/settle.ts",
+      "the ${claim.kind} has no gateway id to check",
+    ],
+    [
+      "the gateway's transfer is not this withdrawal's",
+      "notOurs",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      "the gateway's ${claim.kind} is not this ${noun(claim.kind)}'s",
+    ],
+    [
+      "could not check the transfer with the gateway: unreachable",
+      "couldNotCheck",
+      { object: "transfer" },
+      "functions/gateway-webhook/settle.ts",
+      "`could not check the ${kind} with the gateway: ",
+    ],
+    [
+      "this object was checked with the gateway less than a minute ago",
+      "tooSoon",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      '"this object was checked with the gateway less than a minute ago"',
+    ],
+    [
+      "the company has no gateway configuration to check the event with",
+      "noGatewayConfig",
+      {},
+      "functions/gateway-webhook/settle.ts",
+      '"the company has no gateway configuration to check the event with"',
+    ],
+    [
+      "event PAYMENT_CREATED is not handled",
+      "notHandled",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      "`event ${event.event} is not handled`",
+    ],
+    ["invalid signature", "badSignature", {}, "functions/gateway-webhook/webhook.ts", '"invalid signature"'],
+    [
+      "missing gateway-signature",
+      "noSignature",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      '"missing gateway-signature"',
+    ],
+    [
+      "no webhook secret is configured for this endpoint",
+      "noSecret",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      '"no webhook secret is configured for this endpoint"',
+    ],
+    ["unknown company", "unknownCompany", {}, "functions/gateway-webhook/webhook.ts", '"unknown company"'],
+    [
+      "the event could not be processed in time; deliver it again",
+      "tooSlow",
+      {},
+      "functions/gateway-webhook/webhook.ts",
+      '"the event could not be processed in time; deliver it again"',
+    ],
+  ];
+
+  it.each(NOTES)("%j is read as %s", (note, name, values, file, fragment) => {
+    // The platform still writes the note this way: a changed note fails here, not silently in the panel.
+    expect(readFileSync(file, "utf8")).toContain(fragment);
+    expect(readWebhookDetail(note)).toEqual({ via: [], gatewayStatus: null, outcome: { name, values } });
+  });
+
+  it("reads how the event was checked before what was done, and leaves a note it does not know unread", () => {
+    expect(readFileSync("functions/gateway-webhook/settle.ts", "utf8")).toContain(
+      '`${prefix}checked with the gateway (${object.status}${event ? ` = ${event}` : ""}): `',
+    );
+    expect(readFileSync("functions/gateway-webhook/webhook.ts", "utf8")).toContain('unsigned ? "unsigned, "');
+    expect(readWebhookDetail("unsigned, checked with the gateway (FAILED = TRANSFER_FAILED): withdrawal failed"))
+      .toEqual({
+        via: ["unsigned"],
+        gatewayStatus: "FAILED",
+        outcome: { name: "withdrawalNow", values: { status: "failed" } },
+      });
+    expect(readWebhookDetail("reconciliation, checked with the gateway (PENDING): the transfer is not settled yet"))
+      .toEqual({
+        via: ["reconciliation"],
+        gatewayStatus: "PENDING",
+        outcome: { name: "notSettled", values: { object: "transfer" } },
+      });
+    expect(readWebhookDetail("something new the platform says")).toEqual({
+      via: [],
+      gatewayStatus: null,
+      outcome: null,
+    });
   });
 });

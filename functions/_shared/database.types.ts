@@ -1440,6 +1440,8 @@ export type Database = {
         "created": number | null;
         "completed": number | null;
         "revenue": number | null;
+        "cancelled": number | null;
+        "failed": number | null;
       };
       "report_summary": {
         "created": number | null;

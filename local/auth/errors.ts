@@ -246,11 +246,3 @@ function isVersion2024(version: string | null): boolean {
 export function requestedApiVersion(req: Request): string | null {
   return req.headers.get(API_VERSION_HEADER);
 }
-
-/** The API gateway in front of GoTrue (Kong locally, Supabase's gateway hosted) rejects a missing or wrong key. */
-export function gatewayError(kind: "missing_api_key" | "invalid_api_key"): Response {
-  const body = kind === "missing_api_key"
-    ? { message: "No API key found in request", hint: "No `apikey` request header or url param was found." }
-    : { message: "Invalid API key", hint: "Double check your Supabase `anon` or `service_role` API key." };
-  return Response.json(body, { status: 401 });
-}

@@ -3,7 +3,6 @@
 // error codes and messages auth-js relies on. A Hono app, mounted by
 // local/server.ts at /auth/v1. Tables: sql/local/10_auth.sql.
 import { type Context, Hono } from "hono";
-import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
 import { bodyLimit } from "hono/body-limit";
 import {
   adminCreateUser,
@@ -25,7 +24,8 @@ import {
   singleSignOn,
   unenrollFactor,
 } from "./disabled.ts";
-import { AuthError, errorResponse, errors, gatewayError, requestedApiVersion } from "./errors.ts";
+import { AuthError, errorResponse, errors, requestedApiVersion } from "./errors.ts";
+import { checkApiKey } from "../api-gateway.ts";
 import { token } from "./grants.ts";
 import { createLimiters, type LimitedGroup } from "./limits.ts";
 import { generateLink, invite } from "./links.ts";
@@ -192,13 +192,6 @@ export function createAuth(options: AuthOptions): Auth {
     mailbox: createMailboxApp(mailbox),
     close: () => bcryptPool.close(),
   };
-}
-
-function checkApiKey(req: Request, apiKeys: string[]): Response | null {
-  const presented = req.headers.get("apikey") ?? new URL(req.url).searchParams.get("apikey");
-  if (!presented) return gatewayError("missing_api_key");
-  const matches = apiKeys.map((key) => timingSafeEqual(presented, key));
-  return matches.includes(true) ? null : gatewayError("invalid_api_key");
 }
 
 function failure(error: unknown, req: Request): Response {

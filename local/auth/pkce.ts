@@ -3,7 +3,8 @@
 // marks the mailed token `pkce_`; following the link then redirects to the app
 // with `?code=<auth code>`, which the app exchanges, with the code verifier it
 // kept, at POST /token?grant_type=pkce for a session.
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
+import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
 import type postgres from "postgres";
 import { z } from "zod";
 import type { RequestContext } from "./context.ts";
@@ -75,8 +76,7 @@ function verifierMatches(flow: { code_challenge: string; code_challenge_method: 
   const expected = flow.code_challenge_method === "s256"
     ? createHash("sha256").update(verifier).digest("base64url")
     : verifier;
-  const [a, b] = [new TextEncoder().encode(flow.code_challenge), new TextEncoder().encode(expected)];
-  return a.length === b.length && timingSafeEqual(a, b);
+  return timingSafeEqual(flow.code_challenge, expected);
 }
 
 interface FlowRow {

@@ -1,6 +1,7 @@
 // The signed-in user's endpoints: GET and PUT /user, GET /reauthenticate and
 // POST /logout (GoTrue's user.go, reauthenticate.go, logout.go).
 import type postgres from "postgres";
+import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
 import { z } from "zod";
 import type { Handler, RequestContext } from "./context.ts";
 import { authTransaction, jsonb } from "./db.ts";
@@ -70,7 +71,7 @@ export const reauthenticate: Handler = async (ctx) => {
 async function consumeNonce(ctx: RequestContext, tx: postgres.TransactionSql, user: UserRow, nonce: string) {
   const sentAt = user.reauthentication_sent_at;
   if (!user.reauthentication_token || !sentAt) throw errors.reauthenticationNotValid();
-  const valid = user.reauthentication_token === tokenHash(user.email ?? "", nonce) &&
+  const valid = timingSafeEqual(user.reauthentication_token, tokenHash(user.email ?? "", nonce)) &&
     Date.now() <= sentAt.getTime() + ctx.project.otpExpiry * 1000;
   if (!valid) throw errors.reauthenticationNotValid();
   await tx`update auth.users set reauthentication_token = '' where id = ${user.id}`;

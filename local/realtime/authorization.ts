@@ -117,12 +117,7 @@ export async function authorizeWrite(
       };
     });
   } catch (error) {
-    if (error instanceof postgres.PostgresError) {
-      log("rls_policy_error", { topic: context.topic, role: context.claims.role, error: error.message });
-      return { ok: false, error: "rls_policy_error" };
-    }
-    log("database_unavailable", { topic: context.topic, error: String(error) });
-    return { ok: false, error: "database_unavailable" };
+    return failed(context, error);
   }
 }
 
@@ -130,12 +125,22 @@ export async function authorize(sql: postgres.Sql, context: AuthorizationContext
   try {
     return { ok: true, policies: await inRolledBackTransaction(sql, (tx) => evaluate(tx, context)) };
   } catch (error) {
-    if (error instanceof postgres.PostgresError) {
-      // An unknown role, a policy that raises: Realtime logs RlsPolicyError and refuses the read.
-      log("rls_policy_error", { topic: context.topic, role: context.claims.role, error: error.message });
-      return { ok: false, error: "rls_policy_error" };
-    }
-    log("database_unavailable", { topic: context.topic, error: String(error) });
-    return { ok: false, error: "database_unavailable" };
+    return failed(context, error);
   }
+}
+
+/**
+ * A check that could not run: an unknown role or a policy that raises (Realtime logs RlsPolicyError and refuses),
+ * or the database away.
+ */
+function failed(
+  context: AuthorizationContext,
+  error: unknown,
+): { ok: false; error: "rls_policy_error" | "database_unavailable" } {
+  if (error instanceof postgres.PostgresError) {
+    log("rls_policy_error", { topic: context.topic, role: context.claims.role, error: error.message });
+    return { ok: false, error: "rls_policy_error" };
+  }
+  log("database_unavailable", { topic: context.topic, error: String(error) });
+  return { ok: false, error: "database_unavailable" };
 }

@@ -4,7 +4,7 @@
 // subscriber's RLS (changes.ts), and the REST broadcast API (broadcast-api.ts). Real Realtime reads
 // new realtime.messages rows from logical replication; here the NOTIFY of
 // sql/local/20_realtime.sql wakes us, and we fetch the row by its id.
-import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
+import { isApiKey as isProjectKey } from "../api-gateway.ts";
 import { Hono } from "hono";
 import { decodeJwt } from "jose";
 import postgres from "postgres";
@@ -92,15 +92,18 @@ async function deliver(sql: postgres.Sql, hub: TopicHub, raw: string): Promise<v
   if (!notification) return log("notification_malformed", { payload: raw.slice(0, 200) });
   if (!hub.isHeard(notification.topic)) return;
   try {
-    const [row] = await sql<{ event: string | null; private: boolean | null; payload: string | null }[]>`
-      select event, private, payload::text as payload from realtime.messages where id = ${notification.id} limit 1`;
-    // Realtime skips a row without an event or a payload.
-    if (!row?.event || row.payload === null) return;
+    const [row] = await sql<
+      { event: string | null; private: boolean | null; payload: string | null; binary_payload: Uint8Array | null }[]
+    >`
+      select event, private, payload::text as payload, binary_payload
+      from realtime.messages where id = ${notification.id} limit 1`;
+    // Realtime skips a row without an event or a payload; bytes (realtime.send_binary) go as bytes.
+    if (!row?.event || (row.payload === null && row.binary_payload === null)) return;
     hub.publish(topicKey(notification.topic, row.private === true), {
       kind: "user",
       event: row.event,
-      body: encoder.encode(row.payload),
-      encoding: "json",
+      body: row.binary_payload ?? encoder.encode(row.payload!),
+      encoding: row.binary_payload ? "binary" : "json",
       meta: { id: notification.id },
     });
   } catch (error) {
@@ -157,7 +160,7 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
     }
   }, IDLE_SWEEP_MS);
 
-  const isApiKey = (key: string) => apiKeys.some((known) => timingSafeEqual(known, key));
+  const isApiKey = (key: string) => isProjectKey(key, apiKeys);
 
   /** GET /websocket: the Phoenix socket, once its version and API key are accepted. */
   function websocket(req: Request): Response {

@@ -17,6 +17,7 @@ import {
   type Payload,
   reply,
 } from "./protocol.ts";
+import { type ReplayedMessage, replayedMessages, type ReplayRequest, replayRequest } from "./replay.ts";
 import { type ChannelClaims, confirmToken, joinRefusal, shutdownMessage } from "./tokens.ts";
 
 /** Where channels register to receive the broadcasts of their topic. */
@@ -48,6 +49,8 @@ interface JoinConfig {
   /** The key presences are tracked under: the client's, or a fresh UUID as Realtime gives. */
   presenceKey: string;
   postgresChanges: Payload[];
+  /** `broadcast.replay`: whether the join names it, and what it asks (replay.ts). */
+  replay: { asked: boolean; request: ReplayRequest };
 }
 
 /** Why a private channel may not be read: a phx_reply reason is `code: text`, a shutdown message is `text`. */
@@ -82,6 +85,7 @@ function parseJoinConfig(payload: unknown): JoinConfig {
     presenceEnabled: presence.enabled === true,
     presenceKey: typeof presence.key === "string" && presence.key !== "" ? presence.key : crypto.randomUUID(),
     postgresChanges: Array.isArray(config.postgres_changes) ? config.postgres_changes.filter(isPayload) : [],
+    replay: replayRequest(broadcast),
   };
 }
 
@@ -108,6 +112,8 @@ export class Channel implements ChangeSubscriber {
   tokenTimer: ReturnType<typeof setTimeout> | undefined;
   /** Changes that arrived before the join's reply went out, sent right after it. */
   #heldChanges: ChangeMessage[] | null = [];
+  /** The ids of the messages replayed at the join, which the channel does not get a second time. */
+  replayedIds = new Set<string>();
 
   constructor(
     readonly session: Session,
@@ -147,6 +153,7 @@ export class Channel implements ChangeSubscriber {
   /** Like Realtime's dispatcher, a private channel without broadcast read gets no broadcasts. */
   deliver(broadcast: Broadcast): void {
     if (this.config.private && this.policies?.broadcastRead !== true) return;
+    if (broadcast.kind === "user" && this.replayedIds.has(String(broadcast.meta?.id))) return;
     this.session.sendBroadcast(this.topic, broadcast);
   }
 }
@@ -245,6 +252,8 @@ export class Session {
       if ("code" in result) return refuse(`${result.code}: ${result.text}`);
       channel.policies = result;
     }
+    const replayed = await this.#replay(channel);
+    if (typeof replayed === "string") return refuse(replayed);
     if (this.socket.readyState !== WebSocket.OPEN) return;
 
     this.#channels.set(channel.topic, channel);
@@ -263,6 +272,21 @@ export class Session {
     // Realtime answers with the postgres_changes bindings, each with its id, for the client to match.
     const postgresChanges = config.postgresChanges.map((params) => ({ ...params, id: bindingId(params) }));
     this.#send(reply(message, channel.joinRef, "ok", { postgres_changes: postgresChanges }));
+    // Realtime pushes the replayed messages once the join is done, as broadcasts marked `replayed`.
+    for (const m of replayed) {
+      const meta = { replayed: true, id: m.id };
+      if (m.binary_payload) {
+        const bytes = { kind: "user", event: m.event ?? "", body: m.binary_payload, encoding: "binary", meta } as const;
+        this.sendBroadcast(channel.topic, bytes);
+      } else {
+        this.sendPush(channel, channel.joinRef, "broadcast", {
+          payload: m.payload,
+          event: m.event,
+          type: "broadcast",
+          meta,
+        });
+      }
+    }
     // PresenceHandler.sync: the current state, to public channels and to private ones that may read presence.
     if (config.presenceEnabled && (!config.private || channel.policies?.presenceRead === true)) {
       this.sendPush(channel, channel.joinRef, "presence_state", this.options.hub.presenceState(channel));
@@ -274,6 +298,29 @@ export class Session {
       this.#pushSystem(channel, "postgres_changes", subscribed.message);
     }
     channel.releaseChanges();
+  }
+
+  /**
+   * The messages a join asked to replay (none when it asked none), or why the join is refused: replay needs a
+   * private channel whose broadcasts the caller may read, and whole numbers (replay.ts).
+   */
+  async #replay(channel: Channel): Promise<ReplayedMessage[] | string> {
+    const { asked, request } = channel.config.replay;
+    if (!asked) return [];
+    if (channel.config.private && channel.policies?.broadcastRead !== true) {
+      return `Unauthorized: You do not have permissions to read from this Channel topic: ${channel.subTopic}`;
+    }
+    if (!channel.config.private) return "UnableToReplayMessages: Replay is not allowed for public channels";
+    if (request.kind === "invalid") return "UnableToReplayMessages: Replay params are not valid";
+    if (request.kind === "none") return [];
+    try {
+      const messages = await replayedMessages(this.options.sql, channel.subTopic, request.since, request.limit);
+      channel.replayedIds = new Set(messages.map((m) => m.id));
+      return messages;
+    } catch (error) {
+      log("replay_failed", { topic: channel.subTopic, error: String(error) });
+      return "UnableToReplayMessages: Realtime was unable to replay messages";
+    }
   }
 
   /** The policies of a private channel, or why it may not be joined (Realtime needs broadcast or presence read). */

@@ -15,7 +15,7 @@ import type { Context as HonoContext } from "hono";
 import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import postgres from "postgres";
 import { isConnectionError } from "../../functions/_shared/errors.ts";
-import { gatewayError } from "../auth/errors.ts";
+import { checkApiKey } from "../api-gateway.ts";
 import type { LocalKeys } from "../keys.ts";
 import { POSTGREST_SERVER } from "../versions.ts";
 import { applyDbSettings, readDbSettings, readFileConfig, type RestConfig } from "./config.ts";
@@ -212,9 +212,8 @@ export async function createRest(options: RestOptions): Promise<Rest> {
     if (req.method === "OPTIONS" && req.headers.has("access-control-request-method")) {
       return new Response(null, { status: 200, headers: cors });
     }
-    const presented = req.headers.get("apikey") ?? new URL(req.url).searchParams.get("apikey");
-    if (!presented) return withHeaders(gatewayError("missing_api_key"), cors);
-    if (!apiKeys.includes(presented)) return withHeaders(gatewayError("invalid_api_key"), cors);
+    const refusal = checkApiKey(req, apiKeys);
+    if (refusal) return withHeaders(refusal, cors);
     await next();
   });
   const corsOf = (c: HonoContext) => c.get("cors" as never) as unknown as Headers;

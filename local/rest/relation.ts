@@ -114,6 +114,27 @@ export interface Outcome {
 }
 
 /**
+ * Reads the rows of `root` (a relation or a function's result, `from`), with its embeddings, filters, order and page,
+ * through runRead.
+ */
+export async function readNode(
+  ctx: Context,
+  tx: postgres.TransactionSql,
+  builder: Builder,
+  root: ReadNode,
+  from: string,
+  media: Media,
+  shape: "rows" | "row" = "rows",
+): Promise<Outcome> {
+  const joins: string[] = [];
+  const list = builder.selectList(root, joins);
+  const where = builder.where(root);
+  const whereSql = where.length ? ` where ${where.join(" and ")}` : "";
+  const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${builder.page(root)}`;
+  return await runRead(ctx, tx, builder, source, ctx.prefs.count ? `from ${from}${whereSql}` : null, media, shape);
+}
+
+/**
  * Runs `source` (a select of the root node, named pgrst_source) and aggregates
  * it for `media`; counts the whole set as `Prefer: count=` asks: exact, planned
  * (the planner's estimate) or estimated (exact up to max-rows, the estimate beyond).
@@ -217,14 +238,7 @@ export async function readRelation(ctx: Context, table: Table): Promise<Response
   root.limit = limit;
   const from = `${qualified(table.schema, table.name)} as ${ident(root.alias)}`;
   const outcome = await transaction(ctx, true, async (tx) => {
-    const joins: string[] = [];
-    const list = builder.selectList(root, joins);
-    const where = builder.where(root);
-    const whereSql = where.length ? ` where ${where.join(" and ")}` : "";
-    const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${
-      builder.page(root)
-    }`;
-    const outcome = await runRead(ctx, tx, builder, source, ctx.prefs.count ? `from ${from}${whereSql}` : null, media);
+    const outcome = await readNode(ctx, tx, builder, root, from, media);
     if (media.kind === "object" && outcome.pageTotal !== 1) throw errors.singularity(outcome.pageTotal);
     return outcome;
   });

@@ -8,7 +8,16 @@
 import { errors } from "./errors.ts";
 import { parseColumns } from "./parse.ts";
 import { Builder, ident, qualified, type Relation } from "./query.ts";
-import { applyParams, relationOf, respondRead, runRead, searchPath, selectItems, topRange } from "./relation.ts";
+import {
+  applyParams,
+  readNode,
+  relationOf,
+  respondRead,
+  runRead,
+  searchPath,
+  selectItems,
+  topRange,
+} from "./relation.ts";
 import {
   checkStrict,
   contentMedia,
@@ -197,22 +206,7 @@ export async function callRoutine(ctx: Context, name: string): Promise<Response>
     ? `${bodyRelation} cross join lateral ${call} as ${ident(root.alias)}`
     : `${call} as ${ident(root.alias)}`;
   const outcome = await transaction(ctx, readOnly, async (tx) => {
-    const joins: string[] = [];
-    const list = builder.selectList(root, joins);
-    const where = builder.where(root);
-    const whereSql = where.length ? ` where ${where.join(" and ")}` : "";
-    const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${
-      builder.page(root)
-    }`;
-    const outcome = await runRead(
-      ctx,
-      tx,
-      builder,
-      source,
-      ctx.prefs.count ? `from ${from}${whereSql}` : null,
-      media,
-      routine.returnsSet ? "rows" : "row",
-    );
+    const outcome = await readNode(ctx, tx, builder, root, from, media, routine.returnsSet ? "rows" : "row");
     if (media.kind === "object" && outcome.pageTotal !== 1) throw errors.singularity(outcome.pageTotal);
     if (strictMax !== undefined && outcome.pageTotal > strictMax) throw errors.maxAffected(outcome.pageTotal);
     return outcome;

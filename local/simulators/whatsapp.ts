@@ -8,9 +8,11 @@
 // (132001), a `to` that is not a number (100), and a number that is not on
 // WhatsApp (131026): here, a Brazilian number that is not a mobile (a landline,
 // e.g. +55 11 3333-4444). `GET /inbox` lists what it accepted, newest first
-// (the simulators page shows it). Runtime-neutral (a fetch handler), so the
-// local stack serves it and the test suite wraps it in its loopback fake.
+// (the simulators page shows it). Routed with Hono and runtime-neutral (a fetch
+// handler), so the local stack serves it and the test suite wraps it in its loopback fake.
+import { Hono } from "hono";
 import { fill, TEMPLATES } from "../../functions/notifications/messages.ts";
+import { controlled } from "./controls.ts";
 
 export interface WhatsAppMessage {
   id: string;
@@ -71,86 +73,84 @@ interface TemplateRequest {
 }
 
 export function createWhatsAppSimulator(options: WhatsAppSimulatorOptions = {}): WhatsAppSimulator {
-  const sim: WhatsAppSimulator = {
-    mode: "ok",
-    delayMs: 0,
-    messages: [],
-    async fetch(req: Request): Promise<Response> {
-      if (sim.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
-      const path = new URL(req.url).pathname.replace(/^\/_sim\/whatsapp/, "");
-      if (req.method === "GET" && path === "/inbox") return Response.json({ messages: sim.messages });
-      const match = /^\/v\d+\.\d+\/(\d+)\/messages$/.exec(path);
-      if (!match) {
-        return metaError(400, 100, "Unsupported post request.", "Unknown path components", "GraphMethodException");
-      }
-      if (req.method !== "POST") {
-        return metaError(400, 100, "Unsupported get request.", "Only POST is supported", "GraphMethodException");
-      }
-      if (!/^Bearer \S+$/.test(req.headers.get("authorization") ?? "")) {
-        return metaError(401, 190, "Invalid OAuth access token - Cannot parse access token", "");
-      }
-      if (sim.mode === "fail") {
-        return metaError(500, 131000, "(#131000) Something went wrong", "Something went wrong");
-      }
-      const body = await req.json().catch(() => null) as TemplateRequest | null;
-      if (body?.messaging_product !== "whatsapp" || body.type !== "template" || typeof body.to !== "string") {
-        return metaError(400, 100, "(#100) Invalid parameter", "messaging_product, type and to are required");
-      }
-      const template = BY_NAME.get(String(body.template?.name));
-      const language = String(body.template?.language?.code);
-      if (!template || language !== "pt_BR") {
-        return metaError(
-          404,
-          132001,
-          "(#132001) Template name does not exist in the translation",
-          `template name (${body.template?.name}) does not exist in ${language}`,
-        );
-      }
-      const parameters = (body.template?.components ?? []).filter((c) => c.type === "body")
-        .flatMap((c) => c.parameters ?? []).map((p) => String(p.text ?? ""));
-      const expected = (template.body.match(/\{\{\d+\}\}/g) ?? []).reduce(
-        (n, p) => Math.max(n, Number(p.slice(2, -2))),
-        0,
+  const app = new Hono();
+  const sim: WhatsAppSimulator = { mode: "ok", delayMs: 0, messages: [], fetch: async (req) => await app.fetch(req) };
+  const messagesPath = "/:version{v[0-9]+\\.[0-9]+}/:phone_number_id{[0-9]+}/messages";
+  app.use("*", controlled(sim));
+  app.get("/inbox", (c) => c.json({ messages: sim.messages }));
+  app.post(messagesPath, async (c) => {
+    const req = c.req.raw;
+    if (!/^Bearer \S+$/.test(req.headers.get("authorization") ?? "")) {
+      return metaError(401, 190, "Invalid OAuth access token - Cannot parse access token", "");
+    }
+    if (sim.mode === "fail") {
+      return metaError(500, 131000, "(#131000) Something went wrong", "Something went wrong");
+    }
+    const body = await req.json().catch(() => null) as TemplateRequest | null;
+    if (body?.messaging_product !== "whatsapp" || body.type !== "template" || typeof body.to !== "string") {
+      return metaError(400, 100, "(#100) Invalid parameter", "messaging_product, type and to are required");
+    }
+    const template = BY_NAME.get(String(body.template?.name));
+    const language = String(body.template?.language?.code);
+    if (!template || language !== "pt_BR") {
+      return metaError(
+        404,
+        132001,
+        "(#132001) Template name does not exist in the translation",
+        `template name (${body.template?.name}) does not exist in ${language}`,
       );
-      if (parameters.length !== expected) {
-        return metaError(
-          400,
-          132000,
-          "(#132000) Number of parameters does not match the expected number of params",
-          `body: number of localizable_params (${parameters.length}) does not match the expected number of params (${expected})`,
-        );
-      }
-      const digits = body.to.replace(/\D/g, "");
-      if (digits.length < 8 || digits.length > 15) {
-        return metaError(400, 100, "(#100) Invalid parameter", "Parameter 'to' is not a valid phone number");
-      }
-      if (!onWhatsApp(digits)) {
-        return metaError(
-          400,
-          131026,
-          "(#131026) Message Undeliverable.",
-          "Message Undeliverable: the recipient's phone number is not a WhatsApp phone number",
-        );
-      }
-      const message: WhatsAppMessage = {
-        id: `wamid.${btoa(crypto.randomUUID()).replaceAll("=", "")}`,
-        phone_number_id: match[1],
-        to: digits,
-        template: template.name,
-        language,
-        parameters,
-        text: fill(template.body, parameters),
-        received_at: new Date().toISOString(),
-      };
-      sim.messages.unshift(message);
-      sim.messages.length = Math.min(sim.messages.length, MAX_KEPT);
-      options.onMessage?.(message);
-      return Response.json({
-        messaging_product: "whatsapp",
-        contacts: [{ input: body.to, wa_id: digits }],
-        messages: [{ id: message.id, message_status: "accepted" }],
-      });
-    },
-  };
+    }
+    const parameters = (body.template?.components ?? []).filter((c) => c.type === "body")
+      .flatMap((c) => c.parameters ?? []).map((p) => String(p.text ?? ""));
+    const expected = (template.body.match(/\{\{\d+\}\}/g) ?? []).reduce(
+      (n, p) => Math.max(n, Number(p.slice(2, -2))),
+      0,
+    );
+    if (parameters.length !== expected) {
+      return metaError(
+        400,
+        132000,
+        "(#132000) Number of parameters does not match the expected number of params",
+        `body: number of localizable_params (${parameters.length}) does not match the expected number of params (${expected})`,
+      );
+    }
+    const digits = body.to.replace(/\D/g, "");
+    if (digits.length < 8 || digits.length > 15) {
+      return metaError(400, 100, "(#100) Invalid parameter", "Parameter 'to' is not a valid phone number");
+    }
+    if (!onWhatsApp(digits)) {
+      return metaError(
+        400,
+        131026,
+        "(#131026) Message Undeliverable.",
+        "Message Undeliverable: the recipient's phone number is not a WhatsApp phone number",
+      );
+    }
+    const message: WhatsAppMessage = {
+      id: `wamid.${btoa(crypto.randomUUID()).replaceAll("=", "")}`,
+      phone_number_id: c.req.param("phone_number_id"),
+      to: digits,
+      template: template.name,
+      language,
+      parameters,
+      text: fill(template.body, parameters),
+      received_at: new Date().toISOString(),
+    };
+    sim.messages.unshift(message);
+    sim.messages.length = Math.min(sim.messages.length, MAX_KEPT);
+    options.onMessage?.(message);
+    return Response.json({
+      messaging_product: "whatsapp",
+      contacts: [{ input: body.to, wa_id: digits }],
+      messages: [{ id: message.id, message_status: "accepted" }],
+    });
+  });
+  app.all(
+    messagesPath,
+    () => metaError(400, 100, "Unsupported get request.", "Only POST is supported", "GraphMethodException"),
+  );
+  app.notFound(() =>
+    metaError(400, 100, "Unsupported post request.", "Unknown path components", "GraphMethodException")
+  );
   return sim;
 }

@@ -1,7 +1,8 @@
 -- The realtime schema as Supabase Realtime creates it: realtime.messages,
--- realtime.send() and realtime.topic(). Local stack only. Real Realtime reads
--- new messages through logical replication; the local Realtime endpoint
--- (local/realtime) is woken by the NOTIFY of the trigger at the end instead.
+-- realtime.send(), send_binary(), broadcast_changes() and realtime.topic().
+-- Local stack only. Real Realtime reads new messages through logical
+-- replication; the local Realtime endpoint (local/realtime) is woken by the
+-- NOTIFY of the trigger at the end instead.
 create schema if not exists realtime;
 grant usage on schema realtime to anon, authenticated, service_role, postgres;
 
@@ -16,6 +17,8 @@ create table if not exists realtime.messages (
   id uuid not null default gen_random_uuid(),
   primary key (id, inserted_at)
 );
+-- Bytes broadcast with realtime.send_binary (a column Realtime added to the table).
+alter table realtime.messages add column if not exists binary_payload bytea;
 create index if not exists messages_inserted_at_topic_index on realtime.messages (inserted_at desc, topic)
   where extension = 'broadcast' and private is true;
 alter table realtime.messages enable row level security;
@@ -28,25 +31,74 @@ as $$
   select nullif(current_setting('realtime.topic', true), '')::text;
 $$;
 
+-- Realtime's realtime.send (v2.129): the message's id, also in the payload
+-- unless the payload has an `id` of its own; a failure is a warning, never the
+-- caller's error.
 create or replace function realtime.send(payload jsonb, event text, topic text, private boolean default true)
+returns void
+language plpgsql
+as $$
+declare
+  message_id uuid := gen_random_uuid();
+begin
+  begin
+    execute format('set local realtime.topic to %L', topic);
+    insert into realtime.messages (id, payload, event, topic, private, extension)
+    values (message_id,
+            case when payload ? 'id' then payload else jsonb_set(payload, '{id}', to_jsonb(message_id)) end,
+            event, topic, private, 'broadcast');
+  exception
+    when others then
+      raise warning 'WarnSendingBroadcastMessage: %', sqlerrm;
+  end;
+end;
+$$;
+
+-- realtime.send_binary: a broadcast whose payload is bytes, which realtime-js
+-- hands its listeners as an ArrayBuffer.
+create or replace function realtime.send_binary(payload bytea, event text, topic text, private boolean default true)
 returns void
 language plpgsql
 as $$
 begin
   begin
-    -- Set the topic configuration
     execute format('set local realtime.topic to %L', topic);
-    insert into realtime.messages (payload, event, topic, private, extension)
+    insert into realtime.messages (binary_payload, event, topic, private, extension)
     values (payload, event, topic, private, 'broadcast');
   exception
     when others then
-      -- Capture and notify the error
-      raise warning 'ErrorSendingBroadcastMessage: %', sqlerrm;
+      raise warning 'WarnSendingBroadcastMessage: %', sqlerrm;
   end;
 end;
 $$;
+
+-- realtime.broadcast_changes, for a row trigger ("Broadcast from Database"):
+-- a private broadcast of {old_record, record, operation, table, schema}.
+create or replace function realtime.broadcast_changes(
+  topic_name text, event_name text, operation text, table_name text, table_schema text,
+  new record, old record, level text default 'ROW'
+) returns void
+language plpgsql
+as $$
+begin
+  if level = 'STATEMENT' then
+    raise exception 'function can only be triggered for each row, not for each statement';
+  end if;
+  if operation not in ('INSERT', 'UPDATE', 'DELETE') then
+    raise exception 'Unexpected operation type: %', operation;
+  end if;
+  perform realtime.send(
+    jsonb_build_object('old_record', old, 'record', new, 'operation', operation, 'table', table_name,
+                       'schema', table_schema),
+    event_name, topic_name);
+exception
+  when others then
+    raise exception 'Failed to process the row: %', sqlerrm;
+end;
+$$;
 grant execute on function realtime.topic() to anon, authenticated, service_role, postgres;
-grant execute on function realtime.send(jsonb, text, text, boolean) to postgres, service_role;
+grant execute on function realtime.send(jsonb, text, text, boolean), realtime.send_binary(bytea, text, text, boolean),
+  realtime.broadcast_changes(text, text, text, text, text, record, record, text) to postgres, service_role;
 
 create or replace function realtime.local_notify_broadcast() returns trigger
 language plpgsql

@@ -407,7 +407,7 @@ comment on table public.subscriptions is 'A company''s plan with the platform; o
 alter table public.subscriptions enable row level security;
 create policy subscriptions_select_owner on public.subscriptions
   for select to authenticated
-  using (company_id = (select private.company_of(array['company_owner'])));
+  using (company_id = (select private.company_of(private.owners())));
 grant select on public.subscriptions to authenticated;
 grant all on public.subscriptions to service_role;
 
@@ -418,7 +418,7 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner');
+  company uuid := private.authorize(variadic private.owners());
 begin
   return (select row(s.plan, s.status, s.current_period_end)::public.subscription
           from public.subscriptions s where s.company_id = company);
@@ -434,7 +434,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('company_owner');
+  company uuid := private.authorize(variadic private.owners());
   saved public.subscriptions;
 begin
   update public.subscriptions s set

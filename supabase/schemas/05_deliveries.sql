@@ -1058,7 +1058,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('driver');
+  company uuid := private.authorize(variadic private.drivers());
   -- Of two drivers accepting at once, the second waits here and then finds the
   -- delivery accepted: 422.
   delivery public.deliveries := private.lock_delivery(accept_delivery.delivery_id, company);
@@ -1081,7 +1081,7 @@ language plpgsql
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('driver');
+  company uuid := private.authorize(variadic private.drivers());
   delivery public.deliveries := private.lock_delivery(lock_own_delivery.delivery_id, company);
 begin
   if delivery.driver_id is distinct from private.driver_id() and delivery.driver_id is not null then

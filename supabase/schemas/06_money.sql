@@ -258,7 +258,7 @@ declare
   driver uuid;
   balances record;
 begin
-  perform private.authorize('driver');
+  perform private.authorize(variadic private.drivers());
   driver := private.driver_id();
   select * into balances from private.wallet_balances(driver);
   return row(driver, balances.balance, balances.available_balance, 'BRL')::public.wallet;
@@ -282,7 +282,7 @@ declare
   after_id uuid;
   rows public.wallet_transaction[];
 begin
-  perform private.authorize('driver');
+  perform private.authorize(variadic private.drivers());
   driver := private.driver_id();
   perform private.check_page_limit(page_limit);
   -- Scalars, not a record: an unassigned record's fields cannot even be planned with.
@@ -313,7 +313,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('driver');
+  company uuid := private.authorize(variadic private.drivers());
   driver uuid := private.driver_id();
   key text := private.normalize_pix_key(request_withdrawal.pix_key, request_withdrawal.pix_key_type);
   available numeric;
@@ -443,7 +443,7 @@ set search_path = ''
 set plan_cache_mode = force_custom_plan
 as $$
 declare
-  company uuid := private.authorize(variadic array['driver'] || private.company_managers());
+  company uuid := private.authorize(variadic private.withdrawal_readers());
   driver uuid := private.driver_id();
   after_key timestamptz;
   after_id uuid;
@@ -477,7 +477,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic array['driver'] || private.company_managers());
+  company uuid := private.authorize(variadic private.withdrawal_readers());
   driver uuid := private.driver_id();
   w public.withdrawals;
 begin

@@ -102,7 +102,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize('driver');
+  company uuid := private.authorize(variadic private.drivers());
   driver uuid;
   saved public.driver_locations;
   located public.driver_location;

@@ -1,7 +1,8 @@
 -- Proof of delivery (docs/contract.md, Proof of delivery): the driver of a
 -- delivery in progress uploads a photo and/or the recipient's signature to the
--- private Storage bucket `delivery-proofs`, once each; the company's managers
--- read them; nobody else does. Completing the delivery attaches them (with an
+-- private Storage bucket `delivery-proofs`, one of each kind, and may replace
+-- (upsert) and read back their own until the delivery leaves in_progress; the
+-- company's managers read them; nobody else does. Completing the delivery attaches them (with an
 -- optional note), and a company may require any of the three.
 --
 -- Object names: `{company_id}/{delivery_id}/photo.{ext}` and
@@ -57,14 +58,40 @@ end;
 $$;
 comment on function private.proof_media_type(text) is 'image/jpeg, image/png or image/webp for a proof object name''s extension, else null.';
 
--- Security definer: it reads the deliveries and the bucket's objects whatever
--- the caller may see. True when the caller is the driver of that delivery of
--- that company, the delivery is in progress, the upload's media type is the
--- one its extension names (Storage checks the insert with the object's
--- metadata as the upload declares it: `mimetype`, `contentLength`), and no
--- proof of that kind exists yet (so each is written once: there is no update
--- or delete policy either). Whether the bytes are an image Storage cannot say
--- before they arrive: the edge checks them when the delivery is completed.
+-- Security definer: it reads the delivery whatever the caller may see. True
+-- when the name is a proof object of a delivery of that company whose driver is
+-- the caller, and the delivery is in progress: what that driver may read back
+-- and replace.
+create function private.drives_proof(name text)
+returns boolean
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  if private.proof_kind(drives_proof.name) is null then
+    return false;
+  end if;
+  return exists (
+    select from public.deliveries d
+    where d.id = split_part(drives_proof.name, '/', 2)::uuid
+      and d.company_id = split_part(drives_proof.name, '/', 1)::uuid
+      and d.driver_id = (select private.driver_id())
+      and d.status = 'in_progress');
+end;
+$$;
+comment on function private.drives_proof(text) is 'Whether the caller is the driver of the delivery in progress this proof object belongs to.';
+
+-- Security definer: it reads the bucket's objects whatever the caller may see.
+-- True when the caller drives the delivery (above), the upload's media type is
+-- the one its extension names (Storage checks the insert, and an upsert's
+-- update, with the object's metadata as the upload declares it: `mimetype`,
+-- `contentLength`), and no proof of that kind exists under another name: one
+-- photo and one signature per delivery, each replaceable under its own name (a
+-- retry after a lost completion, or a new photo) but never doubled as
+-- photo.png beside photo.jpg. Whether the bytes are an image Storage cannot
+-- say before they arrive: the edge checks them when the delivery is completed.
 create function private.may_upload_proof(name text, media_type text)
 returns boolean
 language plpgsql
@@ -76,30 +103,48 @@ declare
   kind text := private.proof_kind(may_upload_proof.name);
   folder text := split_part(may_upload_proof.name, '/', 1) || '/' || split_part(may_upload_proof.name, '/', 2);
 begin
-  if kind is null or may_upload_proof.media_type is distinct from private.proof_media_type(may_upload_proof.name) then
+  if may_upload_proof.media_type is distinct from private.proof_media_type(may_upload_proof.name) then
     return false;
   end if;
-  return exists (
-      select from public.deliveries d
-      where d.id = split_part(may_upload_proof.name, '/', 2)::uuid
-        and d.company_id = split_part(may_upload_proof.name, '/', 1)::uuid
-        and d.driver_id = (select private.driver_id())
-        and d.status = 'in_progress')
+  return private.drives_proof(may_upload_proof.name)
     and not exists (
       select from storage.objects o
       where o.bucket_id = 'delivery-proofs' and private.proof_kind(o.name) = kind
-        and o.name like folder || '/%');
+        and o.name like folder || '/%' and o.name <> may_upload_proof.name);
 end;
 $$;
-comment on function private.may_upload_proof(text, text) is 'Whether the caller may upload this proof object with this media type: the driver of the delivery in progress, once per kind, the type its extension names.';
-grant execute on function private.proof_kind(text), private.proof_media_type(text), private.may_upload_proof(text, text)
+comment on function private.may_upload_proof(text, text) is 'Whether the caller may write this proof object with this media type: the driver of the delivery in progress, one object per kind, the type its extension names.';
+grant execute on function private.proof_kind(text), private.proof_media_type(text), private.drives_proof(text),
+  private.may_upload_proof(text, text)
   to authenticated, service_role;
 
+-- Storage's upsert is an insert ... on conflict do update: it needs the insert,
+-- the update and the select policies (a plain upload only the insert). There is
+-- no delete policy: a proof is replaced, never removed, and after the delivery
+-- leaves in_progress nothing is written.
 create policy delivery_proofs_insert_driver on storage.objects
   for insert to authenticated
   with check (
     bucket_id = 'delivery-proofs'
     and (select private.may_upload_proof(name, metadata ->> 'mimetype'))
+  );
+
+create policy delivery_proofs_update_driver on storage.objects
+  for update to authenticated
+  using (
+    bucket_id = 'delivery-proofs'
+    and (select private.drives_proof(name))
+  )
+  with check (
+    bucket_id = 'delivery-proofs'
+    and (select private.may_upload_proof(name, metadata ->> 'mimetype'))
+  );
+
+create policy delivery_proofs_select_driver on storage.objects
+  for select to authenticated
+  using (
+    bucket_id = 'delivery-proofs'
+    and (select private.drives_proof(name))
   );
 
 create policy delivery_proofs_select_managers on storage.objects

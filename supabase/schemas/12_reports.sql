@@ -5,8 +5,10 @@
 
 -- Section: types
 
-create type public.report_day as (day date, created integer, completed integer, revenue numeric);
-comment on type public.report_day is 'One day of a report: deliveries created that day, how many of them are completed, and their revenue.';
+-- cancelled and failed come last: pg-delta adds new attributes to a type at its end, in alphabetical order.
+create type public.report_day as (day date, created integer, completed integer, revenue numeric, cancelled integer,
+  failed integer);
+comment on type public.report_day is 'One day of a report: deliveries created that day, how many of them are completed, cancelled and failed now, and their revenue.';
 
 create type public.report_summary as (
   created integer,
@@ -165,8 +167,8 @@ begin
   into total
   from private.delivery_days t
   where t.company_id = company and t.day between report_summary.from_day and report_summary.to_day;
-  select array_agg(row(g.day::date, coalesce(t.created, 0), coalesce(t.completed, 0), coalesce(t.revenue, 0))
-    ::public.report_day order by g.day)
+  select array_agg(row(g.day::date, coalesce(t.created, 0), coalesce(t.completed, 0), coalesce(t.revenue, 0),
+    coalesce(t.cancelled, 0), coalesce(t.failed, 0))::public.report_day order by g.day)
   into days
   from generate_series(report_summary.from_day, report_summary.to_day, interval '1 day') g(day)
   left join private.delivery_days t on t.company_id = company and t.day = g.day::date;

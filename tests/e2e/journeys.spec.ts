@@ -5,10 +5,20 @@
 // in Brazilian Portuguese (the browsers prefer pt-BR: playwright.config.ts).
 import type { BrowserContext, Page } from "@playwright/test";
 import { gzipSync } from "node:zlib";
-import { accessToken, dragBy, expect, expectLabelled, newContext, shot, signIn, test } from "./support.ts";
+import {
+  accessToken,
+  COMPANY_GATEWAY,
+  dragBy,
+  expect,
+  expectLabelled,
+  newContext,
+  shot,
+  signIn,
+  test,
+} from "./support.ts";
 
 const COMPANY_ID = "c0000000-0000-4000-8000-000000000001";
-const WEBHOOK_SECRET = "e2e-company-webhook-secret-0123456789abcdef";
+const WEBHOOK_SECRET = COMPANY_GATEWAY.webhook_secret;
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 /** The addresses the New delivery form sends: the CEP's fields joined, and the suggestion chosen as it reads. */
 const ORIGIN = "Praça da Sé, São Paulo - SP, 01001-000";
@@ -61,7 +71,7 @@ test.describe.serial("the company panel and the driver app", () => {
     // The owner gives the company its gateway configuration (the built-in simulator, sandbox key).
     await page.getByRole("link", { name: "Gateway de pagamento" }).click();
     await expect(page.getByText("Não configurado")).toBeVisible();
-    await page.getByLabel("Chave de API").fill("$aact_hmlg_e2e_key");
+    await page.getByLabel("Chave de API").fill(COMPANY_GATEWAY.api_key);
     await page.getByLabel("Segredo do webhook (no mínimo 32 caracteres)").fill(WEBHOOK_SECRET);
     await page.getByRole("button", { name: "Salvar" }).click();
     await expect(page.getByText("Configuração do gateway salva.")).toBeVisible();
@@ -207,6 +217,9 @@ test.describe.serial("the company panel and the driver app", () => {
     await page.getByRole("button", { name: "Pedir saque" }).click();
     const withdrawal = page.getByRole("listitem", { name: /R\$\s?5,00 / });
     await expect(withdrawal).toHaveAccessibleName(/Processando/);
+    // The form is ready for the next one: its emptied amount is not pointed at as a mistake.
+    await expect(page.getByLabel("Valor (R$)")).toHaveValue("");
+    await expect(page.getByText("Preencha este campo.")).toHaveCount(0);
 
     // The owner fires the gateway's TRANSFER_DONE from the local simulators page.
     await ownerPage.getByRole("link", { name: "Simuladores" }).click();
@@ -222,6 +235,24 @@ test.describe.serial("the company panel and the driver app", () => {
     );
     await expect(page.getByRole("status", { name: "Saldo" })).toHaveText(formatBRL(credit - 5));
     await shot(page, "3-driver-withdrawal-completed");
+
+    // Another the gateway fails: said as the gateway's event in words, to the driver and to the owner.
+    await page.getByLabel("Valor (R$)").fill("1,50");
+    await page.getByLabel("Tipo de chave Pix").selectOption("email");
+    await page.getByLabel("Chave Pix", { exact: true }).fill("dora@pix.example.com");
+    await page.getByRole("button", { name: "Pedir saque" }).click();
+    const failing = page.getByRole("listitem", { name: /R\$\s?1,50 / });
+    await expect(failing).toHaveAccessibleName(/Processando/);
+    await ownerPage.getByRole("button", { name: /^Transferência falhou para / }).click();
+    await expect(ownerPage.getByText("Transferência falhou: enviado, aceito pelo webhook.")).toBeVisible();
+    await expect(failing).toHaveAccessibleName(/Falhou/);
+    await expect(failing).toContainText("Transferência falhou");
+    await expect(page.getByRole("status", { name: "Saldo" })).toHaveText(formatBRL(credit - 5));
+    await ownerPage.getByRole("link", { name: "Saques" }).click();
+    const failedRow = ownerPage.getByRole("row").filter({ hasText: "R$ 1,50" });
+    await expect(failedRow).toContainText("Falhou");
+    await expect(failedRow).toContainText("Transferência falhou");
+    await expect(ownerPage.getByRole("table")).not.toContainText(/[A-Z]+_[A-Z]+|\b[a-z]+_[a-z]+\b/);
   });
 
   test("4. the webhook log shows the events; roles see only their pages; a wrong password is explained", async ({ browser }) => {
@@ -230,12 +261,16 @@ test.describe.serial("the company panel and the driver app", () => {
     await expect(log.getByRole("row").filter({ hasText: "Pagamento recebido" }).getByText("Processado")).toBeVisible();
     await expect(log.getByRole("row").filter({ hasText: "Transferência concluída" }).getByText("Processado"))
       .toBeVisible();
-    // Events in words, never their codes (the detail column is the platform's own audit note, as it wrote it).
-    const events = await log.getByRole("row").evaluateAll((rows) =>
-      rows.slice(1).map((row) => (row as HTMLTableRowElement).cells[1].textContent)
+    // Events, and what the platform checked and did, in words: never a code.
+    await expect(log.getByRole("row").filter({ hasText: "Transferência falhou" })).toContainText(
+      "Conferido com o gateway, que informa “falhou”. O saque agora está “Falhou”.",
     );
-    expect(events.length).toBeGreaterThanOrEqual(2);
-    for (const event of events) expect(event).not.toMatch(/[A-Z]+_[A-Z]+/);
+    await expect(log.getByRole("row").filter({ hasText: "Pagamento recebido" })).toContainText(
+      "A entrega está “Aguardando entregador” e o pagamento “Recebido”.",
+    );
+    const rows = await log.getByRole("row").evaluateAll((rows) => rows.slice(1).map((row) => row.textContent));
+    expect(rows.length).toBeGreaterThanOrEqual(3);
+    for (const row of rows) expect(row).not.toMatch(/[A-Z]+_[A-Z]+|\b[a-z]+_[a-z]+\b|checked with/);
     await shot(ownerPage, "4-owner-webhook-log");
 
     // The panel works from the keyboard: a navigation link followed with Enter.

@@ -1,10 +1,11 @@
 // A dispatcher's day beyond success and cancellation (issue 25): finding a delivery by the recipient's name
 // typed without accents, a late delivery standing out, reopening one a driver could not deliver (after a
-// confirmation), the Reports page with its charts, and the list exported as CSV. The deliveries are arranged
-// through the API as the company's systems and the driver app would send them.
+// confirmation), the Reports page with its charts (a period typed dd/mm/aaaa), the list exported as CSV and the
+// template imported with a bad row. The deliveries are arranged through the API as the company's systems and the
+// driver app would send them.
 import type { APIRequestContext, Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
-import { accessToken, expect, newContext, shot, signIn, test } from "./support.ts";
+import { accessToken, expect, newContext, saoPauloDateTime, shot, signIn, test } from "./support.ts";
 
 const DORA = "e0000000-0000-4000-8000-000000000004";
 
@@ -92,6 +93,26 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await expect(rows.filter({ hasText: `Conceição Araújo ${tag}` })).toHaveCount(0);
   await shot(page, "lifecycle-2-late");
 
+  // Days typed dd/mm/aaaa, whatever the browser's own date format: kept in the address as the API's YYYY-MM-DD.
+  const today = saoPauloDateTime(new Date().toISOString()).slice(0, 10);
+  const todayIso = today.split("/").reverse().join("-");
+  const createdFrom = page.getByLabel("Criadas de");
+  await expect(createdFrom).toHaveAttribute("placeholder", "dd/mm/aaaa");
+  await createdFrom.pressSequentially(today.replace(/\D/g, ""));
+  await expect(createdFrom).toHaveValue(today);
+  await expect(page).toHaveURL(new RegExp(`[?&]from=${todayIso}(&|$)`));
+  await expect(lateRow).toHaveCount(1);
+  await page.reload();
+  await expect(createdFrom).toHaveValue(today);
+  // A day being corrected leaves the filter as it was, with a sentence under the field; emptied, the filter goes.
+  await createdFrom.press("End");
+  await createdFrom.press("Backspace");
+  await createdFrom.blur();
+  await expect(page.getByText("Digite uma data que exista, como 31/12/2026.")).toBeVisible();
+  await expect(page).toHaveURL(new RegExp(`[?&]from=${todayIso}(&|$)`));
+  await createdFrom.fill("");
+  await expect(page).not.toHaveURL(/[?&]from=/);
+
   // The failed one: its page shows why, and Reopen asks first.
   await page.getByRole("checkbox", { name: "Só as atrasadas" }).uncheck();
   await page.getByLabel("Situação", { exact: true }).selectOption("failed");
@@ -120,6 +141,14 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await expect(page.locator("dl.figures")).toContainText(/R\$\s[\d.]+,\d\d/);
   await expect(page.getByRole("table", { name: "Entregas e receita por dia" }).getByRole("row").nth(1))
     .toContainText(/\d\d\/\d\d\/\d{4}/);
+  // A period of one day, typed dd/mm/aaaa.
+  await page.getByLabel("Criadas de").fill("");
+  await page.getByLabel("Criadas de").pressSequentially(today.replace(/\D/g, ""));
+  await page.getByRole("button", { name: "Mostrar" }).click();
+  await expect(page).toHaveURL(new RegExp(`from=${todayIso}&to=${todayIso}$`));
+  const days = page.getByRole("table", { name: "Entregas e receita por dia" }).getByRole("row");
+  await expect(days).toHaveCount(2);
+  await expect(days.nth(1).getByRole("rowheader")).toHaveText(today);
   await shot(page, "lifecycle-4-reports");
 
   // The list as CSV: the file holds the deliveries the list shows.
@@ -136,5 +165,61 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   expect(lines[0]).toContain("origin.lat");
   expect(lines).toHaveLength(4);
   for (const name of ["Conceição Araújo", "Cliente Atrasado", "Porta Fechada"]) expect(csv).toContain(`${name} ${tag}`);
+
+  // The template, filled in and uploaded: the good row is created, the bad one said by its row and its cell in
+  // words; the same file again creates nothing.
+  await page.locator("summary", { hasText: "Importar CSV" }).click();
+  const templating = page.waitForEvent("download");
+  await page.getByRole("button", { name: "Baixar modelo" }).click();
+  const template = readFileSync((await (await templating).path())!, "utf8").split("\r\n");
+  expect(template[0]).toMatch(/^external_id,origin_address,origin\.lat,origin\.lng,destination_address,/);
+  const columns = template[0].split(",");
+  const row = (cells: Record<string, string>) => columns.map((c) => cells[c] ?? "").join(",");
+  const file = [
+    template[0],
+    row({
+      external_id: `IMP-${tag}`,
+      origin_address: "Praça da Sé",
+      "origin.lat": "-23.5503",
+      "origin.lng": "-46.6339",
+      destination_address: "Rua Augusta",
+      "destination.lat": "-23.5562",
+      "destination.lng": "-46.6576",
+      recipient_name: `Importada ${tag}`,
+    }),
+    row({ external_id: `IMP-${tag}-2`, origin_address: "A", destination_address: "B", "destination.lat": "abc" }),
+  ].join("\r\n");
+  const upload = async () => {
+    await page.getByLabel("Arquivo CSV").setInputFiles({
+      name: "entregas.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(file),
+    });
+    await page.getByRole("button", { name: "Importar CSV", exact: true }).click();
+  };
+  await upload();
+  const report = page.getByRole("status").filter({ hasText: "Criadas:" });
+  await expect(report).toContainText("Criadas: 1. Já existiam (puladas): 0. Com erro: 1.");
+  await expect(report.getByRole("listitem")).toHaveText(
+    "Linha 3: Latitude da entrega: tem o tipo errado (um número, um texto, uma data?); " +
+      "Longitude da entrega: está faltando",
+  );
+  await expect(rows.filter({ hasText: `Importada ${tag}` })).toHaveCount(1);
+  await shot(page, "lifecycle-5-import");
+  await upload();
+  await expect(report).toContainText("Criadas: 0. Já existiam (puladas): 1. Com erro: 1.");
+  // A file the import cannot read as a whole is said in words, naming what to fix.
+  await page.getByLabel("Arquivo CSV").setInputFiles({
+    name: "planilha.csv",
+    mimeType: "text/csv",
+    buffer: Buffer.from("origin_address;destination_address;cor\r\nA;B;azul\r\n"),
+  });
+  await page.getByRole("button", { name: "Importar CSV", exact: true }).click();
+  await expect(page.getByRole("alert")).toHaveText(
+    "O arquivo tem colunas que não conhecemos: cor. Use as colunas do modelo.",
+  );
+  await rows.filter({ hasText: `Importada ${tag}` }).getByRole("link").click();
+  await expect(page.getByRole("heading", { name: /^Entrega / })).toBeVisible();
+  await post(page.request, admin, `/api/v1/deliveries/${page.url().split("/").pop()}/cancel`, {});
   await context.close();
 });

@@ -1,8 +1,9 @@
 // The app speaks the browser's language: Brazilian Portuguese by default, English for an English browser. A
 // dispatcher creates a delivery by CEP and address suggestions only (a pin dragged on the map sets the point sent),
 // sees money in reais and dates as dd/mm/aaaa HH:mm in São Paulo's time (the browsers here sit in other zones), types
-// numbers with a decimal comma, and sees CPF/CNPJ and phone numbers masked as they are typed. Each journey cancels its
-// delivery and puts the prices back as it found them.
+// the delivery's window the same way (a 24-hour clock in English too), numbers with a decimal comma, and sees CPF/CNPJ
+// and phone numbers masked as they are typed; an order number used twice is refused in words. Each journey cancels
+// its delivery and puts the prices back as it found them.
 import type { Page } from "@playwright/test";
 import { accessToken, dragBy, ENGLISH, expect, newContext, saoPauloDateTime, shot, signIn, test } from "./support.ts";
 
@@ -32,6 +33,10 @@ async function apiOf(page: Page) {
 
 /** Rua Augusta, 1500 as the geocoding simulator's gazetteer places it. */
 const AUGUSTA = "Rua Augusta, 1500 - Consolação, São Paulo - SP, 01304-001";
+
+/** The minute `hours` from now, as an instant (the window a journey types, read back from the API). */
+const minuteFromNow = (hours: number) => new Date(Math.floor((Date.now() + hours * 3_600_000) / 60_000) * 60_000);
+const digits = (text: string) => text.replace(/\D/g, "");
 
 const money = (locale: string, value: number) =>
   new Intl.NumberFormat(locale, { style: "currency", currency: "BRL" }).format(value);
@@ -93,7 +98,31 @@ test("pt-BR: a delivery by CEP and address suggestions, reais with a decimal com
   await phone.pressSequentially("11988887777");
   await expect(phone).toHaveValue("(11) 98888-7777");
   await page.getByLabel("Nome de quem recebe (opcional)").fill("Rita Recebedora");
+  await page.getByLabel("E-mail de quem recebe (opcional)").fill("rita@example.com");
   await page.getByLabel("Forma de pagamento", { exact: true }).selectOption("invoice");
+
+  // The window typed as digits, masked dd/mm/aaaa HH:mm, read on São Paulo's clocks (this browser is in Tokyo's).
+  const opens = minuteFromNow(2);
+  const closes = minuteFromNow(5);
+  const windowStart = page.getByLabel("Início da janela");
+  const windowEnd = page.getByLabel("Fim da janela");
+  await expect(windowStart).toHaveAttribute("placeholder", "dd/mm/aaaa hh:mm");
+  // A window already over is said so under its field, and nothing is sent.
+  const over = saoPauloDateTime(minuteFromNow(-1).toISOString());
+  await windowEnd.pressSequentially(digits(over));
+  await expect(windowEnd).toHaveValue(over);
+  await page.getByRole("button", { name: "Criar entrega" }).click();
+  await expect(page.getByText("O fim da janela precisa estar no futuro.")).toBeVisible();
+  await windowEnd.fill("");
+  await windowEnd.pressSequentially("31022027 1000");
+  await expect(page.getByText("Digite a data e a hora (24 h), como 31/12/2026 14:30.")).toBeVisible();
+  await expect(page).toHaveURL(/\/deliveries\/new$/);
+  await windowEnd.fill("");
+  await windowStart.pressSequentially(digits(saoPauloDateTime(opens.toISOString())));
+  await windowEnd.pressSequentially(digits(saoPauloDateTime(closes.toISOString())));
+  await expect(page.getByText("O fim da janela precisa estar no futuro.")).toHaveCount(0);
+  const order = `PED-${Date.now()}`;
+  await page.getByLabel("Código do pedido (opcional)").fill(order);
   await page.getByRole("button", { name: "Criar entrega" }).click();
   await expect(page.getByRole("heading", { name: /^Entrega / })).toBeVisible();
   const id = page.url().split("/").pop()!;
@@ -101,6 +130,14 @@ test("pt-BR: a delivery by CEP and address suggestions, reais with a decimal com
   expect(delivery.origin).toEqual({ lat: -23.5503, lng: -46.6339 });
   expect(delivery.destination).toEqual({ lat: -23.5614, lng: -46.6559 });
   expect(delivery.recipient_phone).toBe("+5511988887777");
+  expect(delivery).toMatchObject({ recipient_email: "rita@example.com", external_id: order });
+  expect(Date.parse(delivery.window_start)).toBe(opens.getTime());
+  expect(Date.parse(delivery.window_end)).toBe(closes.getTime());
+  await expect(fact(page, "Janela de entrega")).toHaveText(
+    `${saoPauloDateTime(opens.toISOString())} a ${saoPauloDateTime(closes.toISOString())}`,
+  );
+  await expect(fact(page, "E-mail de quem recebe")).toHaveText("rita@example.com");
+  await expect(fact(page, "Código do pedido")).toHaveText(order);
 
   // Money as R$ 1.234,56; the date as dd/mm/aaaa HH:mm in São Paulo, not in the browser's Tokyo.
   await expect(fact(page, "Preço")).toHaveText(money("pt-BR", delivery.price));
@@ -122,6 +159,19 @@ test("pt-BR: a delivery by CEP and address suggestions, reais with a decimal com
   await expect(row).toContainText("Aguardando entregador");
   // Statuses and payment states are words, never codes.
   await expect(page.getByRole("table")).not.toContainText(/\b[a-z]+_[a-z_]+\b|\b[A-Z]+_[A-Z_]+\b/);
+
+  // The same order number again: the API's 409 said in Portuguese, naming the delivery that has it.
+  await page.getByRole("link", { name: "Nova entrega" }).first().click();
+  await page.getByLabel("CEP da retirada").pressSequentially("01001000");
+  await expect(page.getByLabel("Endereço de retirada")).toHaveValue("Praça da Sé");
+  await page.getByLabel("CEP da entrega").pressSequentially("01310200");
+  await expect(page.getByLabel("Endereço de entrega")).not.toHaveValue("");
+  await page.getByLabel("Forma de pagamento", { exact: true }).selectOption("invoice");
+  await page.getByLabel("Código do pedido (opcional)").fill(order);
+  await page.getByRole("button", { name: "Criar entrega" }).click();
+  await expect(page.getByRole("alert")).toHaveText(
+    `Já existe uma entrega com o código do pedido ${order} (entrega ${id.slice(0, 8)}).`,
+  );
 
   // Prices: a value the app cannot read is a sentence and nothing is sent; 5,50 is saved as 5.5.
   await page.getByRole("link", { name: "Preços", exact: true }).click();
@@ -183,12 +233,17 @@ test("en: an English browser gets English, money still in reais, the same dates,
   await document.blur();
   await expect(page.getByText("This CPF is not valid: check its digits.")).toBeVisible();
   await page.getByLabel("Payment method", { exact: true }).selectOption("invoice");
+  // The window's day first and a 24-hour clock in English too, on São Paulo's clocks (this browser is in New York's).
+  const closes = minuteFromNow(3);
+  await expect(page.getByLabel("Window closes")).toHaveAttribute("placeholder", "dd/mm/yyyy hh:mm");
+  await page.getByLabel("Window closes").pressSequentially(digits(saoPauloDateTime(closes.toISOString())));
   await page.getByRole("button", { name: "Create delivery" }).click();
   await expect(page.getByRole("heading", { name: /^Delivery / })).toBeVisible();
   const id = page.url().split("/").pop()!;
   const delivery = await api.get(`/api/v1/deliveries/${id}`);
   expect(delivery.origin).toEqual({ lat: -23.5503, lng: -46.6339 });
   expect(delivery.destination_address).toBe(AUGUSTA);
+  expect(Date.parse(delivery.window_end)).toBe(closes.getTime());
   // Dragged east: the same latitude, a longitude east of the suggestion's.
   expect(delivery.destination.lat).toBeCloseTo(-23.5562, 3);
   expect(delivery.destination.lng).toBeGreaterThan(-46.6576 + 0.001);
@@ -201,6 +256,7 @@ test("en: an English browser gets English, money still in reais, the same dates,
     saoPauloDateTime(delivery.created_at),
   );
   await expect(page.getByText("Invoice: Invoiced")).toBeVisible();
+  await expect(fact(page, "Delivery window")).toHaveText(`by ${saoPauloDateTime(closes.toISOString())}`);
   await shot(page, "locale-en-delivery");
 
   // A decimal comma is read in English too: 5,50 is saved as 5.5, and shown back as 5.50.

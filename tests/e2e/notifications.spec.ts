@@ -1,8 +1,8 @@
-// The recipient is told: a delivery with the recipient's WhatsApp number is
-// started by its driver; the message the WhatsApp simulator got shows on the
-// Simulators page with the tracking link, the recipient opens that link, and
-// the delivery's page lists the messages sent. The company chooses the events
-// on the notifications page.
+// The recipient is told: a delivery with the recipient's WhatsApp number and
+// e-mail is started by its driver; the message the WhatsApp simulator got and
+// the e-mail in the local mailbox show on the Simulators page with the
+// tracking link, the recipient opens that link, and the delivery's page lists
+// the messages sent. The company chooses the events on the notifications page.
 import { randomInt } from "node:crypto";
 import { accessToken, expect, newContext, shot, signIn, test } from "./support.ts";
 
@@ -38,6 +38,7 @@ test("the recipient's WhatsApp message carries a tracking link that opens their 
       payment_method: "invoice",
       recipient_name: "Carla Dias",
       recipient_phone: `(21) 9${digits.slice(0, 4)}-${digits.slice(4)}`,
+      recipient_email: `carla-${digits}@example.com`,
       driver_id: dora.id,
     },
   });
@@ -64,6 +65,15 @@ test("the recipient's WhatsApp message carries a tracking link that opens their 
   await expect(message).toContainText("Olá, Carla! Sua entrega de Demo Deliveries saiu para entrega");
   const link = message.getByRole("link");
   await expect(link).toHaveAttribute("href", new URL(delivery.tracking_url, page.url()).href);
+  // The e-mail, as the local mailbox received it: from the company, in Portuguese, with the same link.
+  const mailbox = page.getByRole("region", { name: "E-mail (mensagens na caixa de correio local)" });
+  const mail = mailbox.getByRole("listitem").filter({
+    hasText: `Para carla-${digits}@example.com, de Demo Deliveries`,
+  });
+  await expect(mail).toHaveCount(1);
+  await expect(mail).toContainText("Sua entrega de Demo Deliveries está a caminho");
+  await expect(mail).toContainText("Olá, Carla! Sua entrega de Demo Deliveries saiu para entrega");
+  await expect(mail.getByRole("link")).toHaveAttribute("href", new URL(delivery.tracking_url, page.url()).href);
   await shot(page, "simulators-whatsapp");
 
   // The recipient opens it.
@@ -80,6 +90,9 @@ test("the recipient's WhatsApp message carries a tracking link that opens their 
   await expect(row).toContainText("Saiu para entrega");
   await expect(row).toContainText(`*****${digits.slice(4)}`);
   await expect(row).toContainText("Enviada");
+  const email = messages.getByRole("row").filter({ hasText: "E-mail" });
+  await expect(email).toContainText("c***@example.com");
+  await expect(email).toContainText("Enviada");
   await expect(messages).not.toContainText(digits.slice(0, 4));
   await shot(page, "delivery-messages");
 

@@ -1,15 +1,28 @@
 // A driver's whole shift on a 390 px phone, as issue 21 found it breaking: three deliveries in a row (one taken
 // from the offers, two assigned by the dispatcher while the app is open), each completed with a photo and a
 // signature, the page reloaded at every step, the connection cut before one completion; offers taken by another
-// driver or cancelled leaving the screen live; a cancelled delivery explained; two tabs; the app opening with
-// no network and a queued action sent exactly once; a delivery that could not be delivered reported offline.
-// Every check of the effect reads the server.
+// driver or cancelled leaving the screen live; an offer accepted offline; a cancelled delivery explained, and a
+// completed one whose payment was refunded; two tabs; the app opening with no network, a queued action sent exactly
+// once and the latest position sent when the connection returns; an answer lost on the way; a delivery that could
+// not be delivered reported offline; a proof retried after a reload. Every check of the effect reads the server.
 import type { BrowserContext, Locator, Page, Response } from "@playwright/test";
-import { Api, drawSignature, expect, newContext, PHOTO, shot, signIn, test } from "./support.ts";
+import {
+  Api,
+  COMPANY_GATEWAY,
+  drawSignature,
+  expect,
+  expectNoSidewaysScroll,
+  newContext,
+  PHOTO,
+  shot,
+  signIn,
+  test,
+} from "./support.ts";
 
 const SE = { latitude: -23.5503, longitude: -46.6339 };
 const DORA = { email: "driver1@demo.test", password: "demo-driver-pass" };
 const DINO = { email: "driver2@demo.test", password: "demo-driver-pass" };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const formatBRL = (value: number) =>
   new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" }).format(value);
 
@@ -62,19 +75,37 @@ const assign = (d: Delivery, driverId = doraId) =>
   owner.call<Delivery>("POST", `/api/v1/deliveries/${d.id}/assign`, { driver_id: driverId });
 const serverView = (d: Delivery) => owner.call<Delivery>("GET", `/api/v1/deliveries/${d.id}`);
 
-/** The driver's app: a phone-sized page sharing its position, signed in as Dora. */
-async function driverApp(browser: Parameters<typeof newContext>[0]): Promise<{ context: BrowserContext; page: Page }> {
+/**
+ * The driver's app: a phone-sized page sharing its position, signed in as Dora. With `serviceWorkers: "block"` it
+ * has no service worker, so that the test can fake the network with context.route (a worker's requests pass it by).
+ */
+async function driverApp(
+  browser: Parameters<typeof newContext>[0],
+  { serviceWorkers = "allow" }: { serviceWorkers?: "allow" | "block" } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await newContext(browser, {
     viewport: { width: 390, height: 844 },
     geolocation: SE,
     permissions: ["geolocation"],
+    serviceWorkers,
   });
   const page = await context.newPage();
   await signIn(page, DORA.email, DORA.password);
   await expect(page.getByRole("heading", { name: "Suas entregas" })).toBeVisible();
   // The app works offline once its service worker controls the page.
-  await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller), { timeout: 20_000 }).toBe(true);
+  if (serviceWorkers === "allow") {
+    await expect.poll(() => page.evaluate(() => !!navigator.serviceWorker.controller), { timeout: 20_000 }).toBe(true);
+  }
   return { context, page };
+}
+
+/** Dora's last position as the company sees it. */
+async function doraOnTheMap() {
+  const { items } = await owner.call<{ items: { driver_id: string; lat: number | null; lng: number | null }[] }>(
+    "GET",
+    "/api/v1/drivers/locations",
+  );
+  return items.find((d) => d.driver_id === doraId);
 }
 
 const mine = (page: Page) => page.getByRole("region", { name: "Suas entregas" });
@@ -109,12 +140,12 @@ function counter(context: BrowserContext, method: string, path: RegExp) {
   return seen;
 }
 
-async function credits(deliveryId: string) {
+async function credits(deliveryId: string, kind = "delivery_credit") {
   const page = await dora.call<{ items: { kind: string; amount: number; delivery_id: string | null }[] }>(
     "GET",
     "/api/v1/wallets/me/transactions?limit=100",
   );
-  return page.items.filter((e) => e.delivery_id === deliveryId && e.kind === "delivery_credit");
+  return page.items.filter((e) => e.delivery_id === deliveryId && e.kind === kind);
 }
 
 test("a whole shift: three deliveries in a row, a reload at every step, the connection cut before completing", async ({ browser }) => {
@@ -155,7 +186,10 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
   await reload(page);
   await cardA.getByRole("button", { name: "Iniciar entrega" }).click();
   await expect(cardA.getByText("Em andamento", { exact: true })).toBeVisible();
-  await expect(cardA.getByRole("link", { name: "Ir para o destino (abre o app de mapas)" })).toBeVisible();
+  await expect(cardA.getByRole("link", { name: "Ir para o destino (abre o app de mapas)" })).toHaveAttribute(
+    "href",
+    "https://www.google.com/maps/dir/?api=1&destination=-23.5614,-46.6559&travelmode=driving",
+  );
   await expect.poll(async () => (await serverView(a)).status).toBe("in_progress");
   await reload(page);
   await expect(cardA.getByText("Em andamento", { exact: true })).toBeVisible();
@@ -173,11 +207,13 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
     "3ª entrega",
   ]);
   await expect(cardB).toContainText(`Seu ganho${formatBRL(payOf(b.price))}`);
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-04-three-in-order");
 
   // 3. The first is completed with a photo and a signature, after a reload.
   await reload(page);
   await addProof(page, cardA);
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-05-proof");
   await cardA.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardA).toHaveCount(0);
@@ -204,6 +240,7 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
   await expect(page.getByText("1 ação aguardando conexão.")).toBeVisible();
   await expect(page.getByText("Sem conexão. O que você fizer fica guardado neste aparelho", { exact: false }))
     .toBeVisible();
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-06-offline-waiting");
   await reload(page);
   await expect(waiting).toBeVisible();
@@ -214,7 +251,9 @@ test("a whole shift: three deliveries in a row, a reload at every step, the conn
   await expect(page.getByText("1 ação aguardando conexão.")).toHaveCount(0);
   // Completed once: one request, one completion, one credit of the driver's pay.
   expect((await serverView(b)).status).toBe("completed");
-  expect(completions.filter((r) => r.url().includes(b.id))).toHaveLength(1);
+  const completionsB = completions.filter((r) => r.url().includes(b.id));
+  expect(completionsB).toHaveLength(1);
+  expect(completionsB[0].request().headers()["idempotency-key"]).toMatch(UUID);
   const creditB = await credits(b.id);
   expect(creditB).toHaveLength(1);
   expect(creditB[0].amount).toBe(payOf(b.price));
@@ -280,7 +319,27 @@ test("offers taken by another driver or cancelled leave the screen live; an acce
   await page.getByRole("listitem").filter({ has: lost }).getByRole("button", { name: "Entendi" }).click();
   await expect(lost).toHaveCount(0);
   expect((await serverView(e)).driver_id).not.toBe(doraId);
-  for (const x of [d, e]) await owner.call("POST", `/api/v1/deliveries/${x.id}/cancel`, {});
+
+  // Accepted with no connection, through a reload, and nobody else took it: the driver's once the connection returns.
+  const accepts = counter(context, "POST", /\/deliveries\/[^/]+\/accept$/);
+  const n = await createDelivery(`Rua Itapeva, 515 (${run}-N)`);
+  await expect(offer(page, n.destination_address)).toBeVisible({ timeout: 20_000 });
+  await context.setOffline(true);
+  await offer(page, n.destination_address).getByRole("button", { name: "Aceitar" }).click();
+  const cardN = card(page, n.destination_address);
+  const waiting = cardN.getByText("Aguardando conexão: o aceite vai assim que a conexão voltar.");
+  await expect(waiting).toBeVisible();
+  await reload(page);
+  await expect(waiting).toBeVisible();
+  expect(accepts).toHaveLength(0);
+  await context.setOffline(false);
+  await expect(cardN.getByRole("button", { name: "Iniciar entrega" })).toBeVisible({ timeout: 20_000 });
+  await expect(offer(page, n.destination_address)).toHaveCount(0);
+  expect((await serverView(n)).driver_id).toBe(doraId);
+  await reload(page);
+  await page.waitForTimeout(1_000);
+  expect(accepts.filter((r) => r.url().includes(n.id))).toHaveLength(1);
+  for (const x of [d, e, n]) await owner.call("POST", `/api/v1/deliveries/${x.id}/cancel`, {});
   await context.close();
 });
 
@@ -322,6 +381,50 @@ test("a delivery cancelled by the company is explained, also when the driver act
   await shot(page, "shift-12-conflict");
   await page.getByRole("button", { name: "Entendi" }).click();
   await expect(page.getByRole("alert")).toHaveCount(0);
+  await context.close();
+});
+
+test("a completed delivery whose payment the client got back is explained, and leaves today's pay", async ({ browser }) => {
+  // A Pix delivery: the company's gateway is the built-in simulator (as the panel journeys set it).
+  await owner.call("POST", "/api/v1/companies/me/gateway-config", COMPANY_GATEWAY);
+  const companyId = (await owner.call<{ id: string }>("GET", "/api/v1/companies/me")).id;
+  const p = await createDelivery(`Rua Tabapuã, 1414 (${run}-P)`, {
+    payment_method: "pix",
+    customer: { name: "Carla Cliente", document: "529.982.247-25" },
+  });
+  const gateway = async (event: string) => {
+    const res = await owner.http.post("/_sim/web/events", {
+      data: { event, external_reference: p.id, company_id: companyId, webhook_secret: COMPANY_GATEWAY.webhook_secret },
+    });
+    expect(res.status(), await res.text()).toBe(200);
+  };
+  await gateway("PAYMENT_RECEIVED");
+  await expect.poll(async () => (await serverView(p)).status).toBe("pending");
+  const { context, page } = await driverApp(browser);
+  await assign(p);
+  const cardP = card(page, p.destination_address);
+  await cardP.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(p)).status).toBe("in_progress");
+  await cardP.getByRole("button", { name: "Concluir entrega" }).click();
+  const today = page.getByRole("region", { name: "Concluídas hoje" });
+  await expect(today).toContainText(p.destination_address);
+  expect(await credits(p.id)).toHaveLength(1);
+
+  // The gateway reports the payment refunded: the delivery is cancelled and the driver's credit reversed.
+  await gateway("PAYMENT_REFUNDED");
+  const explained = page.getByRole("alert").filter({ hasText: p.destination_address });
+  await expect(explained).toHaveText(
+    `A entrega para ${p.destination_address}, que você concluiu, foi cancelada depois e o crédito dela saiu da sua carteira.`,
+    { timeout: 20_000 },
+  );
+  await expect(today).not.toContainText(p.destination_address);
+  expect((await serverView(p)).status).toBe("cancelled");
+  expect(await credits(p.id, "credit_reversal")).toHaveLength(1);
+  await shot(page, "shift-18-refunded-explained");
+  await reload(page);
+  await expect(explained).toBeVisible();
+  await page.getByRole("listitem").filter({ has: explained }).getByRole("button", { name: "Entendi" }).click();
+  await expect(explained).toHaveCount(0);
   await context.close();
 });
 
@@ -384,12 +487,36 @@ test("the app opens with the network off, and an action taken offline is sent ex
   await expect(cardJ.getByText("Em andamento", { exact: true })).toBeVisible();
   await expect(cardJ.getByText("Aguardando conexão: o início da entrega vai assim que a conexão voltar."))
     .toBeVisible();
+  // The driver sees that the position does not reach the company for now.
+  const sharing = page.getByRole("status", { name: "Localização" });
+  await expect(sharing).toHaveText("Sem conexão: sua localização vai assim que a conexão voltar.");
   await reload(page);
   await expect(cardJ.getByText("Aguardando conexão: o início da entrega vai assim que a conexão voltar."))
     .toBeVisible();
+  await expect(sharing).toHaveText("Sem conexão: sua localização vai assim que a conexão voltar.");
   expect(starts).toHaveLength(0);
+  // Signing out now would leave the action waiting on this device: the app asks first, and going back keeps it.
+  await page.getByRole("button", { name: "Sair" }).click();
+  const question = page.getByRole("dialog", { name: /^1 ação ainda aguarda conexão\./ });
+  await expect(question).toBeVisible();
+  await expect(question.getByRole("button", { name: "Voltar" })).toBeFocused();
+  // Both choices readable in the dialog, which opens from the dark header (whose own buttons are transparent).
+  const anyway = question.getByRole("button", { name: "Sair mesmo assim" });
+  await expect(anyway).toBeVisible();
+  expect(await anyway.evaluate((b) => getComputedStyle(b).backgroundColor)).toBe("rgb(185, 28, 28)");
+  await shot(page, "shift-19-sign-out-asks");
+  await question.getByRole("button", { name: "Voltar" }).click();
+  await expect(question).toBeHidden();
+  await expect(page.getByText("1 ação aguardando conexão.")).toBeVisible();
+  // The driver moved meanwhile: the position sent when the connection returns is the latest one.
+  const moved = { latitude: -23.5587, longitude: -46.662 };
+  await context.setGeolocation(moved);
   await context.setOffline(false);
   await expect(cardJ.getByRole("button", { name: "Concluir entrega" })).toBeVisible({ timeout: 20_000 });
+  await expect(sharing).toHaveText(/^Localização enviada às \d{2}:\d{2}:\d{2}\.$/, { timeout: 25_000 });
+  const seen = (await doraOnTheMap())!;
+  expect(seen.lat).toBeCloseTo(moved.latitude, 5);
+  expect(seen.lng).toBeCloseTo(moved.longitude, 5);
   await expect(cardJ.getByText(/^Aguardando conexão/)).toHaveCount(0);
   const started = await serverView(j);
   expect(started.status).toBe("in_progress");
@@ -399,6 +526,40 @@ test("the app opens with the network off, and an action taken offline is sent ex
   expect((await serverView(j)).started_at).toBe(started.started_at);
   await cardJ.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardJ).toHaveCount(0);
+  await context.close();
+});
+
+test("an answer lost on the way: the completion went through, its answer did not; sent again with its key, done once, nothing shown", async ({ browser }) => {
+  const { context, page } = await driverApp(browser, { serviceWorkers: "block" });
+  const m = await assign(await createDelivery(`Rua Bahia, 1313 (${run}-M)`));
+  const cardM = card(page, m.destination_address);
+  await cardM.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(m)).status).toBe("in_progress");
+  const keys: string[] = [];
+  await context.route(/\/api\/v1\/deliveries\/[^/]+\/complete$/, async (route) => {
+    keys.push(route.request().headers()["idempotency-key"]);
+    if (keys.length > 1) return await route.continue();
+    // The request reaches the server, which completes the delivery; the phone never hears back.
+    await route.fetch();
+    await route.abort("internetdisconnected");
+  });
+  await cardM.getByRole("button", { name: "Concluir entrega" }).click();
+  // Realtime tells the delivery completed; the action stays queued until the server has answered it.
+  await expect(cardM).toHaveCount(0, { timeout: 20_000 });
+  // Sent again with the same key; the server (which does not yet keep keys) refused the second as a completion of
+  // a completed delivery, and the app, seeing its delivery completed by this driver, took that as done.
+  await expect.poll(() => keys.length, { timeout: 20_000 }).toBe(2);
+  await expect(page.getByText(/aguardando conexão/i)).toHaveCount(0);
+  expect(keys).toHaveLength(2);
+  expect(keys[0]).toMatch(UUID);
+  expect(keys[1]).toBe(keys[0]);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByRole("region", { name: "Concluídas hoje" })).toContainText(m.destination_address);
+  expect((await serverView(m)).status).toBe("completed");
+  expect(await credits(m.id)).toHaveLength(1);
+  await reload(page);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByText(/aguardando conexão/i)).toHaveCount(0);
   await context.close();
 });
 
@@ -418,6 +579,7 @@ test("a delivery the driver could not deliver is reported with its reason, offli
   await cardL.getByRole("button", { name: "Não consegui entregar" }).click();
   await report.getByLabel("Motivo").selectOption({ label: "Recusada pelo destinatário" });
   await report.getByLabel("Observação (opcional)").fill("Caixa aberta, o cliente recusou");
+  await expectNoSidewaysScroll(page);
   await shot(page, "shift-15-could-not-deliver");
 
   // Reported with no connection: it waits on the device, through a reload, and goes once the connection is back.
@@ -450,33 +612,83 @@ test("a delivery the driver could not deliver is reported with its reason, offli
   await context.close();
 });
 
-test.fixme(
-  "a driver replaces their own proof after a reload (needs a storage.objects update policy: issue 21 phase 2)",
-  async ({ browser }) => {
-    // Phase 1 uploads with upsert; Storage then needs the driver to be allowed to update their own proof object
-    // until the delivery is completed, which is a SQL change (phase 2). Until then the second photo is refused
-    // by the policy and the first one stays.
-    await owner.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: true, signature: true, note: false });
-    const { page } = await driverApp(browser);
-    const k = await assign(await createDelivery(`Rua Sergipe, 111 (${run}-K)`));
-    const cardK = card(page, k.destination_address);
-    await cardK.getByRole("button", { name: "Iniciar entrega" }).click();
-    // A first photo goes up; completing is refused for the missing signature.
-    await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "a.png", mimeType: "image/png", buffer: PHOTO });
-    await cardK.getByRole("button", { name: "Concluir entrega" }).click();
-    await expect(cardK.getByRole("alert")).toHaveText("Falta a prova de entrega que a empresa exige: assinatura.");
-    await reload(page);
-    // After the reload, another photo and the signature: the new photo replaces the first.
-    const second = Buffer.from(PHOTO);
-    second[second.length - 20] ^= 1;
-    await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "b.png", mimeType: "image/png", buffer: second });
-    await drawSignature(page, cardK.getByRole("img", { name: /^Assinatura de quem recebe/ }));
-    await cardK.getByRole("button", { name: "Concluir entrega" }).click();
-    await expect(cardK).toHaveCount(0);
-    const done = await owner.call<{ proof: { photo_path: string } }>("GET", `/api/v1/deliveries/${k.id}`);
-    const photo = await owner.http.get(`/storage/v1/object/authenticated/delivery-proofs/${done.proof.photo_path}`, {
+test("a proof retried after a reload replaces the driver's own first one, until the delivery is completed", async ({ browser }) => {
+  await owner.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: true, signature: true, note: false });
+  const { context, page } = await driverApp(browser);
+  // Another delivery in progress above it: each card's proof fields are its own (no label points at the other's).
+  const first = await assign(await createDelivery(`Rua Sergipe, 100 (${run}-K0)`));
+  await dora.call("POST", `/api/v1/deliveries/${first.id}/start`);
+  const k = await assign(await createDelivery(`Rua Sergipe, 111 (${run}-K)`));
+  const cardK = card(page, k.destination_address);
+  await expect(cardK.getByRole("heading", { name: "2ª entrega" })).toBeVisible();
+  await cardK.getByRole("button", { name: "Iniciar entrega" }).click();
+  await expect.poll(async () => (await serverView(k)).status).toBe("in_progress");
+  // A first photo goes up; completing is refused for the missing signature, in a sentence on the card.
+  await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "a.png", mimeType: "image/png", buffer: PHOTO });
+  await expect(cardK.getByRole("img", { name: "A foto tirada" })).toBeVisible();
+  await expect(card(page, first.destination_address).getByRole("img", { name: "A foto tirada" })).toHaveCount(0);
+  await expect(cardK.getByText("Trocar foto")).toBeVisible();
+  await cardK.getByRole("button", { name: "Concluir entrega" }).click();
+  await expect(cardK.getByRole("alert")).toHaveText("Falta a prova de entrega que a empresa exige: assinatura.");
+  await shot(page, "shift-16-proof-refused");
+  // After a reload the draft is gone: another photo (a blue JPEG this time, the first was a red PNG) and the signature.
+  await reload(page);
+  await expect(cardK.getByRole("img", { name: "A foto tirada" })).toHaveCount(0);
+  const second = Buffer.from(
+    (await page.evaluate(() => {
+      const canvas = document.createElement("canvas");
+      canvas.width = canvas.height = 2;
+      const draw = canvas.getContext("2d")!;
+      draw.fillStyle = "#0000ff";
+      draw.fillRect(0, 0, 2, 2);
+      return canvas.toDataURL("image/jpeg");
+    })).split(",")[1],
+    "base64",
+  );
+  await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "b.jpg", mimeType: "image/jpeg", buffer: second });
+  await drawSignature(page, cardK.getByRole("img", { name: /^Assinatura de quem recebe/ }));
+  await shot(page, "shift-17-proof-retried");
+  await cardK.getByRole("button", { name: "Concluir entrega" }).click();
+  await expect(cardK).toHaveCount(0);
+  await expect(page.getByRole("alert")).toHaveCount(0);
+  // The server holds one photo, the second one, under the first one's name (encoded as the PNG that name says: the
+  // bucket ties each extension to its type), and the signature.
+  const done = await owner.call<{ status: string; proof: { photo_path: string; signature_path: string } }>(
+    "GET",
+    `/api/v1/deliveries/${k.id}`,
+  );
+  expect(done.status).toBe("completed");
+  const folder = `${done.proof.photo_path.split("/")[0]}/${k.id}`;
+  expect(done.proof.photo_path).toBe(`${folder}/photo.png`);
+  expect(done.proof.signature_path).toBe(`${folder}/signature.png`);
+  const read = (path: string) =>
+    owner.http.get(`/storage/v1/object/authenticated/delivery-proofs/${path}`, {
       headers: { authorization: `Bearer ${owner.token}`, apikey: owner.anonKey },
     });
-    expect(Buffer.from(await photo.body()).equals(second)).toBe(true);
-  },
-);
+  const stored = await read(done.proof.photo_path);
+  expect(stored.headers()["content-type"]).toBe("image/png");
+  const pixel = await page.evaluate(async (base64) => {
+    const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${base64}`)).blob());
+    const canvas = document.createElement("canvas");
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    const draw = canvas.getContext("2d")!;
+    draw.drawImage(bitmap, 0, 0);
+    return [...draw.getImageData(0, 0, 1, 1).data.slice(0, 3)];
+  }, Buffer.from(await stored.body()).toString("base64"));
+  // Blue, the second photo's colour (JPEG rounds it a little), not the first photo's red.
+  expect(pixel[2]).toBeGreaterThan(200);
+  expect(pixel[0]).toBeLessThan(60);
+  const listed = await owner.http.post(`/storage/v1/object/list/delivery-proofs`, {
+    headers: { authorization: `Bearer ${owner.token}`, apikey: owner.anonKey },
+    data: { prefix: folder },
+  });
+  expect(((await listed.json()) as { name: string }[]).map((o) => o.name).sort()).toEqual([
+    "photo.png",
+    "signature.png",
+  ]);
+  await dora.call("POST", `/api/v1/deliveries/${first.id}/fail`, { reason: "other" });
+  await expect(card(page, first.destination_address)).toHaveCount(0);
+  await context.close();
+  await owner.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: false, signature: false, note: false });
+});

@@ -2,7 +2,7 @@
 // lookup that fails, and a driver deactivated while the app is open each get their own sentence and the way out
 // that fits; and the panel asks before it deactivates a driver (finding 10). The contexts block service workers:
 // these journeys fake the server's answers with page.route, which a worker's fetch would pass by.
-import { allowBrowserLine, Api, expect, newContext, signIn, test } from "./support.ts";
+import { allowBrowserLine, Api, expect, newContext, shot, signIn, test } from "./support.ts";
 
 const DORA = { email: "driver1@demo.test", password: "demo-driver-pass" };
 
@@ -24,6 +24,7 @@ test("a token the server refuses says so, with the way back to sign-in", async (
     "O servidor não aceita mais a sua sessão. Entre de novo para continuar.",
   );
   await expect(page.getByText("Esta conta não pertence a nenhuma empresa", { exact: false })).toHaveCount(0);
+  await shot(page, "signin-token-refused");
   await page.getByRole("button", { name: "Entrar de novo" }).click();
   await expect(page.getByRole("heading", { name: "Entrar" })).toBeVisible();
   await signIn(page, DORA.email, DORA.password);
@@ -45,6 +46,7 @@ test("an identity lookup that fails is not 'no company': the app says the server
   await expect(page.getByRole("alert")).toHaveText(
     "O servidor não respondeu ao confirmar quem você é. Tente de novo em instantes.",
   );
+  await shot(page, "signin-lookup-failed");
   await context.unroute("**/functions/v1/whoami*");
   await page.getByRole("button", { name: "Tentar de novo" }).click();
   await expect(page.getByRole("heading", { name: "Suas entregas" })).toBeVisible();
@@ -87,6 +89,7 @@ test("a driver deactivated while the app is open is told so, not 'Reconnecting�
   const told = "Sua conta de entregador foi desativada pela empresa. Fale com ela para voltar a usar o app.";
   await expect(app.getByRole("alert")).toHaveText(told, { timeout: 20_000 });
   await expect(app.getByText("Reconectando…")).toHaveCount(0);
+  await shot(app, "signin-driver-deactivated");
   await app.reload();
   await expect(app.getByRole("alert")).toHaveText(told);
   await app.getByRole("button", { name: "Sair" }).click();

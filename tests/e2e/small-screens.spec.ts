@@ -20,6 +20,8 @@ const PANEL: [link: string, heading: string][] = [
   ["Preços", "Preços"],
   ["Saques", "Saques"],
   ["Registro de webhooks", "Registro de webhooks"],
+  ["Relatórios", "Relatórios"],
+  ["Notificações", "Notificações para quem recebe"],
   ["Gateway de pagamento", "Gateway de pagamento"],
   ["Assinatura", "Assinatura"],
   ["Simuladores", "Simuladores (só no ambiente local)"],

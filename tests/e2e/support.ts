@@ -132,6 +132,15 @@ export async function dragBy(page: Page, element: Locator, dx: number, dy: numbe
   await page.mouse.up();
 }
 
+/**
+ * The demo company's payment gateway settings in the journeys: the built-in simulator's sandbox key, and the secret
+ * the simulator signs the company's webhooks with (journeys.spec.ts types them into the Gateway page).
+ */
+export const COMPANY_GATEWAY = {
+  api_key: "$aact_hmlg_e2e_key",
+  webhook_secret: "e2e-company-webhook-secret-0123456789abcdef",
+};
+
 /** A 2x2 red PNG: a photo of a delivery. */
 export const PHOTO = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",

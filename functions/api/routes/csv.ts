@@ -7,7 +7,7 @@ import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import { asService, asUser, rpc } from "../../_shared/db.ts";
-import { HttpError } from "../../_shared/errors.ts";
+import { HttpError, ValidationErrorBody, type ValidationItem, validationItems } from "../../_shared/errors.ts";
 import type { Claims } from "../../_shared/jwt.ts";
 import { defineRoute, readBody } from "../../_shared/route.ts";
 import { dayOf } from "../days.ts";
@@ -68,26 +68,17 @@ const EXPORT_BATCH = 1000;
 const EXPORT_BUDGET_MS = 120_000;
 
 const csvLines = (rows: unknown[][]) =>
-  stringify(rows, {
-    cast: {
-      boolean: (value) => String(value),
-      number: (value) => String(value),
-    },
-  });
+  stringify(rows, { cast: { boolean: (value) => String(value), number: (value) => String(value) } });
 
 /**
  * The CSV as a stream: the header and the first batch before the answer starts (so a refusal is still its own
  * status), then a batch at a time as the client reads (the stream's back-pressure), in one transaction as the
  * caller. A client that goes away ends the transaction.
  */
-async function exportStream(
-  claims: Claims,
-  filters: ReturnType<typeof filterArgs>,
-): Promise<ReadableStream> {
+async function exportStream(claims: Claims, filters: ReturnType<typeof filterArgs>): Promise<ReadableStream> {
   const { readable, writable } = new TransformStream<string, Uint8Array>(
     {
-      transform: (text, controller) =>
-        controller.enqueue(new TextEncoder().encode(text)),
+      transform: (text, controller) => controller.enqueue(new TextEncoder().encode(text)),
     },
     undefined,
     { highWaterMark: 2 },
@@ -96,20 +87,11 @@ async function exportStream(
   let started!: () => void;
   const first = new Promise<void>((resolve) => (started = resolve));
   const done = asUser(claims, async (tx) => {
-    const cursor = await rpc(
-      tx,
-      "export_deliveries",
-      filters,
-    ) as unknown as string;
+    const cursor = await rpc(tx, "export_deliveries", filters) as unknown as string;
     let text = csvLines([EXPORT_COLUMNS.map(([name]) => name)]);
     for (;;) {
-      const batch = await rpc(tx, "fetch_deliveries", {
-        cursor,
-        count: EXPORT_BATCH,
-      }) as unknown as DeliveryRow[];
-      text += csvLines(
-        batch.map((d) => EXPORT_COLUMNS.map(([, value]) => value(d) ?? "")),
-      );
+      const batch = await rpc(tx, "fetch_deliveries", { cursor, count: EXPORT_BATCH }) as unknown as DeliveryRow[];
+      text += csvLines(batch.map((d) => EXPORT_COLUMNS.map(([, value]) => value(d) ?? "")));
       await writer.ready;
       const written = writer.write(text);
       started();
@@ -122,10 +104,7 @@ async function exportStream(
   await Promise.race([first, done]);
   done.then(() => writer.close(), (error) => {
     console.error(
-      JSON.stringify({
-        event: "export_cut",
-        error: error instanceof Error ? error.message : String(error),
-      }),
+      JSON.stringify({ event: "export_cut", error: error instanceof Error ? error.message : String(error) }),
     );
     writer.abort(error).catch(() => {});
   });
@@ -137,8 +116,7 @@ export const exportDeliveries = defineRoute({
   path: "/api/v1/deliveries/export",
   tag: "deliveries",
   summary: "The company's deliveries as CSV",
-  description:
-    "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
+  description: "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
     "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, " +
     "comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import " +
     "reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, " +
@@ -149,9 +127,7 @@ export const exportDeliveries = defineRoute({
   responses: {
     200: {
       description: "The deliveries, one per line after the header",
-      schema: z.string().describe(
-        `Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`,
-      ),
+      schema: z.string().describe(`Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`),
       mediaType: "text/csv",
     },
   },
@@ -160,9 +136,7 @@ export const exportDeliveries = defineRoute({
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="deliveries-${
-          dayOf(new Date())
-        }.csv"`,
+        "content-disposition": `attachment; filename="deliveries-${dayOf(new Date())}.csv"`,
       },
     });
   },
@@ -197,55 +171,45 @@ const IMPORT_COLUMNS = [
   "window_end",
   "external_id",
 ] as const;
-const NUMBER_COLUMNS = new Set([
-  "origin.lat",
-  "origin.lng",
-  "destination.lat",
-  "destination.lng",
-]);
+const NUMBER_COLUMNS = new Set(["origin.lat", "origin.lng", "destination.lat", "destination.lng"]);
 
 const ImportResult = z.object({
   created: z.number().int(),
-  skipped: z.number().int().describe(
-    "Rows whose external_id the company already has (an earlier upload).",
-  ),
+  skipped: z.number().int().describe("Rows whose external_id the company already has (an earlier upload)."),
   errors: z.array(z.object({
-    row: z.number().int().describe(
-      "The row as a spreadsheet numbers it: the header is row 1.",
-    ),
+    row: z.number().int().describe("The row as a spreadsheet numbers it: the header is row 1."),
     detail: z.string(),
+    items: ValidationErrorBody.shape.detail.optional().describe(
+      "What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the " +
+        'column\'s path, e.g. `["body", "destination", "lat"]`), so that an app can say it in its language; ' +
+        "absent when the database refused the row (`detail` says why).",
+    ),
   })),
 }).meta({ id: "ImportResult" });
 
 interface RowError {
   row: number;
   detail: string;
+  items?: ValidationItem[];
 }
 
-/** A problem with the file as a whole: 400 as a validation item of the body. */
-const badFile = (msg: string) =>
-  new HttpError(400, [{
-    type: "value_error",
-    loc: ["body"],
-    msg,
-    input: null,
-  }]);
+/**
+ * A problem with the file as a whole: 400 as a validation item of the body, its `type` naming the problem (`csv_...`)
+ * and its `input` what the message names (the unknown columns, the missing one, the number of rows), so that an app
+ * can say it in its language.
+ */
+const badFile = (type: string, msg: string, input: unknown = null) =>
+  new HttpError(400, [{ type, loc: ["body"], msg, input }]);
 
 /** A number as a person types it: a decimal comma is read as a point. */
-const typedNumber = (
-  text: string,
-) => (/^-?\d+(,\d+)?$/.test(text)
-  ? Number(text.replace(",", "."))
-  : Number(text));
+const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
 
 /** A CSV record as the create body: dotted names nested, empty cells left out, coordinates as numbers. */
 function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   header.forEach((name, i) => {
     const text = (cells[i] ?? "").trim();
-    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) {
-      return;
-    }
+    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) return;
     const value = NUMBER_COLUMNS.has(name) ? typedNumber(text) : text;
     const [head, tail] = name.split(".");
     if (tail) body[head] = { ...(body[head] as object), [tail]: value };
@@ -256,78 +220,57 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
 }
 
 const issueText = (error: z.ZodError) =>
-  error.issues.map((issue) =>
-    `${issue.path.join(".") || "row"}: ${issue.message}`
-  ).join("; ");
+  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issue.message}`).join("; ");
 
 /** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
-function readCsv(
-  text: string,
-): { header: string[]; rows: { row: number; cells: string[] }[] } {
+function readCsv(text: string): { header: string[]; rows: { row: number; cells: string[] }[] } {
   const firstLine = text.slice(0, text.indexOf("\n") >>> 0);
   // A spreadsheet in Portuguese saves CSV with semicolons (its decimal separator is the comma).
-  const delimiter =
-    (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0)
-      ? ";"
-      : ",";
+  const delimiter = (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? ";" : ",";
   let records: string[][];
   try {
-    records = parse(text, {
-      bom: true,
-      delimiter,
-      relax_column_count: true,
-      skip_empty_lines: false,
-    });
+    records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
   } catch (error) {
-    throw badFile(
-      `The file is not a CSV file we can read: ${(error as Error).message}`,
-    );
+    throw badFile("csv_unreadable", `The file is not a CSV file we can read: ${(error as Error).message}`);
   }
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
   if (names.length === 0 || names.every((name) => name === "")) {
-    throw badFile("The file has no header line naming its columns");
+    throw badFile("csv_no_header", "The file has no header line naming its columns");
   }
   const unknown = names.filter((name) =>
-    !(IMPORT_COLUMNS as readonly string[]).includes(name) &&
-    !EXPORT_ONLY.has(name)
+    !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
   );
   if (unknown.length > 0) {
     throw badFile(
-      `Unknown columns: ${unknown.join(", ")}; the columns are ${
-        IMPORT_COLUMNS.join(", ")
-      }`,
+      "csv_unknown_columns",
+      `Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`,
+      unknown,
     );
   }
   for (const needed of ["origin_address", "destination_address"]) {
-    if (!names.includes(needed)) {
-      throw badFile(`The header has no ${needed} column`);
-    }
+    if (!names.includes(needed)) throw badFile("csv_missing_column", `The header has no ${needed} column`, needed);
   }
   // Each record is a row of a spreadsheet, a blank one too (counted, not read).
   const rows = data.map((cells, i) => ({ row: i + 2, cells }))
     .filter(({ cells }) => cells.some((cell) => cell.trim() !== ""));
   if (rows.length > MAX_IMPORT_ROWS) {
     throw badFile(
+      "csv_too_many_rows",
       `The file has ${rows.length} rows; at most ${MAX_IMPORT_ROWS} per upload`,
+      rows.length,
     );
   }
   return { header: names, rows };
 }
 
 /** Runs `work` over the items with at most `limit` at a time; the first failure is thrown. */
-async function eachLimited<T>(
-  items: T[],
-  limit: number,
-  work: (item: T) => Promise<void>,
-): Promise<void> {
+async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++]);
   };
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, worker),
-  );
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 export const importDeliveries = defineRoute({
@@ -335,18 +278,18 @@ export const importDeliveries = defineRoute({
   path: "/api/v1/deliveries/import",
   tag: "deliveries",
   summary: "Create deliveries from a CSV file",
-  description:
-    "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
-    `columns as the body of POST /api/v1/deliveries names its fields (${
-      IMPORT_COLUMNS.join(", ")
-    }), then at most ` +
+  description: "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
+    `columns as the body of POST /api/v1/deliveries names its fields (${IMPORT_COLUMNS.join(", ")}), then at most ` +
     `${MAX_IMPORT_ROWS} rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves ` +
     "semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the " +
     "columns of an export that the create body does not have (id, status, ...) are ignored; any other column is " +
     "400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a " +
-    "refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1) and " +
-    "the others are created. A row whose `external_id` the company already has is skipped, so a file can be " +
-    "uploaded again: give every row an external_id to make that safe.\n\n" +
+    "refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), " +
+    "what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others " +
+    "are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, " +
+    "`csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row " +
+    "whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an " +
+    "external_id to make that safe.\n\n" +
     "**Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is " +
     "refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code " +
     "to send that client): create those one at a time with POST /api/v1/deliveries.\n\n" +
@@ -363,27 +306,19 @@ export const importDeliveries = defineRoute({
   rawBodyType: "text/csv",
   rawBodyLimit: MAX_IMPORT_BYTES,
   responses: {
-    200: {
-      description: "What was created, skipped and refused",
-      schema: ImportResult,
-    },
+    200: { description: "What was created, skipped and refused", schema: ImportResult },
     413: { description: "The file is larger than 5 MiB" },
     415: { description: "The body is not sent as text/csv" },
-    502: {
-      description:
-        "The geocoding or the routing service failed or was too slow; nothing was created",
-    },
+    502: { description: "The geocoding or the routing service failed or was too slow; nothing was created" },
   },
   async handler({ req, claims, asCaller, authorize }) {
     const companyId = await authorize();
     let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(
-        await readBody(req, MAX_IMPORT_BYTES),
-      );
+      text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
     } catch (error) {
       if (error instanceof HttpError) throw error;
-      throw badFile("The file is not UTF-8 text");
+      throw badFile("csv_not_utf8", "The file is not UTF-8 text");
     }
     const { header, rows } = readCsv(text);
 
@@ -392,35 +327,26 @@ export const importDeliveries = defineRoute({
     for (const { row, cells } of rows) {
       const raw = bodyOf(header, cells);
       if (raw.payment_method === "pix") {
+        const msg = "the import creates invoice deliveries; create a Pix delivery with POST /api/v1/deliveries, " +
+          "which charges its client";
         errors.push({
           row,
-          detail:
-            "payment_method: the import creates invoice deliveries; create a Pix delivery with " +
-            "POST /api/v1/deliveries, which charges its client",
+          detail: `payment_method: ${msg}`,
+          items: [{ type: "pix_not_imported", loc: ["body", "payment_method"], msg, input: "pix" }],
         });
         continue;
       }
       const parsed = CreateDelivery.safeParse(raw);
       if (parsed.success) valid.push({ row, body: parsed.data });
-      else errors.push({ row, detail: issueText(parsed.error) });
+      else errors.push({ row, detail: issueText(parsed.error), items: validationItems(parsed.error, "body", raw) });
     }
 
     // Rows the company already has are skipped before any route is measured.
-    const ids = [
-      ...new Set(
-        valid.map((v) => v.body.external_id).filter((id): id is string => !!id),
-      ),
-    ];
+    const ids = [...new Set(valid.map((v) => v.body.external_id).filter((id): id is string => !!id))];
     const known = new Set(
-      ids.length
-        ? await asCaller((tx) =>
-          rpc(tx, "existing_external_ids", { external_ids: ids })
-        )
-        : [],
+      ids.length ? await asCaller((tx) => rpc(tx, "existing_external_ids", { external_ids: ids })) : [],
     );
-    const fresh = valid.filter((v) =>
-      !v.body.external_id || !known.has(v.body.external_id)
-    );
+    const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
     let skipped = valid.length - fresh.length;
 
     const routed: Record<string, unknown>[] = [];
@@ -430,14 +356,11 @@ export const importDeliveries = defineRoute({
         ends = await locateEnds(body);
       } catch (error) {
         // An address the geocoding service has no place for refuses its row; the service failing, the import.
-        if (
-          !(error instanceof HttpError && error.status === 422 &&
-            Array.isArray(error.detail))
-        ) throw error;
+        if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
         errors.push({
           row,
-          detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`)
-            .join("; "),
+          detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; "),
+          items: error.detail,
         });
         return;
       }
@@ -469,16 +392,8 @@ export const importDeliveries = defineRoute({
     for (let i = 0; i < routed.length; i += INSERT_BATCH) {
       const batch = routed.slice(i, i + INSERT_BATCH);
       const result = await asService((tx) =>
-        rpc(tx, "import_deliveries", {
-          company_id: companyId,
-          created_by: claims.sub,
-          rows: batch as never,
-        })
-      ) as unknown as {
-        created: unknown[];
-        skipped: unknown[];
-        errors: RowError[];
-      };
+        rpc(tx, "import_deliveries", { company_id: companyId, created_by: claims.sub, rows: batch as never })
+      ) as unknown as { created: unknown[]; skipped: unknown[]; errors: RowError[] };
       created += result.created.length;
       skipped += result.skipped.length;
       errors.push(...result.errors);

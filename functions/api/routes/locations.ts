@@ -45,7 +45,8 @@ export const updateMyLocation = defineRoute({
     "changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and " +
     "`accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last " +
     "update. An accepted position is broadcast as `driver_location` on the private Realtime topic " +
-    "`company:{company_id}` with the same object as the response, and to the tracking topic of the driver's " +
+    "`company:{company_id}` with the same object as the response (and the message's `id`, which Realtime adds), " +
+    "and to the tracking topic of the driver's " +
     "delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the " +
     "answer: a slow or failing routing service never delays or fails this call.",
   auth: "bearer",

@@ -8,9 +8,11 @@ import { Money } from "../schemas.ts";
 
 const ReportDay = z.object({
   day: z.iso.date(),
-  created: z.number().int(),
-  completed: z.number().int(),
-  revenue: Money,
+  created: z.number().int().describe("Deliveries created that day."),
+  completed: z.number().int().describe("Of those, completed (now)."),
+  cancelled: z.number().int().describe("Of those, cancelled (now)."),
+  failed: z.number().int().describe("Of those, failed and not reopened (now)."),
+  revenue: Money.describe("The prices of that day's completed deliveries."),
 }).meta({ id: "ReportDay" });
 
 const ReportSummary = z.object({

@@ -66,7 +66,8 @@ export const trackDelivery = defineRoute({
     "with `Retry-After`. " +
     "Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be " +
     "joined while a driver has the delivery (accepted or in progress) and carries `driver_location` " +
-    "(`{lat, lng, heading, updated_at}`, only while in progress) and `tracking_updated` (this object, on every " +
+    "(`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` " +
+    "(this object, on every " +
     "status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most " +
     "once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, " +
     "the last ETA stays.",

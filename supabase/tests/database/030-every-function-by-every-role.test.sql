@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(169);
+select plan(171);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -87,6 +87,24 @@ select is(
         order by 1),
   '{}'::text[],
   'no function of ours is SQL with set search_path (each keeps its plans)'
+);
+-- The role sets are named once, as functions (supabase/schemas/01_tenancy.sql):
+-- every function and policy authorizes with one of them, never a list of roles
+-- written out again.
+select is(
+  array(select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+        where n.nspname in ('public', 'private')
+          and p.prosrc ~ 'private\.(authorize|company_of)\((?!(variadic )?private\.[a-z_]+\(\)\))'
+        order by 1),
+  '{}'::text[],
+  'every function authorizes with a role set by its name, never a list of roles'
+);
+select is(
+  array(select format('%s on %s.%s', policyname, schemaname, tablename) from pg_policies
+        where concat(qual, ' ', with_check) ~ 'company_of\((?!private\.[a-z_]+\(\)\))'
+        order by 1),
+  '{}'::text[],
+  'every policy names its role set by its function, never a list of roles'
 );
 
 -- 38 calls x 4 roles = 152 assertions, then 14 foreign ones

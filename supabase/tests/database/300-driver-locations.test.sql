@@ -53,12 +53,14 @@ select is(
   'the driver reads back its own position, stored under its company');
 select tests.reset_role();
 
+-- The payload is the position; realtime.send adds the message's id, as Realtime's does.
 select is(
-  (select jsonb_agg(jsonb_build_object('event', m.event, 'private', m.private, 'payload', m.payload))
+  (select jsonb_agg(jsonb_build_object('event', m.event, 'private', m.private, 'payload', m.payload - 'id',
+                                       'message_id', m.payload ->> 'id' = m.id::text))
    from realtime.messages m where m.topic = 'company:' || (select a ->> 'company_id' from t)),
   jsonb_build_array(jsonb_build_object('event', 'driver_location', 'private', true, 'payload',
     jsonb_build_object('driver_id', (select a ->> 'driver_id' from t), 'lat', -23.55, 'lng', -46.63,
-      'heading', 90, 'speed', 12.5, 'accuracy', 4, 'updated_at', now()))),
+      'heading', 90, 'speed', 12.5, 'accuracy', 4, 'updated_at', now()), 'message_id', true)),
   'the accepted position is broadcast as driver_location on the company topic');
 
 -- The rate limit ----------------------------------------------------------------

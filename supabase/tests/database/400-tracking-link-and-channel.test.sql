@@ -126,8 +126,10 @@ select tests.reset_role();
 select is((select array_agg(m.topic || ' ' || m.event) from realtime.messages m where m.topic like 'track:%'),
   array[pg_temp.topic('moving') || ' driver_location'],
   'an accepted position goes to the tracking topic of the delivery in progress only');
-select is((select m.payload - 'updated_at' from realtime.messages m where m.topic like 'track:%'), '{"lat": -23.51, "lng": -46.61, "heading": null}',
-  'the position and nothing else');
+select is((select jsonb_build_object('position', m.payload - 'updated_at' - 'id', 'message_id', m.payload ->> 'id' = m.id::text)
+           from realtime.messages m where m.topic like 'track:%'),
+  '{"position": {"lat": -23.51, "lng": -46.61, "heading": null}, "message_id": true}',
+  'the position and nothing else (but the message''s id, which realtime.send adds)');
 select ok((select bool_and(m.private) from realtime.messages m), 'as a private message');
 
 -- Who may join a tracking topic --------------------------------------------------------

@@ -1,9 +1,10 @@
 -- Proof of delivery: the policies on storage.objects for the delivery-proofs
--- bucket (the driver of the delivery in progress writes each proof once; the
--- company's managers read; nobody else), and completion with the company's
+-- bucket (the driver of the delivery in progress writes one proof of each kind,
+-- and may replace it and read it back until the delivery leaves in_progress;
+-- the company's managers read; nobody else), and completion with the company's
 -- requirements.
 begin;
-select plan(18);
+select plan(26);
 
 create temp table t as select tests.create_tenant('pod-a') as a, tests.create_tenant('pod-b') as b;
 grant select on t to public;
@@ -19,6 +20,12 @@ language sql as $$
   insert into storage.objects (bucket_id, name, metadata)
   values ('delivery-proofs', put.name, jsonb_build_object('mimetype', private.proof_media_type(put.name)))
 $$;
+-- Storage's upload with upsert (x-upsert: true), as it writes the row.
+create function pg_temp.upsert(name text, version text) returns void
+language sql as $$
+  insert into storage.objects (bucket_id, name, version, metadata)
+  values ('delivery-proofs', upsert.name, upsert.version, jsonb_build_object('mimetype', private.proof_media_type(upsert.name)))
+  on conflict (bucket_id, name) do update set version = excluded.version, metadata = excluded.metadata $$;
 grant execute on all functions in schema pg_temp to public;
 
 select is((select array[public::text, file_size_limit::text] || allowed_mime_types from storage.buckets where id = 'delivery-proofs'),
@@ -30,11 +37,23 @@ select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'photo.
 select lives_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'signature.png')), 'and the signature');
 select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'other.png')), '42501', null, 'nothing else');
 select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('done', 'photo.png')), '42501', null, 'nor for a completed delivery');
-select is_empty($$ update storage.objects set name = name || 'x' returning 1 $$, 'no update');
+-- A retry after a lost completion, or a better photo: the driver replaces their own proof under its name.
+select lives_ok(format('select pg_temp.upsert(%L, %L)', pg_temp.name('moving', 'photo.png'), 'second'),
+  'the driver replaces their photo with an upsert');
+select is((select version from storage.objects where name = pg_temp.name('moving', 'photo.png')), 'second',
+  'which now holds the new version');
+select throws_ok(format('select pg_temp.upsert(%L, %L)', pg_temp.name('moving', 'photo.jpg'), 'third'), '42501', null,
+  'but not beside it under another name');
+select throws_ok($$ update storage.objects set name = name || 'x' $$, '42501', null, 'nor renames it');
 select is_empty($$ delete from storage.objects returning 1 $$, 'no delete');
-select is_empty($$ select from storage.objects where bucket_id = 'delivery-proofs' $$, 'the driver reads nothing back');
+select is((select count(*)::integer from storage.objects where bucket_id = 'delivery-proofs'), 2,
+  'the driver reads back their own proof of the delivery in progress');
 select tests.act_as_member(a, 'driver2') from t;
 select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'photo.webp')), '42501', null, 'another driver may not write');
+select throws_ok(format('select pg_temp.upsert(%L, %L)', pg_temp.name('moving', 'photo.png'), 'theirs'), '42501', null,
+  'nor replace the proof');
+select is_empty($$ update storage.objects set version = 'theirs' returning 1 $$, 'nor update it');
+select is_empty($$ select from storage.objects $$, 'nor read it');
 select tests.act_as_anon();
 select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'photo.webp')), '42501', null, 'nor anon');
 select is_empty($$ select from storage.objects $$, 'anon reads nothing');
@@ -57,6 +76,9 @@ select is(to_jsonb(public.complete_delivery((select id from ids where name = 'mo
     'note', 'At the door'), 'with it, the delivery completes carrying its proof');
 select throws_ok(format('select pg_temp.put(%L)', pg_temp.name('moving', 'photo.webp')), '42501', null,
   'after completion nothing more is written');
+select throws_ok(format('select pg_temp.upsert(%L, %L)', pg_temp.name('moving', 'photo.png'), 'late'), '42501', null,
+  'nor replaced');
+select is_empty($$ select from storage.objects $$, 'and the driver no longer reads it back');
 
 select * from finish();
 rollback;

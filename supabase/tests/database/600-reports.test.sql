@@ -42,8 +42,9 @@ select is((select revenue from r), 35.55, 'revenue: the prices of the completed 
 select is((select driver_earnings from r), 27.44, 'drivers'' earnings: their credits, each rounded to cents (15.00 + 12.44)');
 select is((select on_time_rate from r), 0.5000, 'on-time rate: one of the two completed with a window arrived by its end');
 select is((select avg_delivery_minutes from r), 60.0, 'average time from creation to delivery: 60 minutes');
-select is((select by_day from r), array[row('2026-03-10', 2, 1, 20.00), row('2026-03-11', 3, 1, 15.55)]::public.report_day[],
-  'day by day in São Paulo''s days (23:30 there is the 11th, not UTC''s 12th)');
+select is((select by_day from r),
+  array[row('2026-03-10', 2, 1, 20.00, 1, 0), row('2026-03-11', 3, 1, 15.55, 0, 1)]::public.report_day[],
+  'day by day in São Paulo''s days (23:30 there is the 11th, not UTC''s 12th), by outcome');
 select is((select cardinality(by_day) from public.report_summary('2026-03-01', '2026-03-31')), 31, 'every day of the range, empty ones too');
 select is((select array[created, completed] from public.report_summary('2026-02-01', '2026-02-28')), array[0, 0],
   'a range without deliveries counts nothing');

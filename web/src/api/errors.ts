@@ -54,6 +54,19 @@ const KNOWN: Known[] = [
   [/^amount must be greater than 0 with at most 2 decimal places$/, () => i18n.t("server.amountRule")],
   [/^the note is longer than 1000 characters$/, () => i18n.t("server.noteTooLong")],
   [/^A user with this e-mail address already exists$/, () => i18n.t("server.emailTaken")],
+  [
+    /^a delivery with external_id (.+) already exists: ([0-9a-f-]{36})$/,
+    (m) => i18n.t("server.externalIdTaken", { externalId: m[1], id: m[2].slice(0, 8) }),
+  ],
+  [/^reason must be one of /, () => i18n.t("server.failureReason")],
+  [/^to must not be before from$/, () => i18n.t("server.reportOrder")],
+  [/^a report covers at most 366 days$/, () => i18n.t("server.reportLength")],
+];
+
+/** What the API says of a field in its own words (a validation item's `msg`), said again. */
+const SAYS: [RegExp, "future" | "beforeWindowEnd"][] = [
+  [/^must be in the future$/, "future"],
+  [/^must be before window_end$/, "beforeWindowEnd"],
 ];
 
 /** The API's own words as a sentence: a known message said again, any other inside "cannot be done now". */
@@ -69,16 +82,47 @@ interface ValidationItem {
   type?: string;
   loc?: (string | number)[];
   msg?: string;
+  input?: unknown;
 }
 
+const pathOf = (item: ValidationItem) =>
+  (item.loc ?? []).filter((p) => !["body", "query", "path"].includes(String(p))).join(".");
+
+/** What the item's `input` names, for a sentence: a list joined, a number in the language's digits. */
+function inputText(input: unknown): string {
+  if (Array.isArray(input)) return input.join(", ");
+  if (typeof input === "number") return input.toLocaleString(i18n.language);
+  return String(input ?? "");
+}
+
+/** One validation item as words: the field and what is wrong with it, or what is wrong with a whole file. */
 function validationLine(item: ValidationItem): string {
-  const path = (item.loc ?? []).filter((p) => !["body", "query", "path"].includes(String(p))).join(".");
+  const path = pathOf(item);
   const field = path && i18n.exists(`fields.${path}`) ? String(i18n.t(`fields.${path}` as "fields.amount")) : path;
+  const file = `errors.file.${item.type}`;
+  if (!path && i18n.exists(file)) {
+    return String(i18n.t(file as "errors.file.csv_missing_column", { input: inputText(item.input) }));
+  }
   const issue = `errors.issue.${item.type}`;
-  const message = item.type && i18n.exists(issue)
-    ? String(i18n.t(issue as "errors.issue.too_big"))
+  const said = SAYS.find(([pattern]) => pattern.test(item.msg ?? ""))?.[1];
+  const message = said
+    ? i18n.t(`errors.says.${said}`)
+    : item.type && i18n.exists(issue)
+    ? String(i18n.t(issue as "errors.issue.missing"))
     : String(item.msg ?? "");
   return i18n.t("errors.field", { field: field || i18n.t("errors.request"), message });
+}
+
+/** A 400's or 422's items: led by "some fields are not right", unless they say what is wrong with a file. */
+function validationProblems(items: ValidationItem[]): string {
+  const lines = items.map(validationLine).join("; ");
+  const aboutFile = items.every((item) => !pathOf(item) && i18n.exists(`errors.file.${item.type}`));
+  return aboutFile ? lines : `${i18n.t("errors.invalid")} ${lines}`;
+}
+
+/** What is wrong with one row of an imported CSV file: its cells named, else the database's refusal as a sentence. */
+export function importRowProblem(error: { detail: string; items?: ValidationItem[] }): string {
+  return error.items?.length ? error.items.map(validationLine).join("; ") : serverSentence(error.detail);
 }
 
 export function errorMessage(error: unknown): string {
@@ -89,9 +133,7 @@ export function errorMessage(error: unknown): string {
     case 0:
       return i18n.t("errors.network");
     case 400:
-      if (Array.isArray(detail)) {
-        return `${i18n.t("errors.invalid")} ${(detail as ValidationItem[]).map(validationLine).join("; ")}`;
-      }
+      if (Array.isArray(detail)) return validationProblems(detail as ValidationItem[]);
       return said ?? i18n.t("errors.server");
     case 401:
       return i18n.t("errors.unauthorized");
@@ -103,9 +145,7 @@ export function errorMessage(error: unknown): string {
       return said ?? i18n.t("errors.conflict");
     case 422:
       // An address the API could not find on the map comes named, as a validation item.
-      if (Array.isArray(detail)) {
-        return `${i18n.t("errors.invalid")} ${(detail as ValidationItem[]).map(validationLine).join("; ")}`;
-      }
+      if (Array.isArray(detail)) return validationProblems(detail as ValidationItem[]);
       return said ?? i18n.t("errors.server");
     case 429:
       return i18n.t("errors.rateLimited", { seconds: error.retryAfter ?? 10 });

@@ -113,7 +113,7 @@ export interface paths {
     get?: never;
     /**
      * Update the calling driver's position
-     * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response, and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
+     * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response (and the message's `id`, which Realtime adds), and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
      *
      *     Roles: the set `drivers`.
      */
@@ -326,7 +326,7 @@ export interface paths {
     put?: never;
     /**
      * Create deliveries from a CSV file
-     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1) and the others are created. A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
+     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
@@ -714,7 +714,7 @@ export interface paths {
     };
     /**
      * A delivery as its recipient sees it
-     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
+     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
      */
     get: operations["getTrackByToken"];
     put?: never;
@@ -1003,6 +1003,13 @@ export interface components {
         /** @description The row as a spreadsheet numbers it: the header is row 1. */
         row: number;
         detail: string;
+        /** @description What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the column's path, e.g. `["body", "destination", "lat"]`), so that an app can say it in its language; absent when the database refused the row (`detail` says why). */
+        items?: {
+          type: string;
+          loc: (string | number)[];
+          msg: string;
+          input?: unknown;
+        }[];
       }[];
     };
     RouteQuote: {
@@ -1291,9 +1298,15 @@ export interface components {
     ReportDay: {
       /** Format: date */
       day: string;
+      /** @description Deliveries created that day. */
       created: number;
+      /** @description Of those, completed (now). */
       completed: number;
-      /** @description BRL as a JSON number with at most 2 decimal places */
+      /** @description Of those, cancelled (now). */
+      cancelled: number;
+      /** @description Of those, failed and not reopened (now). */
+      failed: number;
+      /** @description The prices of that day's completed deliveries. */
       revenue: number;
     };
     WebhookAcknowledgement: {

@@ -13,8 +13,9 @@ import {
 } from "react";
 import { useTranslation } from "react-i18next";
 import { errorMessage } from "../api/errors.ts";
-import { groupSeparator } from "../format.ts";
+import { groupSeparator, timeZone } from "../format.ts";
 import { chooseLanguage, i18n, type Language, LANGUAGES } from "../i18n/index.ts";
+import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../lib/dates.ts";
 import { type DecimalResult, type DecimalRules, parseDecimal } from "../lib/numbers.ts";
 
 type FieldProps = {
@@ -86,6 +87,71 @@ export function MaskedField(
     caret.current = { input: e.target, at: position };
   }
   return <Field {...props} value={value} onChange={change} />;
+}
+
+type TypedDateProps = Omit<FieldProps, "value" | "onChange" | "problem">;
+
+/**
+ * A day typed dd/mm/aaaa (src/lib/dates.ts), in every language. `day` is YYYY-MM-DD ("" for none); `onDay` gets the
+ * day typed, "" when the field is emptied, and null while what is typed names no day (a sentence says so).
+ */
+export function DateField(
+  { day, onDay, ...props }: TypedDateProps & { day: string | null; onDay: (day: string | null) => void },
+) {
+  const { t } = useTranslation();
+  const [text, setText] = useState(day ? dayText(day) : "");
+  // A day set from outside (the address, "clear filters") is shown; the text being typed is left alone, so only a
+  // change of `day` runs this.
+  useEffect(() => {
+    if (day !== null && day !== (parseDay(text) ?? "")) setText(day ? dayText(day) : "");
+  }, [day]);
+  const parsed = text === "" ? "" : parseDay(text);
+  return (
+    <MaskedField
+      inputMode="numeric"
+      autoComplete="off"
+      placeholder={t("input.datePlaceholder")}
+      {...props}
+      value={text}
+      mask={maskDate}
+      onValue={(next) => {
+        setText(next);
+        onDay(next === "" ? "" : parseDay(next));
+      }}
+      problem={parsed === null ? t("input.date") : parsed === "" && props.required ? t("input.required") : null}
+    />
+  );
+}
+
+/**
+ * A moment typed dd/mm/aaaa HH:mm (24 h) on the company's clocks (src/format.ts's time zone). `onInstant` gets it as
+ * an ISO 8601 instant, "" when the field is emptied, and null while what is typed names no moment.
+ */
+export function DateTimeField(
+  { onInstant, problem, ...props }: TypedDateProps & {
+    onInstant: (instant: string | null) => void;
+    /** What is wrong with a moment that is one (a window ending in the past). */
+    problem?: string | null;
+  },
+) {
+  const { t } = useTranslation();
+  const [text, setText] = useState("");
+  const parsed = text === "" ? "" : parseDateTime(text, timeZone());
+  return (
+    <MaskedField
+      inputMode="numeric"
+      autoComplete="off"
+      placeholder={t("input.dateTimePlaceholder")}
+      {...props}
+      value={text}
+      mask={maskDateTime}
+      onValue={(next) => {
+        setText(next);
+        onInstant(next === "" ? "" : parseDateTime(next, timeZone()));
+      }}
+      problem={parsed === null ? t("input.dateTime") : problem}
+    />
+  );
 }
 
 /** Reads a typed number with the app's one rule (lib/numbers.ts) in the language in use. */

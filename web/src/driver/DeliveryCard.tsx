@@ -158,7 +158,7 @@ export function DeliveryCard(
         </div>
       )}
       <ErrorNote error={refused?.problem} />
-      {actions}
+      <div className="card-actions">{actions}</div>
     </li>
   );
 }

@@ -144,9 +144,18 @@ export default function DriverHome() {
             <ul className="list">
               {shift.completedToday.map((d) => (
                 <li key={d.id}>
-                  {d.destination_address}{" "}
-                  <time dateTime={d.completed_at ?? undefined}>{formatClock(d.completed_at)}</time>
-                  {pay(d.price) != null && <>: {formatBRL(pay(d.price))}</>}
+                  {d.destination_address}
+                  <br />
+                  <span className="muted">
+                    {t("driver.completedAt")}{" "}
+                    <time dateTime={d.completed_at ?? undefined}>{formatClock(d.completed_at)}</time>
+                    {pay(d.price) != null && (
+                      <>
+                        {" · "}
+                        {t("driver.pay")}: <strong>{formatBRL(pay(d.price))}</strong>
+                      </>
+                    )}
+                  </span>
                 </li>
               ))}
             </ul>

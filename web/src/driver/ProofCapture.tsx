@@ -1,8 +1,10 @@
 // Proof of delivery in the driver app: a photo (the phone's camera, or a file), the recipient's signature drawn on
 // a pad, and a note. The draft belongs to one delivery (its card holds it, keyed by the delivery), so the next
-// delivery starts blank. Completing hands the files to the queue (lib/outbox.ts), which uploads them to Storage
-// (bucket delivery-proofs) before completing; the server attaches them on completion.
-import { type PointerEvent, useRef, useState } from "react";
+// delivery starts blank; its fields' ids are its own, so two deliveries in progress never share a label. The photo
+// is taken with a button in the app's language (the browser's own file button speaks the browser's) and shown
+// once taken. Completing hands the files to the queue (lib/outbox.ts), which uploads them to Storage (bucket
+// delivery-proofs) before completing; the server attaches them on completion.
+import { type PointerEvent, useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ProofFile } from "../lib/device.ts";
 
@@ -37,6 +39,18 @@ export async function proofFiles(draft: ProofDraft): Promise<ProofFile[]> {
   return files;
 }
 
+/** An address the page can show a chosen photo at, for as long as it is the one chosen. */
+function usePreview(photo: File | null): string | null {
+  const [url, setUrl] = useState<string | null>(null);
+  useEffect(() => {
+    if (!photo) return setUrl(null);
+    const made = URL.createObjectURL(photo);
+    setUrl(made);
+    return () => URL.revokeObjectURL(made);
+  }, [photo]);
+  return url;
+}
+
 export function ProofCapture(
   { draft, onChange, required }: {
     draft: ProofDraft;
@@ -49,6 +63,8 @@ export function ProofCapture(
   const canvas = useRef<HTMLCanvasElement>(null);
   const drawing = useRef(false);
   const [problem, setProblem] = useState<ReturnType<typeof photoProblem>>(null);
+  const id = useId();
+  const preview = usePreview(draft.photo);
 
   const point = (e: PointerEvent<HTMLCanvasElement>) => {
     const box = e.currentTarget.getBoundingClientRect();
@@ -86,9 +102,10 @@ export function ProofCapture(
     <fieldset className="proof">
       <legend>{t("proof.title")}</legend>
       <div className="field">
-        <label htmlFor="proof-photo">{label(t("proof.photo"), required?.photo)}</label>
+        <label htmlFor={`${id}-photo`}>{label(t("proof.photo"), required?.photo)}</label>
         <input
-          id="proof-photo"
+          id={`${id}-photo`}
+          className="sr-only"
           type="file"
           accept="image/jpeg,image/png,image/webp"
           capture="environment"
@@ -97,33 +114,43 @@ export function ProofCapture(
             const why = photoProblem(file);
             setProblem(why);
             onChange({ ...draft, photo: why ? null : file });
+            // The same photo chosen again is a change too.
+            e.target.value = "";
           }}
         />
+        <div className="photo-pick">
+          {preview && <img src={preview} alt={t("proof.taken")} className="proof-preview" />}
+          <label htmlFor={`${id}-photo`} className="button secondary" aria-hidden="true">
+            {draft.photo ? t("proof.retake") : t("proof.take")}
+          </label>
+        </div>
       </div>
       {problem && <p className="error" role="alert">{t(problem)}</p>}
       <div className="field">
-        <span id="proof-signature-label">{label(t("proof.signature"), required?.signature)}</span>
+        <span id={`${id}-signature`}>{label(t("proof.signature"), required?.signature)}</span>
         <canvas
           ref={canvas}
           width={600}
           height={200}
           className="signature-pad"
           role="img"
-          aria-labelledby="proof-signature-label"
+          aria-labelledby={`${id}-signature`}
           onPointerDown={down}
           onPointerMove={move}
           onPointerUp={() => (drawing.current = false)}
           onPointerLeave={() => (drawing.current = false)}
         />
         <div>
-          <button type="button" onClick={clear} disabled={!draft.signed}>{t("proof.clear")}</button>
+          <button type="button" className="secondary" onClick={clear} disabled={!draft.signed}>
+            {t("proof.clear")}
+          </button>
           <span className="hint">{draft.signed ? t("proof.signed") : t("proof.signHere")}</span>
         </div>
       </div>
       <div className="field">
-        <label htmlFor="proof-note">{label(t("proof.note"), required?.note)}</label>
+        <label htmlFor={`${id}-note`}>{label(t("proof.note"), required?.note)}</label>
         <textarea
-          id="proof-note"
+          id={`${id}-note`}
           rows={2}
           maxLength={1000}
           value={draft.note}

@@ -42,6 +42,8 @@ export default function WalletPage() {
   const [pixKey, setPixKey] = useState("");
   const [pixKeyType, setPixKeyType] = useState<PixKeyType>("email");
   const [submitted, setSubmitted] = useState(false);
+  /** A new form after each withdrawal asked: its emptied amount is not a mistake to point at. */
+  const [form, setForm] = useState(0);
   const keyProblem = pixKeyProblem(pixKeyType, pixKey);
   const withdraw = useMutation({
     mutationFn: (body: { amount: number; pix_key: string; pix_key_type: PixKeyType }) =>
@@ -49,6 +51,7 @@ export default function WalletPage() {
     onSuccess: () => {
       setSubmitted(false);
       setAmount("");
+      setForm((n) => n + 1);
       void client.invalidateQueries({ queryKey: ["withdrawals"] });
       void client.invalidateQueries({ queryKey: ["wallet"] });
     },
@@ -86,6 +89,7 @@ export default function WalletPage() {
       <form className="card" onSubmit={submit} aria-labelledby="withdraw-title">
         <h2 id="withdraw-title">{t("wallet.withdraw")}</h2>
         <DecimalField
+          key={form}
           label={t("wallet.amount")}
           rules={AMOUNT}
           showProblem={submitted}

@@ -4,7 +4,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, call, type Delivery, type DeliveryStatus, type PaymentStatus } from "../api/client.ts";
-import { Badge, ErrorNote, Field, Loading, Pager, Select } from "../components/ui.tsx";
+import { Badge, DateField, ErrorNote, Field, Loading, Pager, Select } from "../components/ui.tsx";
 import { formatBRL, formatDateTime, shortId } from "../format.ts";
 import { useTranslation } from "react-i18next";
 import { Link, useSearchParams } from "../lib/router.tsx";
@@ -25,8 +25,10 @@ const PAYMENTS: PaymentStatus[] = ["pending", "received", "confirmed", "refunded
 const FILTERS = ["q", "status", "payment_status", "driver_id", "from", "to", "late"] as const;
 export type DeliveryFilterValues = Partial<Record<(typeof FILTERS)[number], string>>;
 
-/** A delivery's window in words: both ends, or the one it has. */
-export function WindowText({ delivery }: { delivery: Pick<Delivery, "window_start" | "window_end"> }) {
+/** A delivery's window in words: both ends, or the one it has; `labelled`, led by what it is (in a list). */
+export function WindowText(
+  { delivery, labelled = true }: { delivery: Pick<Delivery, "window_start" | "window_end">; labelled?: boolean },
+) {
   const { t } = useTranslation();
   const { window_start: start, window_end: end } = delivery;
   if (!start && !end) return null;
@@ -35,7 +37,7 @@ export function WindowText({ delivery }: { delivery: Pick<Delivery, "window_star
     : end
     ? t("lifecycle.windowUntil", { end: formatDateTime(end) })
     : t("lifecycle.windowFrom", { start: formatDateTime(start) });
-  return <span className="window">{t("lifecycle.window")}: {text}</span>;
+  return <span className="window">{labelled ? `${t("lifecycle.window")}: ${text}` : text}</span>;
 }
 
 /** The status, with what else a dispatcher must see at a glance: late, a later attempt. */
@@ -140,17 +142,15 @@ export function DeliveriesPage() {
           onChange={(e) => setFilter("driver_id", e.target.value)}
           options={[["", t("deliveries.any")], ...(drivers.data?.items ?? []).map((d) => [d.id, d.name] as const)]}
         />
-        <Field
+        <DateField
           label={t("lifecycle.from")}
-          type="date"
-          value={filters.from ?? ""}
-          onChange={(e) => setFilter("from", e.target.value)}
+          day={filters.from ?? ""}
+          onDay={(day) => day !== null && setFilter("from", day)}
         />
-        <Field
+        <DateField
           label={t("lifecycle.to")}
-          type="date"
-          value={filters.to ?? ""}
-          onChange={(e) => setFilter("to", e.target.value)}
+          day={filters.to ?? ""}
+          onDay={(day) => day !== null && setFilter("to", day)}
         />
         <label className="check">
           <input

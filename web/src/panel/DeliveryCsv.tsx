@@ -4,6 +4,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../api/client.ts";
+import { importRowProblem } from "../api/errors.ts";
 import { ErrorNote } from "../components/ui.tsx";
 import type { DeliveryFilterValues } from "./Deliveries.tsx";
 
@@ -50,23 +51,17 @@ export function CsvExport({ filters }: { filters: DeliveryFilterValues }) {
   );
 }
 
-interface ImportResult {
-  created: number;
-  skipped: number;
-  errors: { row: number; detail: string }[];
-}
-
 export function CsvImport() {
   const { t } = useTranslation();
   const client = useQueryClient();
   const [file, setFile] = useState<File | null>(null);
   const upload = useMutation({
-    mutationFn: async (): Promise<ImportResult> =>
+    mutationFn: async () =>
       await call(api.POST("/api/v1/deliveries/import", {
         body: await file!.text(),
         bodySerializer: (body: unknown) => body as string,
         headers: { "content-type": "text/csv" },
-      })) as ImportResult,
+      })),
     onSuccess: () => void client.invalidateQueries({ queryKey: ["deliveries"] }),
   });
   const result = upload.data;
@@ -108,7 +103,9 @@ export function CsvImport() {
           </p>
           {result.errors.length > 0 && (
             <ul>
-              {result.errors.map((e) => <li key={e.row}>{t("lifecycle.importRow", e)}</li>)}
+              {result.errors.map((e) => (
+                <li key={e.row}>{t("lifecycle.importRow", { row: e.row, detail: importRowProblem(e) })}</li>
+              ))}
             </ul>
           )}
         </div>

@@ -288,7 +288,7 @@ export default function DeliveryPage({ id }: { id: string }) {
               <>
                 <dt>{t("lifecycle.window")}</dt>
                 <dd>
-                  <WindowText delivery={delivery} />
+                  <WindowText delivery={delivery} labelled={false} />
                 </dd>
               </>
             )}

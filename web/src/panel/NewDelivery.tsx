@@ -6,7 +6,7 @@ import { type FormEvent, lazy, Suspense, useState } from "react";
 import { api, call } from "../api/client.ts";
 import { useTranslation } from "react-i18next";
 import type { MapMarker } from "../components/MapView.tsx";
-import { ErrorNote, Field, MaskedField, Note, Select } from "../components/ui.tsx";
+import { DateTimeField, ErrorNote, Field, MaskedField, Note, Select } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes } from "../format.ts";
 import { digitsOf, documentProblem, isPhone, maskDocument, maskPhone, phoneE164 } from "../lib/brazil.ts";
 import { useDebounced } from "../lib/debounce.ts";
@@ -28,9 +28,13 @@ export default function NewDeliveryPage() {
     customerEmail: "",
     recipientName: "",
     recipientPhone: "",
+    recipientEmail: "",
     notes: "",
     driverId: "",
+    externalId: "",
   });
+  // The window's ends as instants: "" when left empty, null while what is typed is no moment.
+  const [timeWindow, setTimeWindow] = useState<{ start: string | null; end: string | null }>({ start: "", end: "" });
   const set = (name: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm({ ...form, [name]: e.target.value });
   const setMasked = (name: keyof typeof form) => (value: string) => setForm({ ...form, [name]: value });
@@ -70,8 +74,12 @@ export default function NewDeliveryPage() {
             : null,
           recipient_name: form.recipientName || null,
           recipient_phone: form.recipientPhone ? phoneE164(form.recipientPhone) : null,
+          recipient_email: form.recipientEmail.trim() || null,
           notes: form.notes || null,
           driver_id: form.driverId || null,
+          window_start: timeWindow.start || null,
+          window_end: timeWindow.end || null,
+          external_id: form.externalId.trim() || null,
         },
       })),
     onSuccess: (delivery) => {
@@ -84,11 +92,18 @@ export default function NewDeliveryPage() {
   const pix = form.paymentMethod === "pix";
   const documentWrong = pix ? documentProblem(form.customerDocument) : null;
   const phoneWrong = form.recipientPhone && !isPhone(form.recipientPhone) ? t("input.phone") : null;
+  const windowEndWrong = timeWindow.end && Date.parse(timeWindow.end) <= Date.now()
+    ? t("newDelivery.windowEndPast")
+    : null;
+  const windowStartWrong = timeWindow.start && timeWindow.end && timeWindow.start >= timeWindow.end
+    ? t("newDelivery.windowOrder")
+    : null;
+  const windowWrong = timeWindow.start === null || timeWindow.end === null || windowEndWrong || windowStartWrong;
 
   function submit(event: FormEvent) {
     event.preventDefault();
     setSubmitted(true);
-    if (documentWrong || phoneWrong) return;
+    if (documentWrong || phoneWrong || windowWrong) return;
     create.mutate();
   }
 
@@ -187,6 +202,13 @@ export default function NewDeliveryPage() {
             problem={phoneWrong}
             showProblem={submitted}
           />
+          <Field
+            label={t("newDelivery.recipientEmail")}
+            type="email"
+            autoComplete="off"
+            value={form.recipientEmail}
+            onChange={set("recipientEmail")}
+          />
           <Field label={t("newDelivery.notes")} value={form.notes} onChange={set("notes")} />
           <Select
             label={t("newDelivery.driver")}
@@ -196,6 +218,32 @@ export default function NewDeliveryPage() {
               ["", t("none")],
               ...(drivers.data?.items ?? []).filter((d) => d.active).map((d) => [d.id, d.name] as const),
             ]}
+          />
+        </fieldset>
+        <fieldset>
+          <legend>{t("newDelivery.window")}</legend>
+          <p className="hint">{t("newDelivery.windowHint")}</p>
+          <DateTimeField
+            label={t("lifecycle.windowStart")}
+            onInstant={(start) => setTimeWindow((w) => ({ ...w, start }))}
+            problem={windowStartWrong}
+            showProblem={submitted}
+          />
+          <DateTimeField
+            label={t("lifecycle.windowEnd")}
+            onInstant={(end) => setTimeWindow((w) => ({ ...w, end }))}
+            problem={windowEndWrong}
+            showProblem={submitted}
+          />
+        </fieldset>
+        <fieldset>
+          <legend>{t("newDelivery.order")}</legend>
+          <Field
+            label={t("newDelivery.externalId")}
+            autoComplete="off"
+            maxLength={100}
+            value={form.externalId}
+            onChange={set("externalId")}
           />
         </fieldset>
         <ErrorNote error={create.error} />

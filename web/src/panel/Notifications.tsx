@@ -82,6 +82,29 @@ export default function NotificationSettingsPage() {
   );
 }
 
+/**
+ * Why a message was not sent, or why its last attempt failed: the platform's reasons in words; the provider's answer
+ * (Meta's or the mail server's, in English) quoted as it came.
+ */
+function MessageError({ error }: { error: string }) {
+  const { t } = useTranslation();
+  if (error === "the recipient's address was erased") return <div className="hint">{t("notifications.whyErased")}</div>;
+  const outdated = /^outdated: the delivery is (\w+) now$/.exec(error);
+  if (outdated) {
+    return (
+      <div className="hint">
+        {t("notifications.whyOutdated", { status: t(`status.${outdated[1]}` as "status.completed") })}
+      </div>
+    );
+  }
+  const gaveUp = /^gave up after 24 hours: (.*)$/s.exec(error);
+  return (
+    <div className="hint">
+      {t(gaveUp ? "notifications.whyGaveUp" : "notifications.whyProvider")} <q lang="en">{gaveUp?.[1] ?? error}</q>
+    </div>
+  );
+}
+
 /** The messages to a delivery's recipient, and erasing the recipient's data. */
 export function DeliveryNotifications({ delivery, onErased }: { delivery: Delivery; onErased(d: Delivery): void }) {
   const { t } = useTranslation();
@@ -128,8 +151,7 @@ export function DeliveryNotifications({ delivery, onErased }: { delivery: Delive
                 <td data-label={t("notifications.columns.status")}>
                   <Badge value={m.status} text={t(`notifications.status.${m.status}`)} />
                   <div className="hint">{t("notifications.columns.attempts")}: {m.attempts}</div>
-                  {/* The provider's own words, in the language (English) it wrote them in. */}
-                  {m.error && <div className="hint" lang="en">{m.error}</div>}
+                  {m.error && <MessageError error={m.error} />}
                 </td>
                 <td data-label={t("notifications.columns.sentAt")}>
                   {m.sent_at ? <time dateTime={m.sent_at}>{formatDateTime(m.sent_at)}</time> : "—"}

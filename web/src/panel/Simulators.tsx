@@ -1,6 +1,7 @@
 // Local stack only: fire the gateway's events for a delivery or a withdrawal,
 // so a person can play a whole delivery through in two browser windows; and
-// read the WhatsApp messages the recipients were sent (the WhatsApp simulator's).
+// read what the recipients were sent: the WhatsApp simulator's messages, and
+// the e-mails in the local mailbox (Mailpit's API at /_mail/api/v1).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, ApiError, call } from "../api/client.ts";
@@ -75,6 +76,73 @@ function WhatsAppInbox() {
             </p>
           </li>
         ))}
+      </ul>
+    </section>
+  );
+}
+
+interface MailSummary {
+  ID: string;
+  From: { Name: string; Address: string };
+  To: { Address: string }[];
+  Subject: string;
+  Created: string;
+}
+
+/** One e-mail of the local mailbox, its text read once (a message does not change). */
+function Email({ mail }: { mail: MailSummary }) {
+  const { t } = useTranslation();
+  const full = useQuery({
+    queryKey: ["sim-mail", mail.ID],
+    queryFn: async () => {
+      const res = await fetch(`${config.apiUrl}/_mail/api/v1/message/${mail.ID}`).catch(() => null);
+      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
+      return (await res.json()) as { Text: string };
+    },
+    staleTime: Infinity,
+  });
+  return (
+    <li>
+      <strong>
+        {t("notifications.emailTo", {
+          to: mail.To.map((to) => to.Address).join(", "),
+          from: mail.From.Name,
+          at: formatDateTime(mail.Created),
+        })}
+      </strong>
+      <p>{mail.Subject}</p>
+      <ErrorNote error={full.error} />
+      {full.data && (
+        <p className="wrap-anywhere pre-line">
+          <WithLinks text={full.data.Text.trim()} />
+        </p>
+      )}
+    </li>
+  );
+}
+
+/** The e-mails in the local mailbox, newest first (the WhatsApp simulator's copies are listed above). */
+function EmailInbox() {
+  const { t } = useTranslation();
+  const inbox = useQuery({
+    queryKey: ["sim-mails"],
+    queryFn: async () => {
+      const res = await fetch(`${config.apiUrl}/_mail/api/v1/messages?limit=50`).catch(() => null);
+      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
+      return (await res.json()) as { messages: MailSummary[] };
+    },
+    refetchInterval: 2_000,
+  });
+  const mails = (inbox.data?.messages ?? [])
+    .filter((m) => !m.To.some((to) => to.Address.endsWith("@whatsapp.local")))
+    .slice(0, 20);
+  return (
+    <section aria-labelledby="sim-email-title">
+      <h2 id="sim-email-title">{t("notifications.emailTitle")}</h2>
+      <ErrorNote error={inbox.error} />
+      {inbox.isSuccess && mails.length === 0 && <p>{t("notifications.emailNone")}</p>}
+      <ul className="list">
+        {mails.map((m) => <Email key={m.ID} mail={m} />)}
       </ul>
     </section>
   );
@@ -160,6 +228,7 @@ export default function SimulatorsPage() {
         ))}
       </ul>
       <WhatsAppInbox />
+      <EmailInbox />
     </section>
   );
 }

@@ -8,6 +8,8 @@ DROP POLICY "realtime_messages_select_company_presence" ON "realtime"."messages"
 
 DROP POLICY "delivery_proofs_insert_driver" ON "storage"."objects";
 
+DROP POLICY "delivery_proofs_update_driver" ON "storage"."objects";
+
 DROP FUNCTION "private"."may_upload_proof"(text);
 
 CREATE TABLE "private"."idempotent_requests" ("id" uuid NOT NULL DEFAULT gen_random_uuid(), "caller" uuid, "key" text NOT NULL, "fingerprint" text NOT NULL, "lease_until" timestamp with time zone NOT NULL, "changed_data" boolean NOT NULL DEFAULT false, "status" integer, "body" text, "created_at" timestamp with time zone NOT NULL DEFAULT now(), CONSTRAINT "idempotent_requests_caller_key" UNIQUE NULLS NOT DISTINCT (caller, key), CONSTRAINT "idempotent_requests_key_check" CHECK ((key ~ '^[ -~]{1,255}$'::text)), CONSTRAINT "idempotent_requests_pkey" PRIMARY KEY (id), CONSTRAINT "idempotent_requests_status_check" CHECK (((status >= 100) AND (status <= 599))));
@@ -139,19 +141,14 @@ declare
   kind text := private.proof_kind(may_upload_proof.name);
   folder text := split_part(may_upload_proof.name, '/', 1) || '/' || split_part(may_upload_proof.name, '/', 2);
 begin
-  if kind is null or may_upload_proof.media_type is distinct from private.proof_media_type(may_upload_proof.name) then
+  if may_upload_proof.media_type is distinct from private.proof_media_type(may_upload_proof.name) then
     return false;
   end if;
-  return exists (
-      select from public.deliveries d
-      where d.id = split_part(may_upload_proof.name, '/', 2)::uuid
-        and d.company_id = split_part(may_upload_proof.name, '/', 1)::uuid
-        and d.driver_id = (select private.driver_id())
-        and d.status = 'in_progress')
+  return private.drives_proof(may_upload_proof.name)
     and not exists (
       select from storage.objects o
       where o.bucket_id = 'delivery-proofs' and private.proof_kind(o.name) = kind
-        and o.name like folder || '/%');
+        and o.name like folder || '/%' and o.name <> may_upload_proof.name);
 end;
 $function$;
 
@@ -238,11 +235,13 @@ CREATE POLICY "idempotent_requests_service" ON "private"."idempotent_requests" F
 
 CREATE POLICY "delivery_proofs_insert_driver" ON "storage"."objects" FOR INSERT TO "authenticated" WITH CHECK (((bucket_id = 'delivery-proofs'::text) AND ( SELECT private.may_upload_proof(objects.name, (objects.metadata ->> 'mimetype'::text)) AS may_upload_proof)));
 
+CREATE POLICY "delivery_proofs_update_driver" ON "storage"."objects" FOR UPDATE TO "authenticated" USING (((bucket_id = 'delivery-proofs'::text) AND ( SELECT private.drives_proof(objects.name) AS drives_proof))) WITH CHECK (((bucket_id = 'delivery-proofs'::text) AND ( SELECT private.may_upload_proof(objects.name, (objects.metadata ->> 'mimetype'::text)) AS may_upload_proof)));
+
 COMMENT ON FUNCTION "private"."begin_idempotent_request"(uuid, text, text, integer) IS 'Claims an idempotency key for a request, or says why not: replay, mismatch, running or interrupted (service role).';
 
 COMMENT ON FUNCTION "private"."finish_idempotent_request"(uuid, integer, text) IS 'Stores a keyed request''s answer, or releases the key of a 429 or 5xx that changed nothing (service role).';
 
-COMMENT ON FUNCTION "private"."may_upload_proof"(text, text) IS 'Whether the caller may upload this proof object with this media type: the driver of the delivery in progress, once per kind, the type its extension names.';
+COMMENT ON FUNCTION "private"."may_upload_proof"(text, text) IS 'Whether the caller may write this proof object with this media type: the driver of the delivery in progress, one object per kind, the type its extension names.';
 
 COMMENT ON FUNCTION "private"."note_idempotent_write"(uuid) IS 'Records, in the same transaction, that a keyed request changed data (only when the transaction wrote anything).';
 
