@@ -18,6 +18,7 @@
 // (10), BENCH_CONCURRENCY (10), BENCH_RATE (200 per second), BENCH_RATE_SECONDS (10).
 import postgres from "postgres";
 import { hmacHex } from "../functions/_shared/crypto.ts";
+import { settingsStatement } from "../functions/_shared/gateway.ts";
 import { applyStatement, findStatement, type Ours } from "../functions/gateway-webhook/settle.ts";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { atOnce, freePort, insertUsers, percentile, pool, positiveInt, registerCompany, startStack } from "./stack.ts";
@@ -101,8 +102,9 @@ function viaHttp(apiUrl: string, companyId: string): Send {
 }
 
 /**
- * The same work without the proxy: the read that finds the withdrawal, the
- * gateway GET, and the applying transaction with its audit row (the service
+ * The same work without the proxy: the read of the company's settings, the read
+ * that finds the withdrawal, the gateway GET, and the applying transaction with
+ * its audit row (the service
  * role's claims and statement timeout, the statement, commit). Both statements
  * are built by the proxy's own code (functions/gateway-webhook/settle.ts), so
  * the two sides cannot drift apart.
@@ -110,7 +112,9 @@ function viaHttp(apiUrl: string, companyId: string): Send {
 function viaSql(sql: postgres.Sql, gatewayUrl: string, companyId: string): Send {
   return async (w) => {
     const claim = { kind: "transfer" as const, objectId: w.transferId, externalReference: w.id, describedId: null };
-    // The company endpoint's read: its settings were read moments ago for the signature, so not joined.
+    // The company endpoint's reads: its settings, for the signature (every request), then the withdrawal.
+    const [settings] = await sql.unsafe(...settingsStatement(companyId) as [string, string[]]);
+    if (!settings?.webhook_secret_ciphertext) throw new Error("no settings");
     const [ours] = await sql.unsafe<Ours[]>(...findStatement(claim, companyId, false) as [string, string[]]);
     if (!ours) throw new Error("no such withdrawal");
     const res = await fetch(`${gatewayUrl}/v3/transfers/${encodeURIComponent(w.transferId)}`, {
@@ -236,7 +240,7 @@ async function main(): Promise<number> {
       await runRound(stack.pid, await arrangeWithdrawals(sql, companyId, EVENTS, `s${round}`), direct, directM);
     }
     line("HTTP POST /api/v1/webhooks/gateway/{id}", httpM);
-    line("direct: read, gateway GET, apply + audit", directM);
+    line("direct: reads, gateway GET, apply + audit", directM);
     const ratio = (httpM.done / httpM.seconds) / (directM.done / directM.seconds);
     console.log(
       `\n  HTTP reaches ${(100 * ratio).toFixed(0)}% of the direct rate (direct / HTTP = ${(1 / ratio).toFixed(2)}x)`,

@@ -107,6 +107,19 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     gateway,
   });
 
+  /**
+   * The caller's address appended to X-Forwarded-For, as Supabase's API gateway does before a function sees the
+   * request: the last hop is the one the platform vouches for (any before it is the client's own writing).
+   */
+  function forwardedFor(c: Context<{ Bindings: ClientInfo }>, req: Request): Request {
+    const peer = c.env?.remoteAddr?.hostname;
+    if (!peer) return req;
+    const headers = new Headers(req.headers);
+    const prior = headers.get("x-forwarded-for");
+    headers.set("x-forwarded-for", prior ? `${prior}, ${peer}` : peer);
+    return new Request(req, { headers });
+  }
+
   /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
   async function invoke(fn: FunctionConfig & { fetch: Handler }, req: Request): Promise<Response> {
     // Like `supabase functions serve`, a CORS preflight reaches the function without a token.
@@ -123,18 +136,18 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   }
 
   /** /functions/v1/<name>/...: like the edge runtime, the function sees its own name as the first path segment. */
-  function functionsPath(c: Context): Promise<Response> | Response {
+  function functionsPath(c: Context<{ Bindings: ClientInfo }>): Promise<Response> | Response {
     const url = new URL(c.req.url);
     const [, name, rest] = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(url.pathname)!;
     const fn = functions.get(name);
     if (!fn) return c.json({ code: "NOT_FOUND", message: "Requested function was not found" }, 404);
-    return invoke(fn, new Request(new URL(`/${name}${rest ?? ""}${url.search}`, url), c.req.raw));
+    return invoke(fn, forwardedFor(c, new Request(new URL(`/${name}${rest ?? ""}${url.search}`, url), c.req.raw)));
   }
 
   /** A public path served by a function (docs/contract.md); the path reaches the function unchanged. */
-  const byFunction = (name: string) => (c: Context) => {
+  const byFunction = (name: string) => (c: Context<{ Bindings: ClientInfo }>) => {
     const fn = functions.get(name);
-    return fn ? invoke(fn, c.req.raw) : c.notFound();
+    return fn ? invoke(fn, forwardedFor(c, c.req.raw)) : c.notFound();
   };
 
   // Not strict: a trailing slash reaches the same route (/health/, /api/v1/prices/).

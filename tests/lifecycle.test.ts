@@ -2,6 +2,7 @@
 // failed attempts and reopening, external ids and recipient e-mails, search and filters on the list, the
 // reports' summary, and CSV in and out (the export equal to the list, the import row by row and repeatable,
 // geocoding an end without coordinates as a create does).
+import postgres from "postgres";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "./support/api.ts";
 import {
@@ -256,6 +257,41 @@ describe("GET /api/v1/reports/summary", () => {
     const elsewhere = await createCompany("Lifecycle reports elsewhere");
     expect((await get(elsewhere.owner, `/api/v1/reports/summary?from=${today}&to=${today}`)).body.created).toBe(0);
     expect((await get(company.owner, "/api/v1/reports/summary?from=2026-02-01&to=2026-01-01")).status).toBe(400);
+  });
+});
+
+describe("the reports' roll-up under concurrent writes", () => {
+  it("lets a company's deliveries be created at once: neither waits for the other's commit", async () => {
+    const company = await createCompany("Lifecycle roll-up at once");
+    const insert = (sql: postgres.Sql | postgres.ReservedSql) =>
+      sql`insert into public.deliveries (company_id, status, payment_status, payment_method, origin_address,
+            origin_lat, origin_lng, destination_address, destination_lat, destination_lng, distance_m, duration_s,
+            price, driver_share)
+          values (${company.companyId}, 'pending', 'invoiced', 'invoice', 'Origin', -23.55, -46.63, 'Destination',
+            -23.56, -46.64, 1500, 300, 12.50, 0.80)`;
+    // Two backends whose writes land on different rows of the day (private.roll_up_slot: the process id mod 8).
+    const sql = postgres(stack().dbUrl, { max: 10, onnotice: () => {} });
+    const held: postgres.ReservedSql[] = [];
+    try {
+      const slotOf = async (c: postgres.ReservedSql) => (await c`select pg_backend_pid() % 8 as slot`)[0].slot;
+      const first = await sql.reserve();
+      held.push(first);
+      let second = await sql.reserve();
+      held.push(second);
+      while (await slotOf(second) === await slotOf(first)) held.push(second = await sql.reserve());
+      await first`begin`;
+      await insert(first);
+      // The first has not committed; before the roll-up was spread, the second queued on the day's row here.
+      await second`set lock_timeout = '2s'`;
+      await insert(second);
+      await first`commit`;
+    } finally {
+      held.forEach((c) => c.release());
+      await sql.end({ timeout: 1 });
+    }
+    const today = new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" }).format(new Date());
+    const res = await get(company.owner, `/api/v1/reports/summary?from=${today}&to=${today}`);
+    expect(res.body).toMatchObject({ created: 2, by_day: [{ day: today, created: 2 }] });
   });
 });
 

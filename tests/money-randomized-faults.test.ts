@@ -4,8 +4,12 @@
 // signed and unsigned, and the gateway failing under them; then the gateway
 // settles everything and reconciliation runs. At the end the ledger must match
 // the gateway fake to the cent: every transfer the fake made is debited exactly
-// once if DONE and never otherwise, and nothing else is. Prints its figures.
-// MONEY_FAULTS_SEED repeats a run; MONEY_FAULTS_EVENTS sets its size.
+// once if DONE and never otherwise, and nothing else is. Every withdrawal request
+// carries an Idempotency-Key, and is also sent as copies at once or retried with
+// it the way docs/spec.md §7 tells a client to (after a 502 above all): each
+// copy gets the first answer again or 409, and no key makes two withdrawals.
+// Prints its figures. MONEY_FAULTS_SEED repeats a run; MONEY_FAULTS_EVENTS sets
+// its size.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
@@ -37,7 +41,17 @@ let secret: string;
 const figures = {
   events: 0,
   byStatus: {} as Record<string, number>,
-  withdrawals: { requested: 0, answered: {} as Record<string, number>, edgeDied: 0 },
+  withdrawals: {
+    requested: 0,
+    answered: {} as Record<string, number>,
+    edgeDied: 0,
+    /** Copies sent at once with the first request's key, and retries sent after its answer. */
+    copies: 0,
+    retries: 0,
+    /** How the copies and retries were answered: the first answer again, or 409 while it ran. */
+    replayed: 0,
+    running: 0,
+  },
   gatewayFaults: 0,
 };
 
@@ -110,11 +124,36 @@ describe("a randomized fault run", () => {
         continue;
       }
       const mode = pick(["ok", "ok", "ok", "ok", "ok", "ok", "ok", "fail-after-create", "fail", "reject"]);
+      const key = randomUUID();
+      const send = () => requestWithdrawal(driver, amount, "12345678909", "cpf", { "Idempotency-Key": key });
       await gateway.set(mode);
-      const res = await requestWithdrawal(driver, amount);
+      // Sometimes copies at once (a double tap, a client that retries without waiting): one runs.
+      const copies = chance(0.25) ? 1 + Math.floor(random() * 4) : 0;
+      const answers = await Promise.all(Array.from({ length: 1 + copies }, send));
       await gateway.set("ok");
+      figures.withdrawals.copies += copies;
+      const ran = answers.filter((a) => a.status !== 409 && a.headers.get("idempotent-replayed") !== "true");
+      expect(ran, JSON.stringify(answers.map((a) => a.status))).toHaveLength(1);
+      const res = ran[0];
       count(figures.withdrawals.answered, res.status);
       expect([201, 422, 502]).toContain(res.status);
+      const copy = (answer: typeof res) => {
+        if (answer === res) return;
+        if (answer.status === 409) figures.withdrawals.running++;
+        else {
+          figures.withdrawals.replayed++;
+          expect({ status: answer.status, body: answer.body }).toEqual({ status: res.status, body: res.body });
+        }
+      };
+      answers.forEach(copy);
+      // A client retries a 502 (1, 2 and 4 s later; here at once), and sometimes an answer it never got.
+      const retries = res.status === 502 ? 1 + Math.floor(random() * 3) : chance(0.1) ? 1 : 0;
+      for (let r = 0; r < retries; r++) {
+        figures.withdrawals.retries++;
+        const again = await send();
+        expect(again.headers.get("idempotent-replayed")).toBe("true");
+        copy(again);
+      }
     }
 
     // 2. Events: copies, contradictions, forms, and the gateway failing under them.
@@ -164,7 +203,7 @@ describe("a randomized fault run", () => {
       headers: { authorization: `Bearer ${stack().serviceRoleKey}` },
     });
     expect(reconciled.status).toBe(200);
-    expect(reconciled.body.errors).toBe(0);
+    expect(reconciled.body.withdrawals.errors).toBe(0);
 
     // 4. The ledger against the gateway.
     const rows = await db()<
@@ -174,6 +213,8 @@ describe("a randomized fault run", () => {
              (select count(*)::int from public.wallet_entries e where e.withdrawal_id = w.id) as debits,
              (select sum(e.amount) from public.wallet_entries e where e.withdrawal_id = w.id) as debited
       from public.withdrawals w where w.company_id = ${company.companyId}`;
+    // One withdrawal per request, whatever its copies and retries (the edge-died ones included).
+    expect(rows).toHaveLength(figures.withdrawals.requested);
     const byReference = new Map((await gateway.state()).transfers.map((t) => [t.externalReference, t]));
     const outcome: Record<string, number> = {};
     for (const w of rows) {

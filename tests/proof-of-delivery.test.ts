@@ -216,3 +216,70 @@ describe("completing with proof", () => {
     expect(done.body.proof).toEqual({ photo_path: null, signature_path: null, note: null });
   });
 });
+
+describe("an attacker's uploads (names, media types, bytes)", () => {
+  let a: TestCompany;
+  let driver: SupabaseClient;
+  beforeAll(async () => {
+    a = await createCompany("Proof Attacker");
+    driver = await clientOf(a.driver);
+  });
+
+  /** The delivery's id with its hyphens moved (8-8-8-4-4): the same uuid to Postgres, other text. */
+  const respelled = (id: string) => {
+    const hex = id.replaceAll("-", "");
+    return [hex.slice(0, 8), hex.slice(8, 16), hex.slice(16, 24), hex.slice(24, 28), hex.slice(28)].join("-");
+  };
+
+  it("cannot write a second photo by spelling the delivery's id another way", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    expect((await driver.storage.from(BUCKET).upload(`${a.companyId}/${id}/photo.png`, png())).error).toBeNull();
+    for (const folder of [`${a.companyId}/${respelled(id)}`, `${a.companyId}/${id.toUpperCase()}`]) {
+      const second = await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png());
+      expect(second.error?.message, folder).toBe("new row violates row-level security policy");
+    }
+    // Even as the first upload: only the canonical spelling is a proof.
+    const other = await deliveryIn(a, "in_progress");
+    const first = await driver.storage.from(BUCKET).upload(`${a.companyId}/${respelled(other)}/photo.png`, png());
+    expect(first.error?.message).toBe("new row violates row-level security policy");
+  });
+
+  it("cannot name an upload for another type than it declares", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const folder = `${a.companyId}/${id}`;
+    for (
+      const [name, type] of [["photo.jpg", "image/png"], ["photo.png", "image/webp"], ["photo", "image/png"]]
+    ) {
+      const refused = await driver.storage.from(BUCKET).upload(`${folder}/${name}`, new Blob([PNG], { type }));
+      expect(refused.error?.message, `${name} as ${type}`).toBe("new row violates row-level security policy");
+    }
+  });
+
+  it("completion refuses an upload that is not the image its name says, and removes it for a real one", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const folder = `${a.companyId}/${id}`;
+    // HTML declared as a PNG: Storage cannot see it before the bytes arrive, so it is stored.
+    const html = new Blob(["<html><script>alert(1)</script></html>"], { type: "image/png" });
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, html)).error).toBeNull();
+    const owner = await clientOf(a.owner);
+    const served = await fetch(
+      (await owner.storage.from(BUCKET).createSignedUrl(`${folder}/photo.png`, 60)).data!
+        .signedUrl,
+    );
+    expect(served.headers.get("content-type")).toBe("image/png");
+    expect(served.headers.get("x-content-type-options")).toBe("nosniff");
+    await served.body?.cancel();
+
+    const refused = await moveDelivery(a.driver, id, "complete");
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toBe(
+      "Proof of delivery refused: the photo is not a PNG image as its name says. It was removed: upload it again",
+    );
+    expect((await owner.storage.from(BUCKET).list(folder)).data).toEqual([]);
+    // The real photo goes in its place, and the delivery completes with it.
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, png())).error).toBeNull();
+    const done = await moveDelivery(a.driver, id, "complete");
+    expect(done.status).toBe(200);
+    expect(done.body.proof).toMatchObject({ photo_path: `${folder}/photo.png` });
+  });
+});

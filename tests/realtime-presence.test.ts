@@ -1,12 +1,15 @@
 // Presence and REST broadcast on the local Realtime, through the real
-// supabase-js client: the company panel (a manager on the private
-// company:{company_id} channel) sees a driver come online and go offline as
-// realtime.messages policies allow; another company's users are refused; and
-// httpSend() reaches subscribed channels when the broadcast INSERT policy
-// allows it (the service role here; members have no such policy).
+// supabase-js client. Presence is Realtime's as the realtime.messages policies
+// allow it: the product grants it on no topic of its own (a presence payload
+// says whatever its sender writes, so who is online comes from the positions
+// the service accepted), so the presence tests arrange a policy of their own
+// on `presence-test:{company_id}` topics, dropped afterwards; the company's
+// topic refuses presence. httpSend() reaches subscribed channels when the
+// broadcast INSERT policy allows it (the service role here; members have no
+// such policy).
 import type { RealtimeChannel } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCompany, stack, type TestCompany } from "./support/api.ts";
+import { createCompany, db, stack, type TestCompany } from "./support/api.ts";
 import { until } from "./support/realtime.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
@@ -53,13 +56,30 @@ async function join(topic: string, token: string, presenceKey = ""): Promise<Joi
 let company: TestCompany;
 let outsider: TestCompany;
 
+// A topic whose presence the company's members read and its drivers track: what a project's policies would say.
+const POLICIES = [
+  `create policy test_presence_read on realtime.messages for select to authenticated
+     using (extension = 'presence'
+       and (select realtime.topic()) = 'presence-test:' || (select private.company_of(private.members()))::text)`,
+  `create policy test_presence_track on realtime.messages for insert to authenticated
+     with check (extension = 'presence'
+       and (select realtime.topic()) = 'presence-test:' || (select private.company_id())::text
+       and (select private.driver_id()) is not null)`,
+];
+
 beforeAll(async () => {
   [company, outsider] = await Promise.all([createCompany("Presence Co"), createCompany("Presence Outsider")]);
+  for (const policy of POLICIES) await db().unsafe(policy);
 });
 
-describe("presence on company:{company_id}", () => {
-  it("shows the manager a driver coming online and going offline, and the state on join", async () => {
-    const topic = `company:${company.companyId}`;
+afterAll(async () => {
+  await db()`drop policy if exists test_presence_read on realtime.messages`;
+  await db()`drop policy if exists test_presence_track on realtime.messages`;
+});
+
+describe("presence where the policies allow it", () => {
+  it("shows the manager a member coming online and going offline, and the state on join", async () => {
+    const topic = `presence-test:${company.companyId}`;
     const panel = await join(topic, company.owner.token);
     expect(panel.status).toBe("SUBSCRIBED");
     await until(() => panel.syncs > 0, 5_000);
@@ -97,8 +117,8 @@ describe("presence on company:{company_id}", () => {
     expect(panel.channel.presenceState()).toEqual({});
   });
 
-  it("refuses another company's users the topic, and lets only drivers track", async () => {
-    const topic = `company:${company.companyId}`;
+  it("refuses another company's users the topic, and lets only those the insert policy allows track", async () => {
+    const topic = `presence-test:${company.companyId}`;
     for (const stranger of [outsider.owner, outsider.driver]) {
       const refused = await join(topic, stranger.token);
       expect(refused.status).toBe("CHANNEL_ERROR");
@@ -107,9 +127,20 @@ describe("presence on company:{company_id}", () => {
     const panel = await join(topic, company.admin.token);
     expect(panel.status).toBe("SUBSCRIBED");
     expect(await panel.channel.track({ manager: true })).toBe("error");
-    // A driver of the company may track on its own company's topic only.
-    const elsewhere = await join(`company:${outsider.companyId}`, company.driver.token);
-    expect(elsewhere.status).toBe("CHANNEL_ERROR");
+  });
+});
+
+describe("the company's topic", () => {
+  it("takes no presence: a driver cannot join it to announce anyone, a manager's track is refused", async () => {
+    const topic = `company:${company.companyId}`;
+    // A driver announcing another driver (the attacker's finding) has nowhere to do it.
+    const spoofer = await join(topic, company.driver.token, company.driver2.driverId);
+    expect(spoofer.status).toBe("CHANNEL_ERROR");
+    const panel = await join(topic, company.owner.token);
+    expect(panel.status).toBe("SUBSCRIBED");
+    expect(await panel.channel.track({ driver_id: company.driver2.driverId })).toBe("error");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(panel.channel.presenceState()).toEqual({});
   });
 });
 

@@ -314,14 +314,14 @@ describe("the scheduled job of the migrations", () => {
 
   test("runs verbatim: the reconcile call carries the project URL, the service role key and an empty body", async () => {
     const [before] =
-      await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-withdrawals'`;
+      await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-with-gateway'`;
     // The schema file that declares the job, unchanged (applying it again changes nothing else).
     const migration = readFileSync(resolve(projectRoot, "supabase/schemas/10_jobs.sql"), "utf8");
     const [{ id: projectUrlId }] = await db()`select id from vault.secrets where name = 'project_url'`;
     try {
       await db().unsafe(migration).simple();
       const [job] =
-        await db()`select jobid, schedule, username, database, active from cron.job where jobname = 'reconcile-withdrawals'`;
+        await db()`select jobid, schedule, username, database, active from cron.job where jobname = 'reconcile-with-gateway'`;
       expect(job).toMatchObject({ schedule: "*/5 * * * *", username: "postgres", database: "postgres", active: true });
 
       // Point the project URL at the loopback server and run the job now rather than in five minutes.
@@ -342,7 +342,7 @@ describe("the scheduled job of the migrations", () => {
       await db()`select vault.update_secret(${projectUrlId}, ${stack().apiUrl})`;
       if (before) {
         await db()`select cron.alter_job(${before.jobid}::bigint, schedule := ${before.schedule}, command := ${before.command}, active := ${before.active})`;
-      } else await db()`select cron.unschedule('reconcile-withdrawals')`;
+      } else await db()`select cron.unschedule('reconcile-with-gateway')`;
     }
   });
 });

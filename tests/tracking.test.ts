@@ -4,16 +4,18 @@
 // location update).
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
+import { api, apiFrom, createCompany, db, type DriverMember, stack, type TestCompany } from "./support/api.ts";
 import { createInvoiceDelivery, deliveryIn, moveDelivery, PAULISTA } from "./support/deliveries.ts";
 import { routing } from "./support/fakes.ts";
 import { lastAcceptedAgo, putLocation as put } from "./support/locations.ts";
 import { listen, until } from "./support/realtime.ts";
 import { supabaseClient } from "./support/supabase.ts";
 
+/** A loopback address of its own (127.x.y.z), which the stack sees as another client. */
+const someAddress = () => `127.${randomBytes(3).join(".")}`;
 /** Each lookup from its own address unless told, so the per-client limit stays out of the way. */
-const track = (token: string, address = `10.${randomBytes(3).join(".")}`) =>
-  api(`/api/v1/track/${encodeURIComponent(token)}`, { headers: { "x-forwarded-for": address } });
+const track = (token: string, address = someAddress(), headers: Record<string, string> = {}) =>
+  apiFrom(address, `/api/v1/track/${encodeURIComponent(token)}`, headers);
 const topicOf = (token: string) => `track:${createHash("sha256").update(token).digest("hex")}`;
 
 const VIEW_KEYS = [
@@ -174,7 +176,7 @@ describe("the tracking link", () => {
   });
 
   it("limits each client to 60 lookups a minute: then 429 with Retry-After", async () => {
-    const address = `192.0.2.${Math.floor(Math.random() * 250)}`;
+    const address = someAddress();
     await db()`delete from private.tracking_requests where client = ${address}`;
     const token = await tokenOf(a, await deliveryIn(a, "pending"));
     for (let i = 0; i < 60; i++) expect((await track(i % 2 ? token : "nope", address)).status).toBe(i % 2 ? 200 : 404);
@@ -182,7 +184,23 @@ describe("the tracking link", () => {
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(60);
-    expect((await track(token, "192.0.2.251")).status).toBe(200); // another client is not held back
+    expect((await track(token)).status).toBe(200); // another client is not held back
+  });
+
+  it("counts the address the platform saw: an X-Forwarded-For the client writes neither escapes nor blames", async () => {
+    const address = someAddress();
+    const victim = someAddress();
+    const token = await tokenOf(a, await deliveryIn(a, "pending"));
+    // The attacker writes a new address before each lookup, and then the victim's: the platform's hop is its own.
+    for (let i = 0; i < 60; i++) {
+      const rotated = { "x-forwarded-for": i === 59 ? victim : `198.51.100.${i}` };
+      expect((await track(token, address, rotated)).status).toBe(200);
+    }
+    expect((await track(token, address, { "x-forwarded-for": "203.0.113.7" })).status).toBe(429);
+    expect((await track(token, victim)).status).toBe(200);
+    const [{ clients }] = await db()`select array_agg(client order by client) as clients from private.tracking_requests
+                                     where client in (${address}, ${victim}, '203.0.113.7', '198.51.100.0')`;
+    expect(clients).toEqual([address, victim].sort());
   });
 });
 

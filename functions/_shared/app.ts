@@ -10,8 +10,8 @@ import type { RouteEnv } from "./route.ts";
 const CORS = {
   origin: "*",
   allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-  allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "gateway-signature"],
-  exposeHeaders: ["Retry-After", "Allow"],
+  allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "gateway-signature", "idempotency-key"],
+  exposeHeaders: ["Retry-After", "Allow", "Idempotent-Replayed"],
   maxAge: 86_400,
 };
 const EXPOSE_HEADERS = CORS.exposeHeaders.join(",");

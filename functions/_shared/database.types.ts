@@ -1315,6 +1315,15 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "payments_to_reconcile": {
+        Args: { "max_rows"?: number };
+        Returns: {
+          "company_id": string;
+          "created_at": string;
+          "gateway_payment_id": string;
+          "id": string;
+        }[];
+      };
       "quote_route": {
         Args: { "distance_m": number; "duration_s": number };
         Returns: Database["public"]["CompositeTypes"]["route_quote"];

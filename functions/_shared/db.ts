@@ -4,17 +4,24 @@
 // role` to the token's role and `request.jwt.claims` to its claims, so every
 // row-level security policy and every function check applies unchanged.
 //
-// Every transaction has a deadline (3.5 s by default), waiting for a pool
-// connection included: postgres.js queues a query for as long as every
-// connection is busy, so a locked table or a lost server would otherwise keep
-// requests waiting for ever. Past the deadline, and when the server cannot be
-// reached, the caller gets a 503 (DatabaseUnavailable); a transaction whose
-// caller already got its answer is rolled back, never committed.
+// Every transaction has a deadline (3.5 s by default, less when the request's
+// budget ends sooner: request-scope.ts), waiting for a pool connection
+// included: postgres.js queues a query for as long as every connection is
+// busy, so a locked table or a lost server would otherwise keep requests
+// waiting for ever. Past the deadline, and when the server cannot be reached,
+// the caller gets a 503 (DatabaseUnavailable); a transaction whose caller
+// already got its answer is rolled back, never committed.
+//
+// In a request that carries an Idempotency-Key, every transaction also notes
+// under the key, right before its commit, whether it wrote anything
+// (private.note_idempotent_write): a request cut off before its answer was
+// stored is then run again only if it changed nothing.
 import postgres from "postgres";
 import { env } from "./env.ts";
 import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Database } from "./database.types.ts";
 import type { Claims } from "./jwt.ts";
+import { idempotentRequestId, transactionDeadline } from "./request-scope.ts";
 import { claimsStatement, inlined } from "./sql-text.ts";
 import { byDeadline } from "./timeout.ts";
 
@@ -121,6 +128,16 @@ function claimsQuery(conn: postgres.ReservedSql, claims: Claims, role: string, l
   return conn.unsafe(claimsStatement(claims, role, left));
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The statement a transaction of a keyed request runs before its commit; none outside one. */
+function idempotentWriteNote(): string | null {
+  const id = idempotentRequestId();
+  if (id === undefined) return null;
+  if (!UUID.test(id)) throw new Error("not an idempotency key's id");
+  return `select private.note_idempotent_write('${id}')`;
+}
+
 /**
  * Queues `begin`, the claims and role, `statements` and `commit` on `conn`
  * (they leave with whatever is written next); the rows of each statement. The
@@ -136,11 +153,13 @@ export async function queueAtOnce(
   left: number,
   statements: [string, unknown[]][],
 ): Promise<postgres.Row[][]> {
+  const note = idempotentWriteNote();
   const settled = await Promise.allSettled([
     conn.unsafe("begin"),
     claimsQuery(conn, claims, role, left),
     // deno-lint-ignore no-explicit-any
     ...statements.map(([text, args]) => conn.unsafe(text, args as any[])),
+    ...(note ? [conn.unsafe(note)] : []),
     conn.unsafe("commit"),
   ]);
   const failures = settled.filter((s) => s.status === "rejected").map((s) => (s as PromiseRejectedResult).reason);
@@ -161,7 +180,7 @@ export async function asUser<T>(
 ): Promise<T> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
-  const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
+  const deadline = options.deadline ?? transactionDeadline(TRANSACTION_BUDGET_MS);
   let abandoned = false;
   const run = (async () => {
     const conn = await db().reserve();
@@ -194,6 +213,10 @@ export async function asUser<T>(
         if (!lost) await conn.unsafe("rollback").catch(() => {});
         throw cause;
       }
+      // Sent with the commit, in the same write: the note and the work commit together or not at all.
+      const note = idempotentWriteNote();
+      const noted = note ? conn.unsafe(note) : undefined;
+      noted?.catch(() => {}); // awaited below
       const committed = conn.unsafe("commit");
       const next = options.followUp?.statements(result);
       if (next) {
@@ -202,11 +225,14 @@ export async function asUser<T>(
         following = outcome.then(() => true, (error) => !lostConnection(error));
         options.followUp!.settled(outcome);
       }
-      try {
-        await committed;
-      } catch (error) {
-        lost = lostConnection(error);
-        throw error;
+      // A failed note ends the transaction, its commit then a rollback: the note's error is the outcome.
+      const [noteOutcome, commitOutcome] = await Promise.allSettled([noted, committed]);
+      const failure = [noteOutcome, commitOutcome].find((o) => o.status === "rejected") as
+        | PromiseRejectedResult
+        | undefined;
+      if (failure) {
+        lost = lostConnection(failure.reason);
+        throw failure.reason;
       }
       return result;
     } finally {
@@ -233,7 +259,7 @@ export async function asUserAtOnce(
 ): Promise<postgres.Row[][]> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
-  const deadline = options.deadline ?? Date.now() + TRANSACTION_BUDGET_MS;
+  const deadline = options.deadline ?? transactionDeadline(TRANSACTION_BUDGET_MS);
   const run = (async () => {
     const conn = await db().reserve();
     let lost = false;

@@ -5,6 +5,7 @@ import { decryptSecret } from "./crypto.ts";
 import { db } from "./db.ts";
 import { env } from "./env.ts";
 import { HttpError } from "./errors.ts";
+import { inlined } from "./sql-text.ts";
 import { isTimeout, timeoutSignal } from "./timeout.ts";
 
 const TIMEOUT_MS = 10_000;
@@ -134,109 +135,76 @@ export interface StoredConfig {
   environment: "sandbox" | "production";
 }
 
-/**
- * How long a company's gateway settings are reused before they are read again:
- * a configuration change applies within this time on every instance (at once on
- * the one that stored it). docs/contract.md, Configuration.
- */
-export const SETTINGS_TTL_MS = 5_000;
-const MAX_COMPANIES = 1_000;
-
-interface Settings {
-  /** Whether the company exists at all (the company webhook endpoint answers 404 otherwise). */
-  known: boolean;
-  row: StoredConfig | null;
-  readAt: number;
-  /** Each secret is decrypted only when a request needs it, then kept with the entry. */
-  apiKey?: Promise<string>;
-  webhookSecret?: Promise<string>;
+/** The stored row, or null from a read that found none (a left join's nulls). */
+export function storedConfig(row: Partial<Record<keyof StoredConfig, string | null>>): StoredConfig | null {
+  return row.api_key_ciphertext && row.webhook_secret_ciphertext && row.environment
+    ? {
+      api_key_ciphertext: row.api_key_ciphertext,
+      webhook_secret_ciphertext: row.webhook_secret_ciphertext,
+      environment: row.environment as StoredConfig["environment"],
+    }
+    : null;
 }
 
-const settings = new Map<string, Settings>();
+// A company's settings are read from the database by every request that needs them, so a change (a new webhook
+// secret, a production key) applies at once on every instance. Only the decryption is remembered, keyed by the
+// ciphertext itself: a changed setting is another ciphertext, never a stale hit.
+const MAX_SECRETS = 2_000;
+const decryptedSecrets = new Map<string, Promise<string>>();
 
-/**
- * Remembers a company's settings read elsewhere (the webhook's own read joins
- * them), replacing what was known if they differ.
- */
-export function rememberGatewayConfig(companyId: string, row: StoredConfig | null): void {
-  const known = settings.get(companyId);
-  if (
-    known && known.row?.api_key_ciphertext === row?.api_key_ciphertext &&
-    known.row?.webhook_secret_ciphertext === row?.webhook_secret_ciphertext &&
-    known.row?.environment === row?.environment
-  ) {
-    known.readAt = Date.now();
-    return;
-  }
-  put(companyId, { known: true, row, readAt: Date.now() });
-}
-
-/** Forgets a company's settings (after this instance stored new ones). */
-export function forgetGatewayConfig(companyId: string): void {
-  settings.delete(companyId);
-}
-
-function put(companyId: string, entry: Settings): Settings {
-  settings.delete(companyId);
-  if (settings.size >= MAX_COMPANIES) settings.delete(settings.keys().next().value!);
-  settings.set(companyId, entry);
-  return entry;
-}
-
-const isFresh = (entry: Settings | undefined): entry is Settings =>
-  entry !== undefined && Date.now() - entry.readAt < SETTINGS_TTL_MS;
-
-/** Whether this instance read the company's settings less than SETTINGS_TTL_MS ago. */
-export function settingsAreFresh(companyId: string): boolean {
-  return isFresh(settings.get(companyId));
-}
-
-async function settingsOf(companyId: string): Promise<Settings> {
-  const hit = settings.get(companyId);
-  if (isFresh(hit)) return hit;
-  // One statement, no transaction: a read by trusted code of the company and its row.
-  const [row] = await db()<(StoredConfig & { found: boolean })[]>`
-    select true as found, g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
-    from public.companies c left join private.gateway_configs g on g.company_id = c.id
-    where c.id = ${companyId}`;
-  return put(companyId, {
-    known: row !== undefined,
-    row: row?.api_key_ciphertext
-      ? {
-        api_key_ciphertext: row.api_key_ciphertext,
-        webhook_secret_ciphertext: row.webhook_secret_ciphertext,
-        environment: row.environment,
-      }
-      : null,
-    readAt: Date.now(),
-  });
-}
-
-function decrypted(entry: Settings, field: "apiKey" | "webhookSecret"): Promise<string> {
-  const sealed = field === "apiKey" ? entry.row!.api_key_ciphertext : entry.row!.webhook_secret_ciphertext;
-  const plain = entry[field] ??= decryptSecret(sealed, env().SECRETS_ENCRYPTION_KEY);
-  plain.catch(() => {
-    // A failure is not kept: the next request tries again.
-    if (entry[field] === plain) delete entry[field];
-  });
+function decrypted(ciphertext: string): Promise<string> {
+  const known = decryptedSecrets.get(ciphertext);
+  if (known) return known;
+  const plain = decryptSecret(ciphertext, env().SECRETS_ENCRYPTION_KEY);
+  if (decryptedSecrets.size >= MAX_SECRETS) decryptedSecrets.delete(decryptedSecrets.keys().next().value!);
+  decryptedSecrets.set(ciphertext, plain);
+  // A failure is not kept: the next request tries again.
+  plain.catch(() => decryptedSecrets.delete(ciphertext));
   return plain;
+}
+
+/**
+ * The statement that reads whether a company exists and its stored gateway configuration, its value inline
+ * (sql-text.ts): one round trip. The webhook bench sends it too.
+ */
+export function settingsStatement(companyId: string): [string, unknown[]] {
+  return inlined([
+    `select g.api_key_ciphertext, g.webhook_secret_ciphertext, g.environment
+     from public.companies c left join private.gateway_configs g on g.company_id = c.id
+     where c.id = $1`,
+    [companyId],
+  ]);
+}
+
+/** Whether the company exists, and its stored gateway configuration: one statement. */
+async function readSettings(companyId: string): Promise<{ known: boolean; config: StoredConfig | null }> {
+  // deno-lint-ignore no-explicit-any
+  const [text, values] = settingsStatement(companyId) as [string, any[]];
+  const [row] = await db().unsafe<Partial<Record<keyof StoredConfig, string | null>>[]>(text, values);
+  return { known: row !== undefined, config: row ? storedConfig(row) : null };
+}
+
+/** The gateway of a company whose configuration was just read. */
+export async function gatewayOf(config: StoredConfig): Promise<CompanyGateway> {
+  const settings = env();
+  const apiKey = await decrypted(config.api_key_ciphertext);
+  const baseUrl = config.environment === "sandbox" ? settings.GATEWAY_SANDBOX_URL : settings.GATEWAY_PRODUCTION_URL;
+  return { client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey), environment: config.environment };
 }
 
 /** The company's gateway (its API key decrypted), or null when it has not configured one. */
 export async function companyGateway(companyId: string): Promise<CompanyGateway | null> {
-  const entry = await settingsOf(companyId);
-  if (!entry.row) return null;
-  const config = env();
-  const apiKey = await decrypted(entry, "apiKey");
-  const baseUrl = entry.row.environment === "sandbox" ? config.GATEWAY_SANDBOX_URL : config.GATEWAY_PRODUCTION_URL;
-  return { client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey), environment: entry.row.environment };
+  const { config } = await readSettings(companyId);
+  return config ? await gatewayOf(config) : null;
 }
 
 /**
- * For the company webhook endpoint: whether the company exists, and its webhook
- * secret, decrypted (null when it has not configured the gateway).
+ * For the company webhook endpoint: whether the company exists, its stored configuration, and its webhook secret
+ * decrypted (null when it has not configured the gateway).
  */
-export async function companyWebhookSecret(companyId: string): Promise<{ known: boolean; secret: string | null }> {
-  const entry = await settingsOf(companyId);
-  return { known: entry.known, secret: entry.row ? await decrypted(entry, "webhookSecret") : null };
+export async function companyWebhookSecret(
+  companyId: string,
+): Promise<{ known: boolean; config: StoredConfig | null; secret: string | null }> {
+  const { known, config } = await readSettings(companyId);
+  return { known, config, secret: config ? await decrypted(config.webhook_secret_ciphertext) : null };
 }

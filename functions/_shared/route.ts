@@ -1,16 +1,20 @@
 // The route table of the edge: each route is declared once (method, path, role
 // set, the zod schemas of its input, its answers), and @hono/zod-openapi both
 // validates requests against that declaration and writes the OpenAPI document
-// from it. What the library does not do is here: the token and the role set
-// before any input is read (403 before 400, docs/architecture.md), the body
-// read within its limits, the errors every route shares, and 405 with `Allow`.
+// from it. What the library does not do is here: one time budget per request
+// (request-scope.ts), the token and the role set before any input is read (403
+// before 400, docs/architecture.md), the body read within its limits, the
+// Idempotency-Key of every POST but the webhooks' (idempotency.ts), the errors
+// every route shares, and 405 with `Allow`.
 import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth.ts";
 import { asUser, type FollowUp, type Tx } from "./db.ts";
-import { ErrorBody, HttpError, methodNotAllowed, ValidationErrorBody } from "./errors.ts";
+import { ErrorBody, errorResponse, HttpError, methodNotAllowed, ValidationErrorBody } from "./errors.ts";
+import { IDEMPOTENCY_HEADER, idempotencyKeyOf, once, REPLAYED_HEADER } from "./idempotency.ts";
 import type { Claims } from "./jwt.ts";
+import { withinBudget } from "./request-scope.ts";
 import { authorizeBySet, declareRoleSet, refuseOutsideSet } from "./role-sets.ts";
 
 type Method = "get" | "post" | "put" | "patch" | "delete";
@@ -67,8 +71,10 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   roles?: string;
   /** A request body the handler reads itself (a webhook's raw bytes): documented, not parsed. */
   rawBody?: z.ZodType;
-  /** The media type of that body, when it is not JSON (a CSV upload). */
+  /** The media type of that body, when it is not JSON (a CSV upload): any other is 415 before the handler runs. */
   rawBodyType?: string;
+  /** The most bytes that body may have (MAX_BODY_BYTES unless said): more is 413. */
+  rawBodyLimit?: number;
   /** The document's security requirement, when it is not the one `auth` implies. */
   security?: Record<string, string[]>[];
   params?: P;
@@ -193,6 +199,16 @@ function jsonBody(required: boolean): MiddlewareHandler {
 
 // Section: the caller
 
+/** The request's one time budget: every outgoing call and transaction under it ends in time (request-scope.ts). */
+const budget: MiddlewareHandler = (_c, next) => withinBudget(next);
+
+/** 415 for a raw body of another media type than the route's (a CSV upload sent as anything but text/csv). */
+const mediaType = (type: string): MiddlewareHandler => async (c, next) => {
+  const sent = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (sent !== type) throw new HttpError(415, `Unsupported Media Type: send the body with Content-Type: ${type}`);
+  await next();
+};
+
 const bearer: MiddlewareHandler<RouteEnv> = async (c, next) => {
   c.set("claims", await authenticate(c.req.raw));
   await next();
@@ -259,10 +275,60 @@ function sharedErrors(route: RouteDeclaration): Record<number, ResponseSpec> {
   return errors;
 }
 
+/** Whether a route takes an Idempotency-Key: every POST but the webhooks'. */
+export function takesIdempotencyKey(route: RouteDeclaration): boolean {
+  return route.method === "post" && route.auth !== "signature";
+}
+
+/** The Idempotency-Key header as the document describes it once (components.parameters.IdempotencyKey). */
+export const IDEMPOTENCY_PARAMETER = {
+  name: IDEMPOTENCY_HEADER,
+  in: "header" as const,
+  required: false,
+  description: "1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry " +
+    "harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at " +
+    "least 24 hours; the same key with the same request (method, path and body) gets that answer again, with " +
+    `\`${REPLAYED_HEADER}: true\`, and nothing runs again. The same key with another request is 422; while the ` +
+    "first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried " +
+    "again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the " +
+    "retry is 422. Without the header, every request runs.",
+  schema: { type: "string" as const, minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+};
+
+const IDEMPOTENCY_ERRORS: Record<number, string> = {
+  409: `a request with the same ${IDEMPOTENCY_HEADER} is still running`,
+  422: `the ${IDEMPOTENCY_HEADER} was used with another request, or its first request was cut off after it changed ` +
+    "data",
+};
+
+/** The answers of a route as documented: its own, the shared errors, and those of an Idempotency-Key. */
+function responsesOf(route: RouteDeclaration): Record<number, ResponseSpec> {
+  const responses: Record<number, ResponseSpec> = { ...sharedErrors(route), ...route.responses };
+  if (!takesIdempotencyKey(route)) return responses;
+  for (const [status, reason] of Object.entries(IDEMPOTENCY_ERRORS)) {
+    const own = responses[Number(status)];
+    responses[Number(status)] = own
+      ? { ...own, description: `${own.description}; or ${reason}` }
+      : { description: reason[0].toUpperCase() + reason.slice(1) };
+  }
+  for (const [status, response] of Object.entries(responses)) {
+    if (Number(status) >= 300) continue;
+    responses[Number(status)] = {
+      ...response,
+      headers: {
+        ...response.headers,
+        [REPLAYED_HEADER]:
+          `\`true\` when this is the kept answer of an earlier request with the same ${IDEMPOTENCY_HEADER}`,
+      },
+    };
+  }
+  return responses;
+}
+
 /** The route as @hono/zod-openapi takes it: what it validates and documents, and the middleware before that. */
 export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandler[] = []): RouteConfig {
   const body = route.body ?? route.rawBody;
-  const responses = { ...sharedErrors(route), ...route.responses };
+  const responses = responsesOf(route);
   return createRoute({
     method: route.method,
     path: route.path,
@@ -274,6 +340,7 @@ export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandl
     security: route.security ??
       (route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : []),
     ...(route.roles ? { "x-role-set": route.roles } : {}),
+    ...(takesIdempotencyKey(route) ? { parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }] } : {}),
     request: {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,
@@ -298,21 +365,46 @@ export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandl
 // Section: serving
 
 function handlerOf(route: AnyRoute) {
-  return async (c: Context<RouteEnv>) => {
+  return async (c: Context<RouteEnv>): Promise<Response> => {
     const claims = c.get("claims") ?? {};
     const valid = (target: "param" | "query" | "json") => c.req.valid(target as never);
-    const reply = await route.handler({
-      // A raw-body route's path is not validated by the library: its handler reads the parameters as they came.
-      params: route.rawBody ? c.req.param() : valid("param"),
-      query: valid("query"),
-      body: valid("json"),
-      req: c.req.raw,
-      claims,
-      asCaller: (work, followUp) => asUser(claims, work, { followUp }),
-      authorize: () => authorizeBySet(claims, route.roles!),
-    });
-    if (reply instanceof Response) return reply;
-    return Response.json(reply.body, { status: reply.status ?? 200, headers: reply.headers });
+    const run = async (req: Request): Promise<Response> => {
+      const reply = await route.handler({
+        // A raw-body route's path is not validated by the library: its handler reads the parameters as they came.
+        params: route.rawBody ? c.req.param() : valid("param"),
+        query: valid("query"),
+        body: valid("json"),
+        req,
+        claims,
+        asCaller: (work, followUp) => asUser(claims, work, { followUp }),
+        authorize: () => authorizeBySet(claims, route.roles!),
+      });
+      if (reply instanceof Response) return reply;
+      return Response.json(reply.body, { status: reply.status ?? 200, headers: reply.headers });
+    };
+    const key = takesIdempotencyKey(route) ? idempotencyKeyOf(c.req.raw) : undefined;
+    if (key === undefined) return await run(c.req.raw);
+    // The body the request was validated with (jsonBody keeps it), or a raw body read here within its limit and
+    // handed on; a route without a body is told apart by its method and path alone.
+    let req = c.req.raw;
+    let bytes = new Uint8Array(0);
+    if (route.body) bytes = new Uint8Array(await c.req.arrayBuffer());
+    else if (route.rawBody) {
+      bytes = await readBody(c.req.raw, route.rawBodyLimit);
+      req = new Request(c.req.raw, { body: bytes });
+    }
+    const url = new URL(c.req.url);
+    return await once(
+      {
+        caller: typeof claims.sub === "string" ? claims.sub : null,
+        key,
+        method: route.method,
+        path: url.pathname.replace(/\/+$/, "") + url.search,
+        body: bytes,
+      },
+      // Its answer, an error's too, is the one kept.
+      () => run(req).catch((error) => errorResponse(error, c.req.raw)),
+    );
   };
 }
 
@@ -339,9 +431,10 @@ export function mount(app: OpenAPIHono<RouteEnv>, routes: AnyRoute[]): void {
     last.set(path, route);
   }
   for (const route of routes) {
-    const middleware: MiddlewareHandler[] = [];
+    const middleware: MiddlewareHandler[] = [budget];
     if (route.auth === "bearer") middleware.push(bearer, inRoleSet(declareRoleSet(route.roles!)) as MiddlewareHandler);
     if (route.body) middleware.push(jsonBody(!route.body.safeParse(undefined).success));
+    if (route.rawBody && route.rawBodyType) middleware.push(mediaType(route.rawBodyType));
     const path = honoPath(route);
     if (route.rawBody) {
       app.openAPIRegistry.registerPath(routeConfig(route));

@@ -5,6 +5,7 @@
 // whole time after every exchange, and raises its DOMException then; on the
 // webhook path that was one live timer per event for 10 s. Of work already
 // under way (a transaction, a webhook): byDeadline.
+import { callTimeout } from "./request-scope.ts";
 
 export interface Timeout {
   signal: AbortSignal;
@@ -12,9 +13,20 @@ export interface Timeout {
   clear(): void;
 }
 
+/**
+ * A deadline of `ms` for an outgoing exchange, shortened to what the current
+ * request's budget leaves for it (request-scope.ts); with none left, the
+ * signal is aborted already and the exchange fails at once as timed out.
+ */
 export function timeoutSignal(ms: number): Timeout {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException("Signal timed out.", "TimeoutError")), ms);
+  const abort = () => controller.abort(new DOMException("Signal timed out.", "TimeoutError"));
+  const allowed = callTimeout(ms);
+  if (allowed <= 0) {
+    abort();
+    return { signal: controller.signal, clear: () => {} };
+  }
+  const timer = setTimeout(abort, allowed);
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 

@@ -32,7 +32,9 @@ const EVENT_DESCRIPTION =
   "`GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one " +
   "debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is " +
   "completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled " +
-  "delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the " +
+  "delivery is recorded and the delivery shows `refund_due: true`; a payment first heard of as CONFIRMED or " +
+  "RECEIVED_IN_CASH counts as received, then confirmed: a delivery awaiting it becomes pending, confirmed). A " +
+  "transfer id we do not know is looked up at the " +
   "gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway " +
   "delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged " +
   "and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; " +
@@ -55,8 +57,10 @@ export const companyWebhook: RouteDeclaration = {
   tag: "webhooks",
   summary: "The gateway's events for one company",
   description: `${EVENT_DESCRIPTION}\n\nThe signature is checked with the company's webhook_secret; only a company ` +
-    "that has none (no gateway configuration) falls back to the platform secret. Only this company's withdrawals " +
-    "and deliveries are touched. An unknown company (or one that is not a UUID) is 404.",
+    "that has none (no gateway configuration) falls back to the platform secret, and then, owning no charge or " +
+    "transfer at the gateway, answers 200 and logs the event `ignored`. The company's settings are read for every " +
+    "request, so a new secret applies at once. Only this company's withdrawals and deliveries are touched. An " +
+    "unknown company (or one that is not a UUID) is 404.",
   auth: "signature",
   rawBody: WebhookEventBody,
   params: z.object({ company_id: z.string() }),

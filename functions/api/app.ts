@@ -6,7 +6,7 @@ import { z } from "zod";
 import { createApp } from "../_shared/app.ts";
 import { ping } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
-import { type AnyRoute, defineRoute, mount, type RouteDeclaration } from "../_shared/route.ts";
+import { type AnyRoute, defineRoute, IDEMPOTENCY_PARAMETER, mount, type RouteDeclaration } from "../_shared/route.ts";
 import { roleSets } from "../_shared/role-sets.ts";
 import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
 import addresses from "./routes/addresses.ts";
@@ -107,6 +107,7 @@ app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   scheme: "bearer",
   bearerFormat: "JWT",
 });
+app.openAPIRegistry.registerComponent("parameters", "IdempotencyKey", IDEMPOTENCY_PARAMETER);
 app.openAPIRegistry.registerComponent("securitySchemes", "gatewaySignature", {
   type: "apiKey",
   in: "header",

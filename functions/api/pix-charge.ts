@@ -2,6 +2,7 @@
 // reuse or make the gateway customer, create the charge with
 // externalReference = the delivery id, and read its copy-paste code and QR image.
 import { asService } from "../_shared/db.ts";
+import { outsideIdempotencyKey } from "../_shared/request-scope.ts";
 import type { CompanyGateway } from "../_shared/gateway.ts";
 
 export interface PixCustomer {
@@ -45,8 +46,10 @@ async function gatewayCustomerId(gateway: CompanyGateway, companyId: string, cus
     cpfCnpj: customer.document,
     ...(customer.email ? { email: customer.email } : {}),
   });
-  await asService((tx) =>
-    tx`select private.remember_gateway_customer(${companyId}, ${customer.document}, ${created.id})`
+  // A cache of the gateway's, not an effect of the request: a retry with the same Idempotency-Key after a later
+  // failure (the charge refused, say) is run again rather than told the first changed data.
+  await outsideIdempotencyKey(() =>
+    asService((tx) => tx`select private.remember_gateway_customer(${companyId}, ${customer.document}, ${created.id})`)
   );
   return created.id;
 }

@@ -85,13 +85,17 @@ export function parseEvent(body: Uint8Array): GatewayEvent {
   };
 }
 
-/** The event a gateway object's status stands for; null while it is not settled. */
+/**
+ * The event a gateway object's status stands for; null while it is not settled. A payment received in cash is
+ * final as it is (no confirmation follows), so it stands for PAYMENT_CONFIRMED, which the database applies to a
+ * payment not yet received as received, then confirmed (private.apply_payment_effect).
+ */
 export function eventForStatus(kind: Kind, status: string): string | null {
   const events: Record<Kind, Record<string, string>> = {
     transfer: { DONE: "TRANSFER_DONE", FAILED: "TRANSFER_FAILED", CANCELLED: "TRANSFER_CANCELLED" },
     payment: {
       RECEIVED: "PAYMENT_RECEIVED",
-      RECEIVED_IN_CASH: "PAYMENT_RECEIVED",
+      RECEIVED_IN_CASH: "PAYMENT_CONFIRMED",
       CONFIRMED: "PAYMENT_CONFIRMED",
       REFUNDED: "PAYMENT_REFUNDED",
       OVERDUE: "PAYMENT_OVERDUE",

@@ -10,7 +10,7 @@ import { notAuthenticated } from "../_shared/errors.ts";
 import { bearerToken } from "../_shared/jwt.ts";
 import { mount } from "../_shared/route.ts";
 import { companyWebhook, platformWebhook } from "../_shared/webhook-contract.ts";
-import { reconcileWithdrawals } from "./reconcile.ts";
+import { reconcile } from "./reconcile.ts";
 import { receiveWebhook } from "./webhook.ts";
 
 env(); // fail at start-up, naming the setting, rather than on the first event
@@ -26,7 +26,7 @@ app.post("/gateway-webhook/reconcile", async (c) => {
   if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
     throw notAuthenticated("the service role key is required");
   }
-  return c.json(await reconcileWithdrawals());
+  return c.json(await reconcile());
 });
 app.post("/gateway-webhook", (c) => receiveWebhook(c.req.raw));
 app.post("/gateway-webhook/:company_id", (c) => receiveWebhook(c.req.raw, c.req.param("company_id")));

@@ -8,13 +8,12 @@
 import { asService, asServiceAtOnce, db, type Sql, type Tx } from "../_shared/db.ts";
 import { HttpError, retryLater } from "../_shared/errors.ts";
 import {
-  companyGateway,
   type GatewayClient,
   type GatewayObject,
+  gatewayOf,
   GatewayRejected,
-  rememberGatewayConfig,
-  settingsAreFresh,
   type StoredConfig,
+  storedConfig,
 } from "../_shared/gateway.ts";
 import { inlined } from "../_shared/sql-text.ts";
 import { describedId, eventForStatus, type Kind } from "./events.ts";
@@ -49,8 +48,11 @@ export interface Ours {
   gateway_id: string | null;
 }
 
+/** Ours, and its company's gateway configuration when the statement that found it read it. */
+type Found = Ours & { config?: StoredConfig | null };
+
 const noun = (kind: Kind) => kind === "transfer" ? "withdrawal" : "delivery";
-const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
+export const ignored = (detail: string): Outcome => ({ result: "ignored", detail, logged: false });
 
 /**
  * The statement that finds our withdrawal or delivery a claim names, within
@@ -85,30 +87,21 @@ export function findStatement(claim: Claim, companyId: string | null, withSettin
 
 /**
  * Our withdrawal or delivery a claim names, within `companyId` (null: any
- * company): one statement, no transaction (a read by trusted code). Unless this
- * instance read the company's gateway settings moments ago (the company
- * endpoint has, for its signature), the statement also reads them, and they are
- * remembered for a few seconds (gateway.ts).
+ * company): one statement, no transaction (a read by trusted code). Unless the
+ * request read the company's gateway settings already (the company endpoint
+ * has, for its signature), the statement reads them too.
  */
-async function findOurs(claim: Claim, companyId: string | null): Promise<Ours | null> {
-  const withSettings = companyId === null || !settingsAreFresh(companyId);
+async function findOurs(claim: Claim, companyId: string | null, withSettings: boolean): Promise<Found | null> {
   // deno-lint-ignore no-explicit-any
   const [text, values] = findStatement(claim, companyId, withSettings) as [string, any[]];
-  const [row] = await db().unsafe<(Ours & Partial<StoredConfig>)[]>(text, values);
+  const [row] = await db().unsafe<(Ours & Partial<Record<keyof StoredConfig, string | null>>)[]>(text, values);
   if (!row) return null;
-  if (withSettings) {
-    rememberGatewayConfig(
-      row.company_id,
-      row.api_key_ciphertext && row.webhook_secret_ciphertext && row.environment
-        ? {
-          api_key_ciphertext: row.api_key_ciphertext,
-          webhook_secret_ciphertext: row.webhook_secret_ciphertext,
-          environment: row.environment,
-        }
-        : null,
-    );
-  }
-  return { id: row.id, company_id: row.company_id, gateway_id: row.gateway_id };
+  return {
+    id: row.id,
+    company_id: row.company_id,
+    gateway_id: row.gateway_id,
+    ...(withSettings ? { config: storedConfig(row) } : {}),
+  };
 }
 
 /** Whether the gateway's object is the one behind our record. */
@@ -131,12 +124,9 @@ export async function fetchObject(client: GatewayClient, kind: Kind, id: string)
   }
 }
 
-async function gatewayOf(companyId: string): Promise<GatewayClient> {
-  const gateway = await companyGateway(companyId);
-  if (!gateway) {
-    throw retryLater(503, "the company has no gateway configuration to check the event with", 300);
-  }
-  return gateway.client;
+async function clientOf(config: StoredConfig | null | undefined): Promise<GatewayClient> {
+  if (!config) throw retryLater(503, "the company has no gateway configuration to check the event with", 300);
+  return (await gatewayOf(config)).client;
 }
 
 export interface SettleOptions {
@@ -144,6 +134,8 @@ export interface SettleOptions {
   unsigned: boolean;
   /** Prepended to the audit detail. */
   detailPrefix?: string;
+  /** The scope company's gateway configuration, as this request read it already (the company endpoint). */
+  config?: StoredConfig | null;
 }
 
 /** At most one gateway look-up per object per minute for unsigned requests (the limit lives in Postgres). */
@@ -162,19 +154,25 @@ export async function settle(
   options: SettleOptions,
 ): Promise<Outcome> {
   const prefix = options.detailPrefix ?? "";
-  let ours = await findOurs(claim, scope);
+  // The scope company's settings, read by this request already, or read with our object.
+  const known = scope !== null && options.config !== undefined;
+  let ours = await findOurs(claim, scope, !known);
   let object: GatewayObject | null = null;
   if (!ours && scope && claim.objectId) {
     // An id we do not know (our process may have died before storing it): ask the gateway whose it is.
     if (options.unsigned && !(await admitLookup(claim.kind, claim.objectId))) return tooSoon();
-    object = await fetchObject(await gatewayOf(scope), claim.kind, claim.objectId);
+    object = await fetchObject(await clientOf(options.config), claim.kind, claim.objectId);
     if (!object) return ignored(`${prefix}the gateway has no ${claim.kind} ${claim.objectId}`);
-    ours = await findOurs({
-      kind: claim.kind,
-      objectId: null,
-      externalReference: typeof object.externalReference === "string" ? object.externalReference : null,
-      describedId: describedId(object.description),
-    }, scope);
+    ours = await findOurs(
+      {
+        kind: claim.kind,
+        objectId: null,
+        externalReference: typeof object.externalReference === "string" ? object.externalReference : null,
+        describedId: describedId(object.description),
+      },
+      scope,
+      !known,
+    );
     if (ours && ours.gateway_id !== null && ours.gateway_id !== object.id) ours = null;
   }
   if (!ours) return ignored(`${prefix}no such ${noun(claim.kind)}`);
@@ -185,7 +183,7 @@ export async function settle(
     // The gateway always names its object; a claim that names none has nothing to check.
     if (!gatewayId) return ignored(`${prefix}the ${claim.kind} has no gateway id to check`);
     if (options.unsigned && !(await admitLookup(claim.kind, gatewayId))) return tooSoon();
-    object = await fetchObject(await gatewayOf(ours.company_id), claim.kind, gatewayId);
+    object = await fetchObject(await clientOf(known ? options.config : ours.config), claim.kind, gatewayId);
     if (!object) return ignored(`${prefix}the gateway has no ${claim.kind} ${gatewayId}`);
   }
   if (!isOurs(object, ours)) return ignored(`${prefix}the gateway's ${claim.kind} is not this ${noun(claim.kind)}'s`);

@@ -7,12 +7,12 @@ import { verifySignature } from "../_shared/crypto.ts";
 import { db } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
 import { HttpError, retryLater, toHttpError } from "../_shared/errors.ts";
-import { companyWebhookSecret } from "../_shared/gateway.ts";
+import { companyWebhookSecret, type StoredConfig } from "../_shared/gateway.ts";
 import { UUID_PATTERN } from "../_shared/schemas.ts";
 import { readBody } from "../_shared/route.ts";
 import { byDeadline } from "../_shared/timeout.ts";
 import { type GatewayEvent, parseEvent, Rejected } from "./events.ts";
-import { type Audit, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
+import { type Audit, ignored, insertAudit, type Outcome, type Result, settle } from "./settle.ts";
 
 /** The gateway waits 5 s for an answer; the whole request (pool waits included) must end before. */
 const RESPONSE_BUDGET_MS = 4_500;
@@ -35,12 +35,19 @@ function verifyOrReject(secret: string | null | undefined, body: Uint8Array<Arra
   if (!verifySignature(secret, body, signature)) throw new Rejected(401, "invalid signature");
 }
 
-async function dispatch(audit: Audit, scope: string | null, event: GatewayEvent, unsigned: boolean): Promise<Outcome> {
+async function dispatch(
+  audit: Audit,
+  scope: string | null,
+  event: GatewayEvent,
+  unsigned: boolean,
+  config?: StoredConfig | null,
+): Promise<Outcome> {
   noteEvent(audit, event);
   if (!event.kind) return { result: "ignored", detail: `event ${event.event} is not handled`, logged: false };
   return await settle(audit, scope, { ...event, kind: event.kind }, {
     unsigned,
     detailPrefix: unsigned ? "unsigned, " : "",
+    config,
   });
 }
 
@@ -52,14 +59,21 @@ async function companyWebhook(
 ) {
   const unknown = () => new Rejected(404, "unknown company");
   if (!UUID_PATTERN.test(companyParam)) throw unknown();
-  // The company and its secret: one read, reused for a few seconds (gateway.ts, SETTINGS_TTL_MS).
+  // The company and its secret: read for every request, so a new secret applies at once everywhere (gateway.ts).
   const company = await companyWebhookSecret(companyParam);
   if (!company.known) throw unknown();
   audit.companyId = companyParam;
   // The platform secret stands in only for a company that has none of its own.
   const secret = company.secret ?? env().GATEWAY_PLATFORM_WEBHOOK_SECRET;
   verifyOrReject(secret, body, signature);
-  return await dispatch(audit, companyParam, parseEvent(body), false);
+  const event = parseEvent(body);
+  if (company.secret === null) {
+    // Without a gateway configuration the company has no charge or transfer at the gateway (a Pix delivery and a
+    // withdrawal both need one), so no event can be about anything of its own: 200, or the gateway retries for ever.
+    noteEvent(audit, event);
+    return ignored("the company has no gateway configuration: no gateway object is its own");
+  }
+  return await dispatch(audit, companyParam, event, false, company.config);
 }
 
 async function platformWebhook(audit: Audit, body: Uint8Array<ArrayBuffer>, signature: string | null) {

@@ -1,8 +1,8 @@
 -- Realtime topics (docs/contract.md, Realtime): `company:{company_id}` for the
 -- company's managers, `driver:{driver_id}` for that driver. Triggers broadcast
 -- through private.broadcast. Supabase Realtime evaluates the realtime.messages
--- policies below as the joining user: the select policies authorize reading
--- broadcasts and presence, the insert policy tracking presence.
+-- policies below as the joining user: the select policy authorizes reading
+-- broadcasts.
 
 -- Section: broadcast
 
@@ -31,21 +31,7 @@ create policy realtime_messages_select_own_topics on realtime.messages
     )
   );
 
--- Presence on `company:{company_id}`: the company panel shows which drivers are
--- online. Realtime lets a channel join only with a read policy (broadcast or
--- presence), so the company's drivers read presence there too (they see
--- colleagues online, never the managers' broadcasts); only drivers track.
-create policy realtime_messages_select_company_presence on realtime.messages
-  for select to authenticated
-  using (
-    extension = 'presence'
-    and (select realtime.topic()) = 'company:' || (select private.company_of(private.members()))::text
-  );
-
-create policy realtime_messages_insert_driver_presence on realtime.messages
-  for insert to authenticated
-  with check (
-    extension = 'presence'
-    and (select realtime.topic()) = 'company:' || (select private.company_id())::text
-    and (select private.driver_id()) is not null
-  );
+-- No presence policy: Realtime presence carries whatever its sender writes (a
+-- driver could announce another driver), so who is online is never taken from
+-- it. The company panel shows a driver online while its latest accepted
+-- position is less than 2 minutes old (07_locations.sql, driver_location).

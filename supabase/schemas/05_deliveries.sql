@@ -447,7 +447,8 @@ create trigger delivery_history_no_truncate before truncate on public.delivery_h
 
 -- The one list of allowed moves. Creation is not a move: a Pix delivery starts
 -- awaiting_payment, an invoice delivery pending. PAYMENT_CONFIRMED changes only
--- the payment status, so it is not listed either.
+-- the payment status, so it is not listed either (a payment first heard of as
+-- confirmed moves as payment_received first: private.apply_payment_effect).
 create function private.delivery_moves()
 returns table (trigger text, from_statuses text[], to_status text)
 language plpgsql
@@ -1272,7 +1273,16 @@ begin
       end if;
       return delivery;
     when 'payment_confirmed' then
-      if delivery.status = 'cancelled' or delivery.payment_status not in ('pending', 'received') then
+      -- Confirmed before we heard it was received (its PAYMENT_RECEIVED lost, or the gateway's first word is
+      -- CONFIRMED or RECEIVED_IN_CASH): it counts as received, then confirmed, each move recorded. A cancelled
+      -- delivery thus records the payment and shows refund_due.
+      if delivery.payment_status in ('pending', 'overdue') then
+        delivery := private.apply_payment_effect(delivery, 'payment_received');
+        if delivery.id is null then
+          return null;
+        end if;
+      end if;
+      if delivery.payment_status <> 'received' then
         return null;
       end if;
       return private.set_payment_status(delivery, apply_payment_effect.trigger, 'confirmed');

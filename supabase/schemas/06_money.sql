@@ -643,3 +643,34 @@ end;
 $$;
 comment on function public.withdrawals_to_reconcile(integer) is 'Processing withdrawals whose state only the gateway can tell: in doubt, without a transfer id after 2 minutes, or pending for an hour (service role).';
 grant execute on function public.withdrawals_to_reconcile(integer) to service_role;
+
+-- What the reconciliation job also asks the gateway about: every Pix delivery
+-- still awaiting payment whose charge is older than 10 minutes (its
+-- PAYMENT_RECEIVED may be lost). Each pass during the charge's first hour, then
+-- once an hour of its age (the pass whose five minutes hold a whole hour of it;
+-- a pass runs every 5 minutes), so an unpaid charge costs about ten look-ups in
+-- its first hour and one an hour until it is paid or goes overdue (its due date
+-- is the next day). Oldest first, at most `max_rows`.
+create function public.payments_to_reconcile(max_rows integer default 100)
+returns table (id uuid, company_id uuid, gateway_payment_id text, created_at timestamptz)
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return query
+    select d.id, d.company_id, d.gateway_payment_id, d.created_at
+    from public.deliveries d
+    where d.status = 'awaiting_payment'
+      and d.gateway_payment_id is not null
+      and d.created_at < now() - interval '10 minutes'
+      and (d.created_at > now() - interval '1 hour'
+        or (extract(epoch from now() - d.created_at)::bigint / 300) % 12 = 0)
+    order by d.created_at
+    limit greatest(least(payments_to_reconcile.max_rows, 1000), 1);
+end;
+$$;
+comment on function public.payments_to_reconcile(integer) is 'Pix deliveries still awaiting payment 10 minutes after their charge: every pass in the first hour, then hourly (service role).';
+grant execute on function public.payments_to_reconcile(integer) to service_role;
+-- The reconciliation's scan: only deliveries awaiting payment, by age.
+create index deliveries_awaiting_payment_created_idx on public.deliveries (created_at) where status = 'awaiting_payment';

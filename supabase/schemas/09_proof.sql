@@ -6,8 +6,9 @@
 -- optional note), and a company may require any of the three.
 --
 -- Object names: `{company_id}/{delivery_id}/photo.{ext}` and
--- `{company_id}/{delivery_id}/signature.{ext}`. Storage enforces the bucket's
--- size and type limits; the policies below decide who may write and read.
+-- `{company_id}/{delivery_id}/signature.{ext}`, ext jpg, jpeg, png or webp.
+-- Storage enforces the bucket's size and type limits; the policies below
+-- decide who may write and read, and tie the extension to the media type.
 
 -- The bucket itself (private, images, 5 MiB each) is declared in
 -- supabase/config.toml, [storage.buckets.delivery-proofs]: a bucket is a row of
@@ -23,7 +24,10 @@ comment on type public.proof_requirements_set is 'Which proof a company requires
 -- Section: who may write and read
 
 -- The proof kind an object name stands for (photo or signature), or null when
--- the name is not `{uuid}/{uuid}/{kind}[.ext]`.
+-- the name is not `{uuid}/{uuid}/{kind}.{ext}` with both ids in their canonical
+-- text (lower case, hyphens 8-4-4-4-12) and an image extension: Postgres reads
+-- other spellings of a uuid too (hyphens elsewhere, upper case), and a second
+-- spelling of the same delivery would be a second folder for "once per kind".
 create function private.proof_kind(name text)
 returns text
 language plpgsql
@@ -31,11 +35,28 @@ immutable
 set search_path = ''
 as $$
 begin
-  return case when proof_kind.name ~ '^[0-9a-f-]{36}/[0-9a-f-]{36}/(photo|signature)(\.[a-z0-9]{1,5})?$'
+  return case when proof_kind.name ~ ('^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/){2}'
+      || '(photo|signature)\.(jpg|jpeg|png|webp)$')
     then split_part(split_part(proof_kind.name, '/', 3), '.', 1) end;
 end;
 $$;
-comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name, else null.';
+comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name (canonical ids, image extension), else null.';
+
+-- The media type a proof object's extension stands for: Storage serves the
+-- object with the type it was uploaded with, so the two must agree.
+create function private.proof_media_type(name text)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return case substring(proof_media_type.name from '\.([a-z]+)$')
+    when 'jpg' then 'image/jpeg' when 'jpeg' then 'image/jpeg' when 'png' then 'image/png' when 'webp' then 'image/webp'
+  end;
+end;
+$$;
+comment on function private.proof_media_type(text) is 'image/jpeg, image/png or image/webp for a proof object name''s extension, else null.';
 
 -- Security definer: it reads the delivery whatever the caller may see. True
 -- when the name is a proof object of a delivery of that company whose driver is
@@ -63,11 +84,15 @@ $$;
 comment on function private.drives_proof(text) is 'Whether the caller is the driver of the delivery in progress this proof object belongs to.';
 
 -- Security definer: it reads the bucket's objects whatever the caller may see.
--- True when the caller drives the delivery (above) and no proof of that kind
--- exists under another name: one photo and one signature per delivery, each
--- replaceable under its own name (a retry after a lost completion, or a new
--- photo) but never doubled as photo.png beside photo.jpg.
-create function private.may_upload_proof(name text)
+-- True when the caller drives the delivery (above), the upload's media type is
+-- the one its extension names (Storage checks the insert, and an upsert's
+-- update, with the object's metadata as the upload declares it: `mimetype`,
+-- `contentLength`), and no proof of that kind exists under another name: one
+-- photo and one signature per delivery, each replaceable under its own name (a
+-- retry after a lost completion, or a new photo) but never doubled as
+-- photo.png beside photo.jpg. Whether the bytes are an image Storage cannot
+-- say before they arrive: the edge checks them when the delivery is completed.
+create function private.may_upload_proof(name text, media_type text)
 returns boolean
 language plpgsql
 stable
@@ -78,6 +103,9 @@ declare
   kind text := private.proof_kind(may_upload_proof.name);
   folder text := split_part(may_upload_proof.name, '/', 1) || '/' || split_part(may_upload_proof.name, '/', 2);
 begin
+  if may_upload_proof.media_type is distinct from private.proof_media_type(may_upload_proof.name) then
+    return false;
+  end if;
   return private.drives_proof(may_upload_proof.name)
     and not exists (
       select from storage.objects o
@@ -85,8 +113,9 @@ begin
         and o.name like folder || '/%' and o.name <> may_upload_proof.name);
 end;
 $$;
-comment on function private.may_upload_proof(text) is 'Whether the caller may write this proof object: the driver of the delivery in progress, one object per kind.';
-grant execute on function private.proof_kind(text), private.drives_proof(text), private.may_upload_proof(text)
+comment on function private.may_upload_proof(text, text) is 'Whether the caller may write this proof object with this media type: the driver of the delivery in progress, one object per kind, the type its extension names.';
+grant execute on function private.proof_kind(text), private.proof_media_type(text), private.drives_proof(text),
+  private.may_upload_proof(text, text)
   to authenticated, service_role;
 
 -- Storage's upsert is an insert ... on conflict do update: it needs the insert,
@@ -97,7 +126,7 @@ create policy delivery_proofs_insert_driver on storage.objects
   for insert to authenticated
   with check (
     bucket_id = 'delivery-proofs'
-    and (select private.may_upload_proof(name))
+    and (select private.may_upload_proof(name, metadata ->> 'mimetype'))
   );
 
 create policy delivery_proofs_update_driver on storage.objects
@@ -108,7 +137,7 @@ create policy delivery_proofs_update_driver on storage.objects
   )
   with check (
     bucket_id = 'delivery-proofs'
-    and (select private.may_upload_proof(name))
+    and (select private.may_upload_proof(name, metadata ->> 'mimetype'))
   );
 
 create policy delivery_proofs_select_driver on storage.objects

@@ -13,10 +13,11 @@ create extension if not exists pg_cron with schema pg_catalog;
 
 -- Section: jobs
 
--- Reconciliation (docs/state-machines.md, Withdrawal): every 5 minutes the
--- gateway-webhook function asks the gateway about every withdrawal whose state
--- only the gateway can tell, before it releases anything.
-select cron.schedule('reconcile-withdrawals', '*/5 * * * *', $$
+-- Reconciliation (docs/state-machines.md, Withdrawal and Payment): every 5
+-- minutes the gateway-webhook function asks the gateway about every withdrawal
+-- whose state only the gateway can tell, before it releases anything, and about
+-- every delivery still awaiting a payment charged more than 10 minutes ago.
+select cron.schedule('reconcile-with-gateway', '*/5 * * * *', $$
   select net.http_post(
     url := (select decrypted_secret from vault.decrypted_secrets where name = 'project_url') || '/functions/v1/gateway-webhook/reconcile',
     headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization',

@@ -40,9 +40,13 @@ create table private.delivery_days (
   completed_with_window integer not null default 0,
   on_time integer not null default 0,
   delivery_seconds numeric not null default 0,
-  primary key (company_id, day)
+  -- A day is spread over a few rows, each written by the backends whose process id falls on it
+  -- (private.roll_up_slot), so that concurrent creations and moves of one company do not queue on one row's
+  -- lock until they commit; a summary adds a day's rows up.
+  slot smallint not null default 0 check (slot between 0 and 7),
+  primary key (company_id, day, slot)
 );
-comment on table private.delivery_days is 'Deliveries per company and day of creation (São Paulo), by current outcome: what reports read.';
+comment on table private.delivery_days is 'Deliveries per company and day of creation (São Paulo), by current outcome, over a few rows per day: what reports read.';
 alter table private.delivery_days enable row level security;
 
 -- The day a delivery counts under.
@@ -53,6 +57,16 @@ immutable
 set search_path = ''
 as $$ begin return (report_day.created_at at time zone 'America/Sao_Paulo')::date; end; $$;
 comment on function private.report_day(timestamptz) is 'The day in São Paulo of an instant: the day reports count a delivery under.';
+
+-- The roll-up row of a day this transaction writes: one of eight, by the backend's process id, so that two
+-- transactions at once mostly write different rows (the sums do not depend on which row holds what).
+create function private.roll_up_slot()
+returns smallint
+language plpgsql
+stable
+set search_path = ''
+as $$ begin return (pg_backend_pid() % 8)::smallint; end; $$;
+comment on function private.roll_up_slot() is 'Which of a day''s eight roll-up rows the current backend writes.';
 
 -- What one delivery adds to its day, as it is now; its day and company included.
 create function private.day_share(d public.deliveries)
@@ -70,7 +84,8 @@ begin
     case when done then private.driver_credit(d.price, d.driver_share) else 0 end,
     (done and d.window_end is not null)::integer,
     coalesce(done and d.completed_at <= d.window_end, false)::integer,
-    case when done then extract(epoch from d.completed_at - d.created_at) else 0 end
+    case when done then extract(epoch from d.completed_at - d.created_at) else 0 end,
+    0
   )::private.delivery_days;
 end;
 $$;
@@ -84,13 +99,14 @@ security definer
 set search_path = ''
 as $$
 begin
-  insert into private.delivery_days as t (company_id, day, created, completed, cancelled, failed, revenue,
+  insert into private.delivery_days as t (company_id, day, slot, created, completed, cancelled, failed, revenue,
     driver_earnings, completed_with_window, on_time, delivery_seconds)
-  select s.company_id, s.day, sum(s.created), sum(s.completed), sum(s.cancelled), sum(s.failed), sum(s.revenue),
-    sum(s.driver_earnings), sum(s.completed_with_window), sum(s.on_time), sum(s.delivery_seconds)
+  select s.company_id, s.day, private.roll_up_slot(), sum(s.created), sum(s.completed), sum(s.cancelled),
+    sum(s.failed), sum(s.revenue), sum(s.driver_earnings), sum(s.completed_with_window), sum(s.on_time),
+    sum(s.delivery_seconds)
   from new_rows n cross join lateral private.day_share(n) s
   group by s.company_id, s.day
-  on conflict (company_id, day) do update set
+  on conflict (company_id, day, slot) do update set
     created = t.created + excluded.created, completed = t.completed + excluded.completed,
     cancelled = t.cancelled + excluded.cancelled, failed = t.failed + excluded.failed,
     revenue = t.revenue + excluded.revenue, driver_earnings = t.driver_earnings + excluded.driver_earnings,
@@ -115,13 +131,14 @@ declare
   was private.delivery_days := private.day_share(old);
   is_now private.delivery_days := private.day_share(new);
 begin
-  insert into private.delivery_days as t (company_id, day, completed, cancelled, failed, revenue, driver_earnings,
-    completed_with_window, on_time, delivery_seconds)
-  values (is_now.company_id, is_now.day, is_now.completed - was.completed, is_now.cancelled - was.cancelled,
+  insert into private.delivery_days as t (company_id, day, slot, completed, cancelled, failed, revenue,
+    driver_earnings, completed_with_window, on_time, delivery_seconds)
+  values (is_now.company_id, is_now.day, private.roll_up_slot(), is_now.completed - was.completed,
+    is_now.cancelled - was.cancelled,
     is_now.failed - was.failed, is_now.revenue - was.revenue, is_now.driver_earnings - was.driver_earnings,
     is_now.completed_with_window - was.completed_with_window, is_now.on_time - was.on_time,
     is_now.delivery_seconds - was.delivery_seconds)
-  on conflict (company_id, day) do update set
+  on conflict (company_id, day, slot) do update set
     completed = t.completed + excluded.completed, cancelled = t.cancelled + excluded.cancelled,
     failed = t.failed + excluded.failed, revenue = t.revenue + excluded.revenue,
     driver_earnings = t.driver_earnings + excluded.driver_earnings,
@@ -171,7 +188,13 @@ begin
     coalesce(t.cancelled, 0), coalesce(t.failed, 0))::public.report_day order by g.day)
   into days
   from generate_series(report_summary.from_day, report_summary.to_day, interval '1 day') g(day)
-  left join private.delivery_days t on t.company_id = company and t.day = g.day::date;
+  left join (
+    select r.day, sum(r.created)::integer as created, sum(r.completed)::integer as completed,
+      sum(r.revenue) as revenue, sum(r.cancelled)::integer as cancelled, sum(r.failed)::integer as failed
+    from private.delivery_days r
+    where r.company_id = company and r.day between report_summary.from_day and report_summary.to_day
+    group by r.day
+  ) t on t.day = g.day::date;
   return row(total.created, total.completed, total.cancelled, total.failed,
     case when total.with_window > 0 then round(total.on_time::numeric / total.with_window, 4) end,
     case when total.completed > 0 then round(total.seconds / total.completed / 60, 1) end,
@@ -183,4 +206,5 @@ grant execute on function public.report_summary(date, date) to authenticated;
 
 -- Section: grants of the helpers
 
-grant execute on function private.report_day(timestamptz), private.day_share(public.deliveries) to service_role;
+grant execute on function private.report_day(timestamptz), private.day_share(public.deliveries),
+  private.roll_up_slot() to service_role;

@@ -13,4 +13,9 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+# supabase-js's Realtime client in the test process (presence.spec.ts) needs a global WebSocket, which Node 20 has
+# only behind a flag (vitest.config.ts turns it on the same way).
+if node -e "process.exit(typeof WebSocket === 'undefined' ? 0 : 1)"; then
+  export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-websocket"
+fi
 exec npx playwright test -c tests/e2e/playwright.config.ts "$@"

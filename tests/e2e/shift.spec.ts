@@ -631,18 +631,28 @@ test("a proof retried after a reload replaces the driver's own first one, until 
   await cardK.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardK.getByRole("alert")).toHaveText("Falta a prova de entrega que a empresa exige: assinatura.");
   await shot(page, "shift-16-proof-refused");
-  // After a reload the draft is gone: another photo (a JPEG this time) and the signature.
+  // After a reload the draft is gone: another photo (a blue JPEG this time, the first was a red PNG) and the signature.
   await reload(page);
   await expect(cardK.getByRole("img", { name: "A foto tirada" })).toHaveCount(0);
-  const second = Buffer.from(PHOTO);
-  second[second.length - 20] ^= 1;
+  const second = Buffer.from(
+    (await page.evaluate(() => {
+      const canvas = document.createElement("canvas");
+      canvas.width = canvas.height = 2;
+      const draw = canvas.getContext("2d")!;
+      draw.fillStyle = "#0000ff";
+      draw.fillRect(0, 0, 2, 2);
+      return canvas.toDataURL("image/jpeg");
+    })).split(",")[1],
+    "base64",
+  );
   await cardK.getByLabel(/^Foto da entrega/).setInputFiles({ name: "b.jpg", mimeType: "image/jpeg", buffer: second });
   await drawSignature(page, cardK.getByRole("img", { name: /^Assinatura de quem recebe/ }));
   await shot(page, "shift-17-proof-retried");
   await cardK.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(cardK).toHaveCount(0);
   await expect(page.getByRole("alert")).toHaveCount(0);
-  // The server holds one photo, the second one, under the first one's name, and the signature.
+  // The server holds one photo, the second one, under the first one's name (encoded as the PNG that name says: the
+  // bucket ties each extension to its type), and the signature.
   const done = await owner.call<{ status: string; proof: { photo_path: string; signature_path: string } }>(
     "GET",
     `/api/v1/deliveries/${k.id}`,
@@ -655,7 +665,20 @@ test("a proof retried after a reload replaces the driver's own first one, until 
     owner.http.get(`/storage/v1/object/authenticated/delivery-proofs/${path}`, {
       headers: { authorization: `Bearer ${owner.token}`, apikey: owner.anonKey },
     });
-  expect(Buffer.from(await (await read(done.proof.photo_path)).body()).equals(second)).toBe(true);
+  const stored = await read(done.proof.photo_path);
+  expect(stored.headers()["content-type"]).toBe("image/png");
+  const pixel = await page.evaluate(async (base64) => {
+    const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${base64}`)).blob());
+    const canvas = document.createElement("canvas");
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    const draw = canvas.getContext("2d")!;
+    draw.drawImage(bitmap, 0, 0);
+    return [...draw.getImageData(0, 0, 1, 1).data.slice(0, 3)];
+  }, Buffer.from(await stored.body()).toString("base64"));
+  // Blue, the second photo's colour (JPEG rounds it a little), not the first photo's red.
+  expect(pixel[2]).toBeGreaterThan(200);
+  expect(pixel[0]).toBeLessThan(60);
   const listed = await owner.http.post(`/storage/v1/object/list/delivery-proofs`, {
     headers: { authorization: `Bearer ${owner.token}`, apikey: owner.anonKey },
     data: { prefix: folder },

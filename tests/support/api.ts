@@ -2,6 +2,7 @@
 // Test helpers over the running local stack: HTTP calls, sign-in, companies
 // with a user of every role, and direct database access.
 import { randomUUID } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import postgres from "postgres";
 import { inject } from "vitest";
 
@@ -41,6 +42,42 @@ export async function api<T = any>(path: string, options: CallOptions = {}): Pro
     parsed = text ? JSON.parse(text) : null;
   } catch { /* not JSON */ }
   return { status: res.status, body: parsed as T, headers: res.headers };
+}
+
+/**
+ * A GET sent from `localAddress` (any 127.x.y.z: Linux routes them all to the loopback), so that the stack sees it
+ * come from that client address, as the platform's proxy reports it (the last hop of X-Forwarded-For).
+ */
+export function apiFrom<T = any>(
+  localAddress: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<ApiResponse<T>> {
+  const url = new URL(path, stack().apiUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: url.pathname + url.search, localAddress, headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let body: unknown = text;
+          try {
+            body = text ? JSON.parse(text) : null;
+          } catch { /* not JSON */ }
+          const answerHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value !== undefined) answerHeaders.set(name, Array.isArray(value) ? value.join(", ") : value);
+          }
+          resolve({ status: res.statusCode ?? 0, body: body as T, headers: answerHeaders });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 let pool: postgres.Sql | undefined;

@@ -23,8 +23,18 @@ export async function creditDriver(companyId: string, driver: DriverMember, amou
 
 export const walletOf = async (driver: DriverMember) => (await api("/api/v1/wallets/me", { token: driver.token })).body;
 
-export const requestWithdrawal = (driver: DriverMember, amount: number, pixKey = "12345678909", pixKeyType = "cpf") =>
-  api("/api/v1/withdrawals", { token: driver.token, body: { amount, pix_key: pixKey, pix_key_type: pixKeyType } });
+export const requestWithdrawal = (
+  driver: DriverMember,
+  amount: number,
+  pixKey = "12345678909",
+  pixKeyType = "cpf",
+  headers: Record<string, string> = {},
+) =>
+  api("/api/v1/withdrawals", {
+    token: driver.token,
+    body: { amount, pix_key: pixKey, pix_key_type: pixKeyType },
+    headers,
+  });
 
 /** The status the gateway's record of a transfer shows once the event happened (DONE, FAILED, CANCELLED). */
 export const transferStatusOf = (event: string) =>

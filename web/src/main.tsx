@@ -24,6 +24,14 @@ const queryClient = new QueryClient({
       // A refusal will not change on retry; a lost connection may.
       retry: (count, error) => count < 2 && (!(error instanceof ApiError) || error.status === 0 || error.status >= 502),
     },
+    mutations: {
+      // As docs/spec.md §7 advises: no answer, or the gateway or the database failing, is tried again after 1, 2 and
+      // 4 s. Harmless for a POST: every try carries the same Idempotency-Key (api/client.ts), so nothing happens
+      // twice; a kept answer (Idempotent-Replayed) would only be answered again, so it is not retried.
+      retry: (count, error) =>
+        count < 3 && error instanceof ApiError && !error.replayed && (error.status === 0 || error.status >= 502),
+      retryDelay: (attempt) => 1_000 * 2 ** attempt,
+    },
   },
 });
 

@@ -4,7 +4,6 @@ import { withNewAuthUser } from "../auth-admin.ts";
 import { encryptSecret } from "../../_shared/crypto.ts";
 import { asService, rpc } from "../../_shared/db.ts";
 import { env } from "../../_shared/env.ts";
-import { forgetGatewayConfig } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { Email, HeaderSafe, Name, Password, Timestamp } from "../schemas.ts";
 
@@ -92,10 +91,8 @@ export const gatewayConfig = defineRoute({
       webhook_secret_ciphertext: await encryptSecret(body.webhook_secret, key),
       environment: environmentOf(body.api_key),
     };
-    const saved = await asService((tx) => rpc(tx, "save_gateway_config", args));
-    // This instance uses the new settings at once; the others within SETTINGS_TTL_MS (gateway.ts).
-    forgetGatewayConfig(companyId);
-    return { body: saved };
+    // Every request reads the settings it needs (gateway.ts): the new ones apply at once, on every instance.
+    return { body: await asService((tx) => rpc(tx, "save_gateway_config", args)) };
   },
 });
 

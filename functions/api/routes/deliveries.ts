@@ -10,6 +10,7 @@ import { ErrorBody, HttpError, ValidationErrorBody } from "../../_shared/errors.
 import { companyGateway } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { searchPlaces } from "../geocoding.ts";
+import { checkProofImages } from "../proof-images.ts";
 import { type MeasuredRoute, type Point, routeBetween } from "../routing.ts";
 import { dayBounds, DayOrTime } from "../days.ts";
 import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
@@ -501,18 +502,28 @@ export const completeDelivery = defineRoute({
     "with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` " +
     "and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); " +
     "completion attaches them, with the optional `note`. When the company requires a proof " +
-    "(PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.",
+    "(PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must " +
+    "be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are " +
+    "(lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image " +
+    "its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.",
   auth: "bearer",
   roles: "drivers",
   params: IdParams,
   body: z.object({ note: Text(1000).nullish() }).nullish(),
   responses: {
     200: { description: "The delivery", schema: Delivery },
-    422: { description: "The delivery's state does not allow this move, or a required proof is missing (named)" },
+    422: {
+      description: "The delivery's state does not allow this move, a required proof is missing (named), or an " +
+        "uploaded proof is not the image its name says (named, and removed)",
+    },
+    502: { description: "Storage could not be asked for the uploaded proof" },
   },
-  handler: async ({ params, body, asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "complete_delivery", { delivery_id: params.id, note: body?.note })),
-  }),
+  async handler({ params, body, claims, asCaller }) {
+    await checkProofImages(claims.sub!, params.id);
+    return {
+      body: await asCaller((tx) => rpc(tx, "complete_delivery", { delivery_id: params.id, note: body?.note })),
+    };
+  },
 });
 
 export const failDelivery = defineRoute({

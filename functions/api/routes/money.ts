@@ -113,6 +113,26 @@ function logFailure(event: string, withdrawal: Withdrawal, error: unknown) {
 }
 
 /**
+ * The answer when the gateway's answer could not be written down: 503 when the database is why (unavailable, or
+ * too busy to answer in time), else the gateway's own status; the message says what is true: the withdrawal is
+ * recorded, still processing with its amount held, and not (yet) failed or marked in doubt. No Retry-After: a
+ * retry without the request's Idempotency-Key would be a second withdrawal.
+ */
+function outcomeNotRecorded(withdrawal: Withdrawal, gateway: HttpError, rejected: boolean, cause: unknown): HttpError {
+  const database = toHttpError(cause).status === 503;
+  const happened = rejected
+    ? `The gateway refused the transfer (${gateway.detail})`
+    : `The gateway did not answer the transfer request (${gateway.detail}), so it may have made the transfer`;
+  const why = database ? "the database became unavailable" : "an error occurred";
+  return new HttpError(
+    database ? 503 : gateway.status,
+    `${happened}, but ${why} before the withdrawal ${withdrawal.id} could be marked ` +
+      `${rejected ? "failed" : "in doubt"}: it stays processing with its amount held until the reconciliation ` +
+      "(every 5 minutes) learns from the gateway whether the transfer was made, and settles it.",
+  );
+}
+
+/**
  * Asks the gateway for the Pix transfer of a withdrawal already recorded (and
  * its funds held). No transfer: the withdrawal fails and its funds are
  * released, with the gateway's 422 or 502. A transfer: its id is stored; the
@@ -150,6 +170,7 @@ async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalReques
     } catch (recordError) {
       // Unrecorded, the withdrawal is still processing without a transfer id: reconciliation asks the gateway.
       logFailure("withdrawal_outcome_not_recorded", withdrawal, recordError);
+      throw outcomeNotRecorded(withdrawal, http, rejected, recordError);
     }
     if (rejected) throw http;
     throw new HttpError(
@@ -190,7 +211,9 @@ export const createWithdrawal = defineRoute({
     "verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any " +
     "usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at " +
     "most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is " +
-    "never shown again in full: responses and broadcasts carry it masked to its last four characters.",
+    "never shown again in full: responses and broadcasts carry it masked to its last four characters. Retry with an " +
+    "`Idempotency-Key`: a retry after a 502 (or a lost answer) gets the first answer again and never makes a second " +
+    "withdrawal.",
   auth: "bearer",
   roles: "drivers",
   body: WithdrawalRequest,
@@ -200,6 +223,13 @@ export const createWithdrawal = defineRoute({
     502: {
       description: "The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, " +
         "until the gateway says whether it made the transfer",
+    },
+    503: {
+      description: "The database is unavailable or too busy to answer in time. Before the withdrawal was recorded: " +
+        "nothing was done. After (the gateway asked, its answer not yet recorded): the message names the " +
+        "withdrawal, which stays processing with its amount held until the reconciliation settles it; retry only " +
+        "with the same Idempotency-Key",
+      headers: { "Retry-After": "Whole seconds to wait before trying again (when nothing was done)" },
     },
   },
   async handler({ body, asCaller }) {

@@ -40,10 +40,14 @@ export async function trackingTopic(token: string): Promise<string> {
   return `track:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
-/** The caller's address as the platform's proxy reports it: the first hop of X-Forwarded-For. */
-export function clientAddress(req: Request): string {
-  const forwarded = req.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-  return forwarded || req.headers.get("x-real-ip")?.trim() || "unknown";
+/**
+ * The caller's address as the platform saw it: the last hop of X-Forwarded-For, the one the platform's proxy
+ * appends (Supabase's, or the local stack's, local/server.ts). Any hop before it is what the client wrote, which
+ * rotating would escape the limit and someone else's address would lock them out. Null without one.
+ */
+export function clientAddress(req: Request): string | null {
+  const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
+  return hops.at(-1) ?? null;
 }
 
 const NOT_FOUND = "tracking link not found";
@@ -57,7 +61,9 @@ export const trackDelivery = defineRoute({
     "managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the " +
     "driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, " +
     "and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. " +
-    "At most 60 lookups a minute per client address, enforced in the database; past that, 429 with `Retry-After`. " +
+    "At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy " +
+    "appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 " +
+    "with `Retry-After`. " +
     "Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be " +
     "joined while a driver has the delivery (accepted or in progress) and carries `driver_location` " +
     "(`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` " +
@@ -76,8 +82,9 @@ export const trackDelivery = defineRoute({
     // Before the lookup, so that a miss does this work too.
     const topic = await trackingTopic(params.token);
     // Past the limit the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.
+    // Without an address from the platform, each link is counted on its own rather than every caller as one.
     const view = await asService((tx) =>
-      rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) })
+      rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) ?? topic })
     );
     const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);

@@ -2,7 +2,7 @@
 -- each event in each state, idempotency (twice is once, the second a
 -- duplicate), how the delivery is found, and the company boundary.
 begin;
-select plan(70);
+select plan(71);
 
 create temp table t as select tests.create_tenant('events-a') as a, tests.create_tenant('events-b') as b;
 grant select on t to public;
@@ -50,13 +50,15 @@ select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'received'), 'ignor
 select is(pg_temp.try_event('PAYMENT_RECEIVED', 'cancelled', 'refunded'), 'ignored cancelled/refunded',
   'RECEIVED: cancelled and refunded: ignored');
 
--- PAYMENT_CONFIRMED: payment_status confirmed, status untouched; not on a cancelled delivery.
-select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'awaiting_payment'), 'processed awaiting_payment/confirmed', 'CONFIRMED: awaiting_payment keeps its status');
+-- PAYMENT_CONFIRMED: payment_status confirmed, status untouched; a payment not yet received counts as received
+-- first (125-payments-first-heard-confirmed.test.sql has the details).
+select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'awaiting_payment'), 'processed pending/confirmed', 'CONFIRMED: awaiting_payment is received, then confirmed');
 select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'pending'), 'processed pending/confirmed', 'CONFIRMED: pending keeps its status');
 select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'accepted'), 'processed accepted/confirmed', 'CONFIRMED: accepted keeps its status');
 select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'in_progress'), 'processed in_progress/confirmed', 'CONFIRMED: in_progress keeps its status');
 select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'completed'), 'processed completed/confirmed', 'CONFIRMED: completed keeps its status');
-select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'cancelled'), 'ignored cancelled/received', 'CONFIRMED: cancelled ignored');
+select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'cancelled'), 'processed cancelled/confirmed', 'CONFIRMED: cancelled with the payment received: confirmed, still cancelled');
+select is(pg_temp.try_event('PAYMENT_CONFIRMED', 'cancelled', 'refunded'), 'ignored cancelled/refunded', 'CONFIRMED: refunded ignored');
 
 -- PAYMENT_REFUNDED: cancelled from any state, payment refunded.
 select is(pg_temp.try_event('PAYMENT_REFUNDED', 'awaiting_payment'), 'processed cancelled/refunded', 'REFUNDED: awaiting_payment -> cancelled');

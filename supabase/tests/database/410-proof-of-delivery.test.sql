@@ -15,12 +15,16 @@ insert into ids select 'done', (tests.delivery_in(a, 'completed', 'invoice')).id
 create function pg_temp.name(delivery text, file text) returns text
 language sql as $$ select (a ->> 'company_id') || '/' || (select id from ids where ids.name = delivery) || '/' || file from t $$;
 create function pg_temp.put(name text) returns void
-language sql as $$ insert into storage.objects (bucket_id, name, metadata) values ('delivery-proofs', put.name, '{"mimetype": "image/png"}') $$;
+language sql as $$
+  -- With the media type its extension names, as an upload of the web app declares it.
+  insert into storage.objects (bucket_id, name, metadata)
+  values ('delivery-proofs', put.name, jsonb_build_object('mimetype', private.proof_media_type(put.name)))
+$$;
 -- Storage's upload with upsert (x-upsert: true), as it writes the row.
 create function pg_temp.upsert(name text, version text) returns void
 language sql as $$
   insert into storage.objects (bucket_id, name, version, metadata)
-  values ('delivery-proofs', upsert.name, upsert.version, '{"mimetype": "image/jpeg"}')
+  values ('delivery-proofs', upsert.name, upsert.version, jsonb_build_object('mimetype', private.proof_media_type(upsert.name)))
   on conflict (bucket_id, name) do update set version = excluded.version, metadata = excluded.metadata $$;
 grant execute on all functions in schema pg_temp to public;
 

@@ -34,6 +34,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly body: unknown,
     readonly retryAfter: number | null = null,
+    /** The kept answer of an earlier request with the same Idempotency-Key: trying again answers it again. */
+    readonly replayed = false,
   ) {
     super(`HTTP ${status}`);
   }
@@ -47,8 +49,42 @@ const auth: Middleware = {
   },
 };
 
+/**
+ * An Idempotency-Key on every POST: the API keeps the first answer of a key and answers it again to a retry, so a
+ * retry after a lost answer does nothing twice. One key per request the user means: every try of the same request
+ * (same address and body) carries the same key until one gets an answer worth keeping, and the next request, even
+ * an identical one, gets a new key. A request that brings its own key (the driver's outbox, which keeps it across
+ * reloads) keeps it.
+ */
+const keyByRequest = new Map<string, string>();
+const requestByKey = new Map<string, string>();
+/** No answer (a lost connection leaves the key waiting), the first try still running, a busy or failing server. */
+const triedAgainLater = (status: number) => status === 409 || status === 429 || status >= 500;
+
+const idempotency: Middleware = {
+  async onRequest({ request }) {
+    if (request.method !== "POST" || request.headers.has("idempotency-key")) return request;
+    const identity = `${request.url}\n${await request.clone().text()}`;
+    let key = keyByRequest.get(identity);
+    if (!key) {
+      key = crypto.randomUUID();
+      keyByRequest.set(identity, key);
+      requestByKey.set(key, identity);
+    }
+    request.headers.set("idempotency-key", key);
+    return request;
+  },
+  onResponse({ request, response }) {
+    const key = request.headers.get("idempotency-key");
+    const identity = key && requestByKey.get(key);
+    if (!identity || triedAgainLater(response.status)) return;
+    keyByRequest.delete(identity);
+    requestByKey.delete(key);
+  },
+};
+
 export const api = createClient<paths>({ baseUrl: config.apiUrl });
-api.use(auth);
+api.use(auth, idempotency);
 
 /** The data of an openapi-fetch answer, or an ApiError. */
 export async function call<T>(
@@ -64,5 +100,10 @@ export async function call<T>(
   reportAnswer(true);
   if (result.response.ok) return result.data as T;
   const retry = Number(result.response.headers.get("retry-after"));
-  throw new ApiError(result.response.status, result.error ?? null, Number.isFinite(retry) && retry > 0 ? retry : null);
+  throw new ApiError(
+    result.response.status,
+    result.error ?? null,
+    Number.isFinite(retry) && retry > 0 ? retry : null,
+    result.response.headers.get("idempotent-replayed") === "true",
+  );
 }

@@ -330,7 +330,7 @@ export interface paths {
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
-     *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created.
+     *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so 5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.
      *
      *     Roles: the set `delivery_managers`.
      */
@@ -512,7 +512,7 @@ export interface paths {
     put?: never;
     /**
      * Complete a delivery in progress
-     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it.
+     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.
      *
      *     Roles: the set `drivers`.
      */
@@ -744,7 +744,7 @@ export interface paths {
     put?: never;
     /**
      * Withdraw from the wallet by Pix
-     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix keys: `cpf` and `cnpj` with or without punctuation (529.982.247-25), check digits verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters.
+     * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix keys: `cpf` and `cnpj` with or without punctuation (529.982.247-25), check digits verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters. Retry with an `Idempotency-Key`: a retry after a 502 (or a lost answer) gets the first answer again and never makes a second withdrawal.
      *
      *     Roles: the set `drivers`.
      */
@@ -786,7 +786,7 @@ export interface paths {
     };
     /**
      * A delivery as its recipient sees it
-     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address, enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
+     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
      */
     get: operations["getTrackByToken"];
     put?: never;
@@ -930,9 +930,9 @@ export interface paths {
     put?: never;
     /**
      * The gateway's events for one company
-     * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
+     * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`; a payment first heard of as CONFIRMED or RECEIVED_IN_CASH counts as received, then confirmed: a delivery awaiting it becomes pending, confirmed). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
      *
-     *     The signature is checked with the company's webhook_secret; only a company that has none (no gateway configuration) falls back to the platform secret. Only this company's withdrawals and deliveries are touched. An unknown company (or one that is not a UUID) is 404.
+     *     The signature is checked with the company's webhook_secret; only a company that has none (no gateway configuration) falls back to the platform secret, and then, owning no charge or transfer at the gateway, answers 200 and logs the event `ignored`. The company's settings are read for every request, so a new secret applies at once. Only this company's withdrawals and deliveries are touched. An unknown company (or one that is not a UUID) is 404.
      */
     post: operations["postWebhooksGatewayByCompanyId"];
     delete?: never;
@@ -952,7 +952,7 @@ export interface paths {
     put?: never;
     /**
      * The gateway's events for the platform account
-     * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
+     * @description Body: `{event, transfer | payment: {id, status, value, description, externalReference, ...}}` (docs/spec.md §6), verified over its raw bytes: `gateway-signature` is the lowercase hex HMAC-SHA256 of the body. An event is a claim, never applied as such: the transfer or payment it names (by `id`, our `externalReference`, or the description we gave it) is fetched from the gateway with the owning company's key (`GET /v3/transfers/{id}`, `GET /v3/payments/{id}`) and the status the gateway reports is applied: DONE completes the withdrawal with one debit (also one recorded failed), FAILED / CANCELLED fail it (error_message = the event name) unless it is completed; RECEIVED, CONFIRMED, REFUNDED, OVERDUE move the delivery (a payment received for a cancelled delivery is recorded and the delivery shows `refund_due: true`; a payment first heard of as CONFIRMED or RECEIVED_IN_CASH counts as received, then confirmed: a delivery awaiting it becomes pending, confirmed). A transfer id we do not know is looked up at the gateway and matched by its externalReference. When the gateway cannot be asked, the answer is 503 and the gateway delivers the event again. Copies of an event change nothing more than the first; other events are acknowledged and ignored. Every request is one row of the audit log (GET /api/v1/webhook-events). The answer comes within 5 s; a body over 1 MiB is 413.
      *
      *     A signed request is checked with the platform secret. An unsigned one is accepted as a claim like any other (the gateway is asked before anything moves), but may make us ask the gateway about one object at most once a minute (429 otherwise). With GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true an unsigned request is 401. Without a company in the path, an id we do not know can only be matched through the externalReference or description the event carries.
      */
@@ -1528,7 +1528,10 @@ export interface components {
     };
   };
   responses: never;
-  parameters: never;
+  parameters: {
+    /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+    IdempotencyKey: string;
+  };
   requestBodies: never;
   headers: never;
   pathItems: never;
@@ -1624,7 +1627,10 @@ export interface operations {
   postCompaniesRegister: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1643,6 +1649,8 @@ export interface operations {
       /** @description Registered */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1663,7 +1671,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description The e-mail address is taken */
+      /** @description The e-mail address is taken; or a request with the same Idempotency-Key is still running */
       409: {
         headers: {
           [name: string]: unknown;
@@ -1683,6 +1691,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -1773,7 +1790,10 @@ export interface operations {
   postCompaniesMeGatewayConfig: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -1790,6 +1810,8 @@ export interface operations {
       /** @description Stored */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -1837,6 +1859,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -1848,6 +1879,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2191,7 +2231,10 @@ export interface operations {
   postDrivers: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2210,6 +2253,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2252,7 +2297,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The e-mail address is taken */
+      /** @description The e-mail address is taken; or a request with the same Idempotency-Key is still running */
       409: {
         headers: {
           [name: string]: unknown;
@@ -2272,6 +2317,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2944,7 +2998,10 @@ export interface operations {
   postDeliveriesImport: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -2957,6 +3014,8 @@ export interface operations {
       /** @description What was created, skipped and refused */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -2999,6 +3058,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The file is larger than 5 MiB */
       413: {
         headers: {
@@ -3010,6 +3078,15 @@ export interface operations {
       };
       /** @description The body is not sent as text/csv */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -3042,7 +3119,10 @@ export interface operations {
   postRoutesQuote: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3064,6 +3144,8 @@ export interface operations {
       /** @description The quote */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3106,6 +3188,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3117,6 +3208,15 @@ export interface operations {
       };
       /** @description The body is not sent as application/json */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -3233,7 +3333,10 @@ export interface operations {
   postDeliveries: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -3291,6 +3394,8 @@ export interface operations {
       /** @description Created */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3333,7 +3438,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description external_id is already used by a delivery of the company (the detail names its id), or the company's prices changed while the delivery was being created (try again) */
+      /** @description external_id is already used by a delivery of the company (the detail names its id), or the company's prices changed while the delivery was being created (try again); or a request with the same Idempotency-Key is still running */
       409: {
         headers: {
           [name: string]: unknown;
@@ -3360,7 +3465,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated; or no place was found for an address sent without coordinates (a validation body naming it, type `address_not_found`) */
+      /** @description The payment gateway is not configured, refused the charge, or the driver is deactivated; or no place was found for an address sent without coordinates (a validation body naming it, type `address_not_found`); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3463,7 +3568,10 @@ export interface operations {
   postDeliveriesByIdCancel: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3480,6 +3588,8 @@ export interface operations {
       /** @description The cancelled delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3522,6 +3632,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3540,7 +3659,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3565,7 +3684,10 @@ export interface operations {
   postDeliveriesByIdAssign: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3583,6 +3705,8 @@ export interface operations {
       /** @description The accepted delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3625,6 +3749,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3643,7 +3776,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3668,7 +3801,10 @@ export interface operations {
   postDeliveriesByIdAccept: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3679,6 +3815,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3721,7 +3859,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3746,7 +3893,10 @@ export interface operations {
   postDeliveriesByIdStart: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3757,6 +3907,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3799,7 +3951,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -3824,7 +3985,10 @@ export interface operations {
   postDeliveriesByIdComplete: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3841,6 +4005,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3883,6 +4049,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -3901,8 +4076,17 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move, or a required proof is missing (named) */
+      /** @description The delivery's state does not allow this move, a required proof is missing (named), or an uploaded proof is not the image its name says (named, and removed); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Storage could not be asked for the uploaded proof */
+      502: {
         headers: {
           [name: string]: unknown;
         };
@@ -3926,7 +4110,10 @@ export interface operations {
   postDeliveriesByIdFail: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -3945,6 +4132,8 @@ export interface operations {
       /** @description The failed delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -3987,6 +4176,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -4005,7 +4203,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4030,7 +4228,10 @@ export interface operations {
   postDeliveriesByIdReopen: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -4041,6 +4242,8 @@ export interface operations {
       /** @description The reopened delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4083,7 +4286,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4278,7 +4490,10 @@ export interface operations {
   postDeliveriesByIdDecline: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -4289,6 +4504,8 @@ export interface operations {
       /** @description The delivery */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4331,7 +4548,16 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Nothing to decline: the delivery is open to every driver or already the driver's, or the offer expired, was withdrawn, accepted or already declined (the message says which) */
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Nothing to decline: the delivery is open to every driver or already the driver's, or the offer expired, was withdrawn, accepted or already declined (the message says which); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4797,7 +5023,10 @@ export interface operations {
   postWithdrawals: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path?: never;
       cookie?: never;
     };
@@ -4816,6 +5045,8 @@ export interface operations {
       /** @description Processing, with the gateway's transfer id */
       201: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -4858,6 +5089,15 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The body is larger than 1048576 bytes (1 MiB) */
       413: {
         headers: {
@@ -4876,7 +5116,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description More than the available balance, no gateway configured, or the gateway refused */
+      /** @description More than the available balance, no gateway configured, or the gateway refused; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -4894,10 +5134,10 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      /** @description The database is unavailable or too busy to answer in time. Before the withdrawal was recorded: nothing was done. After (the gateway asked, its answer not yet recorded): the message names the withdrawal, which stays processing with its amount held until the reconciliation settles it; retry only with the same Idempotency-Key */
       503: {
         headers: {
-          /** @description Whole seconds to wait before trying again */
+          /** @description Whole seconds to wait before trying again (when nothing was done) */
           "Retry-After"?: string;
           [name: string]: unknown;
         };
@@ -5424,7 +5664,10 @@ export interface operations {
   postDeliveriesByIdEraseRecipient: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
       path: {
         id: string;
       };
@@ -5435,6 +5678,8 @@ export interface operations {
       /** @description The delivery, without its recipient's data */
       200: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -5470,6 +5715,24 @@ export interface operations {
       };
       /** @description No delivery of the company has this id */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };

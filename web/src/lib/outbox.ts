@@ -108,6 +108,28 @@ async function upload(name: string, blob: Blob): Promise<{ status: number; messa
 /** Refused by the bucket's policy: not (or no longer) the driver's delivery in progress, or a name taken by the kind. */
 const byPolicy = (r: { status: number; message: string }) => r.status === 403 || /row-level security/i.test(r.message);
 
+/** The media type each proof name's extension stands for: the bucket's policy lets no other type under it. */
+const EXTENSION_TYPES: Record<string, string> = {
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+};
+
+/** The image drawn again as `type` (the browser decodes whatever it is and encodes it as asked). */
+async function asType(blob: Blob, type: string): Promise<Blob> {
+  if (blob.type === type) return blob;
+  const bitmap = await createImageBitmap(blob);
+  const canvas = document.createElement("canvas");
+  canvas.width = bitmap.width;
+  canvas.height = bitmap.height;
+  canvas.getContext("2d")!.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  return await new Promise<Blob>((done, fail) =>
+    canvas.toBlob((b) => (b ? done(b) : fail(new Error("the image could not be encoded"))), type, 0.9)
+  );
+}
+
 /** The name under which a proof of this kind is already stored in the folder (another extension), if any. */
 async function storedName(folder: string, kind: string): Promise<string | null> {
   const { data } = await supabase.storage.from(PROOF_BUCKET).list(folder);
@@ -118,8 +140,9 @@ async function storedName(folder: string, kind: string): Promise<string | null> 
 /**
  * Uploads the proof files not uploaded yet, each replacing the driver's own earlier one (a retry after a reload, or
  * a new photo): the bucket lets the driver of a delivery in progress replace their proof until it is completed. A
- * photo stored earlier under another extension is replaced under its name. When the policy refuses (the delivery
- * is no longer the driver's in progress), the completion that follows is the judge, and says why in a sentence.
+ * photo stored earlier under another extension is replaced under its name, encoded as the type that name says (the
+ * policy ties each extension to its type). When the policy refuses (the delivery is no longer the driver's in
+ * progress), the completion that follows is the judge, and says why in a sentence.
  */
 async function uploadProof(item: OutboxItem, folder: string, save: (item: OutboxItem) => Promise<void>) {
   for (const file of item.proof ?? []) {
@@ -127,7 +150,13 @@ async function uploadProof(item: OutboxItem, folder: string, save: (item: Outbox
     let refused = await upload(`${folder}/${file.kind}.${PROOF_EXTENSIONS[file.blob.type] ?? "png"}`, file.blob);
     if (refused && byPolicy(refused)) {
       const stored = await storedName(folder, file.kind);
-      refused = stored ? await upload(stored, file.blob) : refused;
+      const type = stored ? EXTENSION_TYPES[stored.split(".").pop()!] : undefined;
+      if (stored && type) {
+        const blob = await asType(file.blob, type).catch(() => {
+          throw new Refused(i18n.t("proof.wrongType"));
+        });
+        refused = await upload(stored, blob);
+      }
     }
     if (refused && !byPolicy(refused)) {
       const { status, message } = refused;

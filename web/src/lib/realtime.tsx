@@ -1,8 +1,9 @@
 // The user's private Realtime channel (company:{id} for managers,
 // driver:{id} for drivers): its events update the TanStack Query cache, so
-// every list and page changes without a reload; pages may also listen.
-// Presence (who is online) rides on the company channel.
-import type { RealtimeChannel } from "@supabase/supabase-js";
+// every list and page changes without a reload; pages may also listen. Who is
+// online is not Realtime presence, whose payload says whatever its sender
+// writes: it is each driver's latest accepted position (online-drivers.ts),
+// which driver_location keeps current here.
 import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import type { Delivery, DriverLocation, DriverLocationItem, Page, Withdrawal } from "../api/client.ts";
@@ -16,22 +17,16 @@ type Listener = (event: string, payload: Record<string, unknown>) => void;
 
 interface RealtimeState {
   connected: boolean;
-  /** driver ids present on the company channel. */
-  online: Set<string>;
   subscribe(listener: Listener): () => void;
 }
 
 const RealtimeContext = createContext<RealtimeState>({
   connected: false,
-  online: new Set(),
   subscribe: () => () => {},
 });
 
-export const presenceTopic = (companyId: string) => `company:${companyId}`;
-
 function applyEvent(client: QueryClient, event: string, payload: Record<string, unknown>) {
   if (event === "driver_location") {
-    // Who is online and where (lib/online-drivers.ts).
     const location = payload as unknown as DriverLocation;
     client.setQueryData<{ items: DriverLocationItem[] }>(["locations"], (old) =>
       old && {
@@ -68,27 +63,17 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
   const client = useQueryClient();
   const listeners = useRef(new Set<Listener>());
   const [connected, setConnected] = useState(false);
-  const [online, setOnline] = useState<Set<string>>(new Set());
 
   useEffect(() => {
     if (!identity || !session) return;
     const topic = topicFor(identity);
     if (!topic) return;
-    const channels: RealtimeChannel[] = [];
     const channel = supabase
-      .channel(topic, { config: { private: true, presence: { key: identity.driverId ?? identity.userId } } })
+      .channel(topic, { config: { private: true } })
       .on("broadcast", { event: "*" }, ({ event, payload }) => {
         applyEvent(client, event, payload);
         for (const listener of listeners.current) listener(event, payload);
       });
-    if (identity.role !== "driver") {
-      channel.on("presence", { event: "sync" }, () => {
-        const state = channel.presenceState<{ driver_id?: string }>();
-        const ids = new Set<string>();
-        for (const metas of Object.values(state)) for (const meta of metas) if (meta.driver_id) ids.add(meta.driver_id);
-        setOnline(ids);
-      });
-    }
     channel.subscribe((status) => {
       setConnected(status === "SUBSCRIBED");
       // Realtime rejoins by itself with a backoff: its success is the first sign the connection is back.
@@ -96,25 +81,8 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
       // A reconnect may have missed events: fetch again what is on screen.
       if (status === "SUBSCRIBED") void client.invalidateQueries();
     });
-    channels.push(channel);
-
-    if (identity.role === "driver") {
-      // The driver announces itself on its company's channel while the app is open.
-      const presence = supabase.channel(presenceTopic(identity.companyId), {
-        // enabled: a channel with no presence listeners would otherwise join for broadcast only.
-        config: { private: true, presence: { key: identity.driverId ?? identity.userId, enabled: true } },
-      });
-      presence.subscribe((status) => {
-        if (status === "SUBSCRIBED") {
-          void presence.track({ driver_id: identity.driverId, online_at: new Date().toISOString() });
-        }
-        // A platform that does not let drivers announce themselves: no presence, and no endless rejoining.
-        if (status === "CHANNEL_ERROR") void supabase.removeChannel(presence);
-      });
-      channels.push(presence);
-    }
     return () => {
-      for (const ch of channels) void supabase.removeChannel(ch);
+      void supabase.removeChannel(channel);
       setConnected(false);
     };
   }, [identity, session?.user.id, client]);
@@ -123,7 +91,7 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
     listeners.current.add(listener);
     return () => void listeners.current.delete(listener);
   }, []);
-  const value = useMemo<RealtimeState>(() => ({ connected, online, subscribe }), [connected, online, subscribe]);
+  const value = useMemo<RealtimeState>(() => ({ connected, subscribe }), [connected, subscribe]);
   return <RealtimeContext.Provider value={value}>{children}</RealtimeContext.Provider>;
 }
 

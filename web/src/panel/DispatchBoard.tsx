@@ -5,7 +5,7 @@
 // once, each assignment its own request with its own Idempotency-Key and its own result; and each delivery's
 // dispatch record a click away. Live: delivery_updated updates the cached lists (lib/deliveries.ts) and
 // driver_location the positions (lib/realtime.tsx); nothing waits for a reload.
-import { useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
+import { MutationObserver, useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call, type Delivery, type DriverLocationItem, type Page } from "../api/client.ts";
@@ -14,7 +14,7 @@ import type { MapMarker } from "../components/MapView.tsx";
 import { type MarkerKind, SIGNS } from "../components/markers.ts";
 import { Badge, ErrorNote, Field, Loading, Select } from "../components/ui.tsx";
 import { formatDateTime, formatTime, shortId } from "../format.ts";
-import { can, COMPANY_MANAGERS, reportApiError, useAuth } from "../lib/auth.tsx";
+import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { applyDelivery } from "../lib/deliveries.ts";
 import { BOARD_STATUSES, type BoardFilters, type Lane, laneOf, LANES, loads, onBoard } from "../lib/dispatch.ts";
 import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
@@ -199,27 +199,29 @@ export default function DispatchBoard() {
   const [driverId, setDriverId] = useState("");
   const [assignments, setAssignments] = useState<Assignment[] | null>(null);
   const assign = useMutation({
-    // Each delivery its own request and its own key, made once when the dispatcher asks: the results are per
-    // delivery, and a request tried again (a lost answer) carries the same key.
+    // Each delivery its own mutation, with its own key made once when the dispatcher asks: the results are per
+    // delivery, and each is tried again as every mutation of the app is (main.tsx: no answer, or 502 to 504) with the
+    // same key, so an assignment whose answer was lost happens once. The batch itself is never tried again.
+    retry: false,
     mutationFn: async (
       { items, driver }: { items: { delivery: Delivery; key: string }[]; driver: string },
     ): Promise<Assignment[]> => {
       const driverName = nameOf(driver) ?? "";
-      const results = await Promise.allSettled(
-        items.map(({ delivery, key }) =>
-          call(api.POST("/api/v1/deliveries/{id}/assign", {
-            params: { path: { id: delivery.id } },
-            body: { driver_id: driver },
-            headers: { "Idempotency-Key": key },
-          }))
-        ),
-      );
+      const results = await Promise.allSettled(items.map(({ delivery, key }) =>
+        new MutationObserver(client, {
+          mutationFn: () =>
+            call(api.POST("/api/v1/deliveries/{id}/assign", {
+              params: { path: { id: delivery.id } },
+              body: { driver_id: driver },
+              headers: { "Idempotency-Key": key },
+            })),
+        }).mutate()
+      ));
       return results.map((result, i) => {
         if (result.status === "fulfilled") {
           applyDelivery(client, result.value);
           return { delivery: result.value, driverName, error: null };
         }
-        reportApiError(result.reason);
         return { delivery: items[i].delivery, driverName, error: result.reason };
       });
     },

@@ -1,4 +1,4 @@
-// Drivers: add, edit, deactivate; who is online (Realtime presence) and their last position.
+// Drivers: add, edit, deactivate; who is online (a position accepted in the last 2 minutes) and their last position.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, call, type Driver } from "../api/client.ts";
@@ -7,7 +7,7 @@ import { formatDateTime } from "../format.ts";
 import { useTranslation } from "react-i18next";
 import { displayPhone, isPhone, maskPhone, phoneE164 } from "../lib/brazil.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
-import { useRealtime } from "../lib/realtime.tsx";
+import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
 
 function DriverRow(
   { driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null },
@@ -97,7 +97,7 @@ function DriverRow(
 export default function DriversPage() {
   const { t } = useTranslation();
   const { identity } = useAuth();
-  const { online } = useRealtime();
+  const online = useOnlineDrivers();
   const client = useQueryClient();
   const editable = can(identity, COMPANY_MANAGERS);
   const [cursors, setCursors] = useState<string[]>([]);
@@ -105,7 +105,7 @@ export default function DriversPage() {
     queryKey: ["drivers", { cursor: cursors.at(-1) }],
     queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
   });
-  const locations = useQuery({ queryKey: ["locations"], queryFn: () => call(api.GET("/api/v1/drivers/locations")) });
+  const locations = useDriverLocations();
   const seen = (id: string) => locations.data?.items.find((l) => l.driver_id === id)?.updated_at ?? null;
   const [form, setForm] = useState({ name: "", email: "", phone: "", password: "" });
   const [submitted, setSubmitted] = useState(false);

@@ -1,29 +1,18 @@
-// Every driver's last position, moving live with driver_location; who is online.
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+// Every driver's last position, moving live with driver_location; who is online (a position in the last 2 minutes).
 import { lazy, Suspense } from "react";
-import { api, call, type DriverLocation, type DriverLocationItem } from "../api/client.ts";
 import { ErrorNote, Loading } from "../components/ui.tsx";
 import { formatCoordinate, formatTime } from "../format.ts";
 import { useTranslation } from "react-i18next";
-import { useRealtime, useRealtimeEvent } from "../lib/realtime.tsx";
+import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
 import type { MapMarker } from "../components/MapView.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
 
 export default function LiveMapPage() {
   const { t } = useTranslation();
-  const client = useQueryClient();
-  const { online } = useRealtime();
-  const query = useQuery({ queryKey: ["locations"], queryFn: () => call(api.GET("/api/v1/drivers/locations")) });
-  useRealtimeEvent((event, payload) => {
-    if (event !== "driver_location") return;
-    const location = payload as unknown as DriverLocation;
-    client.setQueryData<{ items: DriverLocationItem[] }>(["locations"], (old) =>
-      old && {
-        ...old,
-        items: old.items.map((item) => (item.driver_id === location.driver_id ? { ...item, ...location } : item)),
-      });
-  });
+  // Kept current by driver_location (lib/realtime.tsx).
+  const query = useDriverLocations();
+  const online = useOnlineDrivers();
   const items = query.data?.items ?? [];
   const markers: MapMarker[] = items.filter((i) => i.lat != null && i.lng != null).map((i) => ({
     id: i.driver_id,
