@@ -24,6 +24,8 @@ const GatewayPage = lazy(() => import("./panel/Gateway.tsx"));
 const BillingPage = lazy(() => import("./panel/Billing.tsx"));
 const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
 const NotificationSettingsPage = lazy(() => import("./panel/Notifications.tsx"));
+const DispatchBoard = lazy(() => import("./panel/DispatchBoard.tsx"));
+const DispatchSettingsPage = lazy(() => import("./panel/DispatchSettings.tsx"));
 // With its chart library: loaded only when opened, to keep the first load small.
 const ReportsPage = lazy(() => import("./panel/Reports.tsx"));
 const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
@@ -49,6 +51,7 @@ const PAGES: PageDef[] = [
   { path: "/deliveries/:id", roles: DELIVERY_MANAGERS, render: (p) => <DeliveryPage id={p.id} /> },
   { path: "/drivers", roles: DELIVERY_MANAGERS, nav: "nav.drivers", render: () => <DriversPage /> },
   { path: "/map", roles: DELIVERY_MANAGERS, nav: "nav.liveMap", render: () => <LiveMapPage /> },
+  { path: "/dispatch", roles: DELIVERY_MANAGERS, nav: "nav.dispatch", render: () => <DispatchBoard /> },
   { path: "/prices", roles: DELIVERY_MANAGERS, nav: "nav.prices", render: () => <PricesPage /> },
   { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: "nav.withdrawals", render: () => <WithdrawalsPage /> },
   { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },
@@ -60,6 +63,12 @@ const PAGES: PageDef[] = [
     roles: COMPANY_MANAGERS,
     nav: "nav.notifications",
     render: () => <NotificationSettingsPage />,
+  },
+  {
+    path: "/dispatch/settings",
+    roles: COMPANY_MANAGERS,
+    nav: "nav.dispatchSettings",
+    render: () => <DispatchSettingsPage />,
   },
   {
     path: "/simulators",

@@ -59,6 +59,11 @@ const KNOWN: Known[] = [
     (m) => i18n.t("server.externalIdTaken", { externalId: m[1], id: m[2].slice(0, 8) }),
   ],
   [/^reason must be one of /, () => i18n.t("server.failureReason")],
+  [/^the offer of this delivery has expired$/, () => i18n.t("server.offerExpired")],
+  [/^the offer of this delivery was withdrawn$/, () => i18n.t("server.offerWithdrawn")],
+  [/^the offer of this delivery was (already )?declined$/, () => i18n.t("server.offerDeclined")],
+  [/^the offer of this delivery was (already )?accepted$/, () => i18n.t("server.offerAccepted")],
+  [/^this delivery was not offered to you$/, () => i18n.t("server.notOffered")],
   [/^to must not be before from$/, () => i18n.t("server.reportOrder")],
   [/^a report covers at most 366 days$/, () => i18n.t("server.reportLength")],
 ];

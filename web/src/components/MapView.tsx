@@ -1,17 +1,22 @@
 // A Leaflet map of markers and lines. Markers are HTML (divIcon) and lines
 // SVG, so they draw with no tile server reachable; tiles are a setting. A
 // marker may be draggable: where it is dropped is reported, not kept here.
+// Markers of different kinds differ in shape and in the sign they carry, not
+// only in colour (markers.ts).
 import L from "leaflet";
 import "leaflet/dist/leaflet.css";
 import { useEffect, useRef } from "react";
 import { config } from "../config.ts";
+import { markerHtml, type MarkerKind, SIGNS } from "./markers.ts";
 
 export interface MapMarker {
   id: string;
   lat: number;
   lng: number;
   label: string;
-  kind: "origin" | "destination" | "driver" | "offline";
+  kind: MarkerKind;
+  /** A short sign drawn inside the marker (a driver's load); the kind's own sign otherwise. */
+  text?: string;
   /** Movable by hand; `onMarkerMove` hears where it was dropped. */
   draggable?: boolean;
 }
@@ -26,13 +31,15 @@ export interface MapLine {
  * them in view again whenever it changes (a point chosen), but not when a marker is dragged.
  */
 export default function MapView(
-  { markers, lines = [], label, follow = false, fitKey, onMarkerMove }: {
+  { markers, lines = [], label, follow = false, fitKey, onMarkerMove, onMarkerClick }: {
     markers: MapMarker[];
     lines?: MapLine[];
     label: string;
     follow?: boolean;
     fitKey?: string;
     onMarkerMove?: (id: string, lat: number, lng: number) => void;
+    /** A marker clicked (the same is reachable by keyboard outside the map: a list beside it). */
+    onMarkerClick?: (id: string) => void;
   },
 ) {
   const element = useRef<HTMLDivElement>(null);
@@ -42,6 +49,8 @@ export default function MapView(
   const fittedKey = useRef(fitKey);
   const onMove = useRef(onMarkerMove);
   onMove.current = onMarkerMove;
+  const onClick = useRef(onMarkerClick);
+  onClick.current = onMarkerClick;
 
   useEffect(() => {
     if (!element.current) return;
@@ -76,10 +85,11 @@ export default function MapView(
       bounds.push(...line.points);
     }
     for (const marker of markers) {
+      const signed = marker.text != null || SIGNS[marker.kind] != null;
       const icon = L.divIcon({
         className: `map-marker map-marker-${marker.kind}`,
-        html: `<span aria-hidden="true"></span>`,
-        iconSize: [18, 18],
+        html: signed ? markerHtml(marker) : `<span aria-hidden="true"></span>`,
+        iconSize: marker.kind === "load" ? [30, 20] : signed ? [22, 22] : [18, 18],
       });
       const pin = L.marker([marker.lat, marker.lng], {
         icon,
@@ -90,6 +100,7 @@ export default function MapView(
       })
         .bindTooltip(marker.label)
         .addTo(group);
+      pin.on("click", () => onClick.current?.(marker.id));
       if (marker.draggable) {
         pin.on("dragend", () => {
           const { lat, lng } = pin.getLatLng();

@@ -20,16 +20,19 @@ import { type DecimalResult, type DecimalRules, parseDecimal } from "../lib/numb
 
 type FieldProps = {
   label: string;
+  /** What the value means, in words, under the field (read with it by screen readers). */
+  hint?: string;
   /** What is wrong with the value, shown under the field once the person has left it or tried to submit. */
   problem?: string | null;
   /** Show the problem now (the form was submitted). */
   showProblem?: boolean;
 } & InputHTMLAttributes<HTMLInputElement>;
 
-export function Field({ label, problem, showProblem, ...input }: FieldProps) {
+export function Field({ label, hint, problem, showProblem, ...input }: FieldProps) {
   const id = useId();
   const [left, setLeft] = useState(false);
   const shown = problem && (left || showProblem) ? problem : null;
+  const described = [shown && `${id}-problem`, hint && `${id}-hint`].filter(Boolean).join(" ");
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -37,13 +40,14 @@ export function Field({ label, problem, showProblem, ...input }: FieldProps) {
         id={id}
         {...input}
         aria-invalid={shown ? true : undefined}
-        aria-describedby={shown ? `${id}-problem` : undefined}
+        aria-describedby={described || undefined}
         onBlur={(e) => {
           setLeft(true);
           input.onBlur?.(e);
         }}
       />
       {shown && <p id={`${id}-problem`} className="field-problem">{shown}</p>}
+      {hint && <p id={`${id}-hint`} className="hint field-hint">{hint}</p>}
     </div>
   );
 }
@@ -164,7 +168,9 @@ export function decimalProblem(result: DecimalResult, rules: DecimalRules): stri
   const number = (n: number) => n.toLocaleString(i18n.language);
   switch (result.problem) {
     case "decimals":
-      return i18n.t("input.decimals", { count: rules.fractionDigits ?? 0 });
+      return rules.fractionDigits === 0
+        ? i18n.t("input.whole")
+        : i18n.t("input.decimals", { count: rules.fractionDigits ?? 0 });
     case "min":
       return i18n.t("input.min", { min: number(rules.min ?? 0) });
     case "max":
@@ -231,6 +237,16 @@ export function Note({ children }: { children: ReactNode }) {
 export function Loading() {
   const { t } = useTranslation();
   return <p className="note" role="status" aria-live="polite">{t("loading")}</p>;
+}
+
+/** The time, once a second (a countdown). */
+export function useClock(): number {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1_000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
 }
 
 export function Badge({ value, text }: { value: string; text: string }) {

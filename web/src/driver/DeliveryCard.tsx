@@ -1,16 +1,18 @@
 // One of the driver's deliveries under way: where to pick it up and take it, the driver's pay, the recipient
 // (call, WhatsApp), the way there in the phone's maps app, its window and whether it is late, and what the driver
 // can do next (start; complete, or report it could not be delivered). An action goes to the
-// queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once. Everything the card
+// queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once (an accept waiting past
+// its offer's deadline says so). Everything the card
 // holds (the proof draft) belongs to this delivery: the list keys cards by delivery.
 import { useQuery } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../api/client.ts";
-import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
-import { formatBRL, formatKm, formatMinutes } from "../format.ts";
+import { Badge, ErrorNote, Loading, useClock } from "../components/ui.tsx";
+import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { displayPhone } from "../lib/brazil.ts";
 import { callUrl, directionsUrl, whatsappUrl } from "../lib/contact.ts";
+import { countdown, secondsLeft } from "../lib/dispatch.ts";
 import { useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
 import { outbox } from "../lib/outbox.ts";
@@ -20,6 +22,23 @@ import { emptyDraft, ProofCapture, type ProofDraft, proofFiles } from "./ProofCa
 import type { ShiftDelivery } from "./shift.ts";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
+
+/**
+ * An accept waiting for a connection while its offer runs out: the deadline, and once it has passed, that the
+ * server decides when the accept arrives (lib/outbox.ts says what became of it).
+ */
+function AcceptDeadline({ expiresAt }: { expiresAt: string }) {
+  const { t } = useTranslation();
+  const seconds = secondsLeft(expiresAt, useClock());
+  const at = formatTime(expiresAt);
+  return (
+    <p className="warning offer-deadline" role="status">
+      {seconds > 0
+        ? t("driver.offer.acceptWaiting", { time: countdown(seconds), at })
+        : t("driver.offer.acceptLate", { at })}
+    </p>
+  );
+}
 
 /** The queued action's state, in words. */
 export function QueuedNote({ action, sending }: { action: string; sending: boolean }) {
@@ -41,6 +60,7 @@ export function DeliveryCard(
   const id = delivery.id;
   const [draft, setDraft] = useState<ProofDraft>(emptyDraft);
   const sharing = useSharing();
+  const online = useOnline();
   const required = useQuery({
     queryKey: ["proof-requirements"],
     queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
@@ -64,8 +84,16 @@ export function DeliveryCard(
   const phone = delivery.recipient_phone;
 
   let actions: ReactNode = null;
-  if (queued) actions = <QueuedNote action={queued.action} sending={queued.state === "sending"} />;
-  else if (status === "accepted") {
+  if (queued) {
+    actions = (
+      <>
+        <QueuedNote action={queued.action} sending={queued.state === "sending"} />
+        {queued.action === "accept" && delivery.offer_expires_at && !(queued.state === "sending" && online) && (
+          <AcceptDeadline expiresAt={delivery.offer_expires_at} />
+        )}
+      </>
+    );
+  } else if (status === "accepted") {
     actions = <button type="button" onClick={() => void act("start")}>{t("driver.start")}</button>;
   } else if (status === "in_progress") {
     actions = (

@@ -1,13 +1,14 @@
 // The strip under the header on every screen of the driver app: whether there is a connection, how many actions
 // wait for it, and whether the position reaches the company. It also runs what works in the background while
-// the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is in progress, the one
-// location sender (lib/location.ts).
+// the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is in progress or the driver
+// is available for offers (lib/availability.ts), the one location sender (lib/location.ts).
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { errorMessage } from "../api/errors.ts";
 import { formatTime } from "../format.ts";
 import { useAuth } from "../lib/auth.tsx";
+import { useAvailable } from "../lib/availability.ts";
 import { publishSharing, shareLocation, type SharingState, useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
 import { openOutbox } from "../lib/outbox.ts";
@@ -88,23 +89,25 @@ export default function DriverBar() {
   }, [client, userId, driverId, companyId]);
 
   const shift = useShift();
-  // Shared while a delivery is on its way to the recipient, as the company and the recipient follow it.
-  const underWay = shift.active.some((a) => a.status === "in_progress");
+  const available = useAvailable(driverId);
+  // Shared while a delivery is on its way to the recipient, as the company and the recipient follow it, and while
+  // the driver is available for offers, as dispatch looks for drivers near each pickup.
+  const sharing = shift.active.some((a) => a.status === "in_progress") || available;
   useEffect(() => {
-    if (!underWay || !driverId) return;
+    if (!sharing || !driverId) return;
     const stop = shareLocation(driverId, publishSharing);
     return () => {
       stop();
       publishSharing(null);
     };
-  }, [underWay, driverId]);
-  const sharing = useSharing();
+  }, [sharing, driverId]);
+  const state = useSharing();
 
   return (
     <section className="driver-bar" aria-label={t("driver.bar")}>
       {!online && <p className="warning" role="status">{t("driver.offline")}</p>}
       {shift.waiting.length > 0 && <p role="status">{t("driver.queued", { count: shift.waiting.length })}</p>}
-      <SharingLine state={sharing} active={underWay} />
+      <SharingLine state={state} active={sharing} />
     </section>
   );
 }

@@ -1,47 +1,45 @@
 // The driver app's main screen, a shift at a glance: what needs the driver's attention (an offer lost, a
 // delivery cancelled, an action refused), the deliveries under way in the order to do them, each with its own
-// actions, the offers to take, and what was completed today. Everything comes from the cache that Realtime and
-// the queue keep current (driver/shift.ts): nothing here waits for a reload.
+// actions, the offers to take (with the driver's choice to be available for them), and what was completed today.
+// Everything comes from the cache that Realtime and the queue keep current (driver/shift.ts): nothing here waits
+// for a reload.
+import { useId } from "react";
 import { useTranslation } from "react-i18next";
 import type { Delivery } from "../api/client.ts";
-import { Badge, ErrorNote, Loading, Note } from "../components/ui.tsx";
-import { formatBRL, formatClock, formatKm, formatMinutes } from "../format.ts";
-import { outbox, type OutboxItem } from "../lib/outbox.ts";
-import { WindowText } from "../panel/Deliveries.tsx";
-import { DeliveryCard, QueuedNote } from "./DeliveryCard.tsx";
+import { ErrorNote, Loading, Note } from "../components/ui.tsx";
+import { formatBRL, formatClock } from "../format.ts";
+import { useAuth } from "../lib/auth.tsx";
+import { setAvailable, useAvailable } from "../lib/availability.ts";
+import { outbox } from "../lib/outbox.ts";
+import { DeliveryCard } from "./DeliveryCard.tsx";
+import { OfferCard } from "./OfferCard.tsx";
 import { usePay, useShift } from "./shift.ts";
 
-function OfferCard(
-  { delivery, pay, queued }: { delivery: Delivery; pay: number | null; queued: OutboxItem | null },
-) {
+/**
+ * The driver's choice to be available for offers: while on, the app sends the driver's position, so that dispatch
+ * may offer the driver deliveries near it (lib/availability.ts).
+ */
+function Availability() {
   const { t } = useTranslation();
+  const { identity } = useAuth();
+  const driverId = identity?.driverId;
+  const available = useAvailable(driverId);
+  const id = useId();
+  if (!driverId) return null;
   return (
-    <li className="card" aria-label={`${delivery.origin_address} → ${delivery.destination_address}`}>
-      <p>
-        {delivery.origin_address} → <strong>{delivery.destination_address}</strong>
-      </p>
-      <p>
-        {t("driver.trip", { km: formatKm(delivery.distance_m), min: formatMinutes(delivery.duration_s) })}
-        {pay != null && (
-          <>
-            {" · "}
-            {t("driver.pay")}: <strong>{formatBRL(pay)}</strong>
-          </>
-        )}
-      </p>
-      {(delivery.window_start || delivery.window_end || delivery.late) && (
-        <p>
-          <WindowText delivery={delivery} /> {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}
-        </p>
-      )}
-      {queued
-        ? <QueuedNote action={queued.action} sending={queued.state === "sending"} />
-        : (
-          <button type="button" onClick={() => void outbox()?.add("accept", delivery.id)}>
-            {t("driver.accept")}
-          </button>
-        )}
-    </li>
+    <div className="availability">
+      <label className="check">
+        <input
+          type="checkbox"
+          role="switch"
+          checked={available}
+          aria-describedby={id}
+          onChange={(e) => setAvailable(driverId, e.target.checked)}
+        />{" "}
+        {t("driver.availability.label")}
+      </label>
+      <p id={id} className="hint">{available ? t("driver.availability.on") : t("driver.availability.off")}</p>
+    </div>
   );
 }
 
@@ -56,18 +54,17 @@ function Notice({ text, onDismiss }: { text: string; onDismiss: () => void }) {
   );
 }
 
-function cancelledText(t: ReturnType<typeof useTranslation>["t"], d: Delivery): string {
-  const to = d.destination_address;
-  if (d.completed_at) return t("driver.cancelledAfterCompletion", { to });
-  return d.cancel_reason ? t("driver.cancelledWhy", { to, reason: d.cancel_reason }) : t("driver.cancelled", { to });
-}
-
 export default function DriverHome() {
   const { t } = useTranslation();
   const shift = useShift();
   const pay = usePay();
   const earned = shift.completedToday.reduce((sum, d) => sum + (pay(d.price) ?? 0), 0);
   const notices = shift.notices.length + shift.cancelled.length;
+  const cancelledText = (d: Delivery): string => {
+    const to = d.destination_address;
+    if (d.completed_at) return t("driver.cancelledAfterCompletion", { to });
+    return d.cancel_reason ? t("driver.cancelledWhy", { to, reason: d.cancel_reason }) : t("driver.cancelled", { to });
+  };
 
   return (
     <div className="driver-home">
@@ -88,7 +85,7 @@ export default function DriverHome() {
             {shift.cancelled.map((d) => (
               <Notice
                 key={d.id}
-                text={cancelledText(t, d)}
+                text={cancelledText(d)}
                 onDismiss={() => shift.dismissCancelled(d.id)}
               />
             ))}
@@ -118,6 +115,7 @@ export default function DriverHome() {
       </section>
       <section aria-labelledby="available-title">
         <h2 id="available-title">{t("driver.available")}</h2>
+        <Availability />
         <ErrorNote error={shift.offersError} />
         {shift.offersLoading && shift.offers.length === 0
           ? <Loading />

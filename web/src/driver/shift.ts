@@ -2,16 +2,20 @@
 // has not reached the server yet applied on top), the offers, today's completed deliveries, and the cancelled
 // ones still to explain. Each list is the server's, read per status so none is cut short by older deliveries;
 // Realtime and the answers to actions keep them current (lib/deliveries.ts). Offers are also read again every
-// 10 s: the server tells a driver when a delivery becomes available, not when another driver takes it.
+// 10 s, every 3 s while the driver holds an offer with a deadline: the server tells a driver when a delivery
+// becomes available or is offered to it, not when another driver takes it or the company withdraws the offer. An
+// offer with a deadline leaves the screen when the deadline passes (lib/dispatch.ts), without waiting for them.
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, ApiError, call, type Delivery } from "../api/client.ts";
 import { timeZone } from "../format.ts";
 import { useAuth } from "../lib/auth.tsx";
+import { offerView } from "../lib/dispatch.ts";
 import { type OutboxItem, useOutboxItems } from "../lib/outbox.ts";
 import { driverPay } from "../lib/pay.ts";
 
 const OFFERS_REFRESH_MS = 10_000;
+const LIVE_OFFER_REFRESH_MS = 3_000;
 const EXPLAIN_CANCELLED_FOR_MS = 24 * 3600_000;
 
 export type ActiveStatus = "accepted" | "in_progress";
@@ -81,11 +85,15 @@ export function useShift() {
   const offers = useQuery({
     queryKey: ["deliveries", { status: "pending" }],
     enabled: !!driverId,
-    refetchInterval: OFFERS_REFRESH_MS,
+    refetchInterval: (query) =>
+      query.state.data?.items.some((d) => offerView(d, Date.now()) === "offer")
+        ? LIVE_OFFER_REFRESH_MS
+        : OFFERS_REFRESH_MS,
     queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 50 } } })),
   });
   const items = useOutboxItems();
   const [seen, setSeen] = useState<string[]>(() => (driverId ? readSeen(driverId) : []));
+  const now = useNextDeadline(offers.data?.items, offers.refetch);
 
   const shift = useMemo(() => {
     const waiting = items.filter((i) => i.state !== "failed");
@@ -123,16 +131,18 @@ export function useShift() {
       // A refused action on it already says it was cancelled.
       !refused.some((i) => i.deliveryId === d.id)
     );
+    // A decline waiting for a connection takes the offer off the screen at once.
+    const declined = new Set(waiting.filter((i) => i.action === "decline").map((i) => i.deliveryId));
     return {
       active,
-      offers: offered.filter((d) => !activeIds.has(d.id)),
+      offers: offered.filter((d) => !activeIds.has(d.id) && !declined.has(d.id) && offerView(d, now) !== "gone"),
       completedToday,
       cancelled: toExplain,
       // Refusals of actions on deliveries no longer under way (an offer lost, a delivery cancelled meanwhile).
       notices: refused.filter((i) => !activeIds.has(i.deliveryId)),
       waiting,
     };
-  }, [items, offers.data, inProgress.data, accepted.data, completed.data, cancelled.data, seen]);
+  }, [items, offers.data, inProgress.data, accepted.data, completed.data, cancelled.data, seen, now]);
 
   // What is under way now is remembered, so that its cancellation can be explained later, also after a reload.
   const underWay = shift.active.map((a) => a.delivery.id).join();
@@ -160,6 +170,27 @@ export function useShift() {
     offersError: shown(offers),
     dismissCancelled,
   };
+}
+
+/**
+ * The time, moved on when the next offer's deadline passes (so the offer leaves the screen then), and the offers
+ * read again at that moment (the next one may be this driver's, or the delivery open to everyone).
+ */
+function useNextDeadline(deliveries: Delivery[] | undefined, refetch: () => unknown): number {
+  const [now, setNow] = useState(() => Date.now());
+  const next = Math.min(
+    ...(deliveries ?? []).map((d) => (d.offer_expires_at ? Date.parse(d.offer_expires_at) : Infinity))
+      .filter((at) => at > now),
+  );
+  useEffect(() => {
+    if (!Number.isFinite(next)) return;
+    const timer = setTimeout(() => {
+      setNow(Date.now());
+      void refetch();
+    }, Math.max(0, next - Date.now()) + 50);
+    return () => clearTimeout(timer);
+  }, [next, refetch]);
+  return now;
 }
 
 /** The driver's pay for a delivery's price (lib/pay.ts), once the company's share is known. */

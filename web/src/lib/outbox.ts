@@ -1,4 +1,4 @@
-// The driver's actions (accept, start, complete with its proof, fail with its reason, and any later one) survive
+// The driver's actions (accept, decline, start, complete with its proof, fail with its reason) survive
 // a lost connection and a reload: each is kept on the device (IndexedDB) from the moment it is taken, with a UUID
 // made then that is sent as its `Idempotency-Key`, and sent when the connection allows, in the order taken, by one
 // tab at a time (a Web Lock per user), so each is sent once. Every tab shows the same queue (a BroadcastChannel
@@ -25,12 +25,14 @@ const PROOF_EXTENSIONS: Record<string, string> = { "image/jpeg": "jpg", "image/p
 export interface ActionKind {
   send(deliveryId: string, key: string, body?: Record<string, unknown>): Promise<Delivery>;
   tookEffect(delivery: Delivery, driverId: string): boolean;
+  /** A refusal that leaves the driver where the action meant to: the action is done with, nothing to tell. */
+  settledBy?(error: ApiError): boolean;
 }
 
 const idempotent = (key: string) => ({ "Idempotency-Key": key });
 const path = (id: string) => ({ path: { id } });
 
-/** Every action the driver app queues. A new one (decline, ...) is one more entry. */
+/** Every action the driver app queues. A new one is one more entry. */
 export const ACTIONS: Record<string, ActionKind> = {
   accept: {
     send: (id, key) => call(api.POST("/api/v1/deliveries/{id}/accept", { params: path(id), headers: idempotent(key) })),
@@ -58,7 +60,31 @@ export const ACTIONS: Record<string, ActionKind> = {
       })),
     tookEffect: (d, me) => d.driver_id === me && d.status === "failed",
   },
+  // Declining an offer (docs/dispatch.md). Kept like the others, so a decline taken with no connection still
+  // reaches the company (the next driver is offered the delivery at once instead of at the deadline). When it
+  // arrives after the offer expired or was withdrawn, or was already declined by an answer lost on the way (422),
+  // or the delivery is out of the driver's sight (404), the driver does not hold the offer, which is what a decline
+  // asks: nothing to tell.
+  decline: {
+    send: (id, key) =>
+      call(api.POST("/api/v1/deliveries/{id}/decline", { params: path(id), headers: idempotent(key) })),
+    tookEffect: () => false,
+    settledBy: (error) => error.status === 404 || error.status === 422,
+  },
 };
+
+/** What the server says became of an offer the driver accepted too late, as a sentence. */
+const OFFER_GONE: [RegExp, "driver.offerExpired" | "driver.offerWithdrawn" | "driver.offerDeclined"][] = [
+  [/^the offer of this delivery has expired$/, "driver.offerExpired"],
+  [/^the offer of this delivery was withdrawn$/, "driver.offerWithdrawn"],
+  [/^the offer of this delivery was (already )?declined$/, "driver.offerDeclined"],
+];
+function offerGone(error: unknown, to: string): string | null {
+  if (!(error instanceof ApiError) || error.status !== 422) return null;
+  const detail = (error.body as { detail?: unknown } | null)?.detail;
+  const found = OFFER_GONE.find(([pattern]) => typeof detail === "string" && pattern.test(detail));
+  return found ? i18n.t(found[1], { to }) : null;
+}
 
 /** A failure that may go away by itself: no answer, the server busy or failing, or the first try still running. */
 function transient(error: unknown): boolean {
@@ -149,7 +175,7 @@ async function uploadProof(item: OutboxItem, folder: string, save: (item: Outbox
 }
 
 type Snapshot = readonly OutboxItem[];
-type Outcome = Delivery | "later" | { problem: string; to?: string };
+type Outcome = Delivery | "later" | "settled" | { problem: string; to?: string };
 
 /** The queue of one signed-in driver, in one tab. */
 export class Outbox {
@@ -271,7 +297,11 @@ export class Outbox {
         return;
       }
       this.backoff = 0;
-      if ("problem" in outcome) {
+      if (outcome === "settled") {
+        await db.delete("outbox", item.id);
+        void this.client.invalidateQueries({ queryKey: ["deliveries"] });
+        this.changed();
+      } else if ("problem" in outcome) {
         item.state = "failed";
         item.problem = outcome.problem;
         item.to = outcome.to;
@@ -301,6 +331,7 @@ export class Outbox {
       reportApiError(error);
       // A refused token is renewed (or the session ends) by lib/auth.tsx: the action waits for it.
       if (transient(error) || (error instanceof ApiError && error.status === 401)) return "later";
+      if (error instanceof ApiError && kind.settledBy?.(error)) return "settled";
       return await this.refusal(item, kind, error);
     }
   }
@@ -318,6 +349,9 @@ export class Outbox {
     // The screen was out of date: the delivery as it is now, or (gone from the driver's scope) every list again.
     if (current) applyDelivery(this.client, current);
     else void this.client.invalidateQueries({ queryKey: ["deliveries"] });
+    // An offer that expired (an accept kept on the device past the deadline) or was withdrawn meanwhile.
+    const gone = item.action === "accept" ? offerGone(error, to) : null;
+    if (gone) return { problem: gone };
     if (item.action === "accept" && (!current || current.status !== "pending")) {
       return { problem: i18n.t("driver.lostRace", { to }) };
     }

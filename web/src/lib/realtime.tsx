@@ -33,7 +33,8 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
         ...old,
         items: old.items.map((item) => (item.driver_id === location.driver_id ? { ...item, ...location } : item)),
       });
-  } else if (event === "delivery_updated" || event === "delivery_available") {
+  } else if (event === "delivery_updated" || event === "delivery_available" || event === "delivery_offered") {
+    // delivery_offered: the delivery with the driver's offer's deadline (`offer_expires_at`), to the drivers offered it.
     applyDelivery(client, payload as unknown as Delivery);
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;

@@ -40,13 +40,16 @@ export function WindowText(
   return <span className="window">{labelled ? `${t("lifecycle.window")}: ${text}` : text}</span>;
 }
 
-/** The status, with what else a dispatcher must see at a glance: late, a later attempt. */
+/** The status, with what else a dispatcher must see at a glance: where dispatch has it, late, a later attempt. */
 export function StatusBadges({ delivery }: { delivery: Delivery }) {
   const { t } = useTranslation();
+  const dispatch = delivery.status === "pending" ? delivery.dispatch_status : null;
   return (
     <>
       <Badge value={delivery.status} text={t(`status.${delivery.status}`)} />{" "}
-      {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}{" "}
+      {dispatch && dispatch !== "assigned" && (
+        <Badge value={`dispatch-${dispatch}`} text={t(`dispatch.status.${dispatch}`)} />
+      )} {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}{" "}
       {delivery.attempts > 1 && <Badge value="attempt" text={t("lifecycle.attempt", { count: delivery.attempts })} />}
     </>
   );

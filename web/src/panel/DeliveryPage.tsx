@@ -22,6 +22,7 @@ import { Link } from "../lib/router.tsx";
 import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 import { DeliveryNotifications } from "./Notifications.tsx";
+import { DispatchHistory } from "./DispatchHistory.tsx";
 import { StatusBadges, WindowText } from "./Deliveries.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -317,6 +318,12 @@ export default function DeliveryPage({ id }: { id: string }) {
           <DeliveryNotifications delivery={delivery} onErased={update} />
           <ProofOfDelivery delivery={delivery} />
           <Timeline delivery={delivery} />
+          <DispatchHistory
+            delivery={delivery}
+            headingId="delivery-dispatch-title"
+            title={t("dispatch.history.title")}
+            hideWhenEmpty
+          />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
         </div>
         <div>
