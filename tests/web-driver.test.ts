@@ -4,7 +4,7 @@
 import { QueryClient } from "@tanstack/react-query";
 import { describe, expect, it } from "vitest";
 import type { components } from "../web/src/api/schema";
-import { applyDelivery, fits } from "../web/src/lib/deliveries.ts";
+import { applyDelivery, dropUnavailable, fits } from "../web/src/lib/deliveries.ts";
 import { driverPay } from "../web/src/lib/pay.ts";
 
 type Delivery = components["schemas"]["Delivery"];
@@ -57,6 +57,15 @@ describe("applyDelivery", () => {
     expect(client.getQueryData<Page<Delivery>>(keys.offers)!.items).toEqual([]);
     expect(client.getQueryData<Page<Delivery>>(keys.panel)!.items.map((d) => d.status)).toEqual(["accepted"]);
     expect(client.getQueryState(keys.accepted)).toBeUndefined();
+  });
+
+  it("drops a delivery no longer open to this driver from the offers, even while it stays pending for others", () => {
+    const { client, keys } = cache();
+    client.setQueryData(keys.offers, page(delivery("a", "pending"), delivery("b", "pending")));
+    // An offer withdrawn or expired: still pending, now offered to somebody else.
+    dropUnavailable(client, delivery("a", "pending", { dispatch_status: "offered", offer_expires_at: null }));
+    expect(client.getQueryData<Page<Delivery>>(keys.offers)!.items.map((d) => d.id)).toEqual(["b"]);
+    expect(client.getQueryData<Delivery>(["delivery", "a"])!.offer_expires_at).toBeNull();
   });
 
   it("never lets an older version replace a newer one", () => {

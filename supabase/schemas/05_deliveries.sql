@@ -1372,27 +1372,30 @@ grant execute on function public.apply_payment_event(uuid, text, text, text) to 
 
 -- Section: realtime
 
--- Tells every active driver of the company that a delivery is open to them (delivery_available), as the
--- broadcast trigger does when a delivery becomes pending.
-create function private.announce_available(delivery public.deliveries)
+-- Tells every active driver of the company but `except_driver` an event with the delivery as drivers read it:
+-- delivery_available when it becomes open to them, delivery_unavailable when it stops being (another driver
+-- took it, the company assigned or cancelled it, dispatch took it back), so an app drops it at once.
+create function private.announce_to_drivers(delivery public.deliveries, event text, except_driver uuid default null)
 returns void
 language plpgsql
 security definer
 set search_path = ''
 as $$
 declare
-  payload jsonb := private.delivery_json(announce_available.delivery)
-    || jsonb_build_object('tracking_token', null, 'tracking_url', null);
+  payload jsonb := private.delivery_json(announce_to_drivers.delivery)
+    || jsonb_build_object('tracking_token', null, 'tracking_url', null, 'offer_expires_at', null);
   driver record;
 begin
   for driver in
-    select d.id from public.drivers d where d.company_id = (announce_available.delivery).company_id and d.active
+    select d.id from public.drivers d
+    where d.company_id = (announce_to_drivers.delivery).company_id and d.active
+      and d.id is distinct from announce_to_drivers.except_driver
   loop
-    perform private.broadcast('driver:' || driver.id, 'delivery_available', payload);
+    perform private.broadcast('driver:' || driver.id, announce_to_drivers.event, payload);
   end loop;
 end;
 $$;
-comment on function private.announce_available(public.deliveries) is 'Sends delivery_available with the delivery to every active driver of its company.';
+comment on function private.announce_to_drivers(public.deliveries, text, uuid) is 'Sends an event (delivery_available, delivery_unavailable) with the delivery to every active driver of its company but one.';
 
 -- Security definer: it sends on every driver's topic through private.broadcast,
 -- which no API role may call. A broadcast shows a delivery as its receiver reads it: drivers with the
@@ -1417,7 +1420,10 @@ begin
   -- A delivery whose window is still far is announced when it nears (private.announce_open_windows); one
   -- under dispatch only once nobody eligible is left (14_dispatch.sql).
   if private.open_to_all(new) and (tg_op = 'INSERT' or not private.open_to_all(old)) then
-    perform private.announce_available(new);
+    perform private.announce_to_drivers(new, 'delivery_available');
+  elsif tg_op = 'UPDATE' and private.open_to_all(old) and not private.open_to_all(new) then
+    -- The driver who took it hears delivery_updated above instead.
+    perform private.announce_to_drivers(new, 'delivery_unavailable', except_driver => new.driver_id);
   end if;
   return null;
 end;

@@ -90,7 +90,7 @@ begin
     where d.status = 'pending' and d.driver_id is null and d.dispatch_status is null
       and d.window_start - interval '1 hour' > since and d.window_start - interval '1 hour' <= upto
   loop
-    perform private.announce_available(delivery);
+    perform private.announce_to_drivers(delivery, 'delivery_available');
     announced := announced + 1;
   end loop;
   return announced;

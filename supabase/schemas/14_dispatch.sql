@@ -851,6 +851,28 @@ $$;
 comment on function public.decline_delivery(uuid) is 'The calling driver declines its live offer of a delivery, which then goes to the next drivers.';
 grant execute on function public.decline_delivery(uuid) to authenticated;
 
+-- An offer that ends other than by its driver's accept (declined, expired, or withdrawn: another driver took it,
+-- a manager assigned or cancelled it, the driver reached its limit) is told to its driver at once, with the
+-- delivery as that driver now reads it (no deadline), so the app drops the offer without asking the server.
+create function private.tell_offer_ended()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform private.broadcast('driver:' || new.driver_id, 'delivery_unavailable',
+    private.delivery_json(d) || jsonb_build_object('tracking_token', null, 'tracking_url', null,
+      'offer_expires_at', null))
+  from public.deliveries d where d.id = new.delivery_id;
+  return null;
+end;
+$$;
+comment on function private.tell_offer_ended() is 'Sends delivery_unavailable to the driver of an offer that ended without its accept.';
+create trigger dispatch_offers_tell_ended after update of outcome on public.dispatch_offers
+  for each row when (old.outcome is null and new.outcome is not null and new.outcome <> 'accepted')
+  execute function private.tell_offer_ended();
+
 -- Section: expiry and the job
 
 -- Offers past their deadline are expired, each delivery locked first (as accept and decline lock it), and

@@ -1,7 +1,7 @@
 -- Realtime: the realtime.messages rows each delivery change writes (topic,
 -- event, payload), and who may read each topic.
 begin;
-select plan(28);
+select plan(29);
 
 create temp table t as select tests.create_tenant('rt-a') as a, tests.create_tenant('rt-b') as b;
 grant select on t to public;
@@ -69,8 +69,9 @@ update public.drivers set active = true where id = (select (a ->> 'driver2_id'):
 select tests.act_as_member(a, 'driver') from t;
 select to_jsonb(public.accept_delivery((select id from ids where name = 'pix')));
 select tests.reset_role();
-select is(pg_temp.sent(), array['delivery_updated company:a accepted/received', 'delivery_updated driver:a1 accepted/received'],
-  'accepted: the company and the driver who took it');
+select is(pg_temp.sent(), array['delivery_unavailable driver:a2 accepted/received', 'delivery_updated company:a accepted/received',
+  'delivery_updated driver:a1 accepted/received'],
+  'accepted: the company and the driver who took it; every other driver hears it is no longer open to them');
 
 select tests.act_as_member(a, 'driver') from t;
 select to_jsonb(public.start_delivery((select id from ids where name = 'pix')));
@@ -106,9 +107,20 @@ select tests.act_as_member(a, 'owner') from t;
 select to_jsonb(public.assign_delivery((select id from ids where name = 'invoice'), (select (a ->> 'driver2_id')::uuid from t)));
 select to_jsonb(public.cancel_delivery((select id from ids where name = 'invoice'), 'client gave up'));
 select tests.reset_role();
-select is(pg_temp.sent(), array['delivery_updated company:a accepted/invoiced', 'delivery_updated company:a cancelled/invoiced',
-  'delivery_updated driver:a2 accepted/invoiced', 'delivery_updated driver:a2 cancelled/invoiced'],
-  'assigned then cancelled: the company and the assigned driver, each time');
+select is(pg_temp.sent(), array['delivery_unavailable driver:a1 accepted/invoiced', 'delivery_updated company:a accepted/invoiced',
+  'delivery_updated company:a cancelled/invoiced', 'delivery_updated driver:a2 accepted/invoiced',
+  'delivery_updated driver:a2 cancelled/invoiced'],
+  'assigned then cancelled: the company and the assigned driver, each time; the other driver hears it is taken');
+
+-- An open delivery cancelled: every driver it was open to hears so.
+insert into ids values ('open', pg_temp.new_delivery('invoice'));
+select pg_temp.sent();
+select tests.act_as_member(a, 'owner') from t;
+select to_jsonb(public.cancel_delivery((select id from ids where name = 'open')));
+select tests.reset_role();
+select is(pg_temp.sent(), array['delivery_unavailable driver:a1 cancelled/invoiced',
+  'delivery_unavailable driver:a2 cancelled/invoiced', 'delivery_updated company:a cancelled/invoiced'],
+  'an open delivery cancelled: every active driver hears it is no longer open');
 
 -- The payload is the delivery as the API returns it.
 select tests.act_as_member(a, 'owner') from t;

@@ -6,7 +6,7 @@
 -- flagged unassigned. The dispatch function's part is played here: public.claim_dispatches, then
 -- public.complete_dispatch with the durations the routing service would have answered.
 begin;
-select plan(42);
+select plan(45);
 
 create temp table t as select tests.create_tenant('dsp-a') as a, tests.create_tenant('dsp-b') as b;
 grant select on t to public;
@@ -168,6 +168,8 @@ select tests.act_as_member(a, 'driver2') from t;
 select is((public.decline_delivery(pg_temp.delivery('one'))).id, pg_temp.delivery('one'), 'the offered driver declines');
 select tests.reset_role();
 select is((select outcome from public.dispatch_offers where delivery_id = pg_temp.delivery('one')), 'declined', 'its offer is declined');
+select is(pg_temp.messages('delivery_unavailable'), array['driver2'],
+  'the declining driver hears the offer ended (its other tabs drop it)');
 insert into jobs values ('one-2', pg_temp.claim(pg_temp.delivery('one')));
 select is(pg_temp.candidate_names((select job from jobs where name = 'one-2')), array['driver'],
   'the next round is due at once, without the driver who declined');
@@ -190,6 +192,8 @@ select throws_ok($$ select public.accept_delivery(pg_temp.delivery('one')) $$, '
 select tests.reset_role();
 select pg_temp.place('late', 3.0);
 select is(private.expire_dispatch_offers(), 1, 'the expiry pass expires the offer');
+select is(pg_temp.messages('delivery_unavailable'), array['driver'],
+  'its driver hears at once that the offer ended');
 select is((select array_agg(outcome order by round) from public.dispatch_offers where delivery_id = pg_temp.delivery('one')),
   array['declined', 'expired'], 'each offer keeps its outcome');
 insert into jobs values ('one-3', pg_temp.claim(pg_temp.delivery('one')));
@@ -213,6 +217,8 @@ select is(pg_temp.messages('delivery_available'), array['busy', 'driver', 'drive
 select tests.act_as_member(a, 'driver2') from t;
 select is((public.accept_delivery(pg_temp.delivery('one'))).status, 'accepted', 'any of them may take it now');
 select tests.reset_role();
+select is(pg_temp.messages('delivery_unavailable'), array['busy', 'driver', 'far', 'late', 'offline'],
+  'once taken, every other active driver hears it is no longer open to them');
 select is((select dispatch_status from public.deliveries where id = pg_temp.delivery('one')), 'assigned',
   'and dispatch shows it assigned');
 

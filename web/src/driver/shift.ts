@@ -1,10 +1,11 @@
 // The driver's shift as the screens show it: the deliveries under way (in order, with what the driver did that
 // has not reached the server yet applied on top), the offers, today's completed deliveries, and the cancelled
 // ones still to explain. Each list is the server's, read per status so none is cut short by older deliveries;
-// Realtime and the answers to actions keep them current (lib/deliveries.ts). Offers are also read again every
-// 10 s, every 3 s while the driver holds an offer with a deadline: the server tells a driver when a delivery
-// becomes available or is offered to it, not when another driver takes it or the company withdraws the offer. An
-// offer with a deadline leaves the screen when the deadline passes (lib/dispatch.ts), without waiting for them.
+// Realtime and the answers to actions keep them current (lib/deliveries.ts): the server tells a driver when a
+// delivery becomes available or is offered to it, and when it stops being open to it (delivery_unavailable:
+// another driver took it, the company assigned or cancelled it, the offer ended). An offer with a deadline also
+// leaves the screen when the deadline passes (lib/dispatch.ts), on the phone's clock. Offers are read again every
+// minute, in case a message was lost while the channel stayed up (a reconnect reads everything again).
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, ApiError, call, type Delivery } from "../api/client.ts";
@@ -14,8 +15,7 @@ import { offerView } from "../lib/dispatch.ts";
 import { type OutboxItem, useOutboxItems } from "../lib/outbox.ts";
 import { driverPay } from "../lib/pay.ts";
 
-const OFFERS_REFRESH_MS = 10_000;
-const LIVE_OFFER_REFRESH_MS = 3_000;
+const OFFERS_REFRESH_MS = 60_000;
 const EXPLAIN_CANCELLED_FOR_MS = 24 * 3600_000;
 
 export type ActiveStatus = "accepted" | "in_progress";
@@ -85,10 +85,7 @@ export function useShift() {
   const offers = useQuery({
     queryKey: ["deliveries", { status: "pending" }],
     enabled: !!driverId,
-    refetchInterval: (query) =>
-      query.state.data?.items.some((d) => offerView(d, Date.now()) === "offer")
-        ? LIVE_OFFER_REFRESH_MS
-        : OFFERS_REFRESH_MS,
+    refetchInterval: OFFERS_REFRESH_MS,
     queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 50 } } })),
   });
   const items = useOutboxItems();

@@ -1,4 +1,5 @@
-// One home for "a delivery changed": a Realtime event (delivery_updated, delivery_available), the answer to an
+// One home for "a delivery changed": a Realtime event (delivery_updated, delivery_available, delivery_offered,
+// delivery_unavailable), the answer to an
 // action, or a queued action sent from another tab all go through `applyDelivery`, which brings every cached list
 // and page of deliveries up to date: the delivery replaces its older version where it still belongs, leaves the
 // lists whose filter it no longer fits (an offer another driver took, a delivery cancelled), and the lists it now
@@ -50,5 +51,23 @@ export function applyDelivery(client: QueryClient, delivery: Delivery) {
   for (const queryKey of stale) void client.invalidateQueries({ queryKey: queryKey as unknown[], exact: true });
   if (delivery.status === "completed" || delivery.status === "cancelled") {
     void client.invalidateQueries({ queryKey: ["wallet"] });
+  }
+}
+
+/**
+ * `delivery_unavailable`: a delivery this driver could take no longer is open to it (another driver took it, the
+ * company assigned or cancelled it, or the driver's offer ended). It leaves every list of open deliveries at once,
+ * whatever its status now (an offer withdrawn from this driver is still pending for others).
+ */
+export function dropUnavailable(client: QueryClient, delivery: Delivery) {
+  applyDelivery(client, delivery);
+  for (const query of client.getQueryCache().findAll({ queryKey: ["deliveries"] })) {
+    const page = query.state.data as Page<Delivery> | undefined;
+    if ((query.queryKey[1] as DeliveryFilter | undefined)?.status !== "pending" || !page?.items) continue;
+    if (!page.items.some((d) => d.id === delivery.id)) continue;
+    client.setQueryData<Page<Delivery>>(query.queryKey, {
+      ...page,
+      items: page.items.filter((d) => d.id !== delivery.id),
+    });
   }
 }

@@ -8,7 +8,7 @@ import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import type { Delivery, DriverLocation, DriverLocationItem, Page, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
-import { applyDelivery, newest } from "./deliveries.ts";
+import { applyDelivery, dropUnavailable, newest } from "./deliveries.ts";
 import { reportAnswer } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
@@ -36,6 +36,9 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
   } else if (event === "delivery_updated" || event === "delivery_available" || event === "delivery_offered") {
     // delivery_offered: the delivery with the driver's offer's deadline (`offer_expires_at`), to the drivers offered it.
     applyDelivery(client, payload as unknown as Delivery);
+  } else if (event === "delivery_unavailable") {
+    // To a driver: a delivery it could take is no longer open to it (taken, cancelled, its offer ended).
+    dropUnavailable(client, payload as unknown as Delivery);
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
     client.setQueryData<Withdrawal>(["withdrawal", withdrawal.id], (cached) => newest(cached, withdrawal));
