@@ -1,11 +1,12 @@
 // `npm run bench`: accepted location updates per second through the whole HTTP
 // path (PUT /api/v1/locations/me: JWT check, Hono, zod, one transaction as the
-// driver) beside the same database function called directly (the same
-// transaction, as the driver, over postgres.js), so the proxy's overhead shows
-// as a ratio; and both again for drivers with a delivery in progress, whose
-// updates also extend the delivery's trail, so the trail's cost shows too.
-// Starts its own local stack on free loopback ports with a fresh database, and
-// stops it at the end. See bench/README.md.
+// driver) beside the same statement sent directly (the same transaction, as the
+// driver, over postgres.js), so the proxy's overhead shows as a ratio, and
+// beside update_my_location alone (the position without the ETA claim); all
+// three again for drivers with a delivery in progress, whose updates also
+// extend the delivery's trail, so the trail's cost shows too. Starts its own
+// local stack on free loopback ports with a fresh database, and stops it at
+// the end. See bench/README.md.
 //
 // Settings (environment): BENCH_DRIVERS (600: half without, half with a
 // delivery in progress), BENCH_ROUNDS (10), BENCH_CONCURRENCY (10, the proxy's
@@ -15,27 +16,19 @@ import postgres from "postgres";
 import { addCpu, cpuPerRequest, cpuSince, type CpuSnapshot, cpuSnapshot } from "./cpu.ts";
 import { rpcStatement } from "../functions/_shared/db.ts";
 import { inlined } from "../functions/_shared/sql-text.ts";
-import {
-  claimsStatement,
-  PASSWORD,
-  percentile,
-  pipelined,
-  pool,
-  positiveInt,
-  type Stack,
-  startStack,
-} from "./stack.ts";
+import { atOnce, PASSWORD, percentile, pool, positiveInt, type Stack, startStack } from "./stack.ts";
+import type { Claims } from "../functions/_shared/jwt.ts";
 
 const DRIVERS = positiveInt("BENCH_DRIVERS", 600);
 const ROUNDS = positiveInt("BENCH_ROUNDS", 10);
 const CONCURRENCY = positiveInt("BENCH_CONCURRENCY", 10);
 /** The whole run, start-up included, is bounded: past this the stack is stopped and the bench fails. */
-const DEADLINE_MS = 90_000;
+const DEADLINE_MS = 5 * 60_000;
 
 interface Driver {
   id: string;
   token: string;
-  claims: Record<string, unknown>;
+  claims: Claims;
 }
 
 /**
@@ -188,32 +181,19 @@ function viaHttp(apiUrl: string) {
 }
 
 /**
- * What the proxy runs per request (functions/_shared/db.ts asUser), sent the
- * same way, without the proxy: the position's transaction as the driver and,
- * queued behind its commit, the claim of the driver's due ETA refreshes as the
- * service role (functions/api/eta.ts). With `eta` false, the position's
- * transaction alone: the database function's own rate.
+ * What the proxy runs per request (functions/api/routes/locations.ts), sent the
+ * same way without the proxy: one transaction as the driver whose begin, claims,
+ * statement and commit leave at once (functions/_shared/db.ts queueAtOnce, as
+ * asUserAtOnce sends them), the statement with its values inline. `fn`
+ * update_my_location_with_eta is the proxy's own statement (the position and the
+ * claim of the driver's due ETA refreshes); update_my_location, the position
+ * alone: the database function's own rate.
  */
-function viaSql(sql: postgres.Sql, eta: boolean) {
+function viaSql(sql: postgres.Sql, fn: "update_my_location_with_eta" | "update_my_location") {
   return async (driver: Driver, round: number) => {
     const p = position(driver, round);
     try {
-      await pipelined(
-        sql,
-        [
-          claimsStatement(driver.claims),
-          inlined(rpcStatement("update_my_location", {
-            lat: p.lat,
-            lng: p.lng,
-            heading: p.heading,
-            speed: p.speed,
-            accuracy: p.accuracy,
-          })),
-        ],
-        eta
-          ? ([location]) => [inlined(rpcStatement("claim_eta_refreshes", { driver_id: location.result.driver_id }))]
-          : undefined,
-      );
+      await atOnce(sql, driver.claims, [inlined(rpcStatement(fn, p))]);
       return true;
     } catch (error) {
       if ((error as { code?: string }).code === "PT429") return false;
@@ -280,14 +260,14 @@ async function main(): Promise<number> {
     const busy = drivers.slice(idle.length);
     await arrangeDeliveriesInProgress(sql, busy);
     const http = viaHttp(stack.apiUrl);
-    const direct = viaSql(sql, true);
-    const functionAlone = viaSql(sql, false);
+    const direct = viaSql(sql, "update_my_location_with_eta");
+    const functionAlone = viaSql(sql, "update_my_location");
     // One untimed round each way: connections open, code paths warm, every driver has a row.
     await run(sql, stack, companyId, [phase("", drivers, http), phase("", drivers, direct)], 1);
 
     const phases = [
       phase("HTTP PUT /api/v1/locations/me", idle, http),
-      phase("SQL  the same transactions, direct", idle, direct),
+      phase("SQL  the same statement, direct", idle, direct),
       phase("SQL  update_my_location alone, direct", idle, functionAlone),
       phase("HTTP, with a delivery in progress (trail)", busy, http),
       phase("SQL,  the same, with a trail", busy, direct),
@@ -300,20 +280,28 @@ async function main(): Promise<number> {
     await run(sql, stack, companyId, phases, ROUNDS);
     phases.forEach(report);
 
-    const [httpIdle, directIdle, aloneIdle, httpBusy, directBusy, aloneBusy] = phases.map((p) => rateOf(p.result));
+    const [httpIdle, directIdle, aloneIdle, httpBusy, directBusy, aloneBusy] = phases.map((p) => p.result);
     const percentOf = (part: number, whole: number) => `${((100 * part) / whole).toFixed(0)}%`;
+    // Each HTTP round beside the direct round of the same interleaved round: the median is what a burst of
+    // other work on the machine during one round cannot move.
+    const roundByRound = (part: Measurement, whole: Measurement) => {
+      const ratios = part.roundRates.map((rate, i) => rate / whole.roundRates[i]).sort((a, b) => a - b);
+      const median = (ratios[Math.floor((ratios.length - 1) / 2)] + ratios[Math.ceil((ratios.length - 1) / 2)]) / 2;
+      return `${percentOf(rateOf(part), rateOf(whole))} (rounds: median ${(100 * median).toFixed(0)}%, ` +
+        `${(100 * ratios[0]).toFixed(0)}-${(100 * ratios[ratios.length - 1]).toFixed(0)}%)`;
+    };
     console.log(
-      `\n  proxy overhead: direct / HTTP = ${(directIdle / httpIdle).toFixed(2)}x ` +
-        `(the HTTP path reaches ${percentOf(httpIdle, directIdle)} of the same transactions' rate; ` +
-        `with a trail ${(directBusy / httpBusy).toFixed(2)}x, ${percentOf(httpBusy, directBusy)})`,
+      `\n  beside update_my_location alone: HTTP at ${roundByRound(httpIdle, aloneIdle)}; ` +
+        `with a trail ${roundByRound(httpBusy, aloneBusy)}`,
     );
     console.log(
-      `  beside update_my_location alone (no ETA claim): HTTP at ${percentOf(httpIdle, aloneIdle)}, ` +
-        `with a trail ${percentOf(httpBusy, aloneBusy)}`,
+      `  proxy overhead, beside the same statement: HTTP at ${roundByRound(httpIdle, directIdle)}; ` +
+        `with a trail ${roundByRound(httpBusy, directBusy)}`,
     );
     console.log(
-      `  trail (one point in, one out of a full 500-point trail): HTTP at ${percentOf(httpBusy, httpIdle)}, ` +
-        `direct at ${percentOf(directBusy, directIdle)} of the rate without one`,
+      `  trail (one point in, one out of a full 500-point trail): HTTP at ` +
+        `${percentOf(rateOf(httpBusy), rateOf(httpIdle))}, direct at ` +
+        `${percentOf(rateOf(directBusy), rateOf(directIdle))} of the rate without one`,
     );
     const [{ count }] = await sql`select count(*)::int from realtime.messages where event = 'driver_location'`;
     console.log(`  broadcasts sent: ${count} (one per accepted update, warm-up included)`);

@@ -197,18 +197,11 @@ export function claimsStatement(claims: Record<string, unknown>): [string, strin
  * One transaction sent the way functions/_shared/db.ts asUser sends it: `begin`
  * and every statement in one write (postgres.js pipelines the queries of one
  * tick on a reserved connection, up to the first with parameters, whose values
- * wait for the server's description of it), then `commit`. With `followUp`,
- * the statements of a second transaction as the service role are queued behind
- * the commit, as asUser's follow-up (its answer does not wait for them; the
- * connection does). The rows of the last statement.
+ * wait for the server's description of it), then `commit`. The rows of the
+ * last statement.
  */
-export async function pipelined(
-  sql: postgres.Sql,
-  statements: [string, unknown[]][],
-  followUp?: (rows: postgres.Row[]) => [string, unknown[]][],
-): Promise<postgres.Row[]> {
+export async function pipelined(sql: postgres.Sql, statements: [string, unknown[]][]): Promise<postgres.Row[]> {
   const conn = await sql.reserve();
-  let following: Promise<unknown> | undefined;
   try {
     let results: postgres.Row[][];
     try {
@@ -221,18 +214,10 @@ export async function pipelined(
       await conn.unsafe("rollback").catch(() => {});
       throw error;
     }
-    const committed = conn.unsafe("commit");
-    if (followUp) {
-      const next = followUp(results[results.length - 1]);
-      following = queueAtOnce(conn, { role: "service_role" }, "service_role", TRANSACTION_BUDGET_MS, next).catch(
-        () => {},
-      );
-    }
-    await committed;
+    await conn.unsafe("commit");
     return results[results.length - 1];
   } finally {
-    if (following) following.then(() => conn.release());
-    else conn.release();
+    conn.release();
   }
 }
 

@@ -297,6 +297,17 @@ describe("the live ETA", () => {
     expect(near.eta_refreshed_at!.getTime()).toBeGreaterThan(first.eta_refreshed_at!.getTime());
   });
 
+  it("is claimed in the position's own transaction", async () => {
+    await routing.down(); // nothing recorded after the claim, which would write the delivery again
+    await db()`update public.deliveries set eta_requested_at = now() - interval '31 seconds' where id = ${id}`;
+    await move(-23.60, -46.70); // 30 s later and kilometres away
+    // The transaction that wrote the claim on the delivery is the one that wrote the position.
+    const [row] = await db()<{ same: boolean }[]>`
+      select d.xmin = l.xmin as same
+      from public.deliveries d join public.driver_locations l on l.driver_id = d.driver_id where d.id = ${id}`;
+    expect(row.same).toBe(true);
+  });
+
   it("survives the routing service down, failing or slow: the location update answers at once, the last ETA stays", async () => {
     const before = await etaRow(id);
     const failures: [string, () => Promise<unknown>][] = [

@@ -984,7 +984,6 @@ export type Database = {
         };
       };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
-      "claim_eta_refreshes": { Args: { "driver_id": string }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
         Args: { "delivery_id": string; "note"?: string };
@@ -1490,6 +1489,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "update_my_location_with_eta": {
+        Args: { "accuracy"?: number; "heading"?: number; "lat": number; "lng": number; "speed"?: number };
+        Returns: Database["public"]["CompositeTypes"]["location_update"];
+        SetofOptions: {
+          from: "*";
+          to: "location_update";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "withdrawals_to_reconcile": {
         Args: { "max_rows"?: number };
         Returns: {
@@ -1670,6 +1679,10 @@ export type Database = {
         "speed": number | null;
         "accuracy": number | null;
         "updated_at": string | null;
+      };
+      "location_update": {
+        "location": Database["public"]["CompositeTypes"]["driver_location"] | null;
+        "eta_due": Json | null;
       };
       "notification_settings_set": {
         "events": (string)[] | null;

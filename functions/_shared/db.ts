@@ -22,11 +22,12 @@ import { DatabaseUnavailable, isConnectionError } from "./errors.ts";
 import type { Database } from "./database.types.ts";
 import type { Claims } from "./jwt.ts";
 import { idempotentRequestId, transactionDeadline } from "./request-scope.ts";
-import { claimsStatement, inlined } from "./sql-text.ts";
+import { claimsStatement } from "./sql-text.ts";
 import { byDeadline } from "./timeout.ts";
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
+export type Row = postgres.Row;
 
 /** How long one transaction may take, from asking for a connection to its commit. */
 export const TRANSACTION_BUDGET_MS = 3_500;
@@ -55,28 +56,6 @@ export interface TransactionOptions {
   /** When the transaction must be over (epoch ms); default TRANSACTION_BUDGET_MS from now. */
   deadline?: number;
 }
-
-/**
- * A second, short transaction as the service role after a first one: queued
- * with the first one's commit, its begin, claims and first statement leave in
- * the same write (all of it, when its statements have no parameters:
- * sql-text.ts, inlined), and the caller's answer does not wait for it (the
- * connection goes back to the pool once its answers are in). It follows only a
- * transaction whose work succeeded, never a failure or a rollback; Postgres
- * runs it after the commit, and its own failure changes nothing of the first
- * one. Should that commit itself fail (the work's statements having succeeded:
- * a lost connection, say), it still runs, seeing only what was committed
- * before, so its statements must be right on their own: reads of committed
- * rows, claims, not a continuation of the first transaction.
- */
-export interface FollowUp<T> {
-  /** Its statements, from the first transaction's result; none (null) means no second transaction. */
-  statements(result: T): [string, unknown[]][] | null;
-  /** Given the rows of each statement once they arrive, or the error that ended it. */
-  settled(outcome: Promise<postgres.Row[][]>): void;
-}
-
-const SERVICE_CLAIMS: Claims = { role: "service_role" };
 
 /** Raised inside a transaction whose caller stopped waiting: it rolls the transaction back. */
 class Abandoned extends Error {}
@@ -176,7 +155,7 @@ export async function queueAtOnce(
 export async function asUser<T>(
   claims: Claims,
   work: (tx: Tx) => Promise<T>,
-  options: TransactionOptions & { followUp?: FollowUp<T> } = {},
+  options: TransactionOptions = {},
 ): Promise<T> {
   const role = claims.role ?? "anon";
   if (!TOKEN_ROLES.has(role)) throw new Error(`unsupported role claim: ${role}`);
@@ -185,8 +164,6 @@ export async function asUser<T>(
   const run = (async () => {
     const conn = await db().reserve();
     let lost = false;
-    // The follow-up transaction, when there is one, keeps the connection until its answers are in.
-    let following: Promise<boolean> | undefined;
     try {
       // A connection that came after the caller got its 503 does nothing.
       const left = Math.floor(deadline - Date.now());
@@ -218,13 +195,6 @@ export async function asUser<T>(
       const noted = note ? conn.unsafe(note) : undefined;
       noted?.catch(() => {}); // awaited below
       const committed = conn.unsafe("commit");
-      const next = options.followUp?.statements(result);
-      if (next) {
-        // Queued behind the commit in the same tick, so in the same write; Postgres runs it after the commit.
-        const outcome = queueAtOnce(conn, SERVICE_CLAIMS, "service_role", TRANSACTION_BUDGET_MS, next);
-        following = outcome.then(() => true, (error) => !lostConnection(error));
-        options.followUp!.settled(outcome);
-      }
       // A failed note ends the transaction, its commit then a rollback: the note's error is the outcome.
       const [noteOutcome, commitOutcome] = await Promise.allSettled([noted, committed]);
       const failure = [noteOutcome, commitOutcome].find((o) => o.status === "rejected") as
@@ -236,8 +206,7 @@ export async function asUser<T>(
       }
       return result;
     } finally {
-      if (following) following.then((keep) => keep && !lost && conn.release());
-      else if (!lost) conn.release();
+      if (!lost) conn.release();
     }
   })();
   return await answerByDeadline(run, deadline, () => (abandoned = true));
@@ -299,17 +268,14 @@ type RpcArgs<F extends keyof Functions> = {
  * functions return typed rows (composite types), and to_jsonb gives them the
  * JSON shape PostgREST gives apps. Names, arguments and the result's type come
  * from the generated database.types.ts, so a call the schema no longer has
- * fails `deno check`. `inline`: the values as literals (sql-text.ts, inlined;
- * only for text, uuid and numeric arguments), so that the call leaves in one
- * write with what precedes it.
+ * fails `deno check`.
  */
 export async function rpc<F extends keyof Functions>(
   tx: Tx,
   fn: F,
   args: RpcArgs<F> = {} as RpcArgs<F>,
-  options: { inline?: boolean } = {},
 ): Promise<Functions[F]["Returns"]> {
-  const [call, values] = options.inline ? inlined(rpcStatement(fn, args)) : rpcStatement(fn, args);
+  const [call, values] = rpcStatement(fn, args);
   // deno-lint-ignore no-explicit-any
   const [row] = await tx.unsafe(call, values as any[]);
   return row.result;

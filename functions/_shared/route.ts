@@ -10,7 +10,7 @@ import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-opena
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { authenticate } from "./auth.ts";
-import { asUser, type FollowUp, type Tx } from "./db.ts";
+import { asUser, asUserAtOnce, type Row, type Tx } from "./db.ts";
 import { ErrorBody, errorResponse, HttpError, methodNotAllowed, ValidationErrorBody } from "./errors.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyOf, once, REPLAYED_HEADER } from "./idempotency.ts";
 import type { Claims } from "./jwt.ts";
@@ -37,11 +37,13 @@ export interface RouteContext<P, Q, B> {
   req: Request;
   /** The verified claims (bearer routes only). */
   claims: Claims;
+  /** Runs `work` in one transaction as the caller (PostgREST's `set local role`). */
+  asCaller<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /**
-   * Runs `work` in one transaction as the caller (PostgREST's `set local role`);
-   * `followUp`, a short transaction as the service role after it (db.ts).
+   * Statements known in advance in one transaction as the caller, queued with its
+   * begin and commit at once (db.ts, asUserAtOnce): the rows of each.
    */
-  asCaller<T>(work: (tx: Tx) => Promise<T>, followUp?: FollowUp<T>): Promise<T>;
+  asCallerAtOnce(statements: [string, unknown[]][]): Promise<Row[][]>;
   /**
    * Asks the database whether the caller's membership is in the route's role set
    * (private.authorize), before any external call: 403 otherwise; returns the caller's company.
@@ -376,7 +378,8 @@ function handlerOf(route: AnyRoute) {
         body: valid("json"),
         req,
         claims,
-        asCaller: (work, followUp) => asUser(claims, work, { followUp }),
+        asCaller: (work) => asUser(claims, work),
+        asCallerAtOnce: (statements) => asUserAtOnce(claims, statements),
         authorize: () => authorizeBySet(claims, route.roles!),
       });
       if (reply instanceof Response) return reply;

@@ -5,15 +5,15 @@
 // service from the driver's position to the destination. A failing or slow
 // routing service leaves the last ETA in place; it never reaches the location
 // update, which has answered already.
-import { asService, type FollowUp, rpc, rpcStatement } from "../_shared/db.ts";
+import { asService, rpc } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
-import { inlined } from "../_shared/sql-text.ts";
 import { type Point, routeBetween } from "./routing.ts";
 
 /** Shorter than a quote's: a late ETA is worth little, and the next claim comes in 30 s. */
 export const ETA_ROUTING_TIMEOUT_MS = 2_000;
 
-interface DueRefresh {
+/** One refresh the position's statement claimed (public.update_my_location_with_eta's `eta_due`). */
+export interface DueRefresh {
   delivery_id: string;
   from: Point;
   destination: Point;
@@ -24,28 +24,12 @@ function log(event: string, fields: Record<string, unknown>) {
 }
 
 /**
- * The driver's due refreshes, claimed as a follow-up of the position's own
- * transaction (functions/_shared/db.ts, FollowUp): the claim is queued with
- * that transaction's commit, and the deliveries it claims are measured after
- * the answer. Failures are logged, never thrown: the location update has its
- * answer already.
+ * Measures the refreshes the position's own statement claimed, without
+ * holding up the answer (nothing here is awaited). Failures are logged, never
+ * thrown: the location update has its answer already.
  */
-export function etaRefreshes(): FollowUp<{ driver_id: string }> {
-  let driverId: string | undefined;
-  return {
-    statements(location) {
-      driverId = location.driver_id;
-      // Its value inline (sql-text.ts): the whole claim leaves in the write of the position's commit.
-      return [inlined(rpcStatement("claim_eta_refreshes", { driver_id: driverId }))];
-    },
-    settled(outcome) {
-      const work = outcome.then(
-        ([rows]) => measure(rows[0].result as DueRefresh[]),
-        (error) => log("eta_refresh_failed", { driver_id: driverId, error: (error as Error).message }),
-      );
-      keepAlive(work);
-    },
-  };
+export function refreshEtas(due: DueRefresh[]): void {
+  if (due.length > 0) keepAlive(measure(due));
 }
 
 /** Measures each claimed refresh and records it; failures are logged, never thrown. */

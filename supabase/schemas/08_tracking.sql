@@ -246,18 +246,19 @@ create trigger driver_locations_broadcast_tracking after insert or update on pub
 
 -- Section: live ETA
 
--- After an accepted position, the edge asks which of the driver's deliveries
--- in progress are due a new ETA: never asked in the last 30 seconds, and the
--- driver moved more than 100 m from where the last ETA was measured (or none
--- was). The update claims them (eta_requested_at), so of concurrent callers on
--- any number of instances only one asks the routing service; the claim stands
--- whether or not the routing service then answers. Service role only.
+-- With each accepted position (update_my_location_with_eta, below), which of
+-- the driver's deliveries in progress are due a new ETA: never asked in the
+-- last 30 seconds, and the driver moved more than 100 m from where the last ETA
+-- was measured (or none was). The update claims them (eta_requested_at), so of
+-- concurrent callers on any number of instances only one asks the routing
+-- service; the claim stands whether or not the routing service then answers.
+-- Called by its definer only: no grant.
 --
--- Every accepted location update asks (functions/api/eta.ts), and most drivers
--- have no delivery in progress: an index probe (deliveries_driver_in_progress_idx)
--- answers them before the claim's update is planned at all (0.08 ms a call
--- with pgbench on one connection, against 0.23 ms for the update alone).
-create function public.claim_eta_refreshes(driver_id uuid)
+-- Most drivers have no delivery in progress: an index probe
+-- (deliveries_driver_in_progress_idx) answers them before the claim's update
+-- is planned at all (0.08 ms a call with pgbench on one connection, against
+-- 0.23 ms for the update alone).
+create function private.claim_eta_refreshes(driver_id uuid)
 returns jsonb
 language plpgsql
 set search_path = ''
@@ -287,9 +288,45 @@ begin
   return due;
 end;
 $$;
-comment on function public.claim_eta_refreshes(uuid) is 'Claims the driver''s deliveries in progress due a new ETA (30 s since the last request, moved > 100 m) and answers where from and to (service role).';
-revoke execute on function public.claim_eta_refreshes(uuid) from authenticated;
-grant execute on function public.claim_eta_refreshes(uuid) to service_role;
+comment on function private.claim_eta_refreshes(uuid) is 'Claims the driver''s deliveries in progress due a new ETA (30 s since the last request, moved > 100 m) and answers where from and to.';
+
+create type public.location_update as (location public.driver_location, eta_due jsonb);
+comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}].';
+
+-- What PUT /api/v1/locations/me runs: the position (update_my_location: its
+-- rate limit, trail and broadcasts) and, in the same statement and
+-- transaction, the claim of the driver's deliveries due a new ETA, which the
+-- edge then measures after its answer (functions/api/eta.ts): one statement
+-- per update, which the edge sends in one write with its transaction's begin
+-- and commit, one round trip. Security definer for the claim, which no role may call itself; it claims
+-- the caller's own deliveries only. A driver calling it through the Data API
+-- claims refreshes nobody measures: its own deliveries keep their ETA until the
+-- next claim, 30 s on (update_my_location claims nothing).
+create function public.update_my_location_with_eta(
+  lat double precision,
+  lng double precision,
+  heading double precision default null,
+  speed double precision default null,
+  accuracy double precision default null
+)
+returns public.location_update
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  located public.driver_location;
+begin
+  located := public.update_my_location(update_my_location_with_eta.lat, update_my_location_with_eta.lng,
+    update_my_location_with_eta.heading, update_my_location_with_eta.speed, update_my_location_with_eta.accuracy);
+  -- It sees the position just stored: the claim measures from there.
+  return row(located, private.claim_eta_refreshes(located.driver_id))::public.location_update;
+end;
+$$;
+comment on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)
+  is 'update_my_location, and the claim of the caller''s deliveries in progress due a new ETA (30 s, 100 m), in one statement (driver).';
+grant execute on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)
+  to authenticated;
 
 -- Stores what the routing service measured from `from_*`; the triggers then
 -- broadcast it (delivery_updated to the company and the driver,

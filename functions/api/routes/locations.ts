@@ -1,10 +1,11 @@
 // Driver locations: a driver's own position (rate-limited in the database) and
 // the managers' live view of every driver's last position.
 import { z } from "zod";
-import { rpc } from "../../_shared/db.ts";
+import { rpc, rpcStatement } from "../../_shared/db.ts";
 import { defineRoute, rateLimited } from "../../_shared/route.ts";
 import { IdParams, LatLng, Timestamp } from "../schemas.ts";
-import { etaRefreshes } from "../eta.ts";
+import { inlined } from "../../_shared/sql-text.ts";
+import { type DueRefresh, refreshEtas } from "../eta.ts";
 
 const Position = {
   lat: z.number(),
@@ -56,20 +57,19 @@ export const updateMyLocation = defineRoute({
     200: { description: "The stored position", schema: DriverLocation },
     429: rateLimited("Less than 10 seconds since the driver's last accepted update", 10),
   },
-  async handler({ body, asCaller }) {
-    // Inside the window the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.
-    const location = await asCaller(
-      (tx) =>
-        rpc(tx, "update_my_location", {
-          lat: body.lat,
-          lng: body.lng,
-          heading: body.heading,
-          speed: body.speed,
-          accuracy: body.accuracy,
-        }, { inline: true }) as Promise<{ driver_id: string }>, // numbers (or null): with the begin in one write
-      // After the position's transaction (queued with its commit), and without holding up the answer.
-      etaRefreshes(),
-    );
+  async handler({ body, asCallerAtOnce }) {
+    // One statement (the position, and the claim of the driver's deliveries due a new ETA) with its values
+    // inline, sent with the transaction's begin and commit in one write. Inside the window it raises PT429
+    // with the wait, which errors.ts answers as 429 with Retry-After.
+    const [[row]] = await asCallerAtOnce([inlined(rpcStatement("update_my_location_with_eta", {
+      lat: body.lat,
+      lng: body.lng,
+      heading: body.heading,
+      speed: body.speed,
+      accuracy: body.accuracy,
+    }))]);
+    const { location, eta_due } = row.result as { location: z.infer<typeof DriverLocation>; eta_due: DueRefresh[] };
+    refreshEtas(eta_due);
     return { body: location };
   },
 });

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(189);
+select plan(193);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -43,6 +43,7 @@ from t, o, lateral (values
   ('select to_jsonb(public.list_withdrawals())', array['owner', 'admin', 'driver']),
   (format('select to_jsonb(public.get_withdrawal(%L))', o.withdrawal), array['owner', 'admin', 'driver']),
   ('select to_jsonb(public.update_my_location(1, 1))', array['driver']),
+  ('select to_jsonb(public.update_my_location_with_eta(1, 1))', array['driver']),
   ('select to_jsonb(public.list_driver_locations())', array['owner', 'admin', 'legacy_admin']),
   (format('select to_jsonb(public.get_delivery_trail(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
   ('select to_jsonb(public.get_proof_requirements())', array['owner', 'admin', 'legacy_admin', 'driver']),
@@ -111,7 +112,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 42 calls x 4 roles = 168 assertions, then 16 foreign ones
+-- 43 calls x 4 roles = 172 assertions, then 16 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$

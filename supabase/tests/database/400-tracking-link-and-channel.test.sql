@@ -2,7 +2,7 @@
 -- when), the rate limit of lookups, the tracking topic anon may join, the
 -- broadcasts on it, and the 30-second / 100-metre rule of the live ETA.
 begin;
-select plan(47);
+select plan(52);
 
 create temp table t as select tests.create_tenant('trk-a') as a, tests.create_tenant('trk-b') as b;
 grant select on t to public;
@@ -156,22 +156,41 @@ select tests.reset_role();
 
 -- The live ETA: at most one request per 30 s per delivery, and only after 100 m ---------
 
-create function pg_temp.claim() returns jsonb
+-- Driver 1 of A sends a position as the API does (update_my_location_with_eta), as if 10 s had passed.
+create function pg_temp.send(lat double precision, lng double precision) returns jsonb
 language plpgsql as $$
 declare
-  claimed jsonb;
+  sent jsonb;
 begin
-  perform tests.act_as_service_role();
-  claimed := public.claim_eta_refreshes((select (a ->> 'driver_id')::uuid from t));
+  update public.driver_locations l set updated_at = l.updated_at - interval '10 seconds'
+  where l.driver_id = (select (a ->> 'driver_id')::uuid from t);
+  perform tests.act_as_member(t.a, 'driver') from t;
+  sent := to_jsonb(public.update_my_location_with_eta(send.lat, send.lng));
   perform tests.reset_role();
-  return claimed;
+  return sent;
 end;
 $$;
-grant execute on function pg_temp.claim() to public;
+grant execute on function pg_temp.send(double precision, double precision) to public;
 
-select is(jsonb_array_length(pg_temp.claim()), 1, 'the first position claims a refresh of the delivery in progress (not the completed one)');
-select is(pg_temp.claim() -> 0, null, 'a second claim within 30 s gets nothing');
+select is((select eta_requested_at from public.deliveries where id = (select id from ids where name = 'moving')), null,
+  'update_my_location alone claims no refresh');
+select is(pg_temp.send(-23.51, -46.61), (select jsonb_build_object(
+    'location', jsonb_build_object('driver_id', t.a ->> 'driver_id', 'lat', -23.51, 'lng', -46.61, 'heading', null,
+      'speed', null, 'accuracy', null, 'updated_at', now()),
+    'eta_due', jsonb_build_array(jsonb_build_object('delivery_id', d.id, 'from', '{"lat": -23.51, "lng": -46.61}'::jsonb,
+      'destination', jsonb_build_object('lat', d.destination_lat, 'lng', d.destination_lng))))
+  from t, public.deliveries d where d.id = (select id from ids where name = 'moving')),
+  'a position sent as the API sends it is stored and claims a refresh of the delivery in progress (not the completed one), in one statement');
+select is((select eta_requested_at from public.deliveries where id = (select id from ids where name = 'moving')), now(),
+  'the claim is stamped on the delivery');
+select is(pg_temp.send(-23.56, -46.65) -> 'eta_due', '[]', 'a second position within 30 s claims nothing, however far');
+select tests.act_as_member(a, 'driver') from t;
+select throws_ok($$ select public.update_my_location_with_eta(0, 0) $$, 'PT429', null,
+  'within 10 s of the last it is refused as update_my_location refuses it, claiming nothing');
+select throws_ok($$ select private.claim_eta_refreshes((select id from public.drivers limit 1)) $$, '42501', null,
+  'a driver may not claim refreshes itself');
 select tests.act_as_service_role();
+select throws_ok($$ select private.claim_eta_refreshes(gen_random_uuid()) $$, '42501', null, 'nor may the service role');
 select ok(public.record_eta((select id from ids where name = 'moving'), -23.51, -46.61, 1234.4, 300), 'the measure is stored');
 select tests.reset_role();
 select is((select array[remaining_m::text, (eta_at = now() + interval '300 seconds')::text, (eta_refreshed_at = now())::text]
@@ -183,17 +202,16 @@ select ok((select count(*) = 1 from realtime.messages where topic = pg_temp.topi
   and event = 'tracking_updated' and payload ->> 'remaining_m' = '1234'), 'so does the tracking topic');
 
 update public.deliveries set eta_requested_at = now() - interval '31 seconds' where id = (select id from ids where name = 'moving');
-update public.driver_locations set lat = -23.5105 where driver_id = (select (a ->> 'driver_id')::uuid from t); -- about 55 m
-select is(pg_temp.claim() -> 0, null, '30 s later, a driver who moved 55 m claims nothing');
-update public.driver_locations set lat = -23.512 where driver_id = (select (a ->> 'driver_id')::uuid from t); -- about 220 m
-select is(pg_temp.claim() -> 0 -> 'from', '{"lat": -23.512, "lng": -46.61}', 'one who moved 220 m claims a refresh from there');
+select is(pg_temp.send(-23.5105, -46.61) -> 'eta_due', '[]', '30 s later, a driver who moved 55 m claims nothing');
+select is(pg_temp.send(-23.512, -46.61) -> 'eta_due' -> 0 -> 'from', '{"lat": -23.512, "lng": -46.61}',
+  'one who moved 220 m claims a refresh from there');
 
 update public.deliveries set status = 'completed', completed_at = now() where id = (select id from ids where name = 'moving');
 select tests.act_as_service_role();
 select ok(not public.record_eta((select id from ids where name = 'moving'), 0, 0, 1, 1), 'a delivery no longer in progress keeps its ETA');
 select tests.reset_role();
-update public.driver_locations set lat = -23.52 where driver_id = (select (a ->> 'driver_id')::uuid from t); -- moved on again
-select is(pg_temp.claim(), '[]'::jsonb, 'with no delivery in progress, a driver claims nothing');
+update public.deliveries set eta_requested_at = now() - interval '31 seconds' where id = (select id from ids where name = 'moving');
+select is(pg_temp.send(-23.52, -46.61) -> 'eta_due', '[]', 'with no delivery in progress, a driver claims nothing');
 select is(pg_temp.track(pg_temp.token('moving')) -> 'eta_at', 'null', 'and the link shows no ETA once it ended');
 
 select * from finish();
