@@ -59,6 +59,15 @@ const KNOWN: Known[] = [
     (m) => i18n.t("server.externalIdTaken", { externalId: m[1], id: m[2].slice(0, 8) }),
   ],
   [/^reason must be one of /, () => i18n.t("server.failureReason")],
+  [
+    /^Proof of delivery refused: (.+)\. It was removed: upload it again$/,
+    (m) =>
+      i18n.t("server.proofNotImage", {
+        what: [...m[1].matchAll(/the (\w+) is not/g)].map(([, kind]) => named("server.proofKinds", kind))
+          .join(i18n.t("server.listSeparator")),
+      }),
+  ],
+  [/^Photo of the failed attempt refused: /, () => i18n.t("server.failurePhotoNotImage")],
   [/^to must not be before from$/, () => i18n.t("server.reportOrder")],
   [/^a report covers at most 366 days$/, () => i18n.t("server.reportLength")],
 ];
