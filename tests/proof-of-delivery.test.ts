@@ -2,7 +2,8 @@
 // Storage stand-in: the driver of a delivery in progress uploads one photo and
 // one signature, may replace them (upsert) and read them back until the delivery
 // is completed, the company's managers read them, nobody else does; size and
-// type limits; completion requires what the company requires.
+// type limits; completion requires what the company requires. A failed attempt's photo under the same rules,
+// one per attempt, checked when the attempt fails.
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createCompany, type Member, stack, type TestCompany } from "./support/api.ts";
@@ -281,5 +282,131 @@ describe("an attacker's uploads (names, media types, bytes)", () => {
     const done = await moveDelivery(a.driver, id, "complete");
     expect(done.status).toBe(200);
     expect(done.body.proof).toMatchObject({ photo_path: `${folder}/photo.png` });
+  });
+});
+
+describe("a failed attempt's photo", () => {
+  let a: TestCompany;
+  let b: TestCompany;
+  let driver: SupabaseClient;
+  let owner: SupabaseClient;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([createCompany("Failure Photo A"), createCompany("Failure Photo B")]);
+    [driver, owner] = await Promise.all([clientOf(a.driver), clientOf(a.owner)]);
+  });
+
+  /** The delivery as its owner reads it. */
+  const seen = async (id: string) => (await api(`/api/v1/deliveries/${id}`, { token: a.owner.token })).body;
+  const listed = async (who: SupabaseClient, folder: string) =>
+    ((await who.storage.from(BUCKET).list(folder)).data ?? []).map((o) => o.name);
+
+  it("goes with the failure; the company's managers read it through a signed URL, nobody else does", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const folder = `${a.companyId}/${id}`;
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/failed-1.png`, png())).error).toBeNull();
+
+    const failed = await moveDelivery(a.driver, id, "fail", { reason: "recipient_absent", note: "Portão fechado" });
+    expect(failed.status, JSON.stringify(failed.body)).toBe(200);
+    expect(failed.body).toMatchObject({
+      status: "failed",
+      failure_reason: "recipient_absent",
+      failure_note: "Portão fechado",
+      failure_photo_path: `${folder}/failed-1.png`,
+    });
+    expect((await seen(id)).failure_photo_path).toBe(`${folder}/failed-1.png`);
+
+    for (const who of [a.owner, a.admin, a.legacyAdmin]) {
+      const manager = await clientOf(who);
+      const signed = await manager.storage.from(BUCKET).createSignedUrl(failed.body.failure_photo_path, 60);
+      expect(signed.error).toBeNull();
+      const res = await fetch(signed.data!.signedUrl);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/png");
+      expect(new Uint8Array(await res.arrayBuffer())).toEqual(PNG);
+    }
+    const outsiders = [await clientOf(a.driver2), await clientOf(b.owner), await clientOf(b.driver), await clientOf()];
+    for (const outsider of [driver, ...outsiders]) {
+      expect((await outsider.storage.from(BUCKET).download(`${folder}/failed-1.png`)).error?.message)
+        .toBe("Object not found");
+      expect(await listed(outsider, folder)).toEqual([]);
+    }
+    // Failed: the driver no longer replaces it.
+    const late = await driver.storage.from(BUCKET).upload(`${folder}/failed-1.png`, png(), { upsert: true });
+    expect(late.error?.message).toBe("new row violates row-level security policy");
+  });
+
+  it("is refused with 422 when it is not the image its name says: removed, nothing recorded; the real one then goes", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const folder = `${a.companyId}/${id}`;
+    const html = new Blob(["<html><script>alert(1)</script></html>"], { type: "image/png" });
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/failed-1.png`, html)).error).toBeNull();
+    // The proof of delivery is completion's to check, not the failure's: it is left as it is.
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/photo.png`, html)).error).toBeNull();
+
+    const refused = await moveDelivery(a.driver, id, "fail", { reason: "refused", note: "Recusou" });
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toBe(
+      "Photo of the failed attempt refused: it is not a PNG image as its name says. It was removed: upload it again",
+    );
+    expect(await seen(id)).toMatchObject({
+      status: "in_progress",
+      failed_at: null,
+      failure_reason: null,
+      failure_note: null,
+      failure_photo_path: null,
+    });
+    expect(await listed(owner, folder)).toEqual(["photo.png"]);
+
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/failed-1.png`, png())).error).toBeNull();
+    const failed = await moveDelivery(a.driver, id, "fail", { reason: "refused", note: "Recusou" });
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({ status: "failed", failure_photo_path: `${folder}/failed-1.png` });
+  });
+
+  it("is optional: a failure without one records none", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const failed = await moveDelivery(a.driver, id, "fail", { reason: "address_not_found" });
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({
+      status: "failed",
+      failure_reason: "address_not_found",
+      failure_photo_path: null,
+    });
+  });
+
+  it("is each attempt's own: the second beside the first, which stays as it was", async () => {
+    const id = await deliveryIn(a, "in_progress");
+    const folder = `${a.companyId}/${id}`;
+    const first = png();
+    const second = new Blob([Uint8Array.from([...PNG, 1])], { type: "image/png" });
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/failed-1.png`, first)).error).toBeNull();
+    expect((await moveDelivery(a.driver, id, "fail", { reason: "recipient_absent" })).status).toBe(200);
+    const reopened = await moveDelivery(a.owner, id, "reopen");
+    expect(reopened.body).toMatchObject({ attempts: 2, failure_photo_path: `${folder}/failed-1.png` });
+
+    // The same driver carries the second attempt: the first's photo is not theirs to write any more.
+    for (const action of ["accept", "start"]) expect((await moveDelivery(a.driver, id, action)).status).toBe(200);
+    const over = await driver.storage.from(BUCKET).upload(`${folder}/failed-1.png`, second, { upsert: true });
+    expect(over.error?.message).toBe("new row violates row-level security policy");
+    const ahead = await driver.storage.from(BUCKET).upload(`${folder}/failed-3.png`, second);
+    expect(ahead.error?.message).toBe("new row violates row-level security policy");
+    expect((await driver.storage.from(BUCKET).upload(`${folder}/failed-2.png`, second)).error).toBeNull();
+    const failed = await moveDelivery(a.driver, id, "fail", { reason: "damaged" });
+    expect(failed.body).toMatchObject({
+      attempts: 2,
+      failure_reason: "damaged",
+      failure_photo_path: `${folder}/failed-2.png`,
+    });
+
+    expect(await listed(owner, folder)).toEqual(["failed-1.png", "failed-2.png"]);
+    expect(await bytesOf((await owner.storage.from(BUCKET).download(`${folder}/failed-1.png`)).data)).toEqual(PNG);
+    expect(await bytesOf((await owner.storage.from(BUCKET).download(`${folder}/failed-2.png`)).data))
+      .toEqual(Uint8Array.from([...PNG, 1]));
+
+    // A third attempt that fails without a photo records none, not the second's.
+    expect((await moveDelivery(a.owner, id, "reopen")).status).toBe(200);
+    for (const action of ["accept", "start"]) expect((await moveDelivery(a.driver2, id, action)).status).toBe(200);
+    const third = await moveDelivery(a.driver2, id, "fail", { reason: "other" });
+    expect(third.body).toMatchObject({ attempts: 3, failure_reason: "other", failure_photo_path: null });
   });
 });

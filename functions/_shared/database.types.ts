@@ -47,6 +47,7 @@ export type Database = {
           "external_id": string | null;
           "failed_at": string | null;
           "failure_note": string | null;
+          "failure_photo_path": string | null;
           "failure_reason": string | null;
           "gateway_payment_id": string | null;
           "id": string;
@@ -99,6 +100,7 @@ export type Database = {
           "external_id"?: string | null;
           "failed_at"?: string | null;
           "failure_note"?: string | null;
+          "failure_photo_path"?: string | null;
           "failure_reason"?: string | null;
           "gateway_payment_id"?: string | null;
           "id"?: string;
@@ -150,6 +152,7 @@ export type Database = {
           "external_id"?: string | null;
           "failed_at"?: string | null;
           "failure_note"?: string | null;
+          "failure_photo_path"?: string | null;
           "failure_reason"?: string | null;
           "gateway_payment_id"?: string | null;
           "id"?: string;
@@ -1563,6 +1566,7 @@ export type Database = {
         "window_start": string | null;
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
+        "failure_photo_path": string | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;

@@ -1,9 +1,10 @@
-// Proof of delivery's images are images: checked when the delivery is completed. Storage takes an upload on what
-// it declares (the bucket's allowed types, and the policy of supabase/schemas/09_proof.sql ties the name's extension
-// to the declared type), but it decides before the bytes arrive and never looks at them: a page of HTML sent as
-// `image/png` is stored. So completion reads the first bytes of each proof the driver uploaded (Storage, as the
-// service role, one range request each) and refuses one that is not the image its name says: 422, the object
-// removed so that the driver can upload the real one (each kind is written once).
+// Proof of delivery's images are images: checked when the delivery is completed, and a failed attempt's photo when
+// the attempt fails. Storage takes an upload on what it declares (the bucket's allowed types, and the policy of
+// supabase/schemas/09_proof.sql ties the name's extension to the declared type), but it decides before the bytes
+// arrive and never looks at them: a page of HTML sent as `image/png` is stored. So the move reads the first bytes of
+// each file the driver uploaded for it (Storage, as the service role, one range request each) and refuses one that
+// is not the image its name says: 422 before anything is written, the object removed so that the driver can upload
+// the real one (each kind is written once).
 import { asService } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
 import { HttpError } from "../_shared/errors.ts";
@@ -91,19 +92,34 @@ async function remove(name: string): Promise<void> {
   }
 }
 
+/** What each move attaches, so checks first: completion the photo and the signature; a failure its attempt's photo. */
+const CHECKED = {
+  complete: {
+    refused: (what: string[]) => `Proof of delivery refused: ${what.join("; ")}`,
+    what: (kind: string) => `the ${kind}`,
+  },
+  fail: {
+    refused: (what: string[]) => `Photo of the failed attempt refused: ${what.join("; ")}`,
+    what: () => "it",
+  },
+} as const;
+
 /**
- * Checks the proof `userId` (a driver) uploaded for its delivery `deliveryId` in progress: nothing to check for
- * anyone else's delivery (completing it is refused anyway). 422 naming each upload that is not the image its name
+ * Checks the files `userId` (a driver) uploaded for `move` of its delivery `deliveryId` in progress: nothing to check
+ * for anyone else's delivery (the move is refused anyway). 422 naming each upload that is not the image its name
  * says, after removing it; 502 when Storage cannot be asked.
  */
-export async function checkProofImages(userId: string, deliveryId: string): Promise<void> {
+export async function checkProofImages(userId: string, deliveryId: string, move: keyof typeof CHECKED): Promise<void> {
+  const checked = CHECKED[move];
   const proofs = await asService((tx) =>
     tx<{ name: string; kind: string; type: string }[]>`
       select o.name, private.proof_kind(o.name) as kind, private.proof_media_type(o.name) as type
       from public.deliveries d
       join public.drivers dr on dr.id = d.driver_id and dr.user_id = ${userId}
       join storage.objects o on o.bucket_id = ${BUCKET} and o.name like d.company_id || '/' || d.id || '/%'
-      where d.id = ${deliveryId} and d.status = 'in_progress' and private.proof_kind(o.name) is not null`
+      where d.id = ${deliveryId} and d.status = 'in_progress'
+        and case ${move}::text when 'fail' then private.proof_kind(o.name) = private.failure_photo_kind(d.attempts)
+          else private.proof_kind(o.name) in ('photo', 'signature') end`
   );
   const refused: string[] = [];
   for (const proof of proofs) {
@@ -111,10 +127,10 @@ export async function checkProofImages(userId: string, deliveryId: string): Prom
     if (head === null || isImageOf(proof.type, head)) continue;
     await remove(proof.name);
     refused.push(
-      `the ${proof.kind} is not a ${proof.type.slice("image/".length).toUpperCase()} image as its name says`,
+      `${checked.what(proof.kind)} is not a ${proof.type.slice("image/".length).toUpperCase()} image as its name says`,
     );
   }
   if (refused.length > 0) {
-    throw new HttpError(422, `Proof of delivery refused: ${refused.join("; ")}. It was removed: upload it again`);
+    throw new HttpError(422, `${checked.refused(refused)}. It was removed: upload it again`);
   }
 }

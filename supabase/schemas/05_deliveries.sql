@@ -69,7 +69,9 @@ create type public.delivery as (
   window_start timestamptz,
   -- Dispatch (14_dispatch.sql), in the same order.
   dispatch_status text,
-  offer_expires_at timestamptz
+  offer_expires_at timestamptz,
+  -- The photo of the last failed attempt (09_proof.sql, 11_lifecycle.sql).
+  failure_photo_path text
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
@@ -192,6 +194,9 @@ create table public.deliveries (
   -- batch of drivers holds offers), unassigned (nobody eligible was left: open to every driver, as broadcast),
   -- assigned (dispatch ended with a driver). Set by the dispatch triggers and functions only.
   dispatch_status text check (dispatch_status in ('queued', 'offered', 'unassigned', 'assigned')),
+  -- The last failed attempt's photo, if the driver took one: its Storage object name in delivery-proofs
+  -- (`{company_id}/{id}/failed-{attempt}.{ext}`, 09_proof.sql), set by the failure with the reason and note.
+  failure_photo_path text,
   check (window_start < window_end),
   check (status <> 'failed' or (failed_at is not null and failure_reason is not null)),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
@@ -507,7 +512,8 @@ begin
     d.dispatch_status,
     -- Only a driver holds offers: the role claim spares everyone else (a broadcast, a manager's list) the look-up.
     case when d.status = 'pending' and d.dispatch_status = 'offered' and (auth.jwt() ->> 'role') = 'driver' then
-      private.my_live_offer(d.id) end
+      private.my_live_offer(d.id) end,
+    d.failure_photo_path
   )::public.delivery;
 end;
 $$;

@@ -3,10 +3,12 @@
 -- private Storage bucket `delivery-proofs`, one of each kind, and may replace
 -- (upsert) and read back their own until the delivery leaves in_progress; the
 -- company's managers read them; nobody else does. Completing the delivery attaches them (with an
--- optional note), and a company may require any of the three.
+-- optional note), and a company may require any of the three. A failed attempt's photo is one more kind,
+-- under the same rules: one per attempt, attached by `fail` (11_lifecycle.sql).
 --
--- Object names: `{company_id}/{delivery_id}/photo.{ext}` and
--- `{company_id}/{delivery_id}/signature.{ext}`, ext jpg, jpeg, png or webp.
+-- Object names: `{company_id}/{delivery_id}/photo.{ext}`,
+-- `{company_id}/{delivery_id}/signature.{ext}` and, for attempt N (the delivery's `attempts` while it is
+-- in progress), `{company_id}/{delivery_id}/failed-{N}.{ext}`; ext jpg, jpeg, png or webp.
 -- Storage enforces the bucket's size and type limits; the policies below
 -- decide who may write and read, and tie the extension to the media type.
 
@@ -23,11 +25,13 @@ comment on type public.proof_requirements_set is 'Which proof a company requires
 
 -- Section: who may write and read
 
--- The proof kind an object name stands for (photo or signature), or null when
--- the name is not `{uuid}/{uuid}/{kind}.{ext}` with both ids in their canonical
--- text (lower case, hyphens 8-4-4-4-12) and an image extension: Postgres reads
--- other spellings of a uuid too (hyphens elsewhere, upper case), and a second
--- spelling of the same delivery would be a second folder for "once per kind".
+-- The proof kind an object name stands for (photo, signature, or failed-N for
+-- attempt N), or null when the name is not `{uuid}/{uuid}/{kind}.{ext}` with both
+-- ids in their canonical text (lower case, hyphens 8-4-4-4-12), an attempt
+-- number without leading zeros, and an image extension: Postgres reads other
+-- spellings of a uuid too (hyphens elsewhere, upper case), and a second spelling
+-- of the same delivery (or of the same attempt) would be a second name for
+-- "once per kind".
 create function private.proof_kind(name text)
 returns text
 language plpgsql
@@ -36,11 +40,22 @@ set search_path = ''
 as $$
 begin
   return case when proof_kind.name ~ ('^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/){2}'
-      || '(photo|signature)\.(jpg|jpeg|png|webp)$')
+      || '(photo|signature|failed-[1-9][0-9]{0,9})\.(jpg|jpeg|png|webp)$')
     then split_part(split_part(proof_kind.name, '/', 3), '.', 1) end;
 end;
 $$;
-comment on function private.proof_kind(text) is 'photo or signature for a well-formed proof object name (canonical ids, image extension), else null.';
+comment on function private.proof_kind(text) is 'photo, signature or failed-N for a well-formed proof object name (canonical ids, attempt number, image extension), else null.';
+
+-- The kind of the photo of a delivery's attempt that failed: `failed-{attempt}`.
+-- Each attempt has its own, so a reopened delivery that fails again keeps the
+-- first attempt's photo as it was.
+create function private.failure_photo_kind(attempt integer)
+returns text
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return 'failed-' || failure_photo_kind.attempt; end; $$;
+comment on function private.failure_photo_kind(integer) is 'The proof kind of the photo of a failed attempt: failed-{attempt}.';
 
 -- The media type a proof object's extension stands for: Storage serves the
 -- object with the type it was uploaded with, so the two must agree.
@@ -61,7 +76,9 @@ comment on function private.proof_media_type(text) is 'image/jpeg, image/png or 
 -- Security definer: it reads the delivery whatever the caller may see. True
 -- when the name is a proof object of a delivery of that company whose driver is
 -- the caller, and the delivery is in progress: what that driver may read back
--- and replace.
+-- and replace. A failed attempt's photo only under the attempt under way: an
+-- earlier attempt's is the record of that attempt, never written again (also
+-- when the same driver carries the next one).
 create function private.drives_proof(name text)
 returns boolean
 language plpgsql
@@ -69,8 +86,10 @@ stable
 security definer
 set search_path = ''
 as $$
+declare
+  kind text := private.proof_kind(drives_proof.name);
 begin
-  if private.proof_kind(drives_proof.name) is null then
+  if kind is null then
     return false;
   end if;
   return exists (
@@ -78,10 +97,11 @@ begin
     where d.id = split_part(drives_proof.name, '/', 2)::uuid
       and d.company_id = split_part(drives_proof.name, '/', 1)::uuid
       and d.driver_id = (select private.driver_id())
-      and d.status = 'in_progress');
+      and d.status = 'in_progress'
+      and (kind in ('photo', 'signature') or kind = private.failure_photo_kind(d.attempts)));
 end;
 $$;
-comment on function private.drives_proof(text) is 'Whether the caller is the driver of the delivery in progress this proof object belongs to.';
+comment on function private.drives_proof(text) is 'Whether the caller is the driver of the delivery in progress this proof object belongs to (a failed attempt''s photo: of the attempt under way).';
 
 -- Security definer: it reads the bucket's objects whatever the caller may see.
 -- True when the caller drives the delivery (above), the upload's media type is
@@ -91,7 +111,8 @@ comment on function private.drives_proof(text) is 'Whether the caller is the dri
 -- photo and one signature per delivery, each replaceable under its own name (a
 -- retry after a lost completion, or a new photo) but never doubled as
 -- photo.png beside photo.jpg. Whether the bytes are an image Storage cannot
--- say before they arrive: the edge checks them when the delivery is completed.
+-- say before they arrive: the edge checks them when the delivery is completed
+-- (the photo, the signature) or fails (that attempt's photo).
 create function private.may_upload_proof(name text, media_type text)
 returns boolean
 language plpgsql
@@ -114,8 +135,8 @@ begin
 end;
 $$;
 comment on function private.may_upload_proof(text, text) is 'Whether the caller may write this proof object with this media type: the driver of the delivery in progress, one object per kind, the type its extension names.';
-grant execute on function private.proof_kind(text), private.proof_media_type(text), private.drives_proof(text),
-  private.may_upload_proof(text, text)
+grant execute on function private.proof_kind(text), private.failure_photo_kind(integer), private.proof_media_type(text),
+  private.drives_proof(text), private.may_upload_proof(text, text)
   to authenticated, service_role;
 
 -- Storage's upsert is an insert ... on conflict do update: it needs the insert,
@@ -274,3 +295,23 @@ begin
 end;
 $$;
 comment on function private.attach_proof(public.deliveries, text) is 'Attaches the uploaded proof and the note to a delivery being completed, or raises PT422 naming the required proof that is missing.';
+
+-- Section: a failed attempt's photo
+
+-- Called by public.fail_delivery (11_lifecycle.sql) on the locked delivery in
+-- progress: the photo the driver uploaded for the attempt under way, if any
+-- (optional, whatever the company requires of a completion).
+create function private.failure_photo(delivery public.deliveries)
+returns text
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return (select o.name from storage.objects o
+    where o.bucket_id = 'delivery-proofs' and o.name like delivery.company_id || '/' || delivery.id || '/%'
+      and private.proof_kind(o.name) = private.failure_photo_kind(delivery.attempts)
+    order by o.created_at limit 1);
+end;
+$$;
+comment on function private.failure_photo(public.deliveries) is 'The name of the photo the driver uploaded for a delivery''s attempt under way, or null.';

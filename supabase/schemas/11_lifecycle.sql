@@ -5,8 +5,9 @@
 
 -- Section: failed attempts
 
--- The linked driver could not deliver: in_progress -> failed with the reason, no credit. The reason and note
--- are written before the move, so that the move's broadcast already carries them.
+-- The linked driver could not deliver: in_progress -> failed with the reason, no credit. The reason, the note and
+-- the photo the driver uploaded for this attempt (private.failure_photo, 09_proof.sql; none: null, never an earlier
+-- attempt's) are written before the move, so that the move's broadcast already carries them.
 create function public.fail_delivery(delivery_id uuid, reason text, note text default null)
 returns public.delivery
 language plpgsql
@@ -23,7 +24,8 @@ begin
   end if;
   if delivery.status = 'in_progress' then
     update public.deliveries d
-    set failure_reason = fail_delivery.reason, failure_note = nullif(btrim(fail_delivery.note), '')
+    set failure_reason = fail_delivery.reason, failure_note = nullif(btrim(fail_delivery.note), ''),
+      failure_photo_path = private.failure_photo(delivery)
     where d.id = delivery.id
     returning * into delivery;
   end if;
@@ -31,7 +33,7 @@ begin
   return private.delivery_row(delivery);
 end;
 $$;
-comment on function public.fail_delivery(uuid, text, text) is 'The linked driver reports a delivery in progress could not be delivered, with the reason: failed, no credit.';
+comment on function public.fail_delivery(uuid, text, text) is 'The linked driver reports a delivery in progress could not be delivered, with the reason (and this attempt''s photo, if uploaded): failed, no credit.';
 grant execute on function public.fail_delivery(uuid, text, text) to authenticated;
 
 -- A new attempt: failed -> pending, nobody's, attempts + 1, offered to the drivers again (the broadcast

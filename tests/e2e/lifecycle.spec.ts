@@ -1,11 +1,11 @@
 // A dispatcher's day beyond success and cancellation (issue 25): finding a delivery by the recipient's name
-// typed without accents, a late delivery standing out, reopening one a driver could not deliver (after a
-// confirmation), the Reports page with its charts (a period typed dd/mm/aaaa), the list exported as CSV and the
-// template imported with a bad row. The deliveries are arranged through the API as the company's systems and the
-// driver app would send them.
+// typed without accents, a late delivery standing out, reopening one a driver could not deliver (its reason, note
+// and photo shown; after a confirmation), the Reports page with its charts (a period typed dd/mm/aaaa), the list
+// exported as CSV and the template imported with a bad row. The deliveries are arranged through the API as the
+// company's systems and the driver app would send them.
 import type { APIRequestContext, Page } from "@playwright/test";
 import { readFileSync } from "node:fs";
-import { accessToken, expect, newContext, saoPauloDateTime, shot, signIn, test } from "./support.ts";
+import { accessToken, expect, newContext, PHOTO, saoPauloDateTime, shot, signIn, test } from "./support.ts";
 
 const DORA = "e0000000-0000-4000-8000-000000000004";
 
@@ -65,6 +65,15 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
     invoice(`Porta Fechada ${tag}`, { driver_id: DORA }),
   );
   await post(page.request, driver, `/api/v1/deliveries/${failed.id}/start`);
+  // The photo of the closed door, as the driver app uploads it before reporting: the first attempt's.
+  const anonKey = await page.evaluate(() =>
+    (window as unknown as { APP_CONFIG: { anonKey: string } }).APP_CONFIG.anonKey
+  );
+  const photoUpload = await page.request.post(
+    `/storage/v1/object/delivery-proofs/${failed.company_id}/${failed.id}/failed-1.png`,
+    { headers: { authorization: `Bearer ${driver}`, apikey: anonKey, "content-type": "image/png" }, data: PHOTO },
+  );
+  expect(photoUpload.status(), await photoUpload.text()).toBe(200);
   await post(page.request, driver, `/api/v1/deliveries/${failed.id}/fail`, {
     reason: "recipient_absent",
     note: "Ninguém atendeu o interfone",
@@ -120,6 +129,10 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await expect(page.getByText("Não entregue", { exact: true }).first()).toBeVisible();
   await expect(page.getByText(/Destinatário ausente em \d\d\/\d\d\/\d{4} \d\d:\d\d/)).toBeVisible();
   await expect(page.getByText("Observação do entregador: Ninguém atendeu o interfone")).toBeVisible();
+  // With the photo the driver took, read through a signed URL.
+  const photo = page.getByRole("img", { name: "Foto da tentativa" });
+  await expect(photo).toBeVisible();
+  await expect.poll(() => photo.evaluate((i: HTMLImageElement) => i.complete ? i.naturalWidth : 0)).toBe(2);
   await page.getByRole("button", { name: "Tentar de novo" }).click();
   await page.getByRole("button", { name: "Não", exact: true }).click();
   await expect(page.getByText("Não entregue", { exact: true }).first()).toBeVisible();
@@ -128,6 +141,9 @@ test("a dispatcher finds, sees late, reopens, reads the reports and exports CSV"
   await page.getByRole("button", { name: "Sim, tentar de novo" }).click();
   await expect(page.getByText("Aguardando entregador", { exact: true }).first()).toBeVisible();
   await expect(page.getByText("Tentativa 2")).toBeVisible();
+  // The last failure stays readable on the new attempt: why, the note and the photo.
+  await expect(page.getByText(/Destinatário ausente em \d\d\/\d\d\/\d{4} \d\d:\d\d/)).toBeVisible();
+  await expect(photo).toBeVisible();
   await shot(page, "lifecycle-3-reopened");
 
   // Reports: the figures and both charts for the chosen period, in Brazilian formats.

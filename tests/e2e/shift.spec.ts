@@ -4,7 +4,7 @@
 // driver or cancelled leaving the screen live; an offer accepted offline; a cancelled delivery explained, and a
 // completed one whose payment was refunded; two tabs; the app opening with no network, a queued action sent exactly
 // once and the latest position sent when the connection returns; an answer lost on the way; a delivery that could
-// not be delivered reported offline; a proof retried after a reload. Every check of the effect reads the server.
+// not be delivered reported offline with its photo, which the panel then shows; a proof retried after a reload. Every check of the effect reads the server.
 import type { BrowserContext, Locator, Page, Response } from "@playwright/test";
 import {
   Api,
@@ -563,9 +563,10 @@ test("an answer lost on the way: the completion went through, its answer did not
   await context.close();
 });
 
-test("a delivery the driver could not deliver is reported with its reason, offline too, and sent once", async ({ browser }) => {
+test("a delivery the driver could not deliver is reported with its reason and photo, offline too, and sent once", async ({ browser }) => {
   const { context, page } = await driverApp(browser);
   const fails = counter(context, "POST", /\/deliveries\/[^/]+\/fail$/);
+  const uploads = counter(context, "POST", /^\/storage\/v1\/object\/delivery-proofs\//);
   const l = await assign(await createDelivery(`Rua Augusta, 1212 (${run}-L)`));
   const cardL = card(page, l.destination_address);
   await cardL.getByRole("button", { name: "Iniciar entrega" }).click();
@@ -579,6 +580,17 @@ test("a delivery the driver could not deliver is reported with its reason, offli
   await cardL.getByRole("button", { name: "Não consegui entregar" }).click();
   await report.getByLabel("Motivo").selectOption({ label: "Recusada pelo destinatário" });
   await report.getByLabel("Observação (opcional)").fill("Caixa aberta, o cliente recusou");
+  // The photo is taken as the proof's is: a file that is not an image is refused in a sentence, a photo is shown.
+  await report.getByLabel("Foto (opcional)").setInputFiles({
+    name: "a.txt",
+    mimeType: "text/plain",
+    buffer: Buffer.from("hi"),
+  });
+  await expect(report.getByRole("alert")).toHaveText("A foto precisa ser uma imagem JPEG, PNG ou WebP.");
+  await report.getByLabel("Foto (opcional)").setInputFiles({ name: "caixa.png", mimeType: "image/png", buffer: PHOTO });
+  await expect(report.getByRole("alert")).toHaveCount(0);
+  await expect(report.getByRole("img", { name: "A foto da tentativa" })).toBeVisible();
+  await expect(report.getByText("Trocar foto")).toBeVisible();
   await expectNoSidewaysScroll(page);
   await shot(page, "shift-15-could-not-deliver");
 
@@ -592,24 +604,48 @@ test("a delivery the driver could not deliver is reported with its reason, offli
   await reload(page);
   await expect(waiting).toBeVisible();
   expect(fails).toHaveLength(0);
+  expect(uploads).toHaveLength(0);
   expect((await serverView(l)).status).toBe("in_progress");
   await context.setOffline(false);
   await expect(cardL).toHaveCount(0, { timeout: 20_000 });
-  const failed = await owner.call<Delivery & { failure_reason: string; failure_note: string; failed_at: string }>(
+  const failed = await owner.call<
+    Delivery & { failure_reason: string; failure_note: string; failed_at: string; failure_photo_path: string }
+  >(
     "GET",
     `/api/v1/deliveries/${l.id}`,
   );
   expect(failed.status).toBe("failed");
   expect(failed.failure_reason).toBe("refused");
   expect(failed.failure_note).toBe("Caixa aberta, o cliente recusou");
+  // The photo kept on the phone went up first, as the first attempt's, then the report with its key.
+  expect(failed.failure_photo_path).toMatch(new RegExp(`^[0-9a-f-]{36}/${l.id}/failed-1\\.png$`));
   // Once: one request, no credit, nothing refused on screen, also after a reload.
   await reload(page);
   await page.waitForTimeout(1_000);
-  expect(fails.filter((r) => r.url().includes(l.id))).toHaveLength(1);
+  const failsL = fails.filter((r) => r.url().includes(l.id));
+  expect(failsL).toHaveLength(1);
+  expect(failsL[0].request().headers()["idempotency-key"]).toMatch(UUID);
+  expect(uploads.filter((r) => r.url().includes(l.id)).map((r) => new URL(r.url()).pathname.split("/").pop()))
+    .toEqual(["failed-1.png"]);
   expect(await credits(l.id)).toHaveLength(0);
   await expect(page.getByRole("alert")).toHaveCount(0);
   await expect(cardL).toHaveCount(0);
   await context.close();
+
+  // The photo taken on the phone shows in the panel, with the reason and the note.
+  const panel = await newContext(browser);
+  const ownerPage = await panel.newPage();
+  await signIn(ownerPage, "owner@demo.test", "demo-owner-pass");
+  await expect(ownerPage.getByRole("heading", { name: "Entregas" })).toBeVisible();
+  await ownerPage.goto(`/deliveries/${l.id}`);
+  await expect(ownerPage.getByText(/Recusada pelo destinatário em \d\d\/\d\d\/\d{4} \d\d:\d\d/)).toBeVisible();
+  await expect(ownerPage.getByText("Observação do entregador: Caixa aberta, o cliente recusou")).toBeVisible();
+  const photo = ownerPage.getByRole("img", { name: "Foto da tentativa" });
+  await expect(photo).toBeVisible();
+  // The phone's 2x2 photo, decoded by the browser from its signed URL.
+  await expect.poll(() => photo.evaluate((i: HTMLImageElement) => i.complete ? i.naturalWidth : 0)).toBe(2);
+  await shot(ownerPage, "shift-15b-failure-photo-on-panel");
+  await panel.close();
 });
 
 test("a proof retried after a reload replaces the driver's own first one, until the delivery is completed", async ({ browser }) => {

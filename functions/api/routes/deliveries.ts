@@ -99,6 +99,12 @@ export const Delivery = z.object({
   failed_at: Timestamp.nullable().describe("When the last attempt failed, if one did."),
   failure_reason: FailureReason.nullable().describe("Why the last attempt failed, as the driver reported it."),
   failure_note: z.string().nullable().describe("The driver's note on the last failed attempt."),
+  failure_photo_path: z.string().nullable().describe(
+    "The photo of the last failed attempt, if the driver took one: its name in the private Storage bucket " +
+      "`delivery-proofs` (`{company_id}/{id}/failed-{attempt}.{ext}`; the company's managers read it with " +
+      "supabase-js, e.g. `createSignedUrl`). Stays, with the reason and the note, when the delivery is reopened; " +
+      "null when the last failed attempt had no photo.",
+  ),
   dispatch_status: z.enum(["queued", "offered", "unassigned", "assigned"]).nullable().describe(
     "Where dispatch has it (GET/PUT /api/v1/dispatch/settings). null: not under dispatch (the company broadcasts, " +
       "the delivery was created for a driver, or it awaits payment). `queued`: pending, waiting for its next round " +
@@ -519,7 +525,7 @@ export const completeDelivery = defineRoute({
     502: { description: "Storage could not be asked for the uploaded proof" },
   },
   async handler({ params, body, claims, asCaller }) {
-    await checkProofImages(claims.sub!, params.id);
+    await checkProofImages(claims.sub!, params.id, "complete");
     return {
       body: await asCaller((tx) => rpc(tx, "complete_delivery", { delivery_id: params.id, note: body?.note })),
     };
@@ -532,19 +538,34 @@ export const failDelivery = defineRoute({
   tag: "deliveries",
   summary: "Report that a delivery in progress could not be delivered",
   description: "in_progress → failed, by the driver who has it, with the reason and an optional note. Nobody is " +
-    "credited. The company then reopens it (a new attempt) or cancels it. No photo is taken here: a photo of a " +
-    "failed attempt would need its own kind in the proof bucket, which this API does not have yet; the note says " +
-    "what happened.",
+    "credited. The company then reopens it (a new attempt) or cancels it. An optional photo of the attempt: before " +
+    "failing, the driver uploads it with supabase-js Storage to the private bucket `delivery-proofs` as " +
+    "`{company_id}/{delivery_id}/failed-{attempt}.{ext}`, `attempt` being the delivery's `attempts` (1 for the " +
+    "first; each attempt has its own photo), under the rules of proof of delivery (JPEG, PNG or WebP, at most 5 MB, " +
+    "the extension the uploaded type's, ids in canonical text; the driver may replace it until the delivery leaves " +
+    "in_progress). Failing reads its first bytes: one that is not the image its name says is removed and the " +
+    "failure refused (422, nothing written), so that the driver can upload it again; otherwise its name is the " +
+    "delivery's `failure_photo_path`, with the reason and the note.",
   auth: "bearer",
   roles: "drivers",
   params: IdParams,
   body: z.object({ reason: FailureReason, note: Text(1000).nullish() }),
-  responses: { 200: { description: "The failed delivery", schema: Delivery }, 422: REFUSED },
-  handler: async ({ params, body, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "fail_delivery", { delivery_id: params.id, reason: body.reason, note: body.note })
-    ),
-  }),
+  responses: {
+    200: { description: "The failed delivery", schema: Delivery },
+    422: {
+      description: "The delivery's state does not allow this move, or the uploaded photo is not the image its name " +
+        "says (removed)",
+    },
+    502: { description: "Storage could not be asked for the uploaded photo" },
+  },
+  async handler({ params, body, claims, asCaller }) {
+    await checkProofImages(claims.sub!, params.id, "fail");
+    return {
+      body: await asCaller((tx) =>
+        rpc(tx, "fail_delivery", { delivery_id: params.id, reason: body.reason, note: body.note })
+      ),
+    };
+  },
 });
 
 export const reopenDelivery = defineRoute({
@@ -553,7 +574,7 @@ export const reopenDelivery = defineRoute({
   tag: "deliveries",
   summary: "Try a failed delivery again",
   description: "failed → pending: a new attempt (`attempts` + 1), nobody's, offered to the drivers again as a new " +
-    "pending delivery is (subject to its window). The last failure's reason and note stay readable.",
+    "pending delivery is (subject to its window). The last failure's reason, note and photo stay readable.",
   auth: "bearer",
   roles: "delivery_managers",
   params: IdParams,

@@ -64,6 +64,15 @@ const KNOWN: Known[] = [
   [/^the offer of this delivery was (already )?declined$/, () => i18n.t("server.offerDeclined")],
   [/^the offer of this delivery was (already )?accepted$/, () => i18n.t("server.offerAccepted")],
   [/^this delivery was not offered to you$/, () => i18n.t("server.notOffered")],
+  [
+    /^Proof of delivery refused: (.+)\. It was removed: upload it again$/,
+    (m) =>
+      i18n.t("server.proofNotImage", {
+        what: [...m[1].matchAll(/the (\w+) is not/g)].map(([, kind]) => named("server.proofKinds", kind))
+          .join(i18n.t("server.listSeparator")),
+      }),
+  ],
+  [/^Photo of the failed attempt refused: /, () => i18n.t("server.failurePhotoNotImage")],
   [/^to must not be before from$/, () => i18n.t("server.reportOrder")],
   [/^a report covers at most 366 days$/, () => i18n.t("server.reportLength")],
 ];

@@ -534,7 +534,7 @@ export interface paths {
     put?: never;
     /**
      * Report that a delivery in progress could not be delivered
-     * @description in_progress → failed, by the driver who has it, with the reason and an optional note. Nobody is credited. The company then reopens it (a new attempt) or cancels it. No photo is taken here: a photo of a failed attempt would need its own kind in the proof bucket, which this API does not have yet; the note says what happened.
+     * @description in_progress → failed, by the driver who has it, with the reason and an optional note. Nobody is credited. The company then reopens it (a new attempt) or cancels it. An optional photo of the attempt: before failing, the driver uploads it with supabase-js Storage to the private bucket `delivery-proofs` as `{company_id}/{delivery_id}/failed-{attempt}.{ext}`, `attempt` being the delivery's `attempts` (1 for the first; each attempt has its own photo), under the rules of proof of delivery (JPEG, PNG or WebP, at most 5 MB, the extension the uploaded type's, ids in canonical text; the driver may replace it until the delivery leaves in_progress). Failing reads its first bytes: one that is not the image its name says is removed and the failure refused (422, nothing written), so that the driver can upload it again; otherwise its name is the delivery's `failure_photo_path`, with the reason and the note.
      *
      *     Roles: the set `drivers`.
      */
@@ -556,7 +556,7 @@ export interface paths {
     put?: never;
     /**
      * Try a failed delivery again
-     * @description failed → pending: a new attempt (`attempts` + 1), nobody's, offered to the drivers again as a new pending delivery is (subject to its window). The last failure's reason and note stay readable.
+     * @description failed → pending: a new attempt (`attempts` + 1), nobody's, offered to the drivers again as a new pending delivery is (subject to its window). The last failure's reason, note and photo stay readable.
      *
      *     Roles: the set `delivery_managers`.
      */
@@ -1199,6 +1199,8 @@ export interface components {
       failure_reason: "recipient_absent" | "address_not_found" | "refused" | "damaged" | "other" | null;
       /** @description The driver's note on the last failed attempt. */
       failure_note: string | null;
+      /** @description The photo of the last failed attempt, if the driver took one: its name in the private Storage bucket `delivery-proofs` (`{company_id}/{id}/failed-{attempt}.{ext}`; the company's managers read it with supabase-js, e.g. `createSignedUrl`). Stays, with the reason and the note, when the delivery is reopened; null when the last failed attempt had no photo. */
+      failure_photo_path: string | null;
       /**
        * @description Where dispatch has it (GET/PUT /api/v1/dispatch/settings). null: not under dispatch (the company broadcasts, the delivery was created for a driver, or it awaits payment). `queued`: pending, waiting for its next round of ranking (within a second, or until an hour before its window opens); `offered`: a batch of drivers holds offers; `unassigned`: nobody eligible was left, so every driver of the company may take it, as in broadcast (the dispatcher's attention); `assigned`: dispatch ended with a driver (auto-assigned, or taken while under dispatch), kept afterwards. A cancelled delivery leaves dispatch (null).
        * @enum {string|null}
@@ -4203,8 +4205,17 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      /** @description The delivery's state does not allow this move, or the uploaded photo is not the image its name says (removed); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Storage could not be asked for the uploaded photo */
+      502: {
         headers: {
           [name: string]: unknown;
         };

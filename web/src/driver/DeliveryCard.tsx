@@ -15,7 +15,7 @@ import { callUrl, directionsUrl, whatsappUrl } from "../lib/contact.ts";
 import { countdown, secondsLeft } from "../lib/dispatch.ts";
 import { useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
-import { outbox } from "../lib/outbox.ts";
+import { failurePhotoKind, outbox } from "../lib/outbox.ts";
 import { WindowText } from "../panel/Deliveries.tsx";
 import { FailDelivery } from "./FailDelivery.tsx";
 import { emptyDraft, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
@@ -99,7 +99,13 @@ export function DeliveryCard(
     actions = (
       <>
         <button type="button" onClick={() => void complete()}>{t("driver.complete")}</button>
-        <FailDelivery onReport={(body) => void act("fail", { body })} />
+        <FailDelivery
+          onReport={(body, photo) =>
+            void act("fail", {
+              body,
+              proof: photo ? [{ kind: failurePhotoKind(delivery.attempts), blob: photo }] : undefined,
+            })}
+        />
       </>
     );
   }

@@ -2,8 +2,9 @@
 // a pad, and a note. The draft belongs to one delivery (its card holds it, keyed by the delivery), so the next
 // delivery starts blank; its fields' ids are its own, so two deliveries in progress never share a label. The photo
 // is taken with a button in the app's language (the browser's own file button speaks the browser's) and shown
-// once taken. Completing hands the files to the queue (lib/outbox.ts), which uploads them to Storage (bucket
-// delivery-proofs) before completing; the server attaches them on completion.
+// once taken (PhotoField, which the report of a failed attempt takes its photo with too). Completing hands the
+// files to the queue (lib/outbox.ts), which uploads them to Storage (bucket delivery-proofs) before completing; the
+// server attaches them on completion.
 import { type PointerEvent, useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ProofFile } from "../lib/device.ts";
@@ -51,6 +52,54 @@ function usePreview(photo: File | null): string | null {
   return url;
 }
 
+/**
+ * A photo taken with the phone's camera (or chosen as a file), checked as the bucket will check it (an image of an
+ * allowed type, at most 5 MB: else a sentence, and no photo), and shown once taken.
+ */
+export function PhotoField(
+  { label, taken, photo, onChange }: {
+    label: string;
+    /** The taken photo's text alternative. */
+    taken: string;
+    photo: File | null;
+    onChange: (photo: File | null) => void;
+  },
+) {
+  const { t } = useTranslation();
+  const [problem, setProblem] = useState<ReturnType<typeof photoProblem>>(null);
+  const id = useId();
+  const preview = usePreview(photo);
+  return (
+    <>
+      <div className="field">
+        <label htmlFor={`${id}-photo`}>{label}</label>
+        <input
+          id={`${id}-photo`}
+          className="sr-only"
+          type="file"
+          accept="image/jpeg,image/png,image/webp"
+          capture="environment"
+          onChange={(e) => {
+            const file = e.target.files?.[0] ?? null;
+            const why = photoProblem(file);
+            setProblem(why);
+            onChange(why ? null : file);
+            // The same photo chosen again is a change too.
+            e.target.value = "";
+          }}
+        />
+        <div className="photo-pick">
+          {preview && <img src={preview} alt={taken} className="proof-preview" />}
+          <label htmlFor={`${id}-photo`} className="button secondary" aria-hidden="true">
+            {photo ? t("proof.retake") : t("proof.take")}
+          </label>
+        </div>
+      </div>
+      {problem && <p className="error" role="alert">{t(problem)}</p>}
+    </>
+  );
+}
+
 export function ProofCapture(
   { draft, onChange, required }: {
     draft: ProofDraft;
@@ -62,9 +111,7 @@ export function ProofCapture(
   const label = (text: string, needed?: boolean) => (needed ? t("proof.required", { what: text }) : text);
   const canvas = useRef<HTMLCanvasElement>(null);
   const drawing = useRef(false);
-  const [problem, setProblem] = useState<ReturnType<typeof photoProblem>>(null);
   const id = useId();
-  const preview = usePreview(draft.photo);
 
   const point = (e: PointerEvent<HTMLCanvasElement>) => {
     const box = e.currentTarget.getBoundingClientRect();
@@ -101,31 +148,12 @@ export function ProofCapture(
   return (
     <fieldset className="proof">
       <legend>{t("proof.title")}</legend>
-      <div className="field">
-        <label htmlFor={`${id}-photo`}>{label(t("proof.photo"), required?.photo)}</label>
-        <input
-          id={`${id}-photo`}
-          className="sr-only"
-          type="file"
-          accept="image/jpeg,image/png,image/webp"
-          capture="environment"
-          onChange={(e) => {
-            const file = e.target.files?.[0] ?? null;
-            const why = photoProblem(file);
-            setProblem(why);
-            onChange({ ...draft, photo: why ? null : file });
-            // The same photo chosen again is a change too.
-            e.target.value = "";
-          }}
-        />
-        <div className="photo-pick">
-          {preview && <img src={preview} alt={t("proof.taken")} className="proof-preview" />}
-          <label htmlFor={`${id}-photo`} className="button secondary" aria-hidden="true">
-            {draft.photo ? t("proof.retake") : t("proof.take")}
-          </label>
-        </div>
-      </div>
-      {problem && <p className="error" role="alert">{t(problem)}</p>}
+      <PhotoField
+        label={label(t("proof.photo"), required?.photo)}
+        taken={t("proof.taken")}
+        photo={draft.photo}
+        onChange={(photo) => onChange({ ...draft, photo })}
+      />
       <div className="field">
         <span id={`${id}-signature`}>{label(t("proof.signature"), required?.signature)}</span>
         <canvas

@@ -3,9 +3,12 @@
 // works with no connection. Nothing here is the truth: the server is; this is what the driver did and saw.
 import { type DBSchema, type IDBPDatabase, openDB } from "idb";
 
-/** A proof file kept with a queued completion. */
+/**
+ * A file kept with a queued action, uploaded before it: a completion's proof (photo, signature) or a failed attempt's
+ * photo (`failed-{attempt}`, lib/outbox.ts). The kind is the object's name in the delivery's folder, less its extension.
+ */
 export interface ProofFile {
-  kind: "photo" | "signature";
+  kind: "photo" | "signature" | `failed-${number}`;
   blob: Blob;
 }
 
@@ -18,7 +21,7 @@ export interface OutboxItem {
   action: string;
   /** The request body, when the action has one. */
   body?: Record<string, unknown>;
-  /** Proof files to upload before the action (a completion). */
+  /** Files to upload before the action (a completion's proof, a failed attempt's photo). */
   proof?: ProofFile[];
   /** Proof kinds already uploaded (or refused as already there): not sent again. */
   uploaded: string[];

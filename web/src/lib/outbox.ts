@@ -1,4 +1,4 @@
-// The driver's actions (accept, decline, start, complete with its proof, fail with its reason) survive
+// The driver's actions (accept, decline, start, complete with its proof, fail with its reason and photo) survive
 // a lost connection and a reload: each is kept on the device (IndexedDB) from the moment it is taken, with a UUID
 // made then that is sent as its `Idempotency-Key`, and sent when the connection allows, in the order taken, by one
 // tab at a time (a Web Lock per user), so each is sent once. Every tab shows the same queue (a BroadcastChannel
@@ -19,6 +19,8 @@ import { supabase } from "./supabase.ts";
 export type { OutboxItem };
 
 export const PROOF_BUCKET = "delivery-proofs";
+/** The photo of attempt `attempt` (the delivery's `attempts` while in progress) that failed, as the bucket names it. */
+export const failurePhotoKind = (attempt: number) => `failed-${attempt}` as const;
 const PROOF_EXTENSIONS: Record<string, string> = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" };
 
 /** How an action is sent, and how a delivery shows it took effect (for an action whose answer was lost). */
@@ -138,11 +140,12 @@ async function storedName(folder: string, kind: string): Promise<string | null> 
 }
 
 /**
- * Uploads the proof files not uploaded yet, each replacing the driver's own earlier one (a retry after a reload, or
- * a new photo): the bucket lets the driver of a delivery in progress replace their proof until it is completed. A
- * photo stored earlier under another extension is replaced under its name, encoded as the type that name says (the
- * policy ties each extension to its type). When the policy refuses (the delivery is no longer the driver's in
- * progress), the completion that follows is the judge, and says why in a sentence.
+ * Uploads the files of an action not uploaded yet (a completion's proof, a failed attempt's photo), each replacing
+ * the driver's own earlier one (a retry after a reload, or a new photo): the bucket lets the driver of a delivery in
+ * progress replace them until it is completed or fails. A photo stored earlier under another extension is replaced
+ * under its name, encoded as the type that name says (the policy ties each extension to its type). When the policy
+ * refuses (the delivery is no longer the driver's in progress), the action that follows is the judge, and says why
+ * in a sentence.
  */
 async function uploadProof(item: OutboxItem, folder: string, save: (item: OutboxItem) => Promise<void>) {
   for (const file of item.proof ?? []) {
@@ -167,7 +170,7 @@ async function uploadProof(item: OutboxItem, folder: string, save: (item: Outbox
         reportAnswer(status !== 0);
         throw new ApiError(status, null);
       }
-      throw new Refused(i18n.t("proof.uploadFailed"));
+      throw new Refused(i18n.t(item.action === "fail" ? "lifecycle.photoUploadFailed" : "proof.uploadFailed"));
     }
     item.uploaded = [...item.uploaded, file.kind];
     await save(item);

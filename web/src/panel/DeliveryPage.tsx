@@ -1,5 +1,6 @@
 // One delivery: route on a map, timeline, the driver's trail and live
-// position while in progress, the Pix charge, and cancel / assign.
+// position while in progress, the last failed attempt (reason, note, photo), the proof of delivery, the Pix
+// charge, and cancel / assign / reopen.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useMemo, useState } from "react";
 import { api, call, type Delivery, type DriverLocation } from "../api/client.ts";
@@ -78,13 +79,10 @@ function TrackingLink({ delivery }: { delivery: Delivery }) {
   );
 }
 
-/** The photo, signature and note the driver left, through short-lived signed URLs (managers may read them). */
-function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
-  const { t } = useTranslation();
-  const proof = delivery.proof;
-  const paths = [proof?.photo_path, proof?.signature_path].filter((p): p is string => !!p);
-  const urls = useQuery({
-    queryKey: ["proof", delivery.id, paths],
+/** Short-lived signed URLs of files the driver left in the private bucket (the company's managers may read them). */
+function useSignedUrls(deliveryId: string, paths: string[]) {
+  return useQuery({
+    queryKey: ["proof", deliveryId, paths],
     enabled: paths.length > 0,
     staleTime: 50 * 60_000,
     queryFn: async () => {
@@ -93,6 +91,31 @@ function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
       return Object.fromEntries(data.map((d) => [d.path, d.signedUrl]));
     },
   });
+}
+
+/** The photo the driver took of the last failed attempt, if any. */
+function FailurePhoto({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
+  const path = delivery.failure_photo_path;
+  const urls = useSignedUrls(delivery.id, path ? [path] : []);
+  if (!path) return null;
+  if (urls.isError) return <ErrorNote error={t("errors.server")} />;
+  const url = urls.data?.[path];
+  return url
+    ? (
+      <div className="proof-images">
+        <img src={url} alt={t("lifecycle.failurePhoto")} />
+      </div>
+    )
+    : null;
+}
+
+/** The photo, signature and note the driver left, through short-lived signed URLs (managers may read them). */
+function ProofOfDelivery({ delivery }: { delivery: Delivery }) {
+  const { t } = useTranslation();
+  const proof = delivery.proof;
+  const paths = [proof?.photo_path, proof?.signature_path].filter((p): p is string => !!p);
+  const urls = useSignedUrls(delivery.id, paths);
   if (!proof) return null;
   return (
     <section className="card" aria-labelledby="proof-title">
@@ -302,6 +325,7 @@ export default function DeliveryPage({ id }: { id: string }) {
                     at: formatDateTime(delivery.failed_at),
                   })}
                   {delivery.failure_note && <div>{t("lifecycle.failureNote")}: {delivery.failure_note}</div>}
+                  <FailurePhoto delivery={delivery} />
                 </dd>
               </>
             )}
