@@ -1,16 +1,13 @@
-// The routing service client (docs/contract.md, External services), speaking the OSRM HTTP API:
+// The routing service's route call (docs/contract.md, External services; OSRM HTTP API, through _shared/osrm.ts):
 // GET {base}/route/v1/driving/{lng},{lat};{lng},{lat}?overview=false. Down,
 // slower than 5 s, or any answer but `"code": "Ok"` with a route: 502.
 // Runtime-neutral (fetch only, no Deno globals), so vitest exercises it too.
 import { HttpError } from "../_shared/errors.ts";
-import { isTimeout, timeoutSignal } from "../_shared/timeout.ts";
+import { fetchOsrm, osrmUrl, type Point } from "../_shared/osrm.ts";
+
+export type { Point };
 
 export const ROUTING_TIMEOUT_MS = 5_000;
-
-export interface Point {
-  lat: number;
-  lng: number;
-}
 
 /** The route as OSRM measured it: metres and seconds, not rounded. */
 export type MeasuredRoute = {
@@ -40,12 +37,8 @@ export function routeFromOsrm(answer: unknown): MeasuredRoute {
   return { distance_m: route.distance, duration_s: route.duration };
 }
 
-/** Fixed notation: OSRM does not read exponents such as 1e-7. Six decimals are about 10 cm. */
-const coordinate = (value: number) => value.toFixed(6);
-
 export function osrmRouteUrl(baseUrl: string, origin: Point, destination: Point): string {
-  const points = [origin, destination].map((p) => `${coordinate(p.lng)},${coordinate(p.lat)}`).join(";");
-  return `${baseUrl.replace(/\/+$/, "")}/route/v1/driving/${points}?overview=false`;
+  return osrmUrl(baseUrl, "route", [origin, destination], "overview=false");
 }
 
 /** Drives from origin to destination, or throws RoutingUnavailable (502). */
@@ -55,27 +48,7 @@ export async function routeBetween(
   destination: Point,
   timeoutMs = ROUTING_TIMEOUT_MS,
 ): Promise<MeasuredRoute> {
-  // One deadline for the whole exchange, the body included.
-  const timeout = timeoutSignal(timeoutMs);
-  try {
-    let res: Response;
-    try {
-      res = await fetch(osrmRouteUrl(baseUrl, origin, destination), {
-        signal: timeout.signal,
-        headers: { accept: "application/json" },
-      });
-    } catch (error) {
-      throw new RoutingUnavailable(isTimeout(error) ? "timed out" : "unreachable");
-    }
-    let answer: unknown = null;
-    try {
-      answer = await res.json();
-    } catch (error) {
-      if (isTimeout(error)) throw new RoutingUnavailable("timed out");
-      throw new RoutingUnavailable(`HTTP ${res.status} without a JSON body`);
-    }
-    return routeFromOsrm(answer);
-  } finally {
-    timeout.clear();
-  }
+  const got = await fetchOsrm(osrmRouteUrl(baseUrl, origin, destination), timeoutMs);
+  if ("error" in got) throw new RoutingUnavailable(got.error);
+  return routeFromOsrm(got.answer);
 }

@@ -3,8 +3,10 @@
 // the road seconds between the first point (the pickup) and each of the others (the candidates). Dispatch
 // never fails for it: down, slower than ROUTING_TABLE_TIMEOUT_MS, or any answer but `"code": "Ok"` with one
 // row of numbers (or nulls, for a point it cannot reach) per point is a reason, and straight-line distance
-// ranks instead. Runtime-neutral (fetch only), so vitest exercises it too.
-import { isTimeout, timeoutSignal } from "../_shared/timeout.ts";
+// ranks instead. Runtime-neutral (fetch only, through _shared/osrm.ts), so vitest exercises it too.
+import { fetchOsrm, osrmUrl, type Point } from "../_shared/osrm.ts";
+
+export type { Point };
 
 /**
  * Dispatch waits this long for the routing service: an offer is due within a second of a delivery becoming
@@ -12,20 +14,11 @@ import { isTimeout, timeoutSignal } from "../_shared/timeout.ts";
  */
 export const ROUTING_TABLE_TIMEOUT_MS = 1_000;
 
-export interface Point {
-  lat: number;
-  lng: number;
-}
-
 /** Each candidate's road seconds, in the order given (null where the service found no route), or why not. */
 export type TableResult = { durations: (number | null)[]; error: null } | { durations: null; error: string };
 
-/** Fixed notation: OSRM does not read exponents such as 1e-7. Six decimals are about 10 cm. */
-const coordinate = (value: number) => value.toFixed(6);
-
 export function osrmTableUrl(baseUrl: string, origin: Point, candidates: Point[]): string {
-  const points = [origin, ...candidates].map((p) => `${coordinate(p.lng)},${coordinate(p.lat)}`).join(";");
-  return `${baseUrl.replace(/\/+$/, "")}/table/v1/driving/${points}?sources=0`;
+  return osrmUrl(baseUrl, "table", [origin, ...candidates], "sources=0");
 }
 
 /** The durations of an OSRM table answer for `count` candidates, or why it is not one. */
@@ -54,24 +47,7 @@ export async function tableDurations(
   candidates: Point[],
   timeoutMs = ROUTING_TABLE_TIMEOUT_MS,
 ): Promise<TableResult> {
-  // One deadline for the whole exchange, the body included.
-  const timeout = timeoutSignal(timeoutMs);
-  try {
-    let res: Response;
-    try {
-      res = await fetch(osrmTableUrl(baseUrl, origin, candidates), {
-        signal: timeout.signal,
-        headers: { accept: "application/json" },
-      });
-    } catch (error) {
-      return { durations: null, error: isTimeout(error) ? "timed out" : "unreachable" };
-    }
-    try {
-      return durationsFromOsrm(await res.json(), candidates.length);
-    } catch (error) {
-      return { durations: null, error: isTimeout(error) ? "timed out" : `HTTP ${res.status} without a JSON body` };
-    }
-  } finally {
-    timeout.clear();
-  }
+  const got = await fetchOsrm(osrmTableUrl(baseUrl, origin, candidates), timeoutMs);
+  if ("error" in got) return { durations: null, error: got.error };
+  return durationsFromOsrm(got.answer, candidates.length);
 }
