@@ -1,8 +1,8 @@
 // The driver app's pure rules: the driver's pay (web/src/lib/pay.ts), rounded as the server credits it, and how a
 // changed delivery updates every cached list (web/src/lib/deliveries.ts), which the browser journeys
 // (tests/e2e/shift.spec.ts) watch on screen.
-import { QueryClient } from "@tanstack/react-query";
-import { describe, expect, it } from "vitest";
+import { QueryClient, QueryObserver } from "@tanstack/react-query";
+import { describe, expect, it, vi } from "vitest";
 import type { components } from "../web/src/api/schema";
 import { applyDelivery, dropUnavailable, fits } from "../web/src/lib/deliveries.ts";
 import { driverPay } from "../web/src/lib/pay.ts";
@@ -73,6 +73,39 @@ describe("applyDelivery", () => {
     client.setQueryData(keys.accepted, page(delivery("a", "in_progress", { driver_id: ME, updated_at: at(2) })));
     applyDelivery(client, delivery("a", "accepted", { driver_id: ME, updated_at: at(1) }));
     expect(client.getQueryData<Page<Delivery>>(keys.accepted)!.items[0].status).toBe("in_progress");
+  });
+
+  it("reads again a list whose read started before the change, so its answer cannot put the older version back", async () => {
+    const { client } = cache();
+    const key = ["deliveries", { driver_id: ME, status: "in_progress" }];
+    // The server's list, read when a request starts; each answer is held until the test lets it go.
+    let server = page(delivery("a", "in_progress", { driver_id: ME }));
+    const held: Array<() => void> = [];
+    const observer = new QueryObserver(client, {
+      queryKey: key,
+      queryFn: () => {
+        const snapshot = server;
+        return new Promise<Page<Delivery>>((resolve) => held.push(() => resolve(snapshot)));
+      },
+    });
+    const items = () => client.getQueryData<Page<Delivery>>(key)?.items.map((d) => `${d.id} ${d.status}`);
+    const unsubscribe = observer.subscribe(() => {});
+    for (const first of [true, false]) {
+      // A read under way (the first one, or one a reconnect started), then the completion goes through and its
+      // answer is applied before the read answers with what it found: the delivery still in progress.
+      if (!first) void client.invalidateQueries({ queryKey: key });
+      await vi.waitFor(() => expect(held).toHaveLength(first ? 1 : 3));
+      server = page();
+      applyDelivery(client, delivery("a", "completed", { driver_id: ME, updated_at: at(1) }));
+      held[held.length - 1]();
+      // The list is read again, and that read finds it gone.
+      await vi.waitFor(() => expect(held).toHaveLength(first ? 2 : 4));
+      held[held.length - 1]();
+      await vi.waitFor(() => expect(client.getQueryState(key)?.fetchStatus).toBe("idle"));
+      expect(items()).toEqual([]);
+      server = page(delivery("a", "in_progress", { driver_id: ME }));
+    }
+    unsubscribe();
   });
 
   it("fits a list by every filter it was asked with", () => {

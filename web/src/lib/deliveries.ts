@@ -3,8 +3,10 @@
 // action, or a queued action sent from another tab all go through `applyDelivery`, which brings every cached list
 // and page of deliveries up to date: the delivery replaces its older version where it still belongs, leaves the
 // lists whose filter it no longer fits (an offer another driver took, a delivery cancelled), and the lists it now
-// fits but is not in are fetched again (a delivery assigned to this driver appears).
-import type { QueryClient } from "@tanstack/react-query";
+// fits but is not in are fetched again (a delivery assigned to this driver appears). A list or page being read when
+// the change arrives is read again: the read may have started before the change and would put the older version
+// back when it answers (a reconnect reads everything again while a queued completion goes through).
+import type { QueryClient, QueryKey } from "@tanstack/react-query";
 // Types from the OpenAPI document itself, not the client: this module is pure (tests/web-driver.test.ts).
 import type { components } from "../api/schema";
 
@@ -31,16 +33,18 @@ export function fits(delivery: Delivery, filter: unknown): boolean {
 }
 
 export function applyDelivery(client: QueryClient, delivery: Delivery) {
+  const stale: QueryKey[] = [];
+  const reading: QueryKey[] = [];
+  const one = client.getQueryCache().find({ queryKey: ["delivery", delivery.id], exact: true });
   client.setQueryData<Delivery>(["delivery", delivery.id], (cached) => newest(cached, delivery));
-  const stale: unknown[] = [];
+  if (one?.state.fetchStatus === "fetching") reading.push(one.queryKey);
   for (const query of client.getQueryCache().findAll({ queryKey: ["deliveries"] })) {
     const page = query.state.data as Page<Delivery> | undefined;
     const filter = query.queryKey[1];
     const index = page?.items?.findIndex((d) => d.id === delivery.id) ?? -1;
-    if (!page?.items || index < 0) {
-      if (fits(delivery, filter)) stale.push(query.queryKey);
-      continue;
-    }
+    if (query.state.fetchStatus === "fetching") reading.push(query.queryKey);
+    else if (index < 0 && fits(delivery, filter)) stale.push(query.queryKey);
+    if (!page?.items || index < 0) continue;
     const kept = newest(page.items[index], delivery);
     if (kept !== delivery) continue;
     const items = fits(delivery, filter)
@@ -48,7 +52,13 @@ export function applyDelivery(client: QueryClient, delivery: Delivery) {
       : page.items.filter((_, i) => i !== index);
     client.setQueryData<Page<Delivery>>(query.queryKey, { ...page, items });
   }
-  for (const queryKey of stale) void client.invalidateQueries({ queryKey: queryKey as unknown[], exact: true });
+  for (const queryKey of stale) void client.invalidateQueries({ queryKey, exact: true });
+  // A read under way is dropped (a first read too, which invalidating alone would wait for) and made again.
+  for (const queryKey of reading) {
+    void client.cancelQueries({ queryKey, exact: true }).then(() =>
+      client.invalidateQueries({ queryKey, exact: true })
+    );
+  }
   if (delivery.status === "completed" || delivery.status === "cancelled") {
     void client.invalidateQueries({ queryKey: ["wallet"] });
   }
