@@ -326,6 +326,26 @@ $$;
 comment on function public.update_driver(uuid, text, text, boolean) is 'Renames, re-phones, deactivates or reactivates a driver of the caller''s company.';
 grant execute on function public.update_driver(uuid, text, text, boolean) to authenticated;
 
+-- A driver deactivated while its app is open learns it at once on its own topic
+-- (its channel was authorized when it joined; a new join is refused), instead of
+-- at its next request.
+create function private.tell_driver_deactivated()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform private.broadcast('driver:' || new.id, 'driver_deactivated',
+    jsonb_build_object('id', new.id, 'active', false, 'updated_at', new.updated_at));
+  return null;
+end;
+$$;
+comment on function private.tell_driver_deactivated() is 'Trigger: broadcasts driver_deactivated to driver:{id} when a driver is deactivated.';
+revoke execute on function private.tell_driver_deactivated() from public;
+create trigger drivers_tell_deactivated after update of active on public.drivers
+  for each row when (old.active and not new.active) execute function private.tell_driver_deactivated();
+
 -- Section: prices
 
 create table public.prices (

@@ -1,7 +1,7 @@
 -- Realtime: the realtime.messages rows each delivery change writes (topic,
 -- event, payload), and who may read each topic.
 begin;
-select plan(29);
+select plan(31);
 
 create temp table t as select tests.create_tenant('rt-a') as a, tests.create_tenant('rt-b') as b;
 grant select on t to public;
@@ -59,12 +59,15 @@ select pg_temp.sent();
 insert into ids values ('pix', pg_temp.new_delivery('pix'));
 select is(pg_temp.sent(), array['delivery_updated company:a awaiting_payment/pending'], 'creating a Pix delivery: the company only');
 
--- The deactivated driver 2 is left out of the offer.
+-- The deactivated driver 2 is left out of the offer. Deactivating it tells it at once on its topic (a channel
+-- joined before stays open until left), and nobody else.
 update public.drivers set active = false where id = (select (a ->> 'driver2_id')::uuid from t);
+select is(pg_temp.sent(), array['driver_deactivated driver:a2 /'], 'deactivating a driver tells that driver only');
 select pg_temp.event('pix', 'PAYMENT_RECEIVED');
 select is(pg_temp.sent(), array['delivery_available driver:a1 pending/received', 'delivery_updated company:a pending/received'],
   'paid: the company hears of it, every active driver of the company is offered it');
 update public.drivers set active = true where id = (select (a ->> 'driver2_id')::uuid from t);
+select is(pg_temp.sent(), '{}'::text[], 'reactivating a driver tells nobody');
 
 select tests.act_as_member(a, 'driver') from t;
 select to_jsonb(public.accept_delivery((select id from ids where name = 'pix')));

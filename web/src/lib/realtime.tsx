@@ -39,6 +39,9 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
   } else if (event === "delivery_unavailable") {
     // To a driver: a delivery it could take is no longer open to it (taken, cancelled, its offer ended).
     dropUnavailable(client, payload as unknown as Delivery);
+  } else if (event === "driver_deactivated") {
+    // The company deactivated this driver: the next request says so (403), and ends the session with a sentence.
+    void client.invalidateQueries();
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
     client.setQueryData<Withdrawal>(["withdrawal", withdrawal.id], (cached) => newest(cached, withdrawal));
