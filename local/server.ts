@@ -111,13 +111,15 @@ export async function startServer(options: ServerOptions): Promise<Server> {
    * The caller's address appended to X-Forwarded-For, as Supabase's API gateway does before a function sees the
    * request: the last hop is the one the platform vouches for (any before it is the client's own writing).
    */
-  function forwardedFor(c: Context<{ Bindings: ClientInfo }>, req: Request): Request {
+  function forwardedFor(c: Context<{ Bindings: ClientInfo }>, req: Request, url: string | URL = req.url): Request {
     const peer = c.env?.remoteAddr?.hostname;
-    if (!peer) return req;
+    if (!peer && url === req.url) return req;
     const headers = new Headers(req.headers);
     const prior = headers.get("x-forwarded-for");
-    headers.set("x-forwarded-for", prior ? `${prior}, ${peer}` : peer);
-    return new Request(req, { headers });
+    if (peer) headers.set("x-forwarded-for", prior ? `${prior}, ${peer}` : peer);
+    // Built from its parts, not `new Request(req, ...)`: a request following the incoming one's abort signal (no
+    // function reads it) made Deno build an AbortError for every request once answered.
+    return new Request(url, { method: req.method, headers, body: req.body, redirect: req.redirect });
   }
 
   /** The edge runtime's JWT check for functions deployed with verify_jwt = true. */
@@ -141,7 +143,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     const [, name, rest] = /^\/functions\/v1\/([^/]+)(\/.*)?$/.exec(url.pathname)!;
     const fn = functions.get(name);
     if (!fn) return c.json({ code: "NOT_FOUND", message: "Requested function was not found" }, 404);
-    return invoke(fn, forwardedFor(c, new Request(new URL(`/${name}${rest ?? ""}${url.search}`, url), c.req.raw)));
+    return invoke(fn, forwardedFor(c, c.req.raw, new URL(`/${name}${rest ?? ""}${url.search}`, url)));
   }
 
   /** A public path served by a function (docs/contract.md); the path reaches the function unchanged. */
