@@ -239,16 +239,6 @@ export function Loading() {
   return <p className="note" role="status" aria-live="polite">{t("loading")}</p>;
 }
 
-/** The time, once a second (a countdown). */
-export function useClock(): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1_000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
-}
-
 export function Badge({ value, text }: { value: string; text: string }) {
   return <span className={`badge badge-${value}`}>{text}</span>;
 }

@@ -3,12 +3,13 @@
 // the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is in progress or the driver
 // is available for offers (lib/availability.ts), the one location sender (lib/location.ts).
 import { useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
+import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { errorMessage } from "../api/errors.ts";
 import { formatTime } from "../format.ts";
 import { useAuth } from "../lib/auth.tsx";
 import { useAvailable } from "../lib/availability.ts";
+import { useClock } from "../lib/clock.ts";
 import { publishSharing, shareLocation, type SharingState, useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
 import { openOutbox } from "../lib/outbox.ts";
@@ -16,12 +17,7 @@ import { useShift } from "./shift.ts";
 
 /** Seconds until `at`, counting down on screen. */
 function useSecondsUntil(at: number | undefined): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    if (!at) return;
-    const timer = setInterval(() => setNow(Date.now()), 1_000);
-    return () => clearInterval(timer);
-  }, [at]);
+  const now = useClock(1_000, !!at);
   return at ? Math.max(1, Math.ceil((at - now) / 1000)) : 0;
 }
 

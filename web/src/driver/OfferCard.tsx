@@ -4,7 +4,8 @@
 // (lib/outbox.ts): an accept shows at once as the driver's delivery; a decline takes the card away at once.
 import { useTranslation } from "react-i18next";
 import type { Delivery } from "../api/client.ts";
-import { Badge, useClock } from "../components/ui.tsx";
+import { Badge } from "../components/ui.tsx";
+import { useClock } from "../lib/clock.ts";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { countdown, offerView, secondsLeft } from "../lib/dispatch.ts";
 import { outbox, type OutboxItem } from "../lib/outbox.ts";

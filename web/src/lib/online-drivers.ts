@@ -3,8 +3,9 @@
 // broadcasts (lib/realtime.tsx), never from what a client announces: Realtime presence carries whatever its sender
 // writes, and a driver tracking another driver's id made that driver look online.
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useMemo, useState } from "react";
+import { useMemo } from "react";
 import { api, call } from "../api/client.ts";
+import { useClock } from "./clock.ts";
 
 /** How recent a driver's latest accepted position must be for the driver to count as online. */
 export const ONLINE_WINDOW_MS = 2 * 60_000;
@@ -18,11 +19,7 @@ export const useDriverLocations = () =>
 /** The ids of the drivers online now. */
 export function useOnlineDrivers(): Set<string> {
   const locations = useDriverLocations();
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), RECHECK_MS);
-    return () => clearInterval(timer);
-  }, []);
+  const now = useClock(RECHECK_MS);
   return useMemo(
     () =>
       new Set(
