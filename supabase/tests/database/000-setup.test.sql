@@ -4,7 +4,8 @@
 -- with a user of every role; a delivery in a given state; a driver credited
 -- with an amount; a gateway configuration; a withdrawal requested or in a
 -- given state; a driver's balances and a withdrawal's debits; a delivery
--- created as the edge creates it, a driver's position, and a round of dispatch.
+-- created as the edge creates it, a driver's position, a round of dispatch,
+-- proof of delivery objects written, and whether the current role may run a statement.
 select plan(1);
 
 create schema if not exists tests;
@@ -288,6 +289,21 @@ begin
 end;
 $$;
 
+-- Whether the current role may run a statement: false when it is refused (42501, a policy or a privilege), any
+-- other error raised; always rolled back.
+create or replace function tests.may(call text) returns boolean
+language plpgsql
+as $$
+declare
+  outcome text := tests.outcome(may.call);
+begin
+  if outcome not in ('ok', '42501') then
+    raise exception 'tests.may: % raised %', may.call, outcome;
+  end if;
+  return outcome = 'ok';
+end;
+$$;
+
 -- Dispatch (14_dispatch.sql). A new invoice delivery of the tenant's company, created as the edge creates it
 -- (the service role), picked up at (-23.55, -46.63) as tests.delivery_in's are: its id. Back to the superuser.
 create or replace function tests.create_delivery(tenant jsonb, window_start timestamptz default null,
@@ -347,6 +363,26 @@ begin
   perform tests.reset_role();
   return result;
 end;
+$$;
+
+-- Proof of delivery (09_proof.sql): an object of the bucket `delivery-proofs` written as Storage writes its row,
+-- as the current role (so the bucket's policies decide), declared as `media_type`, or without it as the type the
+-- name's extension stands for (as the web app declares an upload).
+create or replace function tests.put_proof(name text, media_type text) returns void
+language sql as $$
+  insert into storage.objects (bucket_id, name, metadata)
+  values ('delivery-proofs', put_proof.name, jsonb_build_object('mimetype', put_proof.media_type))
+$$;
+create or replace function tests.put_proof(name text) returns void
+language sql as $$ select tests.put_proof(put_proof.name, private.proof_media_type(put_proof.name)) $$;
+
+-- The same with Storage's upsert (x-upsert: true), as it writes the row.
+create or replace function tests.upsert_proof(name text, version text) returns void
+language sql as $$
+  insert into storage.objects (bucket_id, name, version, metadata)
+  values ('delivery-proofs', upsert_proof.name, upsert_proof.version,
+    jsonb_build_object('mimetype', private.proof_media_type(upsert_proof.name)))
+  on conflict (bucket_id, name) do update set version = excluded.version, metadata = excluded.metadata
 $$;
 
 grant execute on all functions in schema tests to anon, authenticated, service_role;
