@@ -84,7 +84,9 @@ export const updateDriver = defineRoute({
   tag: "drivers",
   summary: "Update or deactivate a driver",
   description: "`active: false` deactivates the driver: from then on every driver endpoint answers it 403, " +
-    "until it is reactivated with `active: true`.",
+    "until it is reactivated with `active: true`. Deactivating an active driver also broadcasts " +
+    "`driver_deactivated` (`{id, active: false, updated_at}`) on the driver's private Realtime topic " +
+    "`driver:{driver_id}`, so that an app it has open learns it at once.",
   auth: "bearer",
   roles: "company_managers",
   params: IdParams,
