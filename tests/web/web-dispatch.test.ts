@@ -3,8 +3,8 @@
 // board, each driver's load, and the board's filters. The browser journeys (tests/e2e/offers.spec.ts) watch the
 // same on screen.
 import { describe, expect, it } from "vitest";
-import type { components } from "../web/src/api/schema";
-import { countdown, laneOf, loads, offerView, onBoard, secondsLeft } from "../web/src/lib/dispatch.ts";
+import type { components } from "../../web/src/api/schema";
+import { countdown, laneOf, loads, offerView, onBoard, secondsLeft } from "../../web/src/lib/dispatch.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 

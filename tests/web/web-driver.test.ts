@@ -3,9 +3,9 @@
 // (tests/e2e/shift.spec.ts) watch on screen.
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { describe, expect, it, vi } from "vitest";
-import type { components } from "../web/src/api/schema";
-import { applyDelivery, dropUnavailable, fits } from "../web/src/lib/deliveries.ts";
-import { driverPay } from "../web/src/lib/pay.ts";
+import type { components } from "../../web/src/api/schema";
+import { applyDelivery, dropUnavailable, fits } from "../../web/src/lib/deliveries.ts";
+import { driverPay } from "../../web/src/lib/pay.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 type Page<T> = { items: T[]; next_cursor: string | null };

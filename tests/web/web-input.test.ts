@@ -13,12 +13,12 @@ import {
   normalizePixKey,
   phoneE164,
   pixKeyProblem,
-} from "../web/src/lib/brazil.ts";
-import { preferredLanguage } from "../web/src/i18n/languages.ts";
-import { emptyEnd, fullAddress } from "../web/src/lib/address.ts";
-import { parseDecimal } from "../web/src/lib/numbers.ts";
-import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../web/src/lib/dates.ts";
-import { readWebhookDetail } from "../web/src/lib/webhook-detail.ts";
+} from "../../web/src/lib/brazil.ts";
+import { preferredLanguage } from "../../web/src/i18n/languages.ts";
+import { emptyEnd, fullAddress } from "../../web/src/lib/address.ts";
+import { parseDecimal } from "../../web/src/lib/numbers.ts";
+import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../../web/src/lib/dates.ts";
+import { readWebhookDetail } from "../../web/src/lib/webhook-detail.ts";
 import { readFileSync } from "node:fs";
 
 const PT = "." as const; // Portuguese writes thousands with a dot

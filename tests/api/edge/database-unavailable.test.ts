@@ -3,7 +3,7 @@
 // and connection-exception SQLSTATEs, as toHttpError (functions/_shared/errors.ts)
 // maps them. The whole-stack case, the database unreachable, is in platform.test.ts.
 import { describe, expect, it } from "vitest";
-import { HttpError, toHttpError } from "../functions/_shared/errors.ts";
+import { HttpError, toHttpError } from "../../../functions/_shared/errors.ts";
 
 /** An error as postgres.js reports a socket or driver failure. */
 const driverError = (code: string) => Object.assign(new Error(`write ${code}`), { code });

@@ -18,7 +18,7 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const run = promisify(execFile);
 
-const root = resolve(import.meta.dirname, "..");
+const root = resolve(import.meta.dirname, "../../..");
 const supabaseDir = join(root, "supabase");
 const deno = join(root, "node_modules/.bin/deno");
 /** Deno's module cache, kept between runs; npm packages are fetched into it from the npm registry. */

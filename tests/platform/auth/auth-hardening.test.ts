@@ -5,7 +5,7 @@
 // tests/auth-signup.test.ts.)
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
-import { api, createUser, db, stack, uniqueEmail } from "./support/api.ts";
+import { api, createUser, db, stack, uniqueEmail } from "../../../../support/api.ts";
 
 const MIB = 1 << 20;
 

@@ -4,9 +4,9 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, stack, type TestCompany } from "./support/api.ts";
-import { callFunctionProcess } from "./support/function-process.ts";
-import { supabaseClient } from "./support/supabase.ts";
+import { api, createCompany, stack, type TestCompany } from "../../../../support/api.ts";
+import { callFunctionProcess } from "../../../../support/function-process.ts";
+import { supabaseClient } from "../../../../support/supabase.ts";
 
 let company: TestCompany;
 beforeAll(async () => {
@@ -211,7 +211,7 @@ describe("what browsers and sloppy clients send", () => {
 
 describe("the database bootstrap", () => {
   it("applied twice changes nothing: no migration or seed runs again, and sql/local is idempotent", () => {
-    const root = resolve(import.meta.dirname, "..");
+    const root = resolve(import.meta.dirname, "../../..");
     const script = `
       import { migrate } from "./local/database.ts";
       console.log(JSON.stringify(await migrate(${JSON.stringify(stack().dbUrl)}, { seed: true })));`;
@@ -256,7 +256,7 @@ describe("/health", () => {
   });
 
   it("stops start-up with a message naming a missing setting", () => {
-    const root = resolve(import.meta.dirname, "..");
+    const root = resolve(import.meta.dirname, "../../..");
     const result = spawnSync(resolve(root, "node_modules/.bin/deno"), [
       "eval",
       "--ext=ts",

@@ -12,8 +12,8 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { createClient } from "@supabase/supabase-js";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db, stack } from "./support/api.ts";
-import { eventually } from "./support/wait.ts";
+import { db, stack } from "../../../../support/api.ts";
+import { eventually } from "../../../../support/wait.ts";
 
 const FIXTURE = `
   create schema rest_test;
