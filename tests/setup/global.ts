@@ -31,6 +31,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  // The web app's pure rules (project `web`) need no stack.
+  if (project.vitest.projects.every((each) => each.name === "web")) return;
   const gateway = await startFake("gateway", createGatewaySimulator, (f) => {
     const sim = f as GatewaySimulator;
     return {
@@ -77,13 +79,13 @@ export default async function setup(project: TestProject) {
       GATEWAY_PLATFORM_WEBHOOK_SECRET: platformWebhookSecret,
       AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1",
       // The test files sign in, verify and recover from one address, in parallel, far faster than
-      // config.toml's per-IP limits allow; tests/auth-signup.test.ts runs a stack of its own with them.
+      // config.toml's per-IP limits allow; tests/platform/auth/auth-signup.test.ts runs a stack of its own with them.
       ...LIFTED_AUTH_RATE_LIMITS,
     },
   });
   const field = (name: string) => new RegExp(`${name}: (\\S+)`).exec(stack.output())?.[1] ?? "";
 
-  project.provide("stack", {
+  const info: StackInfo = {
     apiUrl: stack.apiUrl,
     dbUrl: stack.dbUrl,
     anonKey: stack.anonKey,
@@ -99,7 +101,9 @@ export default async function setup(project: TestProject) {
       whatsapp: { url: whatsapp.url, controlUrl: whatsapp.controlUrl },
       smtp: { url: smtp.url, controlUrl: smtp.controlUrl },
     },
-  });
+  };
+  // vitest.config.ts runs this once, from the root config, for every project of the run.
+  for (const each of project.vitest.projects) each.provide("stack", info);
 
   return async () => {
     await stack.stop();

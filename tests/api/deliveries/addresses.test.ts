@@ -5,9 +5,9 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { placesFromNominatim } from "../../../functions/api/geocoding.ts";
 import { postcodeFromViaCep } from "../../../functions/api/postcodes.ts";
-import { api, configureGateway, createCompany, db, type TestCompany } from "../../../../support/api.ts";
-import { createPixDelivery, deliveryBody, SE } from "../../../../support/deliveries.ts";
-import { cep, gateway, geocoding, routing } from "../../../../support/fakes.ts";
+import { api, configureGateway, createCompany, db, type TestCompany } from "../../support/api.ts";
+import { createPixDelivery, deliveryBody, SE } from "../../support/deliveries.ts";
+import { cep, gateway, geocoding, routing } from "../../support/fakes.ts";
 
 /** Where the gazetteer puts Praça da Sé and MASP (Avenida Paulista, 1578). */
 const SE_SQUARE = { lat: -23.5503, lng: -46.6339 };

@@ -5,8 +5,8 @@
 // gateway that leave nothing behind, and the realtime offer to drivers.
 import { readFileSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "../../../../support/api.ts";
-import { companyWebhook, webhook } from "../../../../support/webhooks.ts";
+import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "../../support/api.ts";
+import { companyWebhook, webhook } from "../../support/webhooks.ts";
 import {
   createInvoiceDelivery,
   createPixDelivery,
@@ -17,9 +17,9 @@ import {
   newDocument,
   PAULISTA,
   SE,
-} from "../../../../support/deliveries.ts";
-import { gateway, routing } from "../../../../support/fakes.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+} from "../../support/deliveries.ts";
+import { gateway, routing } from "../../support/fakes.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 const NEARBY = { lat: -23.5510, lng: -46.6340 };
 const CAMPINAS = { lat: -22.9056, lng: -47.0608 };

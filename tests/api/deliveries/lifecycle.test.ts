@@ -4,15 +4,15 @@
 // geocoding an end without coordinates as a create does).
 import postgres from "postgres";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "../../../../support/api.ts";
+import { api, configureGateway, createCompany, db, type Member, stack, type TestCompany } from "../../support/api.ts";
 import {
   createInvoiceDelivery,
   createPixDelivery,
   deliveryBody,
   deliveryIn,
   moveDelivery,
-} from "../../../../support/deliveries.ts";
-import { gateway, geocoding, routing } from "../../../../support/fakes.ts";
+} from "../../support/deliveries.ts";
+import { gateway, geocoding, routing } from "../../support/fakes.ts";
 
 let a: TestCompany;
 let b: TestCompany;

@@ -6,8 +6,8 @@
 // one per attempt, checked when the attempt fails.
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, type Member, stack, type TestCompany } from "../../../../support/api.ts";
-import { deliveryIn, moveDelivery } from "../../../../support/deliveries.ts";
+import { api, createCompany, type Member, stack, type TestCompany } from "../../support/api.ts";
+import { deliveryIn, moveDelivery } from "../../support/deliveries.ts";
 
 const BUCKET = "delivery-proofs";
 // A 1x1 PNG.

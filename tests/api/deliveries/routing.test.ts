@@ -9,8 +9,8 @@ import {
   ROUTING_TIMEOUT_MS,
   RoutingUnavailable,
 } from "../../../functions/api/routing.ts";
-import { stack } from "../../../../support/api.ts";
-import { routing } from "../../../../support/fakes.ts";
+import { stack } from "../../support/api.ts";
+import { routing } from "../../support/fakes.ts";
 
 const SE = { lat: -23.5505, lng: -46.6333 };
 const PAULISTA = { lat: -23.5614, lng: -46.6559 };

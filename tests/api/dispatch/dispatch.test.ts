@@ -5,11 +5,11 @@
 // never stops a dispatch; two drivers accepting one offer at once: one wins; the dispatch record; the settings.
 // Where a test needs an offer's deadline to pass, it moves the deadline back instead of waiting.
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { api, createCompany, db, type DriverMember, type TestCompany } from "../../../../support/api.ts";
-import { createInvoiceDelivery, moveDelivery, SE } from "../../../../support/deliveries.ts";
-import { routing } from "../../../../support/fakes.ts";
-import { putLocation } from "../../../../support/locations.ts";
-import { listen, until } from "../../../../support/realtime.ts";
+import { api, createCompany, db, type DriverMember, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, moveDelivery, SE } from "../../support/deliveries.ts";
+import { routing } from "../../support/fakes.ts";
+import { putLocation } from "../../support/locations.ts";
+import { listen, until } from "../../support/realtime.ts";
 
 /** A position `km` north of the deliveries' pickup (Sé). */
 const north = (km: number) => ({ lat: SE.lat + km / 111.195, lng: SE.lng });

@@ -5,7 +5,7 @@ import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { createServer, type Server } from "node:net";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OwnStack, passwordSignIn, processes, sleep, startOwnStack } from "../../../../support/stack.ts";
+import { type OwnStack, passwordSignIn, processes, sleep, startOwnStack } from "../../support/stack.ts";
 
 let stack: OwnStack;
 let token: string;

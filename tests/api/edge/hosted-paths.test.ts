@@ -5,8 +5,8 @@
 // router in front. The local stack serves the same paths under /functions/v1
 // with the same answers as its public paths (/api/v1, /health).
 import { describe, expect, it } from "vitest";
-import { api, createCompany } from "../../../../support/api.ts";
-import { createInvoiceDelivery, deliveryBody } from "../../../../support/deliveries.ts";
+import { api, createCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, deliveryBody } from "../../support/deliveries.ts";
 
 const HOSTED = "/functions/v1/api";
 

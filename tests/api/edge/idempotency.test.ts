@@ -14,10 +14,10 @@ import {
   db,
   type TestCompany,
   uniqueEmail,
-} from "../../../../support/api.ts";
-import { deliveryBody, SE } from "../../../../support/deliveries.ts";
-import { gateway, routing } from "../../../../support/fakes.ts";
-import { creditDriver } from "../../../../support/money.ts";
+} from "../../support/api.ts";
+import { deliveryBody, SE } from "../../support/deliveries.ts";
+import { gateway, routing } from "../../support/fakes.ts";
+import { creditDriver } from "../../support/money.ts";
 
 let company: TestCompany;
 

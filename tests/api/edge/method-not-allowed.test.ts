@@ -2,7 +2,7 @@
 // methods it has in `Allow`, with a docs/spec.md §7 body; an unknown path stays 404.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api } from "../../../../support/api.ts";
+import { api } from "../../support/api.ts";
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 

@@ -3,7 +3,7 @@
 // standard tools load, and documents every endpoint of docs/contract.md.
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { describe, expect, it } from "vitest";
-import { api } from "../../../../support/api.ts";
+import { api } from "../../support/api.ts";
 
 const CONTRACT_ENDPOINTS = [
   "get /health",

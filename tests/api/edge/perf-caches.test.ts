@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { hmacHex, timingSafeEqual, verifySignature } from "../../../functions/_shared/crypto.ts";
 import { claimsStatement, inlined, sqlLiteral } from "../../../functions/_shared/sql-text.ts";
 import { cachingVerifier, type Claims, TokenError } from "../../../functions/_shared/jwt.ts";
-import { api, configureGateway, createCompany, db, stack } from "../../../../support/api.ts";
-import { companyWebhook, webhook } from "../../../../support/webhooks.ts";
+import { api, configureGateway, createCompany, db, stack } from "../../support/api.ts";
+import { companyWebhook, webhook } from "../../support/webhooks.ts";
 
 describe("the token cache", () => {
   /** A stand-in for the signature check: accepts "good-*" tokens until their exp, on the test's clock. */

@@ -1,7 +1,7 @@
 // Request bodies over 1 MiB are refused with 413 as they arrive, not after
 // being read whole: also a chunked body that declares no Content-Length.
 import { describe, expect, it } from "vitest";
-import { sendStream, stallingBody } from "../../../../support/streams.ts";
+import { sendStream, stallingBody } from "../../support/streams.ts";
 
 const MiB = 1_048_576;
 

@@ -4,9 +4,9 @@
 // surrogate in any text input, and a gateway credential that cannot travel in
 // an HTTP header.
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, type ApiResponse, createCompany, db, type TestCompany, uniqueEmail } from "../../../../support/api.ts";
-import { deliveryBody, deliveryIn } from "../../../../support/deliveries.ts";
-import { creditDriver } from "../../../../support/money.ts";
+import { api, type ApiResponse, createCompany, db, type TestCompany, uniqueEmail } from "../../support/api.ts";
+import { deliveryBody, deliveryIn } from "../../support/deliveries.ts";
+import { creditDriver } from "../../support/money.ts";
 
 let company: TestCompany;
 

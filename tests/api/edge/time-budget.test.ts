@@ -4,10 +4,10 @@
 // 10 s of its transfer request before recording it in doubt.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type TestCompany } from "../../../../support/api.ts";
-import { createPixDelivery, deliveryBody } from "../../../../support/deliveries.ts";
-import { gateway, geocoding, routing } from "../../../../support/fakes.ts";
-import { creditDriver } from "../../../../support/money.ts";
+import { api, configureGateway, createCompany, db, type TestCompany } from "../../support/api.ts";
+import { createPixDelivery, deliveryBody } from "../../support/deliveries.ts";
+import { gateway, geocoding, routing } from "../../support/fakes.ts";
+import { creditDriver } from "../../support/money.ts";
 
 const BUDGET_MS = 10_000;
 

@@ -1,9 +1,9 @@
 // Positions reach the company panel live: driver_location on the private topic
 // company:{company_id}, through the real supabase-js Realtime client.
 import { beforeAll, describe, expect, it } from "vitest";
-import { createCompany, type TestCompany } from "../../../../support/api.ts";
-import { lastAcceptedAgo, putLocation as put } from "../../../../support/locations.ts";
-import { listen as listenTo, until } from "../../../../support/realtime.ts";
+import { createCompany, type TestCompany } from "../../support/api.ts";
+import { lastAcceptedAgo, putLocation as put } from "../../support/locations.ts";
+import { listen as listenTo, until } from "../../support/realtime.ts";
 
 const listen = (topic: string, token: string) => listenTo(topic, token, { event: "driver_location" });
 

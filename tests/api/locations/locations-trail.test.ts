@@ -2,9 +2,9 @@
 // by the company's managers.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, type TestCompany } from "../../../../support/api.ts";
-import { deliveryIn } from "../../../../support/deliveries.ts";
-import { lastAcceptedAgo, putLocation as put } from "../../../../support/locations.ts";
+import { api, createCompany, type TestCompany } from "../../support/api.ts";
+import { deliveryIn } from "../../support/deliveries.ts";
+import { lastAcceptedAgo, putLocation as put } from "../../support/locations.ts";
 
 describe("GET /api/v1/deliveries/{id}/trail", () => {
   let company: TestCompany;

@@ -2,8 +2,8 @@
 // moved back instead of sleeping), concurrent updates, validation, the
 // broadcast, and who may call each endpoint.
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, type DriverMember, type TestCompany } from "../../../../support/api.ts";
-import { lastAcceptedAgo, putLocation as put } from "../../../../support/locations.ts";
+import { api, createCompany, db, type DriverMember, type TestCompany } from "../../support/api.ts";
+import { lastAcceptedAgo, putLocation as put } from "../../support/locations.ts";
 
 async function storedLocation(driver: DriverMember) {
   const [row] = await db()`select lat, lng, heading, speed, accuracy from public.driver_locations

@@ -11,10 +11,18 @@
 // reversal waits for the wallet lock that a withdrawal request holds.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "../../../../support/api.ts";
-import { companyWebhook, PLATFORM_WEBHOOK, webhook } from "../../../../support/webhooks.ts";
-import { creditDriver, forgetGatewayLookups, transferStatusOf } from "../../../../support/money.ts";
-import { gateway } from "../../../../support/fakes.ts";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type DriverMember,
+  stack,
+  type TestCompany,
+} from "../../support/api.ts";
+import { companyWebhook, PLATFORM_WEBHOOK, webhook } from "../../support/webhooks.ts";
+import { creditDriver, forgetGatewayLookups, transferStatusOf } from "../../support/money.ts";
+import { gateway } from "../../support/fakes.ts";
 
 /** mulberry32: small, seedable, good enough to pick actions. */
 function prng(seed: number) {

@@ -12,10 +12,18 @@
 // its size.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "../../../../support/api.ts";
-import { gateway } from "../../../../support/fakes.ts";
-import { creditDriver, requestWithdrawal } from "../../../../support/money.ts";
-import { companyWebhook, PLATFORM_WEBHOOK, webhook } from "../../../../support/webhooks.ts";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type DriverMember,
+  stack,
+  type TestCompany,
+} from "../../support/api.ts";
+import { gateway } from "../../support/fakes.ts";
+import { creditDriver, requestWithdrawal } from "../../support/money.ts";
+import { companyWebhook, PLATFORM_WEBHOOK, webhook } from "../../support/webhooks.ts";
 
 const SEED = Number(process.env.MONEY_FAULTS_SEED ?? Math.floor(Math.random() * 1_000_000));
 const EVENTS = Number(process.env.MONEY_FAULTS_EVENTS ?? 1_000);

@@ -3,10 +3,10 @@
 // no event moves money that the gateway's own record does not show.
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, stack, type TestCompany } from "../../../../support/api.ts";
-import { gateway } from "../../../../support/fakes.ts";
-import { creditDriver, debitsOf, requestWithdrawal, walletOf } from "../../../../support/money.ts";
-import { companyWebhook, webhook } from "../../../../support/webhooks.ts";
+import { api, configureGateway, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { gateway } from "../../support/fakes.ts";
+import { creditDriver, debitsOf, requestWithdrawal, walletOf } from "../../support/money.ts";
+import { companyWebhook, webhook } from "../../support/webhooks.ts";
 
 let company: TestCompany;
 let secret: string;
@@ -257,7 +257,7 @@ describe("the webhook's limits", () => {
 
 describe("a payment received for a cancelled delivery", () => {
   it("is recorded and flagged for a refund", async () => {
-    const { createPixDelivery } = await import("../../../../support/deliveries.ts");
+    const { createPixDelivery } = await import("../../support/deliveries.ts");
     const created = await createPixDelivery(company);
     expect(created.status).toBe(201);
     const paymentId = created.body.payment.gateway_payment_id;

@@ -4,10 +4,10 @@
 // brought; and a company without a gateway configuration answers 200 `ignored` on its own path to an event signed
 // with the platform secret, so that the gateway stops retrying.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, stack, type TestCompany } from "../../../../support/api.ts";
-import { createPixDelivery, moveDelivery } from "../../../../support/deliveries.ts";
-import { gateway } from "../../../../support/fakes.ts";
-import { companyWebhook, webhook } from "../../../../support/webhooks.ts";
+import { api, configureGateway, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { createPixDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { gateway } from "../../support/fakes.ts";
+import { companyWebhook, webhook } from "../../support/webhooks.ts";
 
 let company: TestCompany;
 let unconfigured: TestCompany;

@@ -4,8 +4,8 @@
 // releases, the gateway's refusals and outages, concurrent requests against
 // one balance, who sees which withdrawal, and the realtime broadcast.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type DriverMember, type TestCompany } from "../../../../support/api.ts";
-import { gateway } from "../../../../support/fakes.ts";
+import { api, configureGateway, createCompany, db, type DriverMember, type TestCompany } from "../../support/api.ts";
+import { gateway } from "../../support/fakes.ts";
 import {
   creditDriver,
   debitsOf,
@@ -13,8 +13,8 @@ import {
   requestWithdrawal,
   transferEvent,
   walletOf,
-} from "../../../../support/money.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+} from "../../support/money.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 let a: TestCompany;
 let b: TestCompany;

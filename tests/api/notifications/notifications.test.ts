@@ -11,10 +11,10 @@
 import { randomInt } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "../../../../support/api.ts";
-import { waitFor } from "../../../../support/wait.ts";
-import { createInvoiceDelivery, moveDelivery } from "../../../../support/deliveries.ts";
-import { smtp, whatsapp } from "../../../../support/fakes.ts";
+import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { waitFor } from "../../support/wait.ts";
+import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { smtp, whatsapp } from "../../support/fakes.ts";
 
 const ALL_EVENTS = ["created", "started", "nearby", "completed", "failed"];
 

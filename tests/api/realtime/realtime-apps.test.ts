@@ -2,12 +2,12 @@
 // private channels: the driver app on driver:{driver_id}, the company panel on
 // company:{company_id}, driven by real API calls and signed webhooks.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, type DriverMember, type TestCompany } from "../../../../support/api.ts";
-import { companyWebhook, webhook } from "../../../../support/webhooks.ts";
-import { gateway } from "../../../../support/fakes.ts";
-import { createInvoiceDelivery, moveDelivery } from "../../../../support/deliveries.ts";
-import { listen, type Listener, until } from "../../../../support/realtime.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, configureGateway, createCompany, type DriverMember, type TestCompany } from "../../support/api.ts";
+import { companyWebhook, webhook } from "../../support/webhooks.ts";
+import { gateway } from "../../support/fakes.ts";
+import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { listen, type Listener, until } from "../../support/realtime.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 afterEach(async () => {
   await gateway.reset();

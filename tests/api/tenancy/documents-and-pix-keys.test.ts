@@ -6,10 +6,10 @@
 import { formatCnpj, formatCpf, generateCnpj, generateCpf } from "@brazilian-utils/brazilian-utils";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { Document, documentDigits, normalizePixKey, type PixKeyType } from "../../../functions/api/brazil.ts";
-import { configureGateway, createCompany, db, stack, type TestCompany } from "../../../../support/api.ts";
-import { createPixDelivery } from "../../../../support/deliveries.ts";
-import { gateway } from "../../../../support/fakes.ts";
-import { creditDriver, requestWithdrawal, walletOf } from "../../../../support/money.ts";
+import { configureGateway, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { createPixDelivery } from "../../support/deliveries.ts";
+import { gateway } from "../../support/fakes.ts";
+import { creditDriver, requestWithdrawal, walletOf } from "../../support/money.ts";
 
 const DOCUMENTS: [string, string | null][] = [
   ["52998224725", "52998224725"],

@@ -6,7 +6,7 @@
 // that its `x-roles` (the roles of its `x-role-set`, as the database returns
 // them) leave out, with an empty and with a malformed input.
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, type TestCompany } from "../../../../support/api.ts";
+import { api, createCompany, type TestCompany } from "../../support/api.ts";
 
 /** The test company's members, by the app role each token carries (the legacy admin's in user_metadata). */
 const MEMBERS = { owner: "company_owner", admin: "company_admin", legacyAdmin: "admin", driver: "driver" } as const;

@@ -3,8 +3,8 @@
 // validation errors and bodies that must never cause a 500.
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany, uniqueEmail } from "../../../../support/api.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, createCompany, db, stack, type TestCompany, uniqueEmail } from "../../support/api.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 type Role = "owner" | "admin" | "legacyAdmin" | "driver";
 const ROLES: Role[] = ["owner", "admin", "legacyAdmin", "driver"];

@@ -4,12 +4,12 @@
 // location update).
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, apiFrom, createCompany, db, type DriverMember, stack, type TestCompany } from "../../../../support/api.ts";
-import { createInvoiceDelivery, deliveryIn, moveDelivery, PAULISTA } from "../../../../support/deliveries.ts";
-import { routing } from "../../../../support/fakes.ts";
-import { lastAcceptedAgo, putLocation as put } from "../../../../support/locations.ts";
-import { listen, until } from "../../../../support/realtime.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, apiFrom, createCompany, db, type DriverMember, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, deliveryIn, moveDelivery, PAULISTA } from "../../support/deliveries.ts";
+import { routing } from "../../support/fakes.ts";
+import { lastAcceptedAgo, putLocation as put } from "../../support/locations.ts";
+import { listen, until } from "../../support/realtime.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 /** A loopback address of its own (127.x.y.z), which the stack sees as another client. */
 const someAddress = () => `127.${randomBytes(3).join(".")}`;

@@ -3,10 +3,10 @@
 // serve them: a hosted project that routes one to it gets a 404 naming the
 // function that does.
 import { randomUUID } from "node:crypto";
-import { PLATFORM_WEBHOOK } from "../../../../support/webhooks.ts";
+import { PLATFORM_WEBHOOK } from "../../support/webhooks.ts";
 import { describe, expect, it } from "vitest";
-import { api } from "../../../../support/api.ts";
-import { callFunctionProcess } from "../../../../support/function-process.ts";
+import { api } from "../../support/api.ts";
+import { callFunctionProcess } from "../../support/function-process.ts";
 
 describe("the webhook paths", () => {
   it("are in the api's OpenAPI document", async () => {

@@ -5,18 +5,26 @@
 // one. And GATEWAY_WEBHOOK_REQUIRE_SIGNATURE=true, which refuses unsigned
 // requests with 401, in a function process of its own.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "../../../../support/api.ts";
-import { PLATFORM_WEBHOOK, sign, webhook } from "../../../../support/webhooks.ts";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type DriverMember,
+  stack,
+  type TestCompany,
+} from "../../support/api.ts";
+import { PLATFORM_WEBHOOK, sign, webhook } from "../../support/webhooks.ts";
 import {
   creditDriver,
   debitsOf,
   forgetGatewayLookups,
   processingWithdrawal,
   requestWithdrawal,
-} from "../../../../support/money.ts";
-import { createPixDelivery } from "../../../../support/deliveries.ts";
-import { callFunctionProcess } from "../../../../support/function-process.ts";
-import { gateway, routing } from "../../../../support/fakes.ts";
+} from "../../support/money.ts";
+import { createPixDelivery } from "../../support/deliveries.ts";
+import { callFunctionProcess } from "../../support/function-process.ts";
+import { gateway, routing } from "../../support/fakes.ts";
 
 let a: TestCompany;
 

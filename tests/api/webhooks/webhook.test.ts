@@ -5,10 +5,18 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type DriverMember, stack, type TestCompany } from "../../../../support/api.ts";
-import { companyWebhook, PLATFORM_WEBHOOK, sign, webhook } from "../../../../support/webhooks.ts";
-import { creditDriver, debitsOf, processingWithdrawal } from "../../../../support/money.ts";
-import { gateway } from "../../../../support/fakes.ts";
+import {
+  api,
+  configureGateway,
+  createCompany,
+  db,
+  type DriverMember,
+  stack,
+  type TestCompany,
+} from "../../support/api.ts";
+import { companyWebhook, PLATFORM_WEBHOOK, sign, webhook } from "../../support/webhooks.ts";
+import { creditDriver, debitsOf, processingWithdrawal } from "../../support/money.ts";
+import { gateway } from "../../support/fakes.ts";
 
 let a: TestCompany;
 let b: TestCompany;

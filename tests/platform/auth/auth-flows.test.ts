@@ -5,9 +5,9 @@
 // this project does not turn on, each answered with GoTrue's own code for it.
 import { createClient } from "@supabase/supabase-js";
 import { describe, expect, it } from "vitest";
-import { api, createUser, stack, uniqueEmail } from "../../../../support/api.ts";
-import { codeIn, latestMailTo, linkIn, mailsTo } from "../../../../support/mailbox.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, createUser, stack, uniqueEmail } from "../../support/api.ts";
+import { codeIn, latestMailTo, linkIn, mailsTo } from "../../support/mailbox.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 const PASSWORD = "flows-password-123";
 

@@ -2,10 +2,10 @@
 // stack: bcrypt does not stall the stack, bodies are bounded (413, not read whole), /recover takes as long
 // for an unknown address as for a known one, and no web page of another origin can post to /_sim or read
 // /_mail. (The rate limits, lifted on the shared stack, are tested on a stack of their own:
-// tests/auth-signup.test.ts.)
+// tests/platform/auth/auth-signup.test.ts.)
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
-import { api, createUser, db, stack, uniqueEmail } from "../../../../support/api.ts";
+import { api, createUser, db, stack, uniqueEmail } from "../../support/api.ts";
 
 const MIB = 1 << 20;
 

@@ -7,9 +7,9 @@
 import { createClient } from "@supabase/supabase-js";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { uniqueEmail } from "../../../../support/api.ts";
-import { codeIn, latestMailTo, linkIn, mailsTo } from "../../../../support/mailbox.ts";
-import { type OwnStack, sleep, startOwnStack } from "../../../../support/stack.ts";
+import { uniqueEmail } from "../../support/api.ts";
+import { codeIn, latestMailTo, linkIn, mailsTo } from "../../support/mailbox.ts";
+import { type OwnStack, sleep, startOwnStack } from "../../support/stack.ts";
 
 const PASSWORD = "signup-password-123";
 /** Mails per hour for the project: enough for the flows above the limit's own test. */

@@ -5,8 +5,8 @@
 // reset end to end through the local mailbox (code and link).
 import { createClient } from "@supabase/supabase-js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createUser, stack, uniqueEmail } from "../../../../support/api.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, createUser, stack, uniqueEmail } from "../../support/api.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 const PASSWORD = "first-password-123";
 

@@ -5,7 +5,7 @@
 import { AuthClient } from "@supabase/supabase-js";
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db, stack, uniqueEmail } from "../../../../support/api.ts";
+import { db, stack, uniqueEmail } from "../../support/api.ts";
 
 const REUSE_INTERVAL_MS = 1_000;
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { db, stack } from "../../../../support/api.ts";
-import { projectRoot } from "../../../../support/stack.ts";
+import { db, stack } from "../../support/api.ts";
+import { projectRoot } from "../../support/stack.ts";
 
 interface Run {
   code: number;

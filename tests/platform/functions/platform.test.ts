@@ -4,9 +4,9 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { decodeJwt, generateKeyPair, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, stack, type TestCompany } from "../../../../support/api.ts";
-import { callFunctionProcess } from "../../../../support/function-process.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, createCompany, stack, type TestCompany } from "../../support/api.ts";
+import { callFunctionProcess } from "../../support/function-process.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 let company: TestCompany;
 beforeAll(async () => {

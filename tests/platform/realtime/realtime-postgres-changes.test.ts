@@ -10,8 +10,8 @@
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser, db, signIn, stack, uniqueEmail } from "../../../../support/api.ts";
-import { until } from "../../../../support/realtime.ts";
+import { createUser, db, signIn, stack, uniqueEmail } from "../../support/api.ts";
+import { until } from "../../support/realtime.ts";
 
 const clients: SupabaseClient[] = [];
 

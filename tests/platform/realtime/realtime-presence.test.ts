@@ -9,9 +9,9 @@
 // such policy).
 import type { RealtimeChannel } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCompany, db, stack, type TestCompany } from "../../../../support/api.ts";
-import { until } from "../../../../support/realtime.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { until } from "../../support/realtime.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 type Client = ReturnType<typeof supabaseClient>;
 const clients: Client[] = [];

@@ -9,7 +9,7 @@ import { request } from "node:http";
 import { createClient, type RealtimeChannel, type SupabaseClient } from "@supabase/supabase-js";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCompany, createUser, db, signIn, stack, uniqueEmail } from "../../../../support/api.ts";
+import { createCompany, createUser, db, signIn, stack, uniqueEmail } from "../../support/api.ts";
 
 // Topics of this file only, so that its policies grant nothing on the product's topics.
 const READ_WRITE = "rt-test";

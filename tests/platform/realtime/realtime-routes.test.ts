@@ -3,8 +3,8 @@
 // answering 413 before a longer body ends, with or without Content-Length; a
 // path Realtime does not have is its 404, never another service's answer.
 import { describe, expect, it } from "vitest";
-import { stack } from "../../../../support/api.ts";
-import { sendStream, stallingBody } from "../../../../support/streams.ts";
+import { stack } from "../../support/api.ts";
+import { sendStream, stallingBody } from "../../support/streams.ts";
 
 const LIMIT = 8_000_000;
 const headers = () => ({ apikey: stack().anonKey, authorization: `Bearer ${stack().serviceRoleKey}` });

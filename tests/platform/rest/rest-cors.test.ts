@@ -3,7 +3,7 @@
 // serve` and the edge runtime pass it), while a real call still needs one;
 // /rest/v1 answers preflights and exposes Content-Range, as PostgREST does.
 import { describe, expect, it } from "vitest";
-import { stack } from "../../../../support/api.ts";
+import { stack } from "../../support/api.ts";
 
 const preflight = (path: string) =>
   fetch(`${stack().apiUrl}${path}`, {

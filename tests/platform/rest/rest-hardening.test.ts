@@ -5,8 +5,8 @@
 // that are not UTF-8) is a 4xx in PostgREST's error body, never a 5xx. And
 // the API gateway in front of it refuses a request without the project's key.
 import { describe, expect, it } from "vitest";
-import { stack } from "../../../../support/api.ts";
-import { sendStream, stallingBody } from "../../../../support/streams.ts";
+import { stack } from "../../support/api.ts";
+import { sendStream, stallingBody } from "../../support/streams.ts";
 
 const MiB = 1_048_576;
 

@@ -8,8 +8,8 @@ import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { randomInt } from "node:crypto";
 import { beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import type { Database } from "../../../functions/_shared/database.types.ts";
-import { api, configureGateway, createCompany, type Member, stack, type TestCompany } from "../../../../support/api.ts";
-import { supabaseClient } from "../../../../support/supabase.ts";
+import { api, configureGateway, createCompany, type Member, stack, type TestCompany } from "../../support/api.ts";
+import { supabaseClient } from "../../support/supabase.ts";
 
 /**
  * A supabase-js client acting as a signed-in member, as an app does after

@@ -6,8 +6,8 @@
 // in-database `pgrst.*` settings again.
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { db, stack } from "../../../../support/api.ts";
-import { eventually } from "../../../../support/wait.ts";
+import { db, stack } from "../../support/api.ts";
+import { eventually } from "../../support/wait.ts";
 
 const rest = (path: string, init: RequestInit = {}) =>
   fetch(`${stack().apiUrl}/rest/v1${path}`, {

@@ -12,14 +12,14 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { createClient } from "@supabase/supabase-js";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db, stack } from "../../../../support/api.ts";
-import { eventually } from "../../../../support/wait.ts";
+import { db, stack } from "../../support/api.ts";
+import { eventually } from "../../support/wait.ts";
 
 const FIXTURE = `
   create schema rest_test;
   create schema rest_hidden;
   comment on schema rest_test is 'Library API
-The fixture of tests/rest-semantics.test.ts.';
+The fixture of tests/platform/rest/rest-semantics.test.ts.';
   grant usage on schema rest_test to anon, authenticated, service_role;
 
   create table rest_test.authors (
@@ -620,7 +620,7 @@ describe("the OpenAPI root", () => {
     await SwaggerParser.validate(structuredClone(doc));
     expect(doc.info).toMatchObject({
       title: "Library API",
-      description: "The fixture of tests/rest-semantics.test.ts.",
+      description: "The fixture of tests/platform/rest/rest-semantics.test.ts.",
     });
     expect(doc.basePath).toBe("/rest/v1/");
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/", "/authors", "/book_view", "/rpc/add"]));

@@ -11,8 +11,8 @@ import postgres from "postgres";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import { startNetWorker } from "../../../local/net-worker.ts";
 import { startScheduler } from "../../../local/scheduler.ts";
-import { db, stack } from "../../../../support/api.ts";
-import { waitFor } from "../../../../support/wait.ts";
+import { db, stack } from "../../support/api.ts";
+import { waitFor } from "../../support/wait.ts";
 
 const DATABASE = "scheduler_outage_test";
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

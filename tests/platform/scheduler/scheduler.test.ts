@@ -10,9 +10,9 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { cronMatches, type CronSchedule } from "../../../local/scheduler.ts";
-import { db, stack } from "../../../../support/api.ts";
-import { waitFor } from "../../../../support/wait.ts";
-import { projectRoot } from "../../../../support/stack.ts";
+import { db, stack } from "../../support/api.ts";
+import { waitFor } from "../../support/wait.ts";
+import { projectRoot } from "../../support/stack.ts";
 
 interface Received {
   method: string;

@@ -16,7 +16,7 @@ import {
   projectRoot,
   sleep,
   startOwnStack,
-} from "../../../../support/stack.ts";
+} from "../../support/stack.ts";
 
 const isRoot = process.getuid?.() === 0;
 

@@ -7,7 +7,7 @@
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createUser, db, signIn, stack, uniqueEmail } from "../../../../support/api.ts";
+import { createUser, db, signIn, stack, uniqueEmail } from "../../support/api.ts";
 
 const client = (key: string, token?: string): SupabaseClient =>
   createClient(stack().apiUrl, key, {

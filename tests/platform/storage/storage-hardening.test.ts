@@ -6,8 +6,8 @@
 import { createClient } from "@supabase/supabase-js";
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { stack } from "../../../../support/api.ts";
-import { sendStream, stallingBody } from "../../../../support/streams.ts";
+import { stack } from "../../support/api.ts";
+import { sendStream, stallingBody } from "../../support/streams.ts";
 
 const MiB = 1_048_576;
 const service = () => createClient(stack().apiUrl, stack().serviceRoleKey, { auth: { persistSession: false } }).storage;

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { createUser, db, signIn, stack, uniqueEmail } from "../../../../support/api.ts";
+import { createUser, db, signIn, stack, uniqueEmail } from "../../support/api.ts";
 
 const client = (key: string, token?: string): SupabaseClient =>
   createClient(stack().apiUrl, key, {

@@ -1,4 +1,4 @@
-// The languages the app speaks, and which one a browser gets (pure: tests/web-input.test.ts reads it).
+// The languages the app speaks, and which one a browser gets (pure: tests/web/web-input.test.ts reads it).
 export const LANGUAGES = ["pt-BR", "en"] as const;
 export type Language = (typeof LANGUAGES)[number];
 

@@ -1,7 +1,7 @@
 // Dates a person types: dd/mm/aaaa, and dd/mm/aaaa HH:mm (24 h) for a moment in the company's time zone, masked as
 // they are typed, in both languages (as src/format.ts writes them). The browser's own date inputs are not used: they
 // write a day as the browser's interface language does (mm/dd/yyyy and a 12-hour clock in an English Chrome), whatever
-// the page's language. Pure: tests/web-input.test.ts reads it.
+// the page's language. Pure: tests/web/web-input.test.ts reads it.
 
 const digitsOf = (text: string) => text.replace(/\D/g, "");
 

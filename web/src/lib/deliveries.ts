@@ -7,7 +7,7 @@
 // the change arrives is read again: the read may have started before the change and would put the older version
 // back when it answers (a reconnect reads everything again while a queued completion goes through).
 import type { QueryClient, QueryKey } from "@tanstack/react-query";
-// Types from the OpenAPI document itself, not the client: this module is pure (tests/web-driver.test.ts).
+// Types from the OpenAPI document itself, not the client: this module is pure (tests/web/web-driver.test.ts).
 import type { components } from "../api/schema";
 
 type Delivery = components["schemas"]["Delivery"];

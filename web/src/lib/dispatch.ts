@@ -1,6 +1,6 @@
 // Dispatch as the screens show it (docs/dispatch.md): whether a pending delivery is the driver's to see (a live
 // offer with its deadline, or one open to every driver), where a delivery stands on the dispatcher's board, each
-// driver's load, and the board's filters. Pure: tests/web-dispatch.test.ts.
+// driver's load, and the board's filters. Pure: tests/web/web-dispatch.test.ts.
 // Types from the OpenAPI document itself, not the client: this module is pure.
 import type { components } from "../api/schema";
 
