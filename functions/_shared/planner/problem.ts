@@ -94,4 +94,8 @@ export interface PlanOptions {
   /** Called now and then (at least once a second) while the search runs. */
   onProgress?: (progress: { fraction: number; unassigned: number; duration: number }) => void | Promise<void>;
   signal?: AbortSignal;
+  /** Stop the search after this many ruin-and-recreate iterations (or at `maxMs`, whichever comes
+   * first). With it the annealing follows the iterations, not the clock, so that a seed gives the same
+   * plan on any machine. */
+  iterations?: number;
 }
