@@ -165,7 +165,7 @@ alter table public.route_plans enable row level security;
 
 -- Section: policies
 
--- The routes a driver may read: its own, once published (a draft is the dispatcher's).
+-- The routes a driver may read: its own, once published (a draft, and a draft cancelled, is the dispatcher's).
 create function private.my_route_ids()
 returns uuid[]
 language plpgsql
@@ -174,10 +174,10 @@ security definer
 set search_path = ''
 as $$
 begin
-  return array(select r.id from public.routes r where r.driver_id = private.driver_id() and r.status <> 'draft');
+  return array(select r.id from public.routes r where r.driver_id = private.driver_id() and r.published_at is not null);
 end;
 $$;
-comment on function private.my_route_ids() is 'The calling driver''s routes that are not drafts.';
+comment on function private.my_route_ids() is 'The calling driver''s routes that were published.';
 grant execute on function private.my_route_ids() to authenticated, service_role;
 
 create policy routes_select_visible on public.routes
@@ -371,12 +371,12 @@ security definer
 set search_path = ''
 as $$
 begin
-  if route.status <> 'draft' then
+  if route.published_at is not null then
     perform private.broadcast('driver:' || route.driver_id, tell_route.event, to_jsonb(private.route_row(route)));
   end if;
 end;
 $$;
-comment on function private.tell_route(public.routes, text) is 'Sends the route (route_published, route_updated) to its driver''s topic, unless it is a draft.';
+comment on function private.tell_route(public.routes, text) is 'Sends the route (route_published, route_updated) to its driver''s topic, once it was published.';
 
 -- Section: planning
 

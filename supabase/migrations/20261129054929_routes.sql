@@ -353,7 +353,7 @@ CREATE OR REPLACE FUNCTION private.my_route_ids()
  SET search_path TO ''
 AS $function$
 begin
-  return array(select r.id from public.routes r where r.driver_id = private.driver_id() and r.status <> 'draft');
+  return array(select r.id from public.routes r where r.driver_id = private.driver_id() and r.published_at is not null);
 end;
 $function$;
 
@@ -441,7 +441,7 @@ CREATE OR REPLACE FUNCTION private.tell_route(route public.routes, event text)
  SET search_path TO ''
 AS $function$
 begin
-  if route.status <> 'draft' then
+  if route.published_at is not null then
     perform private.broadcast('driver:' || route.driver_id, tell_route.event, to_jsonb(private.route_row(route)));
   end if;
 end;
@@ -1165,7 +1165,7 @@ COMMENT ON FUNCTION "private"."lock_route"(uuid, uuid) IS 'Locks one route of a 
 
 COMMENT ON FUNCTION "private"."move_route"(public.routes, text) IS 'The only writer of a route''s status: applies an allowed move, or raises PT422.';
 
-COMMENT ON FUNCTION "private"."my_route_ids"() IS 'The calling driver''s routes that are not drafts.';
+COMMENT ON FUNCTION "private"."my_route_ids"() IS 'The calling driver''s routes that were published.';
 
 COMMENT ON FUNCTION "private"."route_moves"() IS 'The allowed route moves: for each, the states it may start from and the state it leads to.';
 
@@ -1177,7 +1177,7 @@ COMMENT ON FUNCTION "private"."route_row"(public.routes) IS 'A route as the API 
 
 COMMENT ON FUNCTION "private"."route_tracking"(uuid) IS 'The drop-offs still before a delivery''s in its live route, and its timed arrival (for the tracking view).';
 
-COMMENT ON FUNCTION "private"."tell_route"(public.routes, text) IS 'Sends the route (route_published, route_updated) to its driver''s topic, unless it is a draft.';
+COMMENT ON FUNCTION "private"."tell_route"(public.routes, text) IS 'Sends the route (route_published, route_updated) to its driver''s topic, once it was published.';
 
 COMMENT ON FUNCTION "private"."vehicle_capacity"(text) IS 'The default capacity in units of a vehicle type: bike 4, moto 6, car 20, van 100.';
 
