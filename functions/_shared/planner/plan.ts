@@ -57,7 +57,10 @@ class Clock {
   private readAt = -Infinity;
   private last = 0;
   readonly start: number;
+  /** The budget; a budget that is not a number is none. */
+  readonly maxMs: number;
   constructor(readonly options: PlanOptions) {
+    this.maxMs = options.maxMs > 0 ? options.maxMs : 0;
     this.read = options.now ?? now;
     this.start = this.read();
     this.lastYield = now();
@@ -76,7 +79,7 @@ class Clock {
     return now() - this.start;
   }
   get stopped(): boolean {
-    return this.options.signal?.aborted === true || this.elapsed >= this.options.maxMs;
+    return this.options.signal?.aborted === true || this.elapsed >= this.maxMs;
   }
   /** Yields to the event loop when it is time, and reports progress now and then. */
   async tick(report: () => { unassigned: number; duration: number }): Promise<void> {
@@ -85,7 +88,7 @@ class Clock {
     this.lastYield = t;
     if (this.options.onProgress && t - this.lastProgress >= PROGRESS_MS) {
       this.lastProgress = t;
-      const fraction = this.options.maxMs > 0 ? Math.min(1, this.elapsed / this.options.maxMs) : 1;
+      const fraction = this.maxMs > 0 ? Math.min(1, this.elapsed / this.maxMs) : 1;
       await this.options.onProgress({ fraction, ...report() });
     }
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
@@ -246,7 +249,7 @@ async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, r
   const averageEdge = initial.cost > 0 ? initial.cost / edges : 1;
   const T0 = 0.5 * averageEdge;
   const Tf = 0.005 * averageEdge;
-  const budget = Math.max(1, clock.options.maxMs - clock.elapsed);
+  const budget = Math.max(1, clock.maxMs - clock.elapsed);
   const startedAt = clock.elapsed;
   const seen = new Int32Array(m.classes);
   let stamp = 0;
