@@ -6,7 +6,8 @@
 // time; with --out, one `<instance>.json` per instance that any other tool can check. See bench/README.md.
 // Needs no stack: the planner is pure computation.
 import process from "node:process";
-import { plan } from "../functions/_shared/planner/plan.ts";
+import { plan, random } from "../functions/_shared/planner/plan.ts";
+import { insertCheapest } from "../functions/_shared/planner/insert.ts";
 import type { Problem } from "../functions/_shared/planner/problem.ts";
 import { checkPlan } from "../functions/_shared/plan-check.ts";
 
@@ -279,4 +280,54 @@ if (rows.length > 0) {
   for (const [label, group] of by((r) => r.klass)) summary(label, group);
   for (const [label, group] of by((r) => r.folder)) summary(`${label} (all)`, group);
 }
+// Dispatch into live routes (§11.6: at most 500 ms at p95 through the API): the planner's part alone,
+// in-process, one new delivery at a time into 20 routes of 20 stops (10 pickups and their drop-offs each).
+{
+  const rng = random(seed);
+  const ROUTES = 20, PAIRS = 10, NEW = 200;
+  const points = Array.from({ length: 1 + 2 * (ROUTES * PAIRS + NEW) }, () => [rng() * 5000, rng() * 5000]);
+  const durations = points.map(([x, y]) => points.map(([x2, y2]) => Math.round(Math.hypot(x - x2, y - y2) / 10)));
+  const shipments = Array.from({ length: ROUTES * PAIRS + NEW }, (_, i) => ({
+    id: `s${i}`,
+    amount: 1,
+    pickup: { location: 1 + 2 * i, service: 60 },
+    delivery: { location: 2 + 2 * i, service: 120, window: [0, 6 * 3600] as [number, number] },
+  }));
+  const problem: Problem = {
+    durations,
+    vehicles: Array.from({ length: ROUTES }, (_, v) => ({
+      id: `v${v}`,
+      start: 0,
+      end: null,
+      capacity: 4,
+      shift: [0, 8 * 3600] as [number, number],
+    })),
+    shipments,
+  };
+  const routes = problem.vehicles.map((v, r) => ({
+    vehicle: v.id,
+    steps: Array.from({ length: PAIRS }, (_, k) => `s${r * PAIRS + k}`).flatMap((id) => [
+      { type: "pickup" as const, id },
+      { type: "delivery" as const, id },
+    ]),
+  }));
+  const times: number[] = [];
+  let inserted = 0;
+  const cpuBefore = cpuMs();
+  for (let i = 0; i < NEW; i++) {
+    const started = performance.now();
+    if (insertCheapest(problem, routes, `s${ROUTES * PAIRS + i}`)) inserted++;
+    times.push(performance.now() - started);
+  }
+  const cpuEach = (cpuMs() - cpuBefore) / NEW;
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))].toFixed(2);
+  console.log(
+    `\ninsertCheapest into ${ROUTES} live routes of ${2 * PAIRS} stops, ${NEW} times (${inserted} placed): ` +
+      `p50 ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${at(1)} ms (wall clock, in-process); ${
+        cpuEach.toFixed(2)
+      } ms of CPU each`,
+  );
+}
+
 if (rows.some((r) => !r.valid)) Deno.exit(1);
