@@ -12,41 +12,52 @@ export function insertCheapest(
   routes: { vehicle: string; steps: { type: StepType; id?: string }[] }[],
   id: string,
 ): { vehicle: string; steps: Step[]; added_duration: number } | null {
-  // Each route gets a model of its own over its few places only: no copy of the whole matrix.
-  const places = new Map<string, number[]>();
-  for (const s of problem.shipments) places.set(s.id, [s.pickup.location, s.delivery.location]);
-  for (const j of problem.jobs ?? []) places.set(j.id, [j.stop.location]);
-  const mine = places.get(id);
-  if (!mine) return null;
+  // Each route is modelled alone, over its own shipments and places only: no copy of the whole problem.
+  const shipments = new Map(problem.shipments.map((s) => [s.id, s]));
+  const jobs = new Map((problem.jobs ?? []).map((j) => [j.id, j]));
+  const newShipment = shipments.get(id), newJob = jobs.get(id);
+  if (!newShipment && !newJob) return null;
   const vehicles = new Map(problem.vehicles.map((v) => [v.id, v]));
   let best: { route: Route; cost: number; i: number; j: number } | null = null;
   for (const given of routes) {
     const vehicle = vehicles.get(given.vehicle);
     if (!vehicle) continue;
-    const only = [vehicle.start, ...mine];
+    const sub: Problem = {
+      durations: problem.durations,
+      distances: problem.distances,
+      vehicles: [vehicle],
+      shipments: newShipment ? [newShipment] : [],
+      jobs: newJob ? [newJob] : [],
+    };
+    const only = [vehicle.start];
     if (vehicle.end !== null && vehicle.end !== undefined) only.push(vehicle.end);
-    for (const step of given.steps) only.push(...(places.get(step.id ?? "") ?? []));
-    const m = new Model(problem, only);
-    const t = m.taskIndex.get(id)!;
-    const nodes: number[] = [];
+    const taken = new Set([id]);
     let known = true;
     for (const step of given.steps) {
-      const kind = KIND_OF[step.type];
-      if (kind === undefined) continue; // start, end
-      const task = step.id === undefined ? undefined : m.taskIndex.get(step.id);
-      if (task === undefined || task === t) {
-        known = known && task === t; // the task itself already in a route: it is inserted afresh
-        continue;
-      }
-      const node = kind === DELIVERY ? m.second[task] : m.first[task];
-      if (node < 0 || m.kind[node] !== kind) {
-        known = false;
-        continue;
-      }
-      nodes.push(node);
+      if (step.type === "start" || step.type === "end" || taken.has(step.id ?? "")) continue;
+      const s = step.type === "job" ? undefined : shipments.get(step.id ?? "");
+      const j = step.type === "job" ? jobs.get(step.id ?? "") : undefined;
+      if (s) sub.shipments.push(s);
+      else if (j) sub.jobs!.push(j);
+      else known = false;
+      taken.add(step.id ?? "");
     }
     if (!known) continue;
-    const route = new Route(m, problem.vehicles.indexOf(vehicle), nodes);
+    for (const s of sub.shipments) only.push(s.pickup.location, s.delivery.location);
+    for (const j of sub.jobs!) only.push(j.stop.location);
+    const m = new Model(sub, only);
+    const t = m.taskIndex.get(id)!;
+    const nodes: number[] = [];
+    for (const step of given.steps) {
+      const kind = KIND_OF[step.type];
+      const task = m.taskIndex.get(step.id ?? "");
+      if (kind === undefined || task === undefined || task === t) continue; // start, end, or the new one again
+      const node = kind === DELIVERY ? m.second[task] : m.first[task];
+      if (node < 0 || m.kind[node] !== kind) known = false;
+      else nodes.push(node);
+    }
+    if (!known) continue;
+    const route = new Route(m, 0, nodes);
     const cost = bestInsertion(route, t, best ? best.cost : Infinity);
     if (cost < (best ? best.cost : Infinity)) best = { route, cost, i: found.i, j: found.j };
   }

@@ -186,34 +186,30 @@ export class Model {
 }
 
 /** One vehicle's route: the nodes in order, and per position (0 = start, n+1 = end) its timing and load. */
+const EMPTY = new Float64Array(0);
+const EMPTY_INT = new Int32Array(0);
+
 export class Route {
   nodes: number[];
-  locs = new Int32Array(0);
-  svcs = new Float64Array(0);
-  closes = new Float64Array(0);
-  begin = new Float64Array(0);
-  latest = new Float64Array(0);
-  load = new Float64Array(0);
+  locs: Int32Array = EMPTY_INT;
+  svcs: Float64Array = EMPTY;
+  closes: Float64Array = EMPTY;
+  begin: Float64Array = EMPTY;
+  latest: Float64Array = EMPTY;
+  load: Float64Array = EMPTY;
   /** Highest load over positions 0..k. */
-  pmax = new Float64Array(0);
+  pmax: Float64Array = EMPTY;
   cost = 0;
 
-  constructor(readonly m: Model, readonly v: number, nodes: number[]) {
+  constructor(readonly m: Model, readonly v: number, nodes: number[], compute = true) {
     this.nodes = nodes;
-    this.update();
+    if (compute) this.update();
   }
 
+  /** A copy to change: its positions are computed afresh by the `update` that must follow the change. */
   clone(): Route {
-    const r = Object.create(Route.prototype) as Route;
-    Object.assign(r, this);
-    r.nodes = this.nodes.slice();
-    r.locs = this.locs.slice();
-    r.svcs = this.svcs.slice();
-    r.closes = this.closes.slice();
-    r.begin = this.begin.slice();
-    r.latest = this.latest.slice();
-    r.load = this.load.slice();
-    r.pmax = this.pmax.slice();
+    const r = new Route(this.m, this.v, this.nodes.slice(), false);
+    r.cost = this.cost;
     return r;
   }
 
@@ -221,14 +217,16 @@ export class Route {
   update(): void {
     const m = this.m, v = this.v, nodes = this.nodes, n = nodes.length, size = n + 2;
     if (this.locs.length < size) {
-      const c = Math.max(size, this.locs.length * 2, 8);
+      // One allocation for the six number arrays: routes are copied on every search iteration.
+      const c = Math.max(size + 4, this.locs.length * 2);
+      const all = new Float64Array(6 * c);
       this.locs = new Int32Array(c);
-      this.svcs = new Float64Array(c);
-      this.closes = new Float64Array(c);
-      this.begin = new Float64Array(c);
-      this.latest = new Float64Array(c);
-      this.load = new Float64Array(c);
-      this.pmax = new Float64Array(c);
+      this.svcs = all.subarray(0, c);
+      this.closes = all.subarray(c, 2 * c);
+      this.begin = all.subarray(2 * c, 3 * c);
+      this.latest = all.subarray(3 * c, 4 * c);
+      this.load = all.subarray(4 * c, 5 * c);
+      this.pmax = all.subarray(5 * c, 6 * c);
     }
     const { locs, svcs, closes, begin, latest, load, pmax } = this;
     const dur = m.dur, W = m.W;

@@ -12,7 +12,7 @@
 // Every insertion is checked against windows, capacity, pickup-before-drop-off and the shift end, so
 // every intermediate plan is feasible and the best one can be returned at any moment.
 import type { PlanOptions, Problem, Solution } from "./problem.ts";
-import { applyInsertion, bestInsertion, found, Model, Route, toPlannedRoute } from "./model.ts";
+import { applyInsertion, bestInsertion, found, JOB, Model, PICKUP, Route, toPlannedRoute } from "./model.ts";
 
 /** The pseudo-random generator (mulberry32): small, fast, and repeatable for a seed. */
 export function random(seed: number): () => number {
@@ -53,17 +53,33 @@ class Plan {
 class Clock {
   private lastYield: number;
   private lastProgress: number;
+  private readonly read: () => number;
+  private readAt = -Infinity;
+  private last = 0;
   readonly start: number;
+  /** The budget; a budget that is not a number is none. */
+  readonly maxMs: number;
   constructor(readonly options: PlanOptions) {
-    this.start = now();
-    this.lastYield = this.start;
-    this.lastProgress = this.start;
+    this.maxMs = options.maxMs > 0 ? options.maxMs : 0;
+    this.read = options.now ?? now;
+    this.start = this.read();
+    this.lastYield = now();
+    this.lastProgress = this.lastYield;
   }
+  /** Milliseconds spent on the plan's clock; a clock other than the wall's is read at most every 1 ms. */
   get elapsed(): number {
+    if (this.read !== now) {
+      const wall = now();
+      if (wall - this.readAt >= 1) {
+        this.readAt = wall;
+        this.last = this.read();
+      }
+      return this.last - this.start;
+    }
     return now() - this.start;
   }
   get stopped(): boolean {
-    return this.options.signal?.aborted === true || this.elapsed >= this.options.maxMs;
+    return this.options.signal?.aborted === true || this.elapsed >= this.maxMs;
   }
   /** Yields to the event loop when it is time, and reports progress now and then. */
   async tick(report: () => { unassigned: number; duration: number }): Promise<void> {
@@ -72,7 +88,7 @@ class Clock {
     this.lastYield = t;
     if (this.options.onProgress && t - this.lastProgress >= PROGRESS_MS) {
       this.lastProgress = t;
-      const fraction = this.options.maxMs > 0 ? Math.min(1, (t - this.start) / this.options.maxMs) : 1;
+      const fraction = this.maxMs > 0 ? Math.min(1, this.elapsed / this.maxMs) : 1;
       await this.options.onProgress({ fraction, ...report() });
     }
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
@@ -194,18 +210,20 @@ async function construct(m: Model, tasks: number[], clock: Clock): Promise<Plan>
   return new Plan(routes, unassigned.map((u) => tasks[u]).sort((a, b) => a - b), where, total);
 }
 
-/** For each node, the other nodes by increasing travel from it (the nearest ones only). */
+/** For each node, the other nodes by increasing travel to and from it (the nearest `limit` only). */
 function neighbours(m: Model, limit: number): Int32Array[] {
   const out: Int32Array[] = [];
-  const ids = new Int32Array(m.N);
   const keys = new Float64Array(m.N);
+  const k = Math.min(limit, m.N - 1);
   for (let a = 0; a < m.N; a++) {
-    for (let b = 0; b < m.N; b++) {
-      ids[b] = b;
-      keys[b] = m.d(m.loc[a], m.loc[b]) + m.d(m.loc[b], m.loc[a]);
-    }
-    const sorted = Array.from(ids).filter((b) => b !== a).sort((x, y) => keys[x] - keys[y]);
-    out.push(Int32Array.from(sorted.slice(0, limit)));
+    const la = m.loc[a];
+    for (let b = 0; b < m.N; b++) keys[b] = b === a ? Infinity : m.d(la, m.loc[b]) + m.d(m.loc[b], la);
+    // The k-th smallest key by a native numeric sort, then only the nodes within it sorted.
+    const threshold = k > 0 ? keys.slice().sort()[k - 1] : -Infinity;
+    const near: number[] = [];
+    for (let b = 0; b < m.N; b++) if (b !== a && keys[b] <= threshold) near.push(b);
+    near.sort((x, y) => keys[x] - keys[y] || x - y);
+    out.push(Int32Array.from(near.slice(0, k)));
   }
   return out;
 }
@@ -222,6 +240,8 @@ async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, r
   const AVERAGE_REMOVED = 10;
   const MAX_STRING = 10;
   const BLINK = 0.01;
+  const ROUTE_REMOVAL = 0.02;
+  const SPLIT = 0.02;
   let current = initial;
   let best = initial;
   const assignedNodes = () => m.N - current.unassigned.length;
@@ -229,7 +249,7 @@ async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, r
   const averageEdge = initial.cost > 0 ? initial.cost / edges : 1;
   const T0 = 0.5 * averageEdge;
   const Tf = 0.005 * averageEdge;
-  const budget = Math.max(1, clock.options.maxMs - clock.elapsed);
+  const budget = Math.max(1, clock.maxMs - clock.elapsed);
   const startedAt = clock.elapsed;
   const seen = new Int32Array(m.classes);
   let stamp = 0;
@@ -262,6 +282,9 @@ async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, r
         stops += r.nodes.length;
       }
     }
+    // Now and then a part of a route moves to a vehicle of its own first: the plan shortest in distance
+    // may use more vehicles than the one the search holds, and insertions alone rarely open a route.
+    if (used > 0 && used < m.V && rng() < SPLIT) split(m, candidate, own, rng);
     if (used > 0) {
       const maxString = Math.min(MAX_STRING, stops / used);
       const maxStrings = (4 * AVERAGE_REMOVED) / (1 + maxString) - 1;
@@ -299,6 +322,30 @@ async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, r
         }
         route.nodes = route.nodes.filter((nd) => !removedTask[m.taskOf[nd]]);
         route.update();
+      }
+      // Now and then a whole route too (the shorter of two): strings alone rarely empty a long route,
+      // and a plan with one vehicle fewer can be much shorter.
+      if (used > 1 && rng() < ROUTE_REMOVAL) {
+        const nonEmpty: number[] = [];
+        for (let r = 0; r < m.V; r++) if (candidate.routes[r].nodes.length > 0) nonEmpty.push(r);
+        const a = nonEmpty[Math.floor(rng() * nonEmpty.length)], b = nonEmpty[Math.floor(rng() * nonEmpty.length)];
+        const r = nonEmpty.length === 0
+          ? -1
+          : candidate.routes[b].nodes.length < candidate.routes[a].nodes.length
+          ? b
+          : a;
+        if (r >= 0) {
+          const route = own(r);
+          for (const nd of route.nodes) {
+            const t = m.taskOf[nd];
+            if (!removedTask[t]) {
+              removedTask[t] = 1;
+              removed.push(t);
+            }
+          }
+          route.nodes = [];
+          route.update();
+        }
       }
       for (const t of removed) {
         candidate.where[m.first[t]] = -1;
@@ -363,6 +410,53 @@ async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, r
     await clock.tick(() => ({ unassigned: best.unassigned.length, duration: best.cost }));
   }
   return best;
+}
+
+/** Moves the segment of a random route that costs least on its own to an empty vehicle, when feasible. */
+function split(m: Model, plan: Plan, own: (r: number) => Route, rng: () => number): void {
+  const usedRoutes: number[] = [];
+  let empty = -1;
+  for (let r = 0; r < m.V; r++) {
+    if (plan.routes[r].nodes.length > 1) usedRoutes.push(r);
+    else if (plan.routes[r].nodes.length === 0 && empty < 0) empty = r;
+  }
+  if (usedRoutes.length === 0 || empty < 0) return;
+  const r = usedRoutes[Math.floor(rng() * usedRoutes.length)];
+  const route = plan.routes[r];
+  const n = route.nodes.length, locs = route.locs;
+  const position = new Map<number, number>();
+  route.nodes.forEach((nd, k) => position.set(nd, k));
+  const start = m.vStart[empty], end = m.vEnd[empty];
+  let best = Infinity, bi = -1, bj = -1;
+  for (let i = 0; i < n; i++) {
+    let open = 0;
+    for (let j = i; j < n; j++) {
+      const nd = route.nodes[j];
+      if (m.kind[nd] !== JOB) {
+        const partner = m.kind[nd] === PICKUP ? m.second[m.taskOf[nd]] : m.first[m.taskOf[nd]];
+        const at = position.get(partner)!;
+        open += at >= i && at < j ? -1 : 1;
+      }
+      if (open !== 0 || (i === 0 && j === n - 1)) continue;
+      const f = locs[i + 1], l = locs[j + 1], before = locs[i], after = locs[j + 2];
+      const delta = m.d(start, f) + m.d(l, end) + m.d(before, after) - m.d(before, f) - m.d(l, after);
+      if (delta < best) {
+        best = delta;
+        bi = i;
+        bj = j;
+      }
+    }
+  }
+  if (bi < 0) return;
+  const moved = new Route(m, empty, route.nodes.slice(bi, bj + 1));
+  const rest = new Route(m, r, route.nodes.slice(0, bi).concat(route.nodes.slice(bj + 1)));
+  if (!moved.feasible() || !rest.feasible()) return;
+  const a = own(r), b = own(empty);
+  a.nodes = rest.nodes;
+  a.update();
+  b.nodes = moved.nodes;
+  b.update();
+  for (const nd of b.nodes) plan.where[nd] = empty;
 }
 
 function shuffle<T>(items: T[], rng: () => number): void {

@@ -98,4 +98,7 @@ export interface PlanOptions {
    * first). With it the annealing follows the iterations, not the clock, so that a seed gives the same
    * plan on any machine. */
   iterations?: number;
+  /** The clock `maxMs` is counted on, in milliseconds (default: the wall clock, `performance.now`). The
+   * bench passes the process's CPU time, so that its figures are one core's seconds on a busy machine. */
+  now?: () => number;
 }
