@@ -5,6 +5,7 @@
 // with the built-in planner within the budget; a dispatcher's order with its violations, and a pickup after its
 // drop-off refused; publish and the driver's view; a plan as a job; insertion into live routes by dispatch mode
 // `routes`; `stops_before` on the tracking link; vehicles and sizes.
+import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { checkPlan } from "../functions/_shared/plan-check.ts";
 import { buildProblem, Places, type PlanDelivery, type PlannedVehicle } from "../functions/api/plan-problem.ts";
@@ -13,6 +14,7 @@ import { api, createCompany, db, type TestCompany } from "./support/api.ts";
 import { createInvoiceDelivery, moveDelivery, SE } from "./support/deliveries.ts";
 import { optimization, routing } from "./support/fakes.ts";
 import { putLocation } from "./support/locations.ts";
+import { listen, until } from "./support/realtime.ts";
 
 /** `km` north and `east` km east of Sé. */
 const at = (km: number, east = 0) => ({ lat: SE.lat + km / 111.195, lng: SE.lng + east / 101.9 });
@@ -288,7 +290,31 @@ describe("a dispatcher's order, publish, cancel", () => {
     expect(backwards.body.detail).toBe(`the pickup of delivery ${a.id} comes after its drop-off`);
     expect((await put([], company.driver.token)).status).toBe(403);
 
+    // Bad input is a 4xx: an unknown route, another company's delivery, a malformed body.
+    expect(
+      (await api(`/api/v1/routes/${randomUUID()}/stops`, {
+        method: "PUT",
+        token: company.owner.token,
+        body: { stops: [] },
+      })).status,
+    ).toBe(404);
+    expect(
+      (await put([{ delivery_id: randomUUID(), kind: "pickup" }, {
+        delivery_id: randomUUID(),
+        kind: "dropoff",
+      }])).status,
+    ).toBe(422);
+    const stranger = randomUUID();
+    const unknown = await put([{ delivery_id: stranger, kind: "pickup" }, { delivery_id: stranger, kind: "dropoff" }]);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.detail).toBe(`delivery not found: ${stranger}`);
+    expect((await put([{ delivery_id: "nope", kind: "pickup" }])).status).toBe(400);
+    expect((await put([{ delivery_id: a.id, kind: "teleport" }])).status).toBe(400);
+    expect((await api(`/api/v1/routes/not-a-uuid`, { token: company.owner.token })).status).toBe(400);
+
     // Published with its violations (the dispatcher decides): both deliveries are the driver's, in order.
+    const told = await listen(`driver:${company.driver.driverId}`, company.driver.token);
+    expect(told.status).toBe("SUBSCRIBED");
     const published = await api(`/api/v1/routes/${route.id}/publish`, { token: company.owner.token, body: {} });
     expect(published.status, JSON.stringify(published.body)).toBe(200);
     expect(published.body.status).toBe("published");
@@ -304,7 +330,13 @@ describe("a dispatcher's order, publish, cancel", () => {
       .toBe(422);
 
     // The driver picks the first up; cancelling then returns only the other to pending.
+    await until(() => told.inbox.some((m) => m.event === "route_published"));
+    const publishedMessage = told.inbox.find((m) => m.event === "route_published");
+    expect(publishedMessage?.payload).toMatchObject({ id: route.id, status: "published" });
+    expect(publishedMessage?.payload.stops).toHaveLength(4);
     expect((await moveDelivery(company.driver, a.id, "start")).status).toBe(200);
+    await until(() => told.inbox.some((m) => m.event === "route_updated" && m.payload.status === "in_progress"));
+    expect(told.inbox.filter((m) => m.event === "route_updated").at(-1)?.payload.stops[0].status).toBe("done");
     const inProgress = await api(`/api/v1/routes/${route.id}`, { token: company.driver.token });
     expect(inProgress.body.status).toBe("in_progress");
     expect(inProgress.body.stops[0].status).toBe("done");
@@ -325,6 +357,8 @@ describe("a dispatcher's order, publish, cancel", () => {
 describe("plans as jobs", () => {
   it("answers 202 with a Location beyond the request's budget, and the job ends done with the plan", async () => {
     const d = await delivery(at(0.8));
+    const progress = await listen(`company:${company.companyId}`, company.owner.token, { event: "plan_progress" });
+    expect(progress.status).toBe("SUBSCRIBED");
     const res = await plan({ delivery_ids: [d.id], drivers: [shift(company.driver2.driverId)], max_seconds: 6 });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body).toMatchObject({ status: "running" });
@@ -340,6 +374,11 @@ describe("plans as jobs", () => {
     expect(job.status, JSON.stringify(job)).toBe("done");
     expect(job.progress).toBe(1);
     expect(job.result.routes[0].stops.map((s: any) => s.delivery_id)).toEqual([d.id, d.id]);
+    // plan_progress on the company's topic: the job as GET shows it, running with its progress, then done.
+    await until(() => progress.inbox.some((m) => m.payload.id === res.body.id && m.payload.status === "done"), 5_000);
+    const told = progress.inbox.filter((m) => m.payload.id === res.body.id);
+    expect(told.at(-1)?.payload).toMatchObject({ status: "done", progress: 1 });
+    expect(told.some((m) => m.payload.status === "running" && m.payload.progress < 1)).toBe(true);
     expect((await api(`/api/v1/route-plans/${res.body.id}`, { token: company.driver.token })).status).toBe(403);
     const other = await createCompany("Job Other Co");
     expect((await api(`/api/v1/route-plans/${res.body.id}`, { token: other.owner.token })).status).toBe(404);

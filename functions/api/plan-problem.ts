@@ -7,8 +7,11 @@ import type { Problem, Shipment, UnassignedReason } from "../_shared/planner/pro
 
 /** Seconds spent at a pickup (a delivery's `service_s` is its drop-off's). */
 export const PICKUP_SERVICE_S = 60;
-/** `max_seconds` when the request says nothing. */
-export const DEFAULT_PLAN_SECONDS = 2;
+/**
+ * `max_seconds` when the request says nothing: within a hosted Edge Function's 2 s of CPU per request, with room for
+ * the rest of the request (docs/routes.md).
+ */
+export const DEFAULT_PLAN_SECONDS = 1.5;
 /** The most `max_seconds` a plan answered within the request may have; beyond, it runs as a job (202). */
 export const SYNC_PLAN_SECONDS = 5;
 /** The most `max_seconds` a plan may have at all (a job's). */

@@ -6211,7 +6211,7 @@ export interface operations {
             /** @description Default the driver's vehicle's. */
             capacity?: number;
           }[];
-          /** @description The optimizer's time (default 2, at most 60). Beyond 5 s the plan runs as a job: 202. */
+          /** @description The optimizer's time (default 1.5, at most 60). Beyond 5 s the plan runs as a job: 202. */
           max_seconds?: number;
         };
       };
