@@ -22,6 +22,7 @@ const EnvSchema = z.object({
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),
   GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: z.enum(["true", "false"]).default("false"),
   ROUTING_URL: url.optional(),
+  OPTIMIZATION_URL: url.optional(),
   CEP_URL: url.optional(),
   GEOCODING_URL: url.optional(),
   WEB_APP_URL: url.optional(),

@@ -142,6 +142,8 @@ try {
     WHATSAPP_PHONE_ID: env.WHATSAPP_PHONE_ID,
     SMTP_URL: env.SMTP_URL ?? `smtp://127.0.0.1:${smtp.port}`,
     SMTP_FROM: env.SMTP_FROM,
+    // No stand-in: without a VROOM server the built-in planner plans (docs/routes.md).
+    ...(env.OPTIMIZATION_URL ? { OPTIMIZATION_URL: env.OPTIMIZATION_URL } : {}),
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 

@@ -69,6 +69,8 @@ export type Database = {
           "recipient_phone": string | null;
           "remaining_m": number | null;
           "search_text": string | null;
+          "service_s": number;
+          "size": number;
           "started_at": string | null;
           "status": string;
           "updated_at": string;
@@ -122,6 +124,8 @@ export type Database = {
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
           "search_text"?: never;
+          "service_s"?: number;
+          "size"?: number;
           "started_at"?: string | null;
           "status": string;
           "updated_at"?: string;
@@ -174,6 +178,8 @@ export type Database = {
           "recipient_phone"?: string | null;
           "remaining_m"?: number | null;
           "search_text"?: never;
+          "service_s"?: number;
+          "size"?: number;
           "started_at"?: string | null;
           "status"?: string;
           "updated_at"?: string;
@@ -503,6 +509,9 @@ export type Database = {
           "phone": string | null;
           "updated_at": string;
           "user_id": string;
+          "vehicle_capacity": number | null;
+          "vehicle_plate": string | null;
+          "vehicle_type": string;
         };
         ComputedFields: never;
         Insert: {
@@ -515,6 +524,9 @@ export type Database = {
           "phone"?: string | null;
           "updated_at"?: string;
           "user_id": string;
+          "vehicle_capacity"?: number | null;
+          "vehicle_plate"?: string | null;
+          "vehicle_type"?: string;
         };
         Update: {
           "active"?: boolean;
@@ -526,6 +538,9 @@ export type Database = {
           "phone"?: string | null;
           "updated_at"?: string;
           "user_id"?: string;
+          "vehicle_capacity"?: number | null;
+          "vehicle_plate"?: string | null;
+          "vehicle_type"?: string;
         };
         Relationships: [
           {
@@ -726,6 +741,191 @@ export type Database = {
             columns: ["company_id"];
             isOneToOne: true;
             referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "route_plans": {
+        Row: {
+          "company_id": string;
+          "created_at": string;
+          "created_by": string | null;
+          "error": string | null;
+          "id": string;
+          "progress": number;
+          "request": NonNullable<Json>;
+          "result": Json | null;
+          "status": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "error"?: string | null;
+          "id"?: string;
+          "progress"?: number;
+          "request": NonNullable<Json>;
+          "result"?: Json | null;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "error"?: string | null;
+          "id"?: string;
+          "progress"?: number;
+          "request"?: NonNullable<Json>;
+          "result"?: Json | null;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "route_plans_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "route_stops": {
+        Row: {
+          "arrival_at": string | null;
+          "company_id": string;
+          "delivery_id": string;
+          "kind": string;
+          "live": boolean;
+          "route_id": string;
+          "seq": number;
+          "status": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "arrival_at"?: string | null;
+          "company_id": string;
+          "delivery_id": string;
+          "kind": string;
+          "live"?: boolean;
+          "route_id": string;
+          "seq": number;
+          "status"?: string;
+        };
+        Update: {
+          "arrival_at"?: string | null;
+          "company_id"?: string;
+          "delivery_id"?: string;
+          "kind"?: string;
+          "live"?: boolean;
+          "route_id"?: string;
+          "seq"?: number;
+          "status"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "route_stops_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "route_stops_route_id_fkey";
+            columns: ["route_id"];
+            isOneToOne: false;
+            referencedRelation: "routes";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "routes": {
+        Row: {
+          "cancelled_at": string | null;
+          "capacity": number;
+          "company_id": string;
+          "completed_at": string | null;
+          "created_at": string;
+          "distance_m": number;
+          "driver_id": string;
+          "duration_s": number;
+          "end_lat": number | null;
+          "end_lng": number | null;
+          "ends_at": string;
+          "engine": string;
+          "id": string;
+          "published_at": string | null;
+          "shift_end": string;
+          "start_lat": number;
+          "start_lng": number;
+          "starts_at": string;
+          "status": string;
+          "updated_at": string;
+          "violations": NonNullable<Json>;
+        };
+        ComputedFields: never;
+        Insert: {
+          "cancelled_at"?: string | null;
+          "capacity": number;
+          "company_id": string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "distance_m"?: number;
+          "driver_id": string;
+          "duration_s"?: number;
+          "end_lat"?: number | null;
+          "end_lng"?: number | null;
+          "ends_at": string;
+          "engine": string;
+          "id"?: string;
+          "published_at"?: string | null;
+          "shift_end": string;
+          "start_lat": number;
+          "start_lng": number;
+          "starts_at": string;
+          "status"?: string;
+          "updated_at"?: string;
+          "violations"?: NonNullable<Json>;
+        };
+        Update: {
+          "cancelled_at"?: string | null;
+          "capacity"?: number;
+          "company_id"?: string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "distance_m"?: number;
+          "driver_id"?: string;
+          "duration_s"?: number;
+          "end_lat"?: number | null;
+          "end_lng"?: number | null;
+          "ends_at"?: string;
+          "engine"?: string;
+          "id"?: string;
+          "published_at"?: string | null;
+          "shift_end"?: string;
+          "start_lat"?: number;
+          "start_lng"?: number;
+          "starts_at"?: string;
+          "status"?: string;
+          "updated_at"?: string;
+          "violations"?: NonNullable<Json>;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "routes_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "routes_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
             referencedColumns: ["id"];
           },
         ];
@@ -986,6 +1186,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "cancel_route": {
+        Args: { "route_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
@@ -1000,6 +1210,10 @@ export type Database = {
       };
       "complete_dispatch": {
         Args: { "claim": string; "delivery_id": string; "durations"?: Json; "routing_error"?: string };
+        Returns: Json;
+      };
+      "complete_route_insertion": {
+        Args: { "added_s"?: number; "claim": string; "delivery_id": string; "route_id"?: string; "stops"?: Json };
         Returns: Json;
       };
       "create_delivery": {
@@ -1047,6 +1261,10 @@ export type Database = {
           isOneToOne: true;
           isSetofReturn: false;
         };
+      };
+      "create_routes": {
+        Args: { "engine": string; "routes": Json };
+        Returns: (Database["public"]["CompositeTypes"]["route"])[];
       };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
       "decline_delivery": {
@@ -1196,6 +1414,26 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "get_route": {
+        Args: { "route_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_route_plan": {
+        Args: { "plan_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route_plan"];
+        SetofOptions: {
+          from: "*";
+          to: "route_plan";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "get_subscription": {
         Args: Record<PropertyKey, never>;
         Returns: Database["public"]["CompositeTypes"]["subscription"];
@@ -1277,6 +1515,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "list_routes": {
+        Args: { "cursor"?: string; "day"?: string; "driver_id"?: string; "page_limit"?: number; "status"?: string };
+        Returns: Database["public"]["CompositeTypes"]["route_page"];
+        SetofOptions: {
+          from: "*";
+          to: "route_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_wallet_transactions": {
         Args: { "cursor"?: string; "page_limit"?: number };
         Returns: Database["public"]["CompositeTypes"]["wallet_transaction_page"];
@@ -1326,6 +1574,16 @@ export type Database = {
           "id": string;
         }[];
       };
+      "publish_route": {
+        Args: { "route_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "quote_route": {
         Args: { "distance_m": number; "duration_s": number };
         Returns: Database["public"]["CompositeTypes"]["route_quote"];
@@ -1355,6 +1613,16 @@ export type Database = {
           "provider_message_id"?: string;
         };
         Returns: string;
+      };
+      "record_route_plan": {
+        Args: { "error"?: string; "plan_id": string; "progress": number; "result"?: Json; "status": string };
+        Returns: Database["public"]["CompositeTypes"]["route_plan"];
+        SetofOptions: {
+          from: "*";
+          to: "route_plan";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "register_company": {
         Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
@@ -1390,6 +1658,27 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "route_insertion_input": { Args: { "delivery_id": string }; Returns: Json };
+      "route_plan_input": {
+        Args: { "day"?: string; "delivery_ids"?: (string)[]; "driver_ids": (string)[] };
+        Returns: Database["public"]["CompositeTypes"]["plan_input"];
+        SetofOptions: {
+          from: "*";
+          to: "plan_input";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "route_stops_input": {
+        Args: { "route_id": string; "stops": Json };
+        Returns: Database["public"]["CompositeTypes"]["plan_input"];
+        SetofOptions: {
+          from: "*";
+          to: "plan_input";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "save_gateway_config": {
         Args: {
           "api_key_ciphertext": string;
@@ -1401,6 +1690,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "gateway_status";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_delivery_load": {
+        Args: { "delivery_id": string; "service_s"?: number; "size"?: number };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1417,6 +1716,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "dispatch_settings_set";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_driver_vehicle": {
+        Args: { "capacity"?: number; "driver_id": string; "plate"?: string; "vehicle_type"?: string };
+        Returns: Database["public"]["CompositeTypes"]["driver"];
+        SetofOptions: {
+          from: "*";
+          to: "driver";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1451,6 +1760,23 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "set_route_stops": {
+        Args: {
+          "distance_m": number;
+          "duration_s": number;
+          "ends_at": string;
+          "route_id": string;
+          "stops": Json;
+          "violations": Json;
+        };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "set_subscription": {
         Args: { "plan": string };
         Returns: Database["public"]["CompositeTypes"]["subscription"];
@@ -1467,6 +1793,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "start_route_plan": {
+        Args: { "request": Json };
+        Returns: Database["public"]["CompositeTypes"]["route_plan"];
+        SetofOptions: {
+          from: "*";
+          to: "route_plan";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1567,6 +1903,8 @@ export type Database = {
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
         "failure_photo_path": string | null;
+        "service_s": number | null;
+        "size": number | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;
@@ -1649,6 +1987,7 @@ export type Database = {
         "active": boolean | null;
         "created_at": string | null;
         "updated_at": string | null;
+        "vehicle": Database["public"]["CompositeTypes"]["vehicle"] | null;
       };
       "driver_location": {
         "driver_id": string | null;
@@ -1698,6 +2037,27 @@ export type Database = {
         "pix_qr_code_image": string | null;
         "due_date": string | null;
       };
+      "plan_delivery": {
+        "id": string | null;
+        "status": string | null;
+        "origin": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "destination": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "window_start": string | null;
+        "window_end": string | null;
+        "size": number | null;
+        "service_s": number | null;
+      };
+      "plan_driver": {
+        "id": string | null;
+        "name": string | null;
+        "position": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "position_at": string | null;
+        "capacity": number | null;
+      };
+      "plan_input": {
+        "deliveries": (Database["public"]["CompositeTypes"]["plan_delivery"])[] | null;
+        "drivers": (Database["public"]["CompositeTypes"]["plan_driver"])[] | null;
+      };
       "price_table": {
         "base_fee": number | null;
         "per_km": number | null;
@@ -1729,10 +2089,58 @@ export type Database = {
         "driver_earnings": number | null;
         "by_day": (Database["public"]["CompositeTypes"]["report_day"])[] | null;
       };
+      "route": {
+        "id": string | null;
+        "company_id": string | null;
+        "status": string | null;
+        "driver_id": string | null;
+        "start": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "end": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "starts_at": string | null;
+        "ends_at": string | null;
+        "shift_end": string | null;
+        "capacity": number | null;
+        "distance_m": number | null;
+        "duration_s": number | null;
+        "engine": string | null;
+        "violations": Json | null;
+        "stops": (Database["public"]["CompositeTypes"]["route_stop"])[] | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+        "published_at": string | null;
+      };
+      "route_page": {
+        "items": (Database["public"]["CompositeTypes"]["route"])[] | null;
+        "next_cursor": string | null;
+      };
+      "route_plan": {
+        "id": string | null;
+        "status": string | null;
+        "progress": number | null;
+        "result": Json | null;
+        "error": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+      };
       "route_quote": {
         "distance_m": number | null;
         "duration_s": number | null;
         "price": number | null;
+      };
+      "route_stop": {
+        "seq": number | null;
+        "delivery_id": string | null;
+        "kind": string | null;
+        "lat": number | null;
+        "lng": number | null;
+        "address": string | null;
+        "arrival_at": string | null;
+        "window_start": string | null;
+        "window_end": string | null;
+        "status": string | null;
+        "recipient_name": string | null;
+        "size": number | null;
+        "service_s": number | null;
       };
       "subscription": {
         "plan": string | null;
@@ -1743,6 +2151,11 @@ export type Database = {
         "lat": number | null;
         "lng": number | null;
         "recorded_at": string | null;
+      };
+      "vehicle": {
+        "type": string | null;
+        "plate": string | null;
+        "capacity": number | null;
       };
       "wallet": {
         "driver_id": string | null;

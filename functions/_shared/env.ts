@@ -32,6 +32,8 @@ const Schema = z.object({
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).optional(),
   GATEWAY_WEBHOOK_REQUIRE_SIGNATURE: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
   ROUTING_URL: url,
+  /** A VROOM server's HTTP API (vroom-express): route plans ask it first; unset, the built-in planner plans. */
+  OPTIMIZATION_URL: url.optional(),
   CEP_URL: url,
   GEOCODING_URL: url,
   SECRETS_ENCRYPTION_KEY: EncryptionKey,

@@ -40,3 +40,42 @@ export async function fetchOsrm(url: string, timeoutMs: number): Promise<{ answe
     timeout.clear();
   }
 }
+
+/** Seconds (and metres) standing for a pair of points the routing service found no route between. */
+export const UNREACHABLE = 10_000_000;
+
+/** Every point to every point, in seconds and metres, rounded to whole units. */
+export interface Matrix {
+  durations: number[][];
+  distances: number[][];
+}
+
+const cell = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : UNREACHABLE;
+
+/**
+ * The table service with both annotations, every point to every point, in one call (the route planner's matrix):
+ * `GET {base}/table/v1/driving/{points}?annotations=duration,distance` → `{"code": "Ok", "durations", "distances"}`.
+ * A pair it gives no number for is UNREACHABLE; a service that answers no distances has them taken as the
+ * durations. The matrix, or why there is none.
+ */
+export async function osrmMatrix(
+  baseUrl: string,
+  points: Point[],
+  timeoutMs: number,
+): Promise<{ matrix: Matrix } | { error: string }> {
+  if (points.length < 2) return { matrix: { durations: points.map(() => [0]), distances: points.map(() => [0]) } };
+  const got = await fetchOsrm(osrmUrl(baseUrl, "table", points, "annotations=duration,distance"), timeoutMs);
+  if ("error" in got) return got;
+  const body = got.answer as { code?: unknown; durations?: unknown; distances?: unknown } | null;
+  if (body?.code !== "Ok") {
+    return { error: typeof body?.code === "string" ? `answered ${body.code}` : "answered without a code" };
+  }
+  const square = (rows: unknown) =>
+    Array.isArray(rows) && rows.length === points.length &&
+    rows.every((row) => Array.isArray(row) && row.length === points.length);
+  if (!square(body.durations)) return { error: "answered without a duration for every pair of points" };
+  const durations = (body.durations as unknown[][]).map((row) => row.map(cell));
+  const distances = square(body.distances) ? (body.distances as unknown[][]).map((row) => row.map(cell)) : durations;
+  return { matrix: { durations, distances } };
+}

@@ -32,6 +32,14 @@ export function withinBudget<T>(work: () => Promise<T>): Promise<T> {
   return storage.run({ deadline: Date.now() + REQUEST_BUDGET_MS }, work);
 }
 
+/**
+ * Runs `work` outside any request: no deadline, no idempotency key. For work that goes on after the answer (a
+ * route plan run as a job), whose calls and transactions keep their own limits.
+ */
+export function detached<T>(work: () => Promise<T>): Promise<T> {
+  return storage.run({ deadline: Infinity }, work);
+}
+
 /** Runs `work` in the current request, its transactions noting their writes under the idempotency key `id`. */
 export function underIdempotencyKey<T>(id: string | undefined, work: () => Promise<T>): Promise<T> {
   const scope = storage.getStore();

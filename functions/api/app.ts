@@ -20,6 +20,7 @@ import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
 import proof from "./routes/proof.ts";
 import reports from "./routes/reports.ts";
+import routePlans from "./routes/routes.ts";
 import settings from "./routes/settings.ts";
 import tracking from "./routes/tracking.ts";
 
@@ -39,6 +40,7 @@ export const routes: AnyRoute[] = [
   ...proof,
   ...notifications,
   ...reports,
+  ...routePlans,
 ];
 
 const healthRoute = defineRoute({

@@ -5,11 +5,14 @@
 // is up. Any number of runs may go at once, on any number of instances: the claim gives each round to one.
 import { asService, rpc } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
+import { insertIntoRoutes } from "./insert.ts";
 import { type Point, tableDurations } from "./table.ts";
 
 interface Claimed {
   delivery_id: string;
   claim: string;
+  /** The company's mode when claimed: `routes` inserts into a live route (insert.ts) instead of ranking. */
+  mode: string;
   origin: Point;
   candidates: (Point & { driver_id: string })[];
 }
@@ -66,11 +69,17 @@ export async function dispatchDue(): Promise<RunSummary> {
     if (batch.length === 0) break;
     await Promise.all(batch.map(async (job) => {
       try {
-        const done = await complete(job);
+        const done: { result: string; round?: number | null; drivers?: string[]; route_id?: string | null } =
+          job.mode === "routes" ? await insertIntoRoutes(job) : await complete(job);
         summary.rounds++;
         if (done.result === "offered" || done.result === "assigned" || done.result === "unassigned") {
           summary[done.result]++;
-          log(`dispatch_${done.result}`, { delivery_id: job.delivery_id, round: done.round, drivers: done.drivers });
+          log(`dispatch_${done.result}`, {
+            delivery_id: job.delivery_id,
+            round: done.round,
+            drivers: done.drivers,
+            route_id: done.route_id,
+          });
         } else {
           summary.passed++;
         }

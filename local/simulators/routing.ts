@@ -73,9 +73,14 @@ export function createRoutingSimulator(): RoutingSimulator {
     if (sim.mode === "error") return Response.json({ code: "NoTable", message: "No route found" });
     const at = (i: number) => points[i] as [number, number];
     const waypoint = (i: number) => ({ location: at(i), name: "", distance: 0 });
+    // `annotations=duration,distance` (the route planner's matrix) adds the metres; OSRM's default is durations.
+    const distances = (c.req.query("annotations") ?? "").split(",").includes("distance")
+      ? { distances: sources.map((s) => destinations.map((d) => drive(at(s), at(d)).distance)) }
+      : {};
     return Response.json({
       code: "Ok",
       durations: sources.map((s) => destinations.map((d) => drive(at(s), at(d)).duration)),
+      ...distances,
       sources: sources.map(waypoint),
       destinations: destinations.map(waypoint),
     });

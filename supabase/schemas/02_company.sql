@@ -15,6 +15,9 @@
 -- the access token hook, the gateway event outcomes, register_company's ids, the
 -- ETA work list and the public tracking view.
 
+create type public.vehicle as (type text, plate text, capacity integer);
+comment on type public.vehicle is 'A driver''s vehicle: bike, moto, car or van, its plate, and the units it carries (16_routes.sql).';
+
 create type public.driver as (
   id uuid,
   user_id uuid,
@@ -23,7 +26,8 @@ create type public.driver as (
   phone text,
   active boolean,
   created_at timestamptz,
-  updated_at timestamptz
+  updated_at timestamptz,
+  vehicle public.vehicle
 );
 comment on type public.driver is 'A driver as the API returns it.';
 
@@ -174,7 +178,12 @@ create table public.drivers (
   phone text,
   active boolean not null default true,
   created_at timestamptz not null default now(),
-  updated_at timestamptz not null default now()
+  updated_at timestamptz not null default now(),
+  -- The vehicle (routes, 16_routes.sql): its type, plate, and capacity in units (null: the type's default,
+  -- private.vehicle_capacity).
+  vehicle_type text not null default 'car' check (vehicle_type in ('bike', 'moto', 'car', 'van')),
+  vehicle_plate text check (length(vehicle_plate) between 1 and 20),
+  vehicle_capacity integer check (vehicle_capacity between 1 and 10000)
 );
 comment on table public.drivers is 'Drivers of a company; each is a user with the driver membership.';
 create index drivers_company_id_created_at_idx on public.drivers (company_id, created_at desc, id desc);
@@ -211,6 +220,20 @@ create policy drivers_select_auth_hook on public.drivers
   for select to supabase_auth_admin
   using (true);
 
+-- The units a vehicle of each type carries unless its driver's row says otherwise (docs/routes.md).
+create function private.vehicle_capacity(vehicle_type text)
+returns integer
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return case vehicle_capacity.vehicle_type when 'bike' then 4 when 'moto' then 6 when 'car' then 20 when 'van' then 100 end;
+end;
+$$;
+comment on function private.vehicle_capacity(text) is 'The default capacity in units of a vehicle type: bike 4, moto 6, car 20, van 100.';
+grant execute on function private.vehicle_capacity(text) to authenticated, service_role;
+
 create function private.driver_row(d public.drivers)
 returns public.driver
 language plpgsql
@@ -218,7 +241,9 @@ stable
 set search_path = ''
 as $$
 begin
-  return row(d.id, d.user_id, d.name, d.email, d.phone, d.active, d.created_at, d.updated_at)::public.driver;
+  return row(d.id, d.user_id, d.name, d.email, d.phone, d.active, d.created_at, d.updated_at,
+    row(d.vehicle_type, d.vehicle_plate, coalesce(d.vehicle_capacity, private.vehicle_capacity(d.vehicle_type)))::public.vehicle
+  )::public.driver;
 end;
 $$;
 comment on function private.driver_row(public.drivers) is 'A driver as the API shows it.';

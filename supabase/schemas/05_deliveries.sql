@@ -71,7 +71,10 @@ create type public.delivery as (
   dispatch_status text,
   offer_expires_at timestamptz,
   -- The photo of the last failed attempt (09_proof.sql, 11_lifecycle.sql).
-  failure_photo_path text
+  failure_photo_path text,
+  -- Routes (16_routes.sql), in the same order.
+  service_s integer,
+  size integer
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
@@ -197,6 +200,10 @@ create table public.deliveries (
   -- The last failed attempt's photo, if the driver took one: its Storage object name in delivery-proofs
   -- (`{company_id}/{id}/failed-{attempt}.{ext}`, 09_proof.sql), set by the failure with the reason and note.
   failure_photo_path text,
+  -- Routes (16_routes.sql): the units it takes in a vehicle, and the seconds spent at the drop-off (the pickup's
+  -- are the planner's PICKUP_SERVICE_S).
+  size integer not null default 1 check (size between 1 and 10000),
+  service_s integer not null default 120 check (service_s between 0 and 14400),
   check (window_start < window_end),
   check (status <> 'failed' or (failed_at is not null and failure_reason is not null)),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
@@ -470,6 +477,7 @@ begin
     ('cancel', array['awaiting_payment', 'pending', 'accepted', 'failed'], 'cancelled'),
     ('fail', array['in_progress'], 'failed'),
     ('reopen', array['failed'], 'pending'),
+    ('unassign', array['accepted'], 'pending'),
     ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed'],
       'cancelled'),
     ('payment_overdue', array['awaiting_payment'], 'cancelled');
@@ -513,7 +521,8 @@ begin
     -- Only a driver holds offers: the role claim spares everyone else (a broadcast, a manager's list) the look-up.
     case when d.status = 'pending' and d.dispatch_status = 'offered' and (auth.jwt() ->> 'role') = 'driver' then
       private.my_live_offer(d.id) end,
-    d.failure_photo_path
+    d.failure_photo_path,
+    d.service_s, d.size
   )::public.delivery;
 end;
 $$;
@@ -592,9 +601,9 @@ begin
   update public.deliveries d set
     status = move.to_status,
     payment_status = coalesce(move_delivery.payment_status, d.payment_status),
-    driver_id = case when move_delivery.trigger = 'reopen' then null else coalesce(move_delivery.driver_id, d.driver_id) end,
+    driver_id = case when move_delivery.trigger in ('reopen', 'unassign') then null else coalesce(move_delivery.driver_id, d.driver_id) end,
     cancel_reason = coalesce(move_delivery.cancel_reason, d.cancel_reason),
-    accepted_at = case when move.to_status = 'accepted' then now() when move_delivery.trigger = 'reopen' then null
+    accepted_at = case when move.to_status = 'accepted' then now() when move_delivery.trigger in ('reopen', 'unassign') then null
       else d.accepted_at end,
     started_at = case when move.to_status = 'in_progress' then now() when move_delivery.trigger = 'reopen' then null
       else d.started_at end,

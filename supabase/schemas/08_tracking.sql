@@ -68,7 +68,7 @@ security definer
 set search_path = ''
 as $$
 begin
-  return (select private.tracking_json(d, dr.name, l)
+  return (select private.tracking_json(d, dr.name, l) || private.route_tracking(d.id)
           from public.deliveries d
           left join public.drivers dr on dr.id = d.driver_id
           left join public.driver_locations l on l.driver_id = d.driver_id

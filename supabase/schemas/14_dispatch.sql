@@ -87,7 +87,7 @@ comment on type public.delivery_dispatch is 'Every decision dispatch took for a 
 
 create table public.dispatch_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  mode text not null check (mode in ('broadcast', 'offer', 'auto')),
+  mode text not null check (mode in ('broadcast', 'offer', 'auto', 'routes')),
   offer_timeout_s integer not null check (offer_timeout_s between 10 and 600),
   offer_batch integer not null check (offer_batch between 1 and 20),
   max_active_per_driver integer not null check (max_active_per_driver between 1 and 20),
@@ -160,8 +160,8 @@ declare
     coalesce(set_dispatch_settings.max_distance_km, current_settings.max_distance_km))::public.dispatch_settings_set;
   held public.deliveries;
 begin
-  if s.mode not in ('broadcast', 'offer', 'auto') then
-    raise exception using errcode = 'PT400', message = 'mode must be broadcast, offer or auto';
+  if s.mode not in ('broadcast', 'offer', 'auto', 'routes') then
+    raise exception using errcode = 'PT400', message = 'mode must be broadcast, offer, auto or routes';
   elsif s.offer_timeout_s not between 10 and 600 then
     raise exception using errcode = 'PT400', message = 'offer_timeout_s must be between 10 and 600';
   elsif s.offer_batch not between 1 and 20 then
@@ -243,7 +243,7 @@ create table public.dispatch_rounds (
   company_id uuid not null,
   attempt integer not null,
   round integer not null check (round >= 1),
-  mode text not null check (mode in ('offer', 'auto')),
+  mode text not null check (mode in ('offer', 'auto', 'routes')),
   -- road_duration (the routing service answered), straight_line (it did not), or null (nobody to rank).
   ranked_by text check (ranked_by in ('road_duration', 'straight_line')),
   routing_error text check (length(routing_error) <= 500),
@@ -630,13 +630,14 @@ begin
     settings := private.dispatch_settings_of(delivery.company_id);
     found := '{}';
     if delivery.status = 'pending' and delivery.driver_id is null and delivery.dispatch_status in ('queued', 'offered')
-       and private.dispatchable(delivery) and settings.mode <> 'broadcast' then
+       and private.dispatchable(delivery) and settings.mode in ('offer', 'auto') then
       found := private.dispatch_candidates(delivery, settings);
     end if;
     update private.dispatch_queue q set candidates = found where q.delivery_id = job.delivery_id;
     answer := answer || jsonb_build_object(
       'delivery_id', job.delivery_id,
       'claim', job.claim,
+      'mode', settings.mode,
       'origin', jsonb_build_object('lat', delivery.origin_lat, 'lng', delivery.origin_lng),
       'candidates', coalesce((select jsonb_agg(jsonb_build_object('driver_id', c.driver_id, 'lat', c.lat, 'lng', c.lng)
                                 order by c.ord)

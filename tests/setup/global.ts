@@ -10,6 +10,7 @@ import { createRoutingSimulator, type RoutingSimulator } from "../../local/simul
 import { createWhatsAppSimulator, type WhatsAppSimulator } from "../../local/simulators/whatsapp.ts";
 import { startFake } from "../support/fake-server.ts";
 import { startSmtpFake } from "../support/smtp-fake.ts";
+import { createVroomFake, type VroomFake } from "../support/vroom-fake.ts";
 import { LIFTED_AUTH_RATE_LIMITS, privateDir, startOwnStack } from "../support/stack.ts";
 
 export interface StackInfo {
@@ -21,7 +22,10 @@ export interface StackInfo {
   platformWebhookSecret: string;
   /** Everything the stack printed, for tests that check what is (not) logged. */
   logFile: string;
-  fakes: Record<"gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp", { url: string; controlUrl: string }>;
+  fakes: Record<
+    "gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp" | "optimization",
+    { url: string; controlUrl: string }
+  >;
 }
 
 declare module "vitest" {
@@ -58,6 +62,12 @@ export default async function setup(project: TestProject) {
     (f) => ({ messages: (f as WhatsAppSimulator).messages }),
   );
   const smtp = await startSmtpFake();
+  // VROOM's HTTP API; failing by default, so route plans fall back to the built-in planner unless a test says.
+  const optimization = await startFake(
+    "optimization",
+    createVroomFake,
+    (f) => ({ requests: (f as VroomFake).requests, last: (f as VroomFake).last }),
+  );
 
   const dataDir = privateDir("delivery-platform-test-");
   const logFile = resolve(dataDir, "stack.log");
@@ -71,6 +81,7 @@ export default async function setup(project: TestProject) {
       GATEWAY_SANDBOX_URL: gateway.url,
       GATEWAY_PRODUCTION_URL: gateway.url,
       ROUTING_URL: routing.url,
+      OPTIMIZATION_URL: optimization.url,
       CEP_URL: cep.url,
       GEOCODING_URL: geocoding.url,
       WHATSAPP_URL: `${whatsapp.url}/v21.0`,
@@ -100,6 +111,7 @@ export default async function setup(project: TestProject) {
       geocoding: { url: geocoding.url, controlUrl: geocoding.controlUrl },
       whatsapp: { url: whatsapp.url, controlUrl: whatsapp.controlUrl },
       smtp: { url: smtp.url, controlUrl: smtp.controlUrl },
+      optimization: { url: optimization.url, controlUrl: optimization.controlUrl },
     },
   };
   // vitest.config.ts runs this once, from the root config, for every project of the run.
@@ -113,5 +125,6 @@ export default async function setup(project: TestProject) {
     await geocoding.close();
     await whatsapp.close();
     await smtp.close();
+    await optimization.close();
   };
 }

@@ -22,7 +22,7 @@ export interface GatewayState {
   log: { method: string; path: string; accessToken: string | null; body: unknown }[];
 }
 
-function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp") {
+function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp" | "optimization") {
   const base = () => inject("stack").fakes[which].controlUrl;
   return {
     /**
@@ -65,3 +65,5 @@ export const geocoding = fake<{ requests: number; queries: string[] }>("geocodin
 export const whatsapp = fake<{ messages: WhatsAppMessage[] }>("whatsapp");
 /** The SMTP relay (lateAnswer and stalledBody do not apply): `state()` lists the mails it accepted, oldest first. */
 export const smtp = fake<{ mails: ReceivedMail[] }>("smtp");
+/** VROOM's HTTP API (tests/support/vroom-fake.ts): "fail" (the default), "sequential", "wrong", "error". */
+export const optimization = fake<{ requests: number; last: unknown }>("optimization");

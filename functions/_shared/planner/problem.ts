@@ -94,4 +94,11 @@ export interface PlanOptions {
   /** Called now and then (at least once a second) while the search runs. */
   onProgress?: (progress: { fraction: number; unassigned: number; duration: number }) => void | Promise<void>;
   signal?: AbortSignal;
+  /** Stop the search after this many ruin-and-recreate iterations (or at `maxMs`, whichever comes
+   * first). With it the annealing follows the iterations, not the clock, so that a seed gives the same
+   * plan on any machine. */
+  iterations?: number;
+  /** The clock `maxMs` is counted on, in milliseconds (default: the wall clock, `performance.now`). The
+   * bench passes the process's CPU time, so that its figures are one core's seconds on a busy machine. */
+  now?: () => number;
 }

@@ -117,6 +117,8 @@ export const Delivery = z.object({
     "For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null " +
       "for everyone else.",
   ),
+  size: z.number().int().describe("Units it takes in a vehicle (routes: a vehicle's capacity is in units)."),
+  service_s: z.number().int().describe("Seconds spent at the drop-off (routes time it; a pickup takes 60)."),
 }).meta({ id: "Delivery" });
 
 const Route = z.object({ origin: LatLng, destination: LatLng });
@@ -141,6 +143,8 @@ export const CreateDelivery = z.object({
   external_id: Text(100).nullish().describe(
     "The company's own reference (an order number): a second delivery with it is 409, naming the first.",
   ),
+  size: z.number().int().min(1).max(10_000).nullish().describe("Units it takes in a vehicle; default 1."),
+  service_s: z.number().int().min(0).max(14_400).nullish().describe("Seconds at the drop-off; default 120."),
 }).superRefine((body, ctx) => {
   if (body.payment_method === "pix" && !body.customer) {
     ctx.addIssue({ code: "invalid_type", expected: "object", path: ["customer"], message: "Field required" });
@@ -327,8 +331,8 @@ export const createDelivery = defineRoute({
       charged = { price, payment: await createPixCharge(gateway, companyId, id, price, body.customer!) };
     }
     try {
-      const delivery = await asService((tx) =>
-        rpc(tx, "create_delivery", {
+      const delivery = await asService(async (tx) => {
+        const created = await rpc(tx, "create_delivery", {
           id,
           company_id: companyId,
           created_by: claims.sub,
@@ -354,8 +358,11 @@ export const createDelivery = defineRoute({
           window_end: body.window_end,
           external_id: body.external_id,
           recipient_email: body.recipient_email,
-        })
-      );
+        });
+        // Its size and drop-off time (routes), in the same transaction.
+        if (body.size == null && body.service_s == null) return created;
+        return await rpc(tx, "set_delivery_load", { delivery_id: id, size: body.size, service_s: body.service_s });
+      });
       return { status: 201, body: delivery };
     } catch (error) {
       if (charged) logOrphanCharge(companyId, id, charged.payment.gateway_payment_id, error);

@@ -7,7 +7,7 @@ import { defineRoute } from "../../_shared/route.ts";
 import { IdParams, Timestamp } from "../schemas.ts";
 import { Delivery } from "./deliveries.ts";
 
-const DispatchMode = z.enum(["broadcast", "offer", "auto"]).describe(
+const DispatchMode = z.enum(["broadcast", "offer", "auto", "routes"]).describe(
   "`broadcast` (the default): a pending delivery is shown to every driver of the company at once " +
     "(`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get " +
     "an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for " +
@@ -15,7 +15,9 @@ const DispatchMode = z.enum(["broadcast", "offer", "auto"]).describe(
     "attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast " +
     'and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is ' +
     "assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as " +
-    "above.",
+    "above. `routes`: the delivery is inserted where it adds the least duration into a published or in-progress " +
+    "route of an online driver, keeping every window, capacity and stop already done; it is then that driver's " +
+    "(`accepted`), who gets `route_updated` (the route); where no route can take it, unassigned as above.",
 );
 
 const DispatchSettings = z.object({
@@ -114,7 +116,7 @@ const DispatchCandidate = z.object({
 const DispatchRound = z.object({
   round: z.number().int().describe("1, 2, ... within an attempt."),
   attempt: z.number().int().describe("The delivery's attempt (see `attempts`): a reopened delivery starts again."),
-  mode: z.enum(["offer", "auto"]),
+  mode: z.enum(["offer", "auto", "routes"]),
   ranked_at: Timestamp,
   ranked_by: z.enum(["road_duration", "straight_line"]).nullable().describe(
     "`road_duration`: the routing service answered; `straight_line`: it failed (`routing_error` says how); null: " +

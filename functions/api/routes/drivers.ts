@@ -5,6 +5,21 @@ import { asService, rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { Email, IdParams, Name, pageOf, PageQuery, Password, Phone, Timestamp } from "../schemas.ts";
 
+const VehicleType = z.enum(["bike", "moto", "car", "van"]);
+const VEHICLE =
+  "`capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, " +
+  "car 20, van 100. A driver without a vehicle of its own drives a car.";
+const Vehicle = z.object({
+  type: VehicleType,
+  plate: z.string().nullable(),
+  capacity: z.number().int(),
+}).describe(`The driver's vehicle (routes). ${VEHICLE}`).meta({ id: "Vehicle" });
+const VehicleChange = z.object({
+  type: VehicleType.optional(),
+  plate: z.string().trim().min(1).max(20).regex(/^[A-Za-z0-9 -]+$/, "letters, digits, spaces and dashes").optional(),
+  capacity: z.number().int().min(1).max(10_000).optional(),
+}).strict().describe(`A field left out keeps its value. ${VEHICLE}`);
+
 export const Driver = z.object({
   id: z.uuid(),
   user_id: z.uuid(),
@@ -14,6 +29,7 @@ export const Driver = z.object({
   active: z.boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
+  vehicle: Vehicle,
 }).meta({ id: "Driver" });
 
 export const createDriver = defineRoute({
@@ -25,15 +41,21 @@ export const createDriver = defineRoute({
     "created, the login is removed again.",
   auth: "bearer",
   roles: "company_managers",
-  body: z.object({ name: Name, email: Email, password: Password, phone: Phone.nullish() }),
+  body: z.object({
+    name: Name,
+    email: Email,
+    password: Password,
+    phone: Phone.nullish(),
+    vehicle: VehicleChange.optional(),
+  }),
   responses: {
     201: { description: "Created", schema: Driver },
     409: { description: "The e-mail address is taken" },
   },
-  async handler({ body, authorize }) {
+  async handler({ body, authorize, asCaller }) {
     // Refuse a caller without the right before any login is created.
     const companyId = await authorize();
-    const driver = await withNewAuthUser(
+    let driver = await withNewAuthUser(
       { email: body.email, password: body.password, user_metadata: { name: body.name } },
       (userId) =>
         asService((tx) =>
@@ -46,6 +68,10 @@ export const createDriver = defineRoute({
           })
         ),
     );
+    if (body.vehicle) {
+      const { id } = driver as unknown as { id: string };
+      driver = await asCaller((tx) => rpc(tx, "set_driver_vehicle", vehicleArgs(id, body.vehicle!)));
+    }
     return { status: 201, body: driver };
   },
 });
@@ -90,13 +116,28 @@ export const updateDriver = defineRoute({
   auth: "bearer",
   roles: "company_managers",
   params: IdParams,
-  body: z.object({ name: Name.optional(), phone: Phone.optional(), active: z.boolean().optional() }).strict(),
+  body: z.object({
+    name: Name.optional(),
+    phone: Phone.optional(),
+    active: z.boolean().optional(),
+    vehicle: VehicleChange.optional(),
+  }).strict(),
   responses: { 200: { description: "The driver", schema: Driver } },
   handler: async ({ params, body, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "update_driver", { driver_id: params.id, name: body.name, phone: body.phone, active: body.active })
-    ),
+    body: await asCaller(async (tx) => {
+      const driver = await rpc(tx, "update_driver", {
+        driver_id: params.id,
+        name: body.name,
+        phone: body.phone,
+        active: body.active,
+      });
+      return body.vehicle ? await rpc(tx, "set_driver_vehicle", vehicleArgs(params.id, body.vehicle)) : driver;
+    }),
   }),
 });
+
+function vehicleArgs(driverId: string, vehicle: z.infer<typeof VehicleChange>) {
+  return { driver_id: driverId, vehicle_type: vehicle.type, plate: vehicle.plate, capacity: vehicle.capacity };
+}
 
 export default [createDriver, listDrivers, getDriver, updateDriver];

@@ -19,7 +19,12 @@ export const Tracking = z.object({
     "The driver's last position, only while the delivery is in progress and only one sent since the pick-up.",
   ),
   eta_at: Timestamp.nullable().describe(
-    "Expected arrival, while in progress, once the routing service has measured it.",
+    "Expected arrival, while in progress, once the routing service has measured it; while the delivery is in a " +
+      "published or in-progress route, its drop-off's arrival as the route times it.",
+  ),
+  stops_before: z.number().int().nullable().describe(
+    "While the delivery is in a published or in-progress route: how many drop-offs still pending come before this " +
+      "one; null otherwise.",
   ),
   remaining_m: z.number().int().nullable().describe("Metres by road still to go, while in progress."),
   eta_refreshed_at: Timestamp.nullable().describe("When the ETA was last measured."),

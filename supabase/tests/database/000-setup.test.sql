@@ -5,7 +5,7 @@
 -- with an amount; a gateway configuration; a withdrawal requested or in a
 -- given state; a driver's balances and a withdrawal's debits; a delivery
 -- created as the edge creates it, a driver's position, a round of dispatch,
--- proof of delivery objects written, and whether the current role may run a statement.
+-- proof of delivery objects written, whether the current role may run a statement, and a draft route.
 select plan(1);
 
 create schema if not exists tests;
@@ -385,7 +385,30 @@ language sql as $$
   on conflict (bucket_id, name) do update set version = excluded.version, metadata = excluded.metadata
 $$;
 
+-- Routes (16_routes.sql). A draft route of the tenant's `driver` (or `driver2`) made by its owner through
+-- public.create_routes, picking up and dropping off each delivery in turn: its id. Back to the superuser.
+create or replace function tests.draft_route(tenant jsonb, deliveries uuid[], driver text default 'driver')
+returns uuid
+language plpgsql
+as $$
+declare
+  made jsonb;
+begin
+  perform tests.act_as_member(tenant, 'owner');
+  made := to_jsonb(public.create_routes('builtin', jsonb_build_array(jsonb_build_object(
+    'driver_id', tenant ->> (draft_route.driver || '_id'), 'start', jsonb_build_object('lat', -23.55, 'lng', -46.63),
+    'starts_at', now(), 'ends_at', now() + interval '2 hours', 'shift_end', now() + interval '8 hours', 'capacity', 20,
+    'distance_m', 1000, 'duration_s', 600,
+    'stops', (select jsonb_agg(s.stop order by u.n, s.k) from unnest(draft_route.deliveries) with ordinality u (id, n),
+      lateral (values (1, jsonb_build_object('delivery_id', u.id, 'kind', 'pickup')),
+                      (2, jsonb_build_object('delivery_id', u.id, 'kind', 'dropoff'))) s (k, stop))))));
+  perform tests.reset_role();
+  return (made -> 0 ->> 'id')::uuid;
+end;
+$$;
+
 grant execute on all functions in schema tests to anon, authenticated, service_role;
 
 select has_function('tests', 'act_as', array['jsonb'], 'the act_as helper exists');
 select * from finish();
+

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(193);
+select plan(237);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -61,7 +61,18 @@ from t, o, lateral (values
   ('select to_jsonb(public.get_dispatch_settings())', array['owner', 'admin']),
   ('select to_jsonb(public.set_dispatch_settings(''offer''))', array['owner', 'admin']),
   (format('select to_jsonb(public.get_delivery_dispatch(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
-  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver'])
+  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver']),
+  (format('select to_jsonb(public.get_route(%L))', gen_random_uuid()), array['owner', 'admin', 'driver']),
+  ('select to_jsonb(public.list_routes())', array['owner', 'admin', 'driver']),
+  (format('select to_jsonb(public.route_plan_input(array[%L]::uuid[]))', t.a ->> 'driver_id'), array['owner', 'admin']),
+  ('select to_jsonb(public.create_routes(''builtin'', ''[]''))', array['owner', 'admin']),
+  (format('select to_jsonb(public.route_stops_input(%L, ''[]''))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.set_route_stops(%L, ''[]'', 0, 0, null, null))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.publish_route(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.cancel_route(%L))', gen_random_uuid()), array['owner', 'admin']),
+  ('select to_jsonb(public.start_route_plan(''{}''))', array['owner', 'admin']),
+  (format('select to_jsonb(public.get_route_plan(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.set_driver_vehicle(%L, ''van''))', t.a ->> 'driver2_id'), array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -112,7 +123,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 43 calls x 4 roles = 172 assertions, then 16 foreign ones
+-- 54 calls x 4 roles = 216 assertions, then 16 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$

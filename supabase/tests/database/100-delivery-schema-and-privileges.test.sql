@@ -24,7 +24,8 @@ select results_eq(
     ('payment_received', array['awaiting_payment'], 'pending'),
     ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed'], 'cancelled'),
     ('reopen', array['failed'], 'pending'),
-    ('start', array['accepted'], 'in_progress') $$,
+    ('start', array['accepted'], 'in_progress'),
+    ('unassign', array['accepted'], 'pending') $$,
   'the allowed moves are those of docs/state-machines.md');
 
 -- Who may call what.

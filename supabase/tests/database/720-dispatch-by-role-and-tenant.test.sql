@@ -51,7 +51,7 @@ select is(to_jsonb(public.get_dispatch_settings()),
   'the admin reads what the owner set');
 select is((public.set_dispatch_settings(offer_batch => 3)).offer_batch, 3, 'and changes one setting, keeping the others');
 select is((public.get_dispatch_settings()).offer_timeout_s, 45, 'the others are kept');
-select throws_ok($$ select public.set_dispatch_settings('first_come') $$, 'PT400', 'mode must be broadcast, offer or auto',
+select throws_ok($$ select public.set_dispatch_settings('first_come') $$, 'PT400', 'mode must be broadcast, offer, auto or routes',
   'an unknown mode is 400');
 select throws_ok($$ select public.set_dispatch_settings(offer_timeout_s => 5) $$, 'PT400', 'offer_timeout_s must be between 10 and 600',
   'a timeout under 10 s is 400');

@@ -31,6 +31,7 @@ const VIEW_KEYS = [
   "remaining_m",
   "started_at",
   "status",
+  "stops_before",
 ];
 
 async function tokenOf(company: TestCompany, id: string): Promise<string> {

@@ -919,6 +919,160 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/routes/plan": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Plan routes for the day
+     * @description Each delivery is a pickup at its origin and a drop-off at its destination, the pickup first, on one route. Without `delivery_ids`, every `pending` delivery of the company that is in no route and whose window (if any) meets `date`. Each driver's route leaves from `start` (default: its last position) at `shift_start` (default now), ends at `end` (default: its last stop) by `shift_end` (default the end of the day), and carries at most `capacity` units (default its vehicle's) at any moment. Every route keeps every window (arrival at a drop-off no later than its `window_end`, waiting allowed before `window_start`), the capacity, the pickup before its drop-off and the shift; what cannot be served is `unassigned`, with a reason where one can be told. The matrix comes from one call to the routing service's table; the plan from VROOM when OPTIMIZATION_URL is set (VROOM down, failing, answering an invalid plan or slower than the budget: the built-in planner, with `engine_error`), else from the built-in planner, in `max_seconds`. The routes are drafts: the deliveries stay pending until publish. Beyond 5 s the plan runs as a job: 202 with `Location: /api/v1/route-plans/{id}`, followed there and by `plan_progress` on `company:{company_id}`.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postRoutesPlan"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/route-plans/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A plan running as a job
+     * @description `running` with its `progress`, then `done` with `result` (the answer of a plan within the request) or `failed` with `error`.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    get: operations["getRoutePlansById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}/stops": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Put a route's stops in a new order
+     * @description The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise 422). A stop may come from another draft route of the company (its delivery leaves that route), or be a `pending` delivery in no route. A draft or published route; in a published one a delivery that joins is assigned to the driver at once, none may leave (422: cancel the route), and the driver gets `route_updated`. The route is timed again from its start with one routing table call and answered with the `violations` the new order has (`window`, `capacity`, `order`, `shift`): a route with violations may still be published.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    put: operations["putRoutesByIdStops"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}/publish": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Publish a draft route to its driver
+     * @description Every delivery of the route is assigned to its driver (`accepted`, as POST /deliveries/{id}/assign does), in the route's order; a route is one unit of work, so `max_active_per_driver` does not limit it. The driver gets `route_published` (the route) on `driver:{driver_id}`. From then on its stops follow the driver: `start` marks a pickup done, `complete` or `fail` its drop-off; the route is `in_progress` from its first stop done and `completed` when no stop is pending.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postRoutesByIdPublish"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a route
+     * @description A draft, published or in-progress route. Its deliveries not yet picked up (`accepted`) go back to `pending`, nobody's, to be planned or dispatched again; those picked up stay with the driver. Its pending stops are `skipped`; the driver gets `route_updated`.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postRoutesByIdCancel"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List routes, newest first
+     * @description Owners and admins list the company's routes; a driver its own, once published.
+     *
+     *     Roles: the set `route_readers`.
+     */
+    get: operations["getRoutes"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One route with its stops
+     * @description Owners and admins: any route of the company; a driver: its own, once published. Anything else 404.
+     *
+     *     Roles: the set `route_readers`.
+     */
+    get: operations["getRoutesById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/webhooks/gateway/{company_id}": {
     parameters: {
       query?: never;
@@ -1036,6 +1190,14 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      vehicle: components["schemas"]["Vehicle"];
+    };
+    /** @description The driver's vehicle (routes). `capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, car 20, van 100. A driver without a vehicle of its own drives a car. */
+    Vehicle: {
+      /** @enum {string} */
+      type: "bike" | "moto" | "car" | "van";
+      plate: string | null;
+      capacity: number;
     };
     Prices: {
       /** @description BRL as a JSON number with at most 2 decimal places */
@@ -1211,13 +1373,17 @@ export interface components {
        * @description For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null for everyone else.
        */
       offer_expires_at: string | null;
+      /** @description Units it takes in a vehicle (routes: a vehicle's capacity is in units). */
+      size: number;
+      /** @description Seconds spent at the drop-off (routes time it; a pickup takes 60). */
+      service_s: number;
     };
     DispatchSettings: {
       /**
-       * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above.
+       * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above. `routes`: the delivery is inserted where it adds the least duration into a published or in-progress route of an online driver, keeping every window, capacity and stop already done; it is then that driver's (`accepted`), who gets `route_updated` (the route); where no route can take it, unassigned as above.
        * @enum {string}
        */
-      mode: "broadcast" | "offer" | "auto";
+      mode: "broadcast" | "offer" | "auto" | "routes";
       /** @description How long an offer stays open, in seconds (10 to 600). */
       offer_timeout_s: number;
       /** @description How many drivers are offered a delivery at once (1 to 20). */
@@ -1244,7 +1410,7 @@ export interface components {
       /** @description The delivery's attempt (see `attempts`): a reopened delivery starts again. */
       attempt: number;
       /** @enum {string} */
-      mode: "offer" | "auto";
+      mode: "offer" | "auto" | "routes";
       /** Format: date-time */
       ranked_at: string;
       /**
@@ -1397,9 +1563,11 @@ export interface components {
       } | null;
       /**
        * Format: date-time
-       * @description Expected arrival, while in progress, once the routing service has measured it.
+       * @description Expected arrival, while in progress, once the routing service has measured it; while the delivery is in a published or in-progress route, its drop-off's arrival as the route times it.
        */
       eta_at: string | null;
+      /** @description While the delivery is in a published or in-progress route: how many drop-offs still pending come before this one; null otherwise. */
+      stops_before: number | null;
       /** @description Metres by road still to go, while in progress. */
       remaining_m: number | null;
       /**
@@ -1489,6 +1657,149 @@ export interface components {
       failed: number;
       /** @description The prices of that day's completed deliveries. */
       revenue: number;
+    };
+    RoutePlanResult: {
+      /** @description Draft routes (`status: "draft"`); their deliveries stay `pending` until publish. */
+      routes: components["schemas"]["Route"][];
+      unassigned: {
+        /** Format: uuid */
+        delivery_id: string;
+        /**
+         * @description `window`: no driver can arrive in time; `capacity`: bigger than every vehicle; `shift`: no driver's shift is long enough; `unreachable`: the routing service finds no road; null: it did not fit with the rest.
+         * @enum {string|null}
+         */
+        reason: "window" | "capacity" | "shift" | "unreachable" | null;
+      }[];
+      /** @enum {string} */
+      engine: "vroom" | "builtin";
+      /** @description Why VROOM's plan was not used, when OPTIMIZATION_URL is set. */
+      engine_error?: string;
+      /** @description Time spent planning, the routing table call included. */
+      computed_ms: number;
+    };
+    Route: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      company_id: string;
+      /** @enum {string} */
+      status: "draft" | "published" | "in_progress" | "completed" | "cancelled";
+      /** Format: uuid */
+      driver_id: string;
+      start: {
+        lat: number;
+        lng: number;
+      };
+      /** @description Where the route must end; null for an open route (it ends at its last stop). */
+      end: {
+        lat: number;
+        lng: number;
+      } | null;
+      /**
+       * Format: date-time
+       * @description When the route leaves (the shift's start).
+       */
+      starts_at: string;
+      /**
+       * Format: date-time
+       * @description When its last stop is planned to be done.
+       */
+      ends_at: string;
+      /** Format: date-time */
+      shift_end: string;
+      /** @description Units the vehicle carries at most at any moment. */
+      capacity: number;
+      distance_m: number;
+      /** @description Travel, waiting and service, from the start to the last stop (or the end). */
+      duration_s: number;
+      /** @enum {string} */
+      engine: "vroom" | "builtin";
+      /** @description What the route's order breaks, as last timed (empty for a planned one). */
+      violations: components["schemas"]["RouteViolation"][];
+      stops: components["schemas"]["RouteStop"][];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** Format: date-time */
+      published_at: string | null;
+    };
+    RouteViolation: {
+      /** @description The stop where it shows. */
+      seq: number;
+      /** @enum {string} */
+      kind: "window" | "capacity" | "order" | "shift";
+      detail: string;
+    };
+    RouteStop: {
+      /** @description 1, 2, ... in the route's order. */
+      seq: number;
+      /** Format: uuid */
+      delivery_id: string;
+      /**
+       * @description `pickup` at the delivery's origin, `dropoff` at its destination (always after its pickup).
+       * @enum {string}
+       */
+      kind: "pickup" | "dropoff";
+      lat: number;
+      lng: number;
+      address: string;
+      /**
+       * Format: date-time
+       * @description When the route arrives, as timed when it was planned or last changed.
+       */
+      arrival_at: string | null;
+      /** Format: date-time */
+      window_start: string | null;
+      /**
+       * Format: date-time
+       * @description The drop-off is due no later than this (waiting allowed before the start).
+       */
+      window_end: string | null;
+      /**
+       * @description `done`: the driver started (pickup) or completed (drop-off) the delivery; `failed`: the drop-off failed; `skipped`: the delivery left the route (cancelled, or the route was cancelled).
+       * @enum {string}
+       */
+      status: "pending" | "done" | "failed" | "skipped";
+      /** @description The recipient, on a drop-off. */
+      recipient_name: string | null;
+      size: number;
+      /** @description Seconds at the drop-off. */
+      service_s: number;
+    };
+    RoutePlanJob: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: "running" | "done" | "failed";
+      /** @description 0 to 1. */
+      progress: number;
+      /** @description Once done: the answer a plan within the request gives. */
+      result: {
+        /** @description Draft routes (`status: "draft"`); their deliveries stay `pending` until publish. */
+        routes: components["schemas"]["Route"][];
+        unassigned: {
+          /** Format: uuid */
+          delivery_id: string;
+          /**
+           * @description `window`: no driver can arrive in time; `capacity`: bigger than every vehicle; `shift`: no driver's shift is long enough; `unreachable`: the routing service finds no road; null: it did not fit with the rest.
+           * @enum {string|null}
+           */
+          reason: "window" | "capacity" | "shift" | "unreachable" | null;
+        }[];
+        /** @enum {string} */
+        engine: "vroom" | "builtin";
+        /** @description Why VROOM's plan was not used, when OPTIMIZATION_URL is set. */
+        engine_error?: string;
+        /** @description Time spent planning, the routing table call included. */
+        computed_ms: number;
+      } | null;
+      /** @description Once failed: why. */
+      error: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
     };
     WebhookAcknowledgement: {
       /** @enum {boolean} */
@@ -2248,6 +2559,13 @@ export interface operations {
           email: string;
           password: string;
           phone?: string | null;
+          /** @description A field left out keeps its value. `capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, car 20, van 100. A driver without a vehicle of its own drives a car. */
+          vehicle?: {
+            /** @enum {string} */
+            type?: "bike" | "moto" | "car" | "van";
+            plate?: string;
+            capacity?: number;
+          };
         };
       };
     };
@@ -2432,6 +2750,13 @@ export interface operations {
           name?: string;
           phone?: string;
           active?: boolean;
+          /** @description A field left out keeps its value. `capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, car 20, van 100. A driver without a vehicle of its own drives a car. */
+          vehicle?: {
+            /** @enum {string} */
+            type?: "bike" | "moto" | "car" | "van";
+            plate?: string;
+            capacity?: number;
+          };
         };
       };
     };
@@ -3389,6 +3714,10 @@ export interface operations {
           window_end?: string | null;
           /** @description The company's own reference (an order number): a second delivery with it is 409, naming the first. */
           external_id?: string | null;
+          /** @description Units it takes in a vehicle; default 1. */
+          size?: number | null;
+          /** @description Seconds at the drop-off; default 120. */
+          service_s?: number | null;
         };
       };
     };
@@ -4406,10 +4735,10 @@ export interface operations {
       content: {
         "application/json": {
           /**
-           * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above.
+           * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above. `routes`: the delivery is inserted where it adds the least duration into a published or in-progress route of an online driver, keeping every window, capacity and stop already done; it is then that driver's (`accepted`), who gets `route_updated` (the route); where no route can take it, unassigned as above.
            * @enum {string}
            */
-          mode?: "broadcast" | "offer" | "auto";
+          mode?: "broadcast" | "offer" | "auto" | "routes";
           /** @description How long an offer stays open, in seconds (10 to 600). */
           offer_timeout_s?: number;
           /** @description How many drivers are offered a delivery at once (1 to 20). */
@@ -5815,6 +6144,705 @@ export interface operations {
         };
       };
       /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postRoutesPlan: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default: every pending delivery of the company in no route whose window (if any) meets `date`. */
+          delivery_ids?: string[];
+          /**
+           * Format: date
+           * @description A São Paulo day; default today.
+           */
+          date?: string;
+          drivers: {
+            /** Format: uuid */
+            driver_id: string;
+            /** @description Where the route leaves from; default the driver's last position. */
+            start?: {
+              lat: number;
+              lng: number;
+            };
+            /** @description Where it must end; default none (an open route). */
+            end?: {
+              lat: number;
+              lng: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @description Default now (or the start of `date` when later).
+             */
+            shift_start?: string;
+            /**
+             * Format: date-time
+             * @description Default the end of `date` (São Paulo).
+             */
+            shift_end?: string;
+            /** @description Default the driver's vehicle's. */
+            capacity?: number;
+          }[];
+          /** @description The optimizer's time (default 1.5, at most 60). Beyond 5 s the plan runs as a job: 202. */
+          max_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The draft routes */
+      201: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RoutePlanResult"];
+        };
+      };
+      /** @description Running as a job */
+      202: {
+        headers: {
+          /** @description /api/v1/route-plans/{id} */
+          Location?: string;
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "running";
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A driver or delivery of another company, or none */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A named delivery is already in a route (named), or was put in one while planning; or a request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A named delivery is not pending, a driver is deactivated or has no position to start from; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The routing service gave no table */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getRoutePlansById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RoutePlanJob"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No plan of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putRoutesByIdStops: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          stops: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** @enum {string} */
+            kind: "pickup" | "dropoff";
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The route, timed, with its violations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No route of the company, or a delivery of another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A delivery is in a published route */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A pickup after its drop-off (named), a stop without its pair or twice, a delivery that is not pending or would leave a published route, or a route that is no longer a draft or published */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The routing service gave no table */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postRoutesByIdPublish: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The route */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No route of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A delivery was taken, cancelled or moved meanwhile (named), or the driver already has a live route; or a request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The route is not a draft, has no stops, or its driver is deactivated; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postRoutesByIdCancel: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The route */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No route of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The route is completed or cancelled already; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getRoutes: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        /** @description Routes that run on this São Paulo day. */
+        date?: string;
+        status?: "draft" | "published" | "in_progress" | "completed" | "cancelled";
+        driver_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Route"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getRoutesById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The route */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not a route the caller sees */
       404: {
         headers: {
           [name: string]: unknown;

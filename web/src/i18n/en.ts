@@ -807,13 +807,20 @@ export const en = {
       title: "Dispatch rules",
       intro: "How pending deliveries reach the drivers. The rules apply to the next deliveries and rounds.",
       mode: "Dispatch mode",
-      modes: { broadcast: "To everyone", offer: "Offers with a deadline", auto: "Automatic" },
+      modes: {
+        broadcast: "To everyone",
+        offer: "Offers with a deadline",
+        auto: "Automatic",
+        routes: "Into live routes",
+      },
       modeHelp: {
         broadcast: "Every pending delivery is shown to every driver at once; the first to accept takes it.",
         offer:
           "The delivery is offered to the best placed drivers (the quickest to the pickup by the routing service; on a tie, whoever completed fewer deliveries today), who have a deadline to accept or decline. A decline or the deadline passes the offer on to the next ones; with nobody left, the delivery is open to everyone and shows under “No driver” on the dispatch board.",
         auto:
           "The delivery goes straight to the best placed driver, without asking. With nobody available, it is open to everyone and shows under “No driver” on the dispatch board.",
+        routes:
+          "The delivery joins the published route of an online driver where it adds the least time, keeping every window and the vehicle's capacity; the driver sees the route updated. With no route able to take it, it is open to everyone and shows under “No driver” on the dispatch board.",
       },
       offers: "Offers",
       offersHint: "Offers with a deadline only.",
@@ -892,7 +899,7 @@ export const en = {
       waiting: "Queued for dispatch: the first round goes out in a moment (or an hour before the delivery window).",
       round: "Round {{round}}",
       attemptRound: "Attempt {{attempt}}, round {{round}}",
-      mode: { offer: "offers with a deadline", auto: "automatic" },
+      mode: { offer: "offers with a deadline", auto: "automatic", routes: "into live routes" },
       rankedBy: {
         road_duration: "Ranked by driving time to the pickup (routing service).",
         straight_line: "Ranked by straight-line distance: the routing service failed ({{error}}).",

@@ -822,7 +822,12 @@ export const ptBR = {
       title: "Regras de despacho",
       intro: "Como as entregas pendentes chegam aos entregadores. As regras valem para as próximas entregas e rodadas.",
       mode: "Modo de despacho",
-      modes: { broadcast: "Para todos", offer: "Oferta com prazo", auto: "Automático" },
+      modes: {
+        broadcast: "Para todos",
+        offer: "Oferta com prazo",
+        auto: "Automático",
+        routes: "Nas rotas em andamento",
+      },
       modeHelp: {
         broadcast:
           "Toda entrega pendente aparece para todos os entregadores ao mesmo tempo; o primeiro que aceitar fica com ela.",
@@ -830,6 +835,8 @@ export const ptBR = {
           "A entrega é oferecida aos entregadores mais bem colocados (os mais rápidos até a retirada pelo serviço de rotas; no empate, quem concluiu menos entregas hoje), que têm um prazo para aceitar ou recusar. Uma recusa ou o fim do prazo passa a oferta aos próximos; sem mais ninguém, a entrega fica aberta a todos e aparece em “Sem entregador” no quadro de despacho.",
         auto:
           "A entrega vai direto para o entregador mais bem colocado, sem perguntar. Sem ninguém disponível, ela fica aberta a todos e aparece em “Sem entregador” no quadro de despacho.",
+        routes:
+          "A entrega entra na rota publicada de um entregador online onde acrescenta menos tempo, respeitando as janelas e a capacidade do veículo; o entregador vê a rota atualizada. Se nenhuma rota puder recebê-la, fica aberta a todos e aparece em “Sem entregador” no quadro de despacho.",
       },
       offers: "Ofertas",
       offersHint: "Só no modo oferta com prazo.",
@@ -909,7 +916,7 @@ export const ptBR = {
       waiting: "Na fila do despacho: a primeira rodada sai em instantes (ou uma hora antes da janela de entrega).",
       round: "Rodada {{round}}",
       attemptRound: "Tentativa {{attempt}}, rodada {{round}}",
-      mode: { offer: "oferta com prazo", auto: "automático" },
+      mode: { offer: "oferta com prazo", auto: "automático", routes: "nas rotas em andamento" },
       rankedBy: {
         road_duration: "Ordenados pelo tempo de viagem até a retirada (serviço de rotas).",
         straight_line: "Ordenados pela distância em linha reta: o serviço de rotas falhou ({{error}}).",

@@ -12,7 +12,7 @@ import { Link } from "../lib/router.tsx";
 
 type Settings = Schemas["DispatchSettings"];
 type Mode = Settings["mode"];
-const MODES: Mode[] = ["broadcast", "offer", "auto"];
+const MODES: Mode[] = ["broadcast", "offer", "auto", "routes"];
 
 /** The bounds the API holds each limit to (docs/dispatch.md). */
 const RULES = {
