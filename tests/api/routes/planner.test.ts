@@ -5,10 +5,10 @@
 // order; and a Solomon instance from the shared benchmark folder gets a valid plan.
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { plan, random } from "../functions/_shared/planner/plan.ts";
-import { insertCheapest } from "../functions/_shared/planner/insert.ts";
-import type { Problem, Shipment, Solution, StepType } from "../functions/_shared/planner/problem.ts";
-import { checkPlan } from "../functions/_shared/plan-check.ts";
+import { plan, random } from "../../../functions/_shared/planner/plan.ts";
+import { insertCheapest } from "../../../functions/_shared/planner/insert.ts";
+import type { Problem, Shipment, Solution, StepType } from "../../../functions/_shared/planner/problem.ts";
+import { checkPlan } from "../../../functions/_shared/plan-check.ts";
 
 /** Points on a 10 km square; travel at 10 m/s, so seconds are a tenth of the metres. */
 function city(points: { x: number; y: number }[]) {
@@ -394,7 +394,7 @@ describe("inserting into live routes", () => {
 });
 
 describe("a Solomon instance from the shared benchmark folder", () => {
-  const file = new URL("../../shared/benchmarks/routing/VRPTW/solomon/R101.txt", import.meta.url);
+  const file = new URL("../../../../shared/benchmarks/routing/VRPTW/solomon/R101.txt", import.meta.url);
   const present = existsSync(file);
   if (!present) console.warn(`skipping the Solomon instance: ${file.pathname} is absent (../shared/benchmarks)`);
   it.skipIf(!present)("gets a valid plan serving every customer within the fleet", async () => {

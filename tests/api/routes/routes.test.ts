@@ -7,14 +7,14 @@
 // `routes`; `stops_before` on the tracking link; vehicles and sizes.
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { checkPlan } from "../functions/_shared/plan-check.ts";
-import { buildProblem, Places, type PlanDelivery, type PlannedVehicle } from "../functions/api/plan-problem.ts";
-import { createRoutingSimulator } from "../local/simulators/routing.ts";
-import { api, createCompany, db, type TestCompany } from "./support/api.ts";
-import { createInvoiceDelivery, moveDelivery, SE } from "./support/deliveries.ts";
-import { optimization, routing } from "./support/fakes.ts";
-import { putLocation } from "./support/locations.ts";
-import { listen, until } from "./support/realtime.ts";
+import { checkPlan } from "../../../functions/_shared/plan-check.ts";
+import { buildProblem, Places, type PlanDelivery, type PlannedVehicle } from "../../../functions/api/plan-problem.ts";
+import { createRoutingSimulator } from "../../../local/simulators/routing.ts";
+import { api, createCompany, db, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, moveDelivery, SE } from "../../support/deliveries.ts";
+import { optimization, routing } from "../../support/fakes.ts";
+import { putLocation } from "../../support/locations.ts";
+import { listen, until } from "../../support/realtime.ts";
 
 /** `km` north and `east` km east of Sé. */
 const at = (km: number, east = 0) => ({ lat: SE.lat + km / 111.195, lng: SE.lng + east / 101.9 });
