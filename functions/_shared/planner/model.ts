@@ -163,7 +163,10 @@ export class Model {
     let reachable = false;
     let inWindows = false;
     if (this.V === 0) return null;
+    const tried = new Uint8Array(this.classes);
     for (let v = 0; v < this.V; v++) {
+      if (tried[this.vClass[v]]) continue; // alike vehicles answer alike
+      tried[this.vClass[v]] = 1;
       if (a > this.cap[v]) continue;
       fitsSome = true;
       const r = new Route(this, v, this.second[t] < 0 ? [this.first[t]] : [this.first[t], this.second[t]]);

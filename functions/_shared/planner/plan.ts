@@ -57,6 +57,8 @@ class Clock {
   private readAt = -Infinity;
   private last = 0;
   readonly start: number;
+  /** Shipments that no vehicle can serve, counted in every progress report's unassigned. */
+  setAside = 0;
   /** The budget; a budget that is not a number is none. */
   readonly maxMs: number;
   constructor(readonly options: PlanOptions) {
@@ -89,7 +91,8 @@ class Clock {
     if (this.options.onProgress && t - this.lastProgress >= PROGRESS_MS) {
       this.lastProgress = t;
       const fraction = this.maxMs > 0 ? Math.min(1, this.elapsed / this.maxMs) : 1;
-      await this.options.onProgress({ fraction, ...report() });
+      const { unassigned, duration } = report();
+      await this.options.onProgress({ fraction, unassigned: unassigned + this.setAside, duration });
     }
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
     this.lastYield = now();
@@ -109,6 +112,7 @@ export async function plan(problem: Problem, options: PlanOptions): Promise<Solu
     else reasons.set(t, why);
   }
 
+  clock.setAside = reasons.size;
   let best = await construct(m, tasks, clock);
   if (!clock.stopped && tasks.length > 0) best = await improve(m, best, tasks, clock, rng);
 
@@ -211,7 +215,12 @@ async function construct(m: Model, tasks: number[], clock: Clock): Promise<Plan>
 }
 
 /** For each node, the other nodes by increasing travel to and from it (the nearest `limit` only). */
-function neighbours(m: Model, limit: number): Int32Array[] {
+async function neighbours(
+  m: Model,
+  limit: number,
+  clock: Clock,
+  report: () => { unassigned: number; duration: number },
+): Promise<Int32Array[]> {
   const out: Int32Array[] = [];
   const keys = new Float64Array(m.N);
   const k = Math.min(limit, m.N - 1);
@@ -224,13 +233,17 @@ function neighbours(m: Model, limit: number): Int32Array[] {
     for (let b = 0; b < m.N; b++) if (b !== a && keys[b] <= threshold) near.push(b);
     near.sort((x, y) => keys[x] - keys[y] || x - y);
     out.push(Int32Array.from(near.slice(0, k)));
+    await clock.tick(report);
   }
   return out;
 }
 
 /** Ruin and recreate (string removals, greedy insertion with blinks) under simulated annealing. */
 async function improve(m: Model, initial: Plan, tasks: number[], clock: Clock, rng: () => number): Promise<Plan> {
-  const near = neighbours(m, 100);
+  const near = await neighbours(m, 100, clock, () => ({
+    unassigned: initial.unassigned.length,
+    duration: initial.cost,
+  }));
   const possible = new Uint8Array(m.T);
   for (const t of tasks) possible[t] = 1;
   const depot = m.V > 0 ? m.vStart[0] : 0;
