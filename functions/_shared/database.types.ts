@@ -3,20 +3,82 @@ export type Json = string | number | boolean | null | { [key: string]: Json | un
 export type Database = {
   "public": {
     Tables: {
+      "cash_entries": {
+        Row: {
+          "amount": number;
+          "company_id": string;
+          "created_at": string;
+          "created_by": string | null;
+          "delivery_id": string | null;
+          "driver_id": string;
+          "id": string;
+          "kind": string;
+          "note": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "amount": number;
+          "company_id": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "delivery_id"?: string | null;
+          "driver_id": string;
+          "id"?: string;
+          "kind": string;
+          "note"?: string | null;
+        };
+        Update: {
+          "amount"?: number;
+          "company_id"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "delivery_id"?: string | null;
+          "driver_id"?: string;
+          "id"?: string;
+          "kind"?: string;
+          "note"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "cash_entries_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "cash_entries_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "cash_entries_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "companies": {
         Row: {
           "created_at": string;
+          "document": string | null;
           "id": string;
           "name": string;
         };
         ComputedFields: never;
         Insert: {
           "created_at"?: string;
+          "document"?: string | null;
           "id"?: string;
           "name": string;
         };
         Update: {
           "created_at"?: string;
+          "document"?: string | null;
           "id"?: string;
           "name"?: string;
         };
@@ -28,6 +90,11 @@ export type Database = {
           "attempts": number;
           "cancel_reason": string | null;
           "cancelled_at": string | null;
+          "collect_amount": number | null;
+          "collect_change_for": number | null;
+          "collect_method": string | null;
+          "collected_amount": number | null;
+          "collected_method": string | null;
           "company_id": string;
           "completed_at": string | null;
           "created_at": string;
@@ -81,6 +148,11 @@ export type Database = {
           "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
+          "collect_amount"?: number | null;
+          "collect_change_for"?: number | null;
+          "collect_method"?: string | null;
+          "collected_amount"?: number | null;
+          "collected_method"?: string | null;
           "company_id": string;
           "completed_at"?: string | null;
           "created_at"?: string;
@@ -133,6 +205,11 @@ export type Database = {
           "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
+          "collect_amount"?: number | null;
+          "collect_change_for"?: number | null;
+          "collect_method"?: string | null;
+          "collected_amount"?: number | null;
+          "collected_method"?: string | null;
           "company_id"?: string;
           "completed_at"?: string | null;
           "created_at"?: string;
@@ -700,6 +777,7 @@ export type Database = {
       "proof_requirements": {
         Row: {
           "company_id": string;
+          "handover_code": boolean;
           "note": boolean;
           "photo": boolean;
           "signature": boolean;
@@ -708,6 +786,7 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "company_id": string;
+          "handover_code"?: boolean;
           "note"?: boolean;
           "photo"?: boolean;
           "signature"?: boolean;
@@ -715,6 +794,7 @@ export type Database = {
         };
         Update: {
           "company_id"?: string;
+          "handover_code"?: boolean;
           "note"?: boolean;
           "photo"?: boolean;
           "signature"?: boolean;
@@ -986,10 +1066,30 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "cash_summary": {
+        Args: { "day": string };
+        Returns: Database["public"]["CompositeTypes"]["cash_summary"];
+        SetofOptions: {
+          from: "*";
+          to: "cash_summary";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
-        Args: { "delivery_id": string; "note"?: string };
+        Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "note"?: string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "complete_delivery_override": {
+        Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "reason": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
           from: "*";
@@ -1005,6 +1105,9 @@ export type Database = {
       "create_delivery": {
         Args: {
           "charged_price"?: number;
+          "collect_amount"?: number;
+          "collect_change_for"?: number;
+          "collect_method"?: string;
           "company_id": string;
           "created_by": string;
           "destination_address": string;
@@ -1152,6 +1255,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "driver";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_driver_cash": {
+        Args: { "driver_id": string; "entries_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["driver_cash"];
+        SetofOptions: {
+          from: "*";
+          to: "driver_cash";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1336,6 +1449,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "record_cash_settlement": {
+        Args: { "amount": number; "driver_id": string; "note"?: string };
+        Returns: Database["public"]["CompositeTypes"]["cash_settlement"];
+        SetofOptions: {
+          from: "*";
+          to: "cash_settlement";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "record_eta": {
         Args: {
           "delivery_id": string;
@@ -1357,7 +1480,7 @@ export type Database = {
         Returns: string;
       };
       "register_company": {
-        Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
+        Args: { "company_name": string; "document"?: string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
       };
       "reopen_delivery": {
@@ -1442,7 +1565,7 @@ export type Database = {
         };
       };
       "set_proof_requirements": {
-        Args: { "note": boolean; "photo": boolean; "signature": boolean };
+        Args: { "handover_code"?: boolean; "note": boolean; "photo": boolean; "signature": boolean };
         Returns: Database["public"]["CompositeTypes"]["proof_requirements_set"];
         SetofOptions: {
           from: "*";
@@ -1472,6 +1595,7 @@ export type Database = {
         };
       };
       "track_delivery": { Args: { "client": string; "token": string }; Returns: Json };
+      "try_handover_code": { Args: { "code": string; "delivery_id": string }; Returns: string };
       "update_driver": {
         Args: { "active"?: boolean; "driver_id": string; "name"?: string; "phone"?: string };
         Returns: Database["public"]["CompositeTypes"]["driver"];
@@ -1517,11 +1641,44 @@ export type Database = {
       [_ in never]: never;
     };
     CompositeTypes: {
+      "cash_entry": {
+        "id": string | null;
+        "driver_id": string | null;
+        "kind": string | null;
+        "amount": number | null;
+        "delivery_id": string | null;
+        "note": string | null;
+        "created_by": string | null;
+        "created_at": string | null;
+      };
+      "cash_settlement": {
+        "id": string | null;
+        "driver_id": string | null;
+        "amount": number | null;
+        "note": string | null;
+        "created_at": string | null;
+        "outstanding": number | null;
+      };
+      "cash_summary": {
+        "date": string | null;
+        "items": (Database["public"]["CompositeTypes"]["cash_summary_line"])[] | null;
+      };
+      "cash_summary_line": {
+        "driver_id": string | null;
+        "name": string | null;
+        "collected": number | null;
+        "card_collected": number | null;
+        "settled": number | null;
+        "outstanding": number | null;
+        "deliveries": number | null;
+        "mismatches": number | null;
+      };
       "company": {
         "id": string | null;
         "name": string | null;
         "gateway": Database["public"]["CompositeTypes"]["gateway_status"] | null;
         "created_at": string | null;
+        "document": string | null;
       };
       "delivery": {
         "id": string | null;
@@ -1567,6 +1724,19 @@ export type Database = {
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
         "failure_photo_path": string | null;
+        "collect_mismatch": boolean | null;
+        "collected": Database["public"]["CompositeTypes"]["delivery_collected"] | null;
+        "collect": Database["public"]["CompositeTypes"]["delivery_collect"] | null;
+      };
+      "delivery_collect": {
+        "amount": number | null;
+        "method": string | null;
+        "change_for": number | null;
+        "change_due": number | null;
+      };
+      "delivery_collected": {
+        "amount": number | null;
+        "method": string | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;
@@ -1650,6 +1820,14 @@ export type Database = {
         "created_at": string | null;
         "updated_at": string | null;
       };
+      "driver_cash": {
+        "driver_id": string | null;
+        "outstanding": number | null;
+        "collected": number | null;
+        "settled": number | null;
+        "card_collected": number | null;
+        "entries": (Database["public"]["CompositeTypes"]["cash_entry"])[] | null;
+      };
       "driver_location": {
         "driver_id": string | null;
         "lat": number | null;
@@ -1709,6 +1887,7 @@ export type Database = {
         "photo": boolean | null;
         "signature": boolean | null;
         "note": boolean | null;
+        "handover_code": boolean | null;
       };
       "report_day": {
         "day": string | null;
