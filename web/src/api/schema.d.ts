@@ -326,7 +326,7 @@ export interface paths {
     put?: never;
     /**
      * Create deliveries from a CSV file
-     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
+     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id, collect.amount, collect.method, collect.change_for), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
@@ -512,11 +512,33 @@ export interface paths {
     put?: never;
     /**
      * Complete a delivery in progress
-     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.
+     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again. Money at the door: a delivery with `collect` requires `collected` (422 without it); cash collected is written to the driver's cash ledger. Handover code: when the company requires one (`handover_code` in the proof requirements), the recipient's 4-digit `code` is required: without it or wrong, 422 (a wrong one is counted even so); after 5 wrong codes every completion is 423 until a manager completes the delivery with POST /api/v1/deliveries/{id}/complete-override.
      *
      *     Roles: the set `drivers`.
      */
     post: operations["postDeliveriesByIdComplete"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/complete-override": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Complete a delivery whose handover code could not be given
+     * @description in_progress → completed by a manager, with a reason, for a delivery that waits for the recipient's handover code (after 5 wrong codes it is locked: 423 to its driver). The driver is credited as on completion; a delivery with `collect` requires `collected` as completion does. A delivery waiting for no code: 422.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postDeliveriesByIdCompleteOverride"];
     delete?: never;
     options?: never;
     head?: never;
@@ -919,6 +941,72 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/drivers/{id}/cash": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A driver's cash: what is owed to the company
+     * @description The driver's cash ledger, as wallets are one: every cash payment collected at the door is owed by the driver to the company until handed in (POST /api/v1/drivers/{id}/cash-settlements). `outstanding` is the sum of the entries, which are never changed or removed. Card payments are shown apart. The company's owner and admins; a driver for themself (another driver: 404).
+     *
+     *     Roles: the set `withdrawal_readers`.
+     */
+    get: operations["getDriversByIdCash"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/drivers/{id}/cash-settlements": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Record cash a driver handed in
+     * @description Appends a settlement to the driver's cash ledger. More than what is outstanding is 422: the database checks it under the driver's lock, so settlements sent at once never exceed it together. Retried with its Idempotency-Key, recorded once.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postDriversByIdCashSettlements"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/cash/summary": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The company's cash of a day, one line per driver
+     * @description The end of the day at the door, days in America/Sao_Paulo (default: today): per driver, cash collected, card payments, cash handed in, what is outstanding at the day's end and how many deliveries collected another amount than asked; only drivers with something to show. This is the cash report: run it for each day of a range for cash per day and per driver. `?format=csv`: the same lines as `text/csv` (columns driver_id, name, collected, card_collected, settled, outstanding, deliveries, mismatches).
+     *
+     *     Roles: the set `company_managers`.
+     */
+    get: operations["getCashSummary"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/webhooks/gateway/{company_id}": {
     parameters: {
       query?: never;
@@ -989,6 +1077,8 @@ export interface components {
       };
       /** Format: date-time */
       created_at: string;
+      /** @description The company's CNPJ (numeric, or alphanumeric since July 2026), upper case without punctuation; null when not given at registration. */
+      document: string | null;
     };
     DriverLocation: {
       /** Format: uuid */
@@ -1211,6 +1301,32 @@ export interface components {
        * @description For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null for everyone else.
        */
       offer_expires_at: string | null;
+      /** @description Money at the door: what the driver collects from the recipient (cash or card), shown to drivers before they accept (in lists and offers) and at the door; completion then requires `collected`. Null: nothing to collect. */
+      collect: {
+        /** @description What the driver collects from the recipient. */
+        amount: number;
+        /**
+         * @description cash, or card on the driver's card machine.
+         * @enum {string}
+         */
+        method: "cash" | "card";
+        /** @description Cash only: the note the recipient pays with (the driver brings change). */
+        change_for: number | null;
+        /** @description change_for − amount: the change the driver brings; null without change_for. */
+        change_due: number | null;
+      } | null;
+      /** @description What the driver reported collecting on completion, as reported (cash is then owed by the driver to the company: GET /api/v1/drivers/{id}/cash; card moves no cash). */
+      collected: {
+        /** @description BRL as a JSON number with at most 2 decimal places */
+        amount: number;
+        /**
+         * @description cash, or card on the driver's card machine.
+         * @enum {string}
+         */
+        method: "cash" | "card";
+      } | null;
+      /** @description True when the amount collected differs from the amount to collect: the company's attention. */
+      collect_mismatch: boolean;
     };
     DispatchSettings: {
       /**
@@ -1417,6 +1533,8 @@ export interface components {
       completed_at: string | null;
       /** Format: date-time */
       cancelled_at: string | null;
+      /** @description The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the delivery is delivered; null otherwise. Never shown to the driver. */
+      handover_code: string | null;
       /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
       realtime_topic: string;
     };
@@ -1427,6 +1545,11 @@ export interface components {
       signature: boolean;
       /** @description Completing must carry a note. */
       note: boolean;
+      /**
+       * @description Each delivery created from now on gets a 4-digit code, given to the recipient (GET /api/v1/track/{token}, the messages) and never to the driver: completing must carry it (`code`), 423 after 5 wrong ones until a manager's complete-override. Omitted in a PUT: false.
+       * @default false
+       */
+      handover_code: boolean;
     };
     NotificationSettings: {
       events: ("created" | "started" | "nearby" | "completed" | "failed")[];
@@ -1489,6 +1612,78 @@ export interface components {
       failed: number;
       /** @description The prices of that day's completed deliveries. */
       revenue: number;
+    };
+    DriverCash: {
+      /** Format: uuid */
+      driver_id: string;
+      /** @description What the driver owes the company: collected − settled (the sum of the entries). */
+      outstanding: number;
+      /** @description Cash collected at deliveries, in all. */
+      collected: number;
+      /** @description Cash handed in, in all. */
+      settled: number;
+      /** @description Paid by card at the door, in all: apart, it moves no cash. */
+      card_collected: number;
+      /** @description The latest entries, newest first (`limit`, default 100). */
+      entries: components["schemas"]["CashEntry"][];
+    };
+    CashEntry: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      driver_id: string;
+      /**
+       * @description collected: cash the driver took at a delivery (owed to the company); settlement: cash handed in.
+       * @enum {string}
+       */
+      kind: "collected" | "settlement";
+      /** @description Signed: collected positive, a settlement negative (BRL, 2 decimals). */
+      amount: number;
+      /** Format: uuid */
+      delivery_id: string | null;
+      note: string | null;
+      /**
+       * Format: uuid
+       * @description Who recorded it: the driver completing, the manager receiving the cash.
+       */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    CashSettlement: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      driver_id: string;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      amount: number;
+      note: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @description What the driver still owes after it. */
+      outstanding: number;
+    };
+    CashSummary: {
+      /** Format: date */
+      date: string;
+      items: components["schemas"]["CashSummaryLine"][];
+    };
+    CashSummaryLine: {
+      /** Format: uuid */
+      driver_id: string;
+      name: string;
+      /** @description Cash collected that day. */
+      collected: number;
+      /** @description Paid by card that day (no cash). */
+      card_collected: number;
+      /** @description Cash handed in that day. */
+      settled: number;
+      /** @description What the driver owed at the end of that day. */
+      outstanding: number;
+      /** @description Deliveries completed that day that collected (cash or card). */
+      deliveries: number;
+      /** @description Of those, how many collected another amount than asked. */
+      mismatches: number;
     };
     WebhookAcknowledgement: {
       /** @enum {boolean} */
@@ -1644,6 +1839,8 @@ export interface operations {
           /** Format: email */
           email: string;
           password: string;
+          /** @description The company's CNPJ: a CNPJ: 14 characters, the first 12 digits or letters (12.ABC.345/01DE-35 since July 2026) and 2 check digits, with or without punctuation, lower case accepted. Stored upper case without punctuation. */
+          document?: string | null;
         };
       };
     };
@@ -3365,7 +3562,7 @@ export interface operations {
           /** @description The client who pays the Pix charge; required for payment_method pix. */
           customer?: {
             name: string;
-            /** @description The client's CPF (11 digits) or CNPJ (14 digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81); its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored as digits. */
+            /** @description The client's CPF (11 digits) or CNPJ (14 characters: 12 digits or upper-case letters, then 2 check digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81, 12.ABC.345/01DE-35), lower case accepted; its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored upper case without punctuation. */
             document: string;
             /** Format: email */
             email?: string | null;
@@ -3389,6 +3586,18 @@ export interface operations {
           window_end?: string | null;
           /** @description The company's own reference (an order number): a second delivery with it is 409, naming the first. */
           external_id?: string | null;
+          /** @description Money at the door, with any payment method: what the driver collects from the recipient (the goods, the fee), in cash or by card. The driver sees it, and the change to bring, before accepting. */
+          collect?: {
+            /** @description BRL as a JSON number with at most 2 decimal places */
+            amount: number;
+            /**
+             * @description cash, or card on the driver's card machine.
+             * @enum {string}
+             */
+            method: "cash" | "card";
+            /** @description Cash only: the note the recipient will pay with (e.g. 100.00): the driver brings change_for − amount. */
+            change_for?: number | null;
+          } | null;
         };
       };
     };
@@ -4000,6 +4209,18 @@ export interface operations {
       content: {
         "application/json": {
           note?: string | null;
+          /** @description What the driver collected at the door: required when the delivery has `collect` (422 without it). A different amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the company (GET /api/v1/drivers/{id}/cash); card moves no cash. */
+          collected?: {
+            /** @description BRL as a JSON number with at most 2 decimal places */
+            amount: number;
+            /**
+             * @description cash, or card on the driver's card machine.
+             * @enum {string}
+             */
+            method: "cash" | "card";
+          } | null;
+          /** @description The recipient's handover code, when the company requires one. */
+          code?: string | null;
         } | null;
       };
     };
@@ -4078,8 +4299,17 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move, a required proof is missing (named), or an uploaded proof is not the image its name says (named, and removed); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      /** @description The delivery's state does not allow this move, a required proof is missing (named), an uploaded proof is not the image its name says (named, and removed), `collected` is missing, or the handover code is missing or wrong; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description 5 wrong handover codes were tried: only a manager's complete-override completes it now */
+      423: {
         headers: {
           [name: string]: unknown;
         };
@@ -4089,6 +4319,132 @@ export interface operations {
       };
       /** @description Storage could not be asked for the uploaded proof */
       502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdCompleteOverride: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          reason: string;
+          /** @description What the driver collected at the door: required when the delivery has `collect` (422 without it). A different amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the company (GET /api/v1/drivers/{id}/cash); card moves no cash. */
+          collected?: {
+            /** @description BRL as a JSON number with at most 2 decimal places */
+            amount: number;
+            /**
+             * @description cash, or card on the driver's card machine.
+             * @enum {string}
+             */
+            method: "cash" | "card";
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The completed delivery */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such delivery in the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not in progress, waiting for no handover code, or `collected` missing; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5785,6 +6141,266 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ReportSummary"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDriversByIdCash: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The driver's cash */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DriverCash"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such driver */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDriversByIdCashSettlements: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description BRL as a JSON number with at most 2 decimal places */
+          amount: number;
+          note?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Recorded */
+      201: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CashSettlement"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such driver in the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description More than what the driver owes; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getCashSummary: {
+    parameters: {
+      query?: {
+        /** @description The day (YYYY-MM-DD); today in São Paulo when omitted. */
+        date?: string;
+        format?: "json" | "csv";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The day's cash (JSON, or CSV with format=csv) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CashSummary"];
         };
       };
       /** @description Malformed request: the body, query or path failed validation */
