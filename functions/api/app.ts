@@ -10,6 +10,7 @@ import { type AnyRoute, defineRoute, IDEMPOTENCY_PARAMETER, mount, type RouteDec
 import { roleSets } from "../_shared/role-sets.ts";
 import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
 import addresses from "./routes/addresses.ts";
+import cash from "./routes/cash.ts";
 import companies from "./routes/companies.ts";
 import csv from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
@@ -41,6 +42,7 @@ export const routes: AnyRoute[] = [
   ...notifications,
   ...reports,
   ...routePlans,
+  ...cash,
 ];
 
 const healthRoute = defineRoute({

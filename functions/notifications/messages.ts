@@ -16,6 +16,8 @@ export interface MessageFacts {
   link: string;
   /** When the message is written (the nearby message counts minutes from it). */
   now: Date;
+  /** The recipient's handover code, when the company requires one: the code-carrying templates say it. */
+  handover_code?: string | null;
 }
 
 export interface Template {
@@ -75,6 +77,41 @@ export const TEMPLATES: Record<NotificationEvent, Template> = {
   },
 };
 
+/**
+ * The templates of a delivery with a handover code (the company requires one): the same messages, with the 4 digits
+ * the recipient gives the driver at the door, before the link. Only the recipient's messages ever carry the code.
+ */
+export const HANDOVER_TEMPLATES: Partial<Record<NotificationEvent, Template>> = {
+  created: {
+    name: "entrega_registrada_codigo",
+    body: "Olá, {{1}}! {{2}} registrou uma entrega para você. Na entrega, informe o código {{3}} ao entregador. " +
+      "Acompanhe por este link: {{4}}",
+    subject: "{{2}} registrou uma entrega para você",
+    parameters: (f) => [name(f), f.company_name, f.handover_code ?? "", f.link],
+  },
+  started: {
+    name: "entrega_a_caminho_codigo",
+    body: "Olá, {{1}}! Sua entrega de {{2}} saiu para entrega e deve chegar por volta das {{3}}. " +
+      "Informe o código {{4}} ao entregador. Acompanhe ao vivo: {{5}}",
+    subject: "Sua entrega de {{2}} está a caminho",
+    parameters: (f) => [name(f), f.company_name, arrival(f), f.handover_code ?? "", f.link],
+  },
+  nearby: {
+    name: "entrega_chegando_codigo",
+    body: "Olá, {{1}}! O entregador de {{2}} chega em cerca de {{3}}. Informe o código {{4}} ao entregador. " +
+      "Acompanhe ao vivo: {{5}}",
+    subject: "Sua entrega de {{2}} está chegando",
+    parameters: (f) => [name(f), f.company_name, minutesAway(f), f.handover_code ?? "", f.link],
+  },
+};
+
+/** The template of an event for this message: with the handover code when the delivery has one. */
+export const templateFor = (event: NotificationEvent, facts: MessageFacts): Template =>
+  (facts.handover_code && HANDOVER_TEMPLATES[event]) || TEMPLATES[event];
+
+/** Every template approved at Meta, by name. */
+export const ALL_TEMPLATES: Template[] = [...Object.values(TEMPLATES), ...Object.values(HANDOVER_TEMPLATES)];
+
 /** A template's text with its parameters in place ({{n}} is the n-th). */
 export function fill(text: string, parameters: string[]): string {
   return text.replace(/\{\{(\d+)\}\}/g, (whole, n) => parameters[Number(n) - 1] ?? whole);
@@ -91,7 +128,7 @@ export interface Email {
 
 /** The e-mail of an event: the template's sentence, the link as a button, in text and HTML. */
 export function renderEmail(event: NotificationEvent, facts: MessageFacts): Email {
-  const template = TEMPLATES[event];
+  const template = templateFor(event, facts);
   const parameters = template.parameters(facts);
   const sentence = fill(template.body, parameters);
   const footer = `Você recebe esta mensagem porque ${facts.company_name} tem uma entrega para você.`;

@@ -7,7 +7,7 @@
 import { asService, rpc } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
 import type { NotificationChannel, NotificationEvent } from "../_shared/notifications.ts";
-import { type MessageFacts, renderEmail, TEMPLATES } from "./messages.ts";
+import { type MessageFacts, renderEmail, templateFor } from "./messages.ts";
 import { createMailer, type Mailer, type Outcome, sendWhatsApp } from "./providers.ts";
 
 interface Claimed {
@@ -23,6 +23,7 @@ interface Claimed {
   company_name: string;
   tracking_path: string;
   eta_at: string | null;
+  handover_code: string | null;
 }
 
 export interface RunSummary {
@@ -53,9 +54,10 @@ async function deliver(message: Claimed, mailer: () => Mailer): Promise<Outcome>
     eta_at: message.eta_at,
     link: `${config.WEB_APP_URL}${message.tracking_path}`,
     now: new Date(),
+    handover_code: message.handover_code,
   };
   if (message.channel === "whatsapp") {
-    const template = TEMPLATES[message.event];
+    const template = templateFor(message.event, facts);
     return await sendWhatsApp(
       { url: config.WHATSAPP_URL, token: config.WHATSAPP_TOKEN, phoneId: config.WHATSAPP_PHONE_ID },
       message.to,

@@ -11,7 +11,7 @@
 // (the simulators page shows it). Routed with Hono and runtime-neutral (a fetch
 // handler), so the local stack serves it and the test suite wraps it in its loopback fake.
 import { Hono } from "hono";
-import { fill, TEMPLATES } from "../../functions/notifications/messages.ts";
+import { ALL_TEMPLATES, fill } from "../../functions/notifications/messages.ts";
 import { controlled } from "./controls.ts";
 
 export interface WhatsAppMessage {
@@ -39,7 +39,7 @@ export interface WhatsAppSimulatorOptions {
   onMessage?(message: WhatsAppMessage): void;
 }
 
-const BY_NAME = new Map(Object.values(TEMPLATES).map((t) => [t.name, t]));
+const BY_NAME = new Map(ALL_TEMPLATES.map((t) => [t.name, t]));
 const MAX_KEPT = 500;
 
 function metaError(status: number, code: number, message: string, details: string, type = "OAuthException") {

@@ -5,8 +5,9 @@
 -- a caller learns a mistake as a 400 naming the field; these are the last word,
 -- for supabase-js callers too. Each mirrors the library's function of the same
 -- purpose (isValidCpf, isValidCnpj, isValidMobilePhone), so the two never
--- disagree on a number. Stored forms are canonical: a document as its digits, a
--- phone key as E.164, an e-mail or a random key in lowercase.
+-- disagree on a number. Stored forms are canonical: a document as its digits
+-- (and an alphanumeric CNPJ's letters, upper case), a phone key as E.164, an
+-- e-mail or a random key in lowercase.
 --
 -- This file sorts before 02_company.sql: the tables of the later files name
 -- these functions in their check constraints.
@@ -56,33 +57,39 @@ immutable
 set search_path = ''
 as $$
 declare
-  digits text;
+  -- Letters are read upper case: q0slfmbd7vx439 is Q0SLFMBD7VX439.
+  upper_cnpj text := upper(cnpj_valid.cnpj);
+  chars text;
   total integer;
   check_digit integer;
 begin
-  -- Fourteen digits, punctuated as people write them (11.222.333/0001-81) or not at all.
-  if cnpj_valid.cnpj is null or cnpj_valid.cnpj !~ '^\s*\d{2}[\s./-]*\d{3}[\s./-]*\d{3}[\s./-]*\d{4}[\s./-]*\d{2}\s*$' then
+  -- Twelve digits or upper-case letters (since July 2026 the Receita Federal issues CNPJs with letters), then two
+  -- check digits, punctuated as people write them (11.222.333/0001-81, 12.ABC.345/01DE-35) or not at all.
+  if upper_cnpj is null
+     or upper_cnpj !~ '^\s*[0-9A-Z]{2}[\s./-]*[0-9A-Z]{3}[\s./-]*[0-9A-Z]{3}[\s./-]*[0-9A-Z]{4}[\s./-]*[0-9]{2}\s*$' then
     return false;
   end if;
-  digits := regexp_replace(cnpj_valid.cnpj, '\D', '', 'g');
-  if digits = repeat(left(digits, 1), 14) then
+  chars := regexp_replace(upper_cnpj, '[^0-9A-Z]', '', 'g');
+  -- 11.111.111/1111-11 has right check digits and is no one's; the alphanumeric form reserves no number.
+  if chars ~ '^[0-9]+$' and chars = repeat(left(chars, 1), 14) then
     return false;
   end if;
-  -- The 13th digit checks the first 12, the 14th the first 13, with weights 2..9 from the right, repeated.
+  -- The 13th character checks the first 12, the 14th the first 13, each character worth its ASCII code minus 48
+  -- (a digit its value, A 17, Z 42), with weights 2..9 from the right, repeated.
   for n in 12..13 loop
     total := 0;
     for i in 1..n loop
-      total := total + substr(digits, i, 1)::integer * ((n - i) % 8 + 2);
+      total := total + (ascii(substr(chars, i, 1)) - 48) * ((n - i) % 8 + 2);
     end loop;
     check_digit := case when total % 11 < 2 then 0 else 11 - total % 11 end;
-    if substr(digits, n + 1, 1)::integer <> check_digit then
+    if ascii(substr(chars, n + 1, 1)) - 48 <> check_digit then
       return false;
     end if;
   end loop;
   return true;
 end;
 $$;
-comment on function private.cnpj_valid(text) is 'Whether the text is a CNPJ, with or without its punctuation: 14 digits, its two check digits right, not one digit repeated.';
+comment on function private.cnpj_valid(text) is 'Whether the text is a CNPJ, numeric or alphanumeric, with or without its punctuation, lower case too: 12 digits or letters and two check digits on their ASCII codes minus 48, not one digit repeated (as @brazilian-utils isValidCnpj with version 2).';
 
 create function private.normalize_document(document text)
 returns text
@@ -92,12 +99,12 @@ set search_path = ''
 as $$
 begin
   if private.cpf_valid(normalize_document.document) or private.cnpj_valid(normalize_document.document) then
-    return regexp_replace(normalize_document.document, '\D', '', 'g');
+    return regexp_replace(upper(normalize_document.document), '[^0-9A-Z]', '', 'g');
   end if;
   return null;
 end;
 $$;
-comment on function private.normalize_document(text) is 'A CPF or CNPJ as its digits (how it is stored), or null when the text is neither.';
+comment on function private.normalize_document(text) is 'A CPF or CNPJ as stored: its digits and upper-case letters, without punctuation, or null when the text is neither.';
 
 -- Section: phone numbers and Pix keys
 
@@ -151,7 +158,7 @@ begin
   end;
 end;
 $$;
-comment on function private.normalize_pix_key(text, text) is 'A Pix key in the form the Pix directory writes it (cpf/cnpj digits, phone E.164 of a mobile number, e-mail and evp lowercase), or null when it is not a key of its type.';
+comment on function private.normalize_pix_key(text, text) is 'A Pix key in the form the Pix directory writes it (cpf digits, cnpj digits and upper-case letters, phone E.164 of a mobile number, e-mail and evp lowercase), or null when it is not a key of its type.';
 
 -- The check constraints that name them run as the writer.
 grant execute on function private.cpf_valid(text), private.cnpj_valid(text), private.normalize_document(text),

@@ -49,7 +49,7 @@ comment on type public.subscription is 'A company''s plan with the platform.';
 create type public.gateway_status as (configured boolean, environment text);
 comment on type public.gateway_status is 'Whether a company configured its payment gateway, and for which environment; never a secret.';
 
-create type public.company as (id uuid, name text, gateway public.gateway_status, created_at timestamptz);
+create type public.company as (id uuid, name text, gateway public.gateway_status, created_at timestamptz, document text);
 comment on type public.company is 'A company as its members see it.';
 
 create type public.webhook_event as (
@@ -553,7 +553,7 @@ declare
 begin
   return (
     select row(c.id, c.name, row(g.company_id is not null, g.environment)::public.gateway_status,
-      c.created_at)::public.company
+      c.created_at, c.document)::public.company
     from public.companies c
     left join private.gateway_configs g on g.company_id = c.id
     where c.id = company
@@ -565,7 +565,13 @@ grant execute on function public.get_my_company() to authenticated;
 
 -- Section: registration
 
-create function public.register_company(owner_user_id uuid, company_name text, owner_name text)
+-- The company's own CNPJ (optional), numeric or alphanumeric, stored upper case without punctuation
+-- (private.normalize_document, 02_brazil.sql): the table sorts before the rules it names, so it gains it here.
+alter table public.companies add column document text
+  constraint companies_document_cnpj check (document is null or (private.cnpj_valid(document) and private.normalize_document(document) = document));
+comment on column public.companies.document is 'The company''s CNPJ (numeric or alphanumeric), upper case without punctuation; optional.';
+
+create function public.register_company(owner_user_id uuid, company_name text, owner_name text, document text default null)
 returns jsonb
 language plpgsql
 security definer
@@ -573,8 +579,12 @@ set search_path = ''
 as $$
 declare
   company uuid;
+  cnpj text := private.normalize_document(register_company.document);
 begin
-  insert into public.companies (name) values (btrim(register_company.company_name)) returning id into company;
+  if register_company.document is not null and (cnpj is null or not private.cnpj_valid(cnpj)) then
+    raise exception using errcode = 'PT400', message = 'document must be a valid CNPJ';
+  end if;
+  insert into public.companies (name, document) values (btrim(register_company.company_name), cnpj) returning id into company;
   insert into public.memberships (user_id, company_id, role) values (register_company.owner_user_id, company, 'company_owner');
   insert into public.prices (company_id, base_fee, per_km, minimum_fee, driver_share)
   values (company, 5.00, 1.50, 8.00, 0.80);
@@ -582,9 +592,9 @@ begin
   return jsonb_build_object('company_id', company, 'user_id', register_company.owner_user_id);
 end;
 $$;
-comment on function public.register_company(uuid, text, text) is 'Creates a company owned by an existing auth user, with default prices and the free plan (service role).';
-revoke execute on function public.register_company(uuid, text, text) from authenticated;
-grant execute on function public.register_company(uuid, text, text) to service_role;
+comment on function public.register_company(uuid, text, text, text) is 'Creates a company owned by an existing auth user, with its CNPJ if given, default prices and the free plan (service role).';
+revoke execute on function public.register_company(uuid, text, text, text) from authenticated;
+grant execute on function public.register_company(uuid, text, text, text) to service_role;
 
 -- Section: webhook audit log and unsigned look-ups
 

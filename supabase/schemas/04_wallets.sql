@@ -102,6 +102,7 @@ as $$
 begin
   raise exception using errcode = 'PT422', message = case tg_table_name
     when 'wallet_entries' then 'wallet entries are append-only'
+    when 'cash_entries' then 'cash entries are append-only'
     else 'delivery history is append-only'
   end;
 end;

@@ -23,6 +23,13 @@ comment on type public.pix_payment is 'A delivery''s Pix charge at the gateway.'
 create type public.delivery_proof as (photo_path text, signature_path text, note text);
 comment on type public.delivery_proof is 'Proof of delivery: Storage object names in delivery-proofs, and the driver''s note.';
 
+-- Money at the door (16_cash.sql): what the driver collects from the recipient, and what was collected.
+create type public.delivery_collect as (amount numeric, method text, change_for numeric, change_due numeric);
+comment on type public.delivery_collect is 'What the driver collects at the door (cash or card), and in cash the note to bring change for and the change due.';
+
+create type public.delivery_collected as (amount numeric, method text);
+comment on type public.delivery_collected is 'What the driver collected at the door, as the driver reported it on completion.';
+
 create type public.delivery as (
   id uuid,
   company_id uuid,
@@ -72,6 +79,10 @@ create type public.delivery as (
   offer_expires_at timestamptz,
   -- The photo of the last failed attempt (09_proof.sql, 11_lifecycle.sql).
   failure_photo_path text,
+  -- Money at the door (16_cash.sql), in the order the migration added them.
+  collect_mismatch boolean,
+  collected public.delivery_collected,
+  collect public.delivery_collect,
   -- Routes (16_routes.sql), in the same order.
   service_s integer,
   size integer
@@ -200,6 +211,18 @@ create table public.deliveries (
   -- The last failed attempt's photo, if the driver took one: its Storage object name in delivery-proofs
   -- (`{company_id}/{id}/failed-{attempt}.{ext}`, 09_proof.sql), set by the failure with the reason and note.
   failure_photo_path text,
+  -- Money at the door (16_cash.sql): what the driver collects from the recipient (cash or card, any payment
+  -- method), the note the recipient pays cash with (the driver brings change), and what the driver reported
+  -- collecting on completion (a different amount is kept as reported: collect_mismatch).
+  collect_amount numeric(12, 2) check (collect_amount > 0),
+  collect_method text check (collect_method in ('cash', 'card')),
+  collect_change_for numeric(12, 2),
+  collected_amount numeric(12, 2) check (collected_amount >= 0),
+  collected_method text check (collected_method in ('cash', 'card')),
+  constraint deliveries_collect_whole check ((collect_amount is null) = (collect_method is null)),
+  constraint deliveries_collect_change check (collect_change_for is null
+    or (collect_method = 'cash' and collect_change_for >= collect_amount)),
+  constraint deliveries_collected_whole check ((collected_amount is null) = (collected_method is null)),
   -- Routes (16_routes.sql): the units it takes in a vehicle, and the seconds spent at the drop-off (the pickup's
   -- are the planner's PICKUP_SERVICE_S).
   size integer not null default 1 check (size between 1 and 10000),
@@ -522,6 +545,10 @@ begin
     case when d.status = 'pending' and d.dispatch_status = 'offered' and (auth.jwt() ->> 'role') = 'driver' then
       private.my_live_offer(d.id) end,
     d.failure_photo_path,
+    d.collected_amount is not null and d.collect_amount is not null and d.collected_amount <> d.collect_amount,
+    case when d.collected_amount is not null then row(d.collected_amount, d.collected_method)::public.delivery_collected end,
+    case when d.collect_amount is not null then
+      row(d.collect_amount, d.collect_method, d.collect_change_for, d.collect_change_for - d.collect_amount)::public.delivery_collect end,
     d.service_s, d.size
   )::public.delivery;
 end;
@@ -807,7 +834,10 @@ create function public.create_delivery(
   window_start timestamptz default null,
   window_end timestamptz default null,
   external_id text default null,
-  recipient_email text default null)
+  recipient_email text default null,
+  collect_amount numeric default null,
+  collect_method text default null,
+  collect_change_for numeric default null)
 returns public.delivery
 language plpgsql
 set search_path = ''
@@ -821,6 +851,8 @@ begin
     perform private.check_assignable_driver(create_delivery.company_id, create_delivery.driver_id);
   end if;
   perform private.check_window(create_delivery.window_start, create_delivery.window_end);
+  perform private.check_collect(create_delivery.collect_amount, create_delivery.collect_method,
+    create_delivery.collect_change_for);
   if create_delivery.external_id is not null then
     -- Once before the insert, for the answer that names the delivery; the unique index settles a race.
     perform private.check_external_id(create_delivery.company_id, create_delivery.external_id);
@@ -835,7 +867,7 @@ begin
     origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
     distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
     gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date,
-    window_start, window_end, external_id, recipient_email)
+    window_start, window_end, external_id, recipient_email, collect_amount, collect_method, collect_change_for)
   select create_delivery.id, create_delivery.company_id,
     case create_delivery.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
     case create_delivery.payment_method when 'pix' then 'pending' else 'invoiced' end,
@@ -847,7 +879,8 @@ begin
     create_delivery.gateway_payment_id, create_delivery.pix_copy_paste, create_delivery.pix_qr_code_image,
     create_delivery.payment_due_date,
     create_delivery.window_start, create_delivery.window_end, create_delivery.external_id,
-    create_delivery.recipient_email
+    create_delivery.recipient_email, create_delivery.collect_amount, create_delivery.collect_method,
+    create_delivery.collect_change_for
   from public.prices p where p.company_id = create_delivery.company_id
   returning * into delivery;
   perform private.record_delivery_history(null, delivery, 'create', create_delivery.created_by);
@@ -862,14 +895,14 @@ end;
 $$;
 comment on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
   double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text)
+  timestamptz, timestamptz, text, text, numeric, text, numeric)
   is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
 revoke execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
   double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text) from authenticated;
+  timestamptz, timestamptz, text, text, numeric, text, numeric) from authenticated;
 grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
   double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text) to service_role;
+  timestamptz, timestamptz, text, text, numeric, text, numeric) to service_role;
 
 -- Gateway customers are made once per document and company gateway account
 -- (gateway_configs.company_id is its key: at most one row), keyed by the
@@ -1209,7 +1242,8 @@ $$;
 comment on function public.start_delivery(uuid) is 'The linked driver sets off with an accepted delivery.';
 grant execute on function public.start_delivery(uuid) to authenticated;
 
-create function public.complete_delivery(delivery_id uuid, note text default null)
+create function public.complete_delivery(delivery_id uuid, note text default null, collected_amount numeric default null,
+  collected_method text default null)
 returns public.delivery
 language plpgsql
 security definer
@@ -1219,18 +1253,20 @@ declare
   delivery public.deliveries := private.lock_own_delivery(complete_delivery.delivery_id);
 begin
   if delivery.status = 'in_progress' then
+    -- The recipient's handover code, when the delivery has one: tried first (public.try_handover_code, its
+    -- attempts committed on their own), 422 until it was right, 423 once 5 wrong ones locked it (09_proof.sql).
+    perform private.check_handover_done(delivery);
     -- The photo and signature uploaded to Storage, and the note; 422 naming what the company
     -- requires and is missing (private.attach_proof, in 09_proof.sql).
     delivery := private.attach_proof(delivery, complete_delivery.note);
   end if;
-  delivery := private.move_delivery(delivery, 'complete', (select auth.uid()));
-  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-  values (delivery.company_id, delivery.driver_id, 'delivery_credit', private.driver_credit(delivery.price, delivery.driver_share), delivery.id);
+  delivery := private.finish_delivery(delivery, (select auth.uid()), complete_delivery.collected_amount,
+    complete_delivery.collected_method);
   return private.delivery_row(delivery);
 end;
 $$;
-comment on function public.complete_delivery(uuid, text) is 'The linked driver completes a delivery in progress, with its proof, and is credited price * driver_share.';
-grant execute on function public.complete_delivery(uuid, text) to authenticated;
+comment on function public.complete_delivery(uuid, text, numeric, text) is 'The linked driver completes a delivery in progress, with its proof, its handover code and what was collected at the door, and is credited price * driver_share.';
+grant execute on function public.complete_delivery(uuid, text, numeric, text) to authenticated;
 
 -- Section: gateway events
 

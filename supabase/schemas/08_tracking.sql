@@ -54,7 +54,9 @@ begin
     'accepted_at', d.accepted_at,
     'started_at', d.started_at,
     'completed_at', d.completed_at,
-    'cancelled_at', d.cancelled_at);
+    'cancelled_at', d.cancelled_at,
+    -- The code the recipient gives the driver at the door (09_proof.sql), while it is to be delivered.
+    'handover_code', private.handover_code_of(d.id));
 end;
 $$;
 comment on function private.tracking_json(public.deliveries, text, public.driver_locations) is 'A delivery as its tracking link shows it to the recipient.';

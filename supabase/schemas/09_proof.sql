@@ -20,7 +20,7 @@
 
 -- Section: types (02_company.sql says why functions return them)
 
-create type public.proof_requirements_set as (photo boolean, signature boolean, note boolean);
+create type public.proof_requirements_set as (photo boolean, signature boolean, note boolean, handover_code boolean);
 comment on type public.proof_requirements_set is 'Which proof a company requires to complete a delivery.';
 
 -- Section: who may write and read
@@ -182,7 +182,9 @@ create table public.proof_requirements (
   photo boolean not null default false,
   signature boolean not null default false,
   note boolean not null default false,
-  updated_at timestamptz not null default now()
+  updated_at timestamptz not null default now(),
+  -- Each delivery created while it is on gets a handover code (Section: handover codes).
+  handover_code boolean not null default false
 );
 comment on table public.proof_requirements is 'Which proof a company requires to complete a delivery (none when the company has no row).';
 alter table public.proof_requirements enable row level security;
@@ -204,7 +206,8 @@ declare
 begin
   select * into r from public.proof_requirements p where p.company_id = proof_requirements_row.company_id;
   -- None stored: none required.
-  return row(coalesce(r.photo, false), coalesce(r.signature, false), coalesce(r.note, false))::public.proof_requirements_set;
+  return row(coalesce(r.photo, false), coalesce(r.signature, false), coalesce(r.note, false),
+    coalesce(r.handover_code, false))::public.proof_requirements_set;
 end;
 $$;
 comment on function private.proof_requirements_row(uuid) is 'A company''s proof requirements; none stored means none required.';
@@ -217,7 +220,7 @@ stable
 security definer
 set search_path = ''
 as $$ begin return to_jsonb(private.proof_requirements_row(proof_requirements_json.company_id)); end; $$;
-comment on function private.proof_requirements_json(uuid) is 'A company''s proof requirements: {photo, signature, note}.';
+comment on function private.proof_requirements_json(uuid) is 'A company''s proof requirements: {photo, signature, note, handover_code}.';
 grant execute on function private.proof_requirements_json(uuid) to authenticated, service_role;
 
 create function public.get_proof_requirements()
@@ -233,7 +236,8 @@ $$;
 comment on function public.get_proof_requirements() is 'Which proof the caller''s company requires to complete a delivery (every member).';
 grant execute on function public.get_proof_requirements() to authenticated;
 
-create function public.set_proof_requirements(photo boolean, signature boolean, note boolean)
+create function public.set_proof_requirements(photo boolean, signature boolean, note boolean,
+  handover_code boolean default false)
 returns public.proof_requirements_set
 language plpgsql
 security definer
@@ -242,15 +246,180 @@ as $$
 declare
   company uuid := private.authorize(variadic private.company_managers());
 begin
-  insert into public.proof_requirements as r (company_id, photo, signature, note)
-  values (company, set_proof_requirements.photo, set_proof_requirements.signature, set_proof_requirements.note)
+  insert into public.proof_requirements as r (company_id, photo, signature, note, handover_code)
+  values (company, set_proof_requirements.photo, set_proof_requirements.signature, set_proof_requirements.note,
+    coalesce(set_proof_requirements.handover_code, false))
   on conflict on constraint proof_requirements_pkey do update set
-    photo = excluded.photo, signature = excluded.signature, note = excluded.note, updated_at = now();
+    photo = excluded.photo, signature = excluded.signature, note = excluded.note,
+    handover_code = excluded.handover_code, updated_at = now();
   return private.proof_requirements_row(company);
 end;
 $$;
-comment on function public.set_proof_requirements(boolean, boolean, boolean) is 'Sets which proof the caller''s company requires to complete a delivery (owner, admin).';
-grant execute on function public.set_proof_requirements(boolean, boolean, boolean) to authenticated;
+comment on function public.set_proof_requirements(boolean, boolean, boolean, boolean) is 'Sets which proof the caller''s company requires to complete a delivery (owner, admin).';
+grant execute on function public.set_proof_requirements(boolean, boolean, boolean, boolean) to authenticated;
+
+-- Section: handover codes
+
+-- The recipient's code at the door: 4 digits, made when a delivery is created while its company requires
+-- them, shown to the recipient (the tracking page, the messages: private.handover_code_of) and never to a
+-- driver: it lives in this private table, which no API role reads. A driver tries it with
+-- public.try_handover_code, whose attempts are committed on their own (a wrong code is 422 at the edge, and
+-- the attempt still counts); 5 wrong ones lock it (423) until a manager completes the delivery with
+-- public.complete_delivery_override and a reason.
+create table private.handover_codes (
+  delivery_id uuid primary key references public.deliveries (id) on delete cascade,
+  company_id uuid not null references public.companies (id) on delete cascade,
+  code text not null check (code ~ '^[0-9]{4}$'),
+  wrong_attempts integer not null default 0 check (wrong_attempts between 0 and 5),
+  verified_at timestamptz,
+  overridden_by uuid,
+  overridden_at timestamptz,
+  override_reason text check (length(override_reason) between 1 and 500),
+  created_at timestamptz not null default now()
+);
+comment on table private.handover_codes is 'Each delivery''s handover code, the wrong attempts at it, and a manager''s override; never readable by a driver.';
+create index handover_codes_company_idx on private.handover_codes (company_id);
+alter table private.handover_codes enable row level security;
+
+-- 4 digits from the CSPRNG (pgcrypto), uniform: two random bytes, redrawn above 59999.
+create function private.new_handover_code()
+returns text
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  n integer;
+begin
+  loop
+    n := ('x' || encode(extensions.gen_random_bytes(2), 'hex'))::bit(16)::integer;
+    exit when n < 60000;
+  end loop;
+  return lpad((n % 10000)::text, 4, '0');
+end;
+$$;
+comment on function private.new_handover_code() is 'A new handover code: 4 digits drawn uniformly from the cryptographic random generator.';
+
+create function private.give_handover_code()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if (private.proof_requirements_row(new.company_id)).handover_code then
+    insert into private.handover_codes (delivery_id, company_id, code)
+    values (new.id, new.company_id, private.new_handover_code());
+  end if;
+  return null;
+end;
+$$;
+comment on function private.give_handover_code() is 'Gives a new delivery its handover code when its company requires one.';
+create trigger deliveries_give_handover_code after insert on public.deliveries
+  for each row execute function private.give_handover_code();
+
+-- For the recipient only (the tracking page, the messages), while the delivery is still to be delivered.
+create function private.handover_code_of(delivery_id uuid)
+returns text
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return (select h.code from private.handover_codes h
+          join public.deliveries d on d.id = h.delivery_id
+          where h.delivery_id = handover_code_of.delivery_id
+            and d.status in ('awaiting_payment', 'pending', 'accepted', 'in_progress'));
+end;
+$$;
+comment on function private.handover_code_of(uuid) is 'A delivery''s handover code while it is to be delivered, for the recipient''s tracking page and messages (service role).';
+grant execute on function private.handover_code_of(uuid) to service_role;
+
+-- The driver at the door. Not raising for a wrong code is the point: the attempt is committed, so that 5 of
+-- them lock the code whoever calls (the edge answers 422 for `wrong` and 423 for `locked`). The code and the
+-- attempt are compared as SHA-256 digests, so how long a comparison takes says nothing of the code.
+create function public.try_handover_code(delivery_id uuid, code text)
+returns text
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries := private.lock_own_delivery(try_handover_code.delivery_id);
+  handover private.handover_codes;
+begin
+  select * into handover from private.handover_codes h where h.delivery_id = delivery.id for update;
+  if not found or delivery.status <> 'in_progress' or delivery.driver_id is distinct from private.driver_id() then
+    return 'not_required';
+  end if;
+  if handover.wrong_attempts >= 5 then
+    return 'locked';
+  end if;
+  if extensions.digest(coalesce(btrim(try_handover_code.code), ''), 'sha256') = extensions.digest(handover.code, 'sha256') then
+    update private.handover_codes h set verified_at = coalesce(h.verified_at, now()) where h.delivery_id = delivery.id;
+    return 'accepted';
+  end if;
+  update private.handover_codes h set wrong_attempts = h.wrong_attempts + 1 where h.delivery_id = delivery.id;
+  return 'wrong';
+end;
+$$;
+comment on function public.try_handover_code(uuid, text) is 'The linked driver tries the recipient''s handover code of a delivery in progress: accepted, wrong (counted), locked (5 wrong), or not_required.';
+grant execute on function public.try_handover_code(uuid, text) to authenticated;
+
+-- Called by public.complete_delivery on the locked delivery in progress.
+create function private.check_handover_done(delivery public.deliveries)
+returns void
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  handover private.handover_codes;
+begin
+  select * into handover from private.handover_codes h where h.delivery_id = delivery.id;
+  if not found or handover.verified_at is not null then
+    return;
+  end if;
+  if handover.wrong_attempts >= 5 then
+    raise exception using errcode = 'PT423',
+      message = 'too many wrong handover codes: the company must complete this delivery (complete-override)';
+  end if;
+  raise exception using errcode = 'PT422', message = 'the recipient''s handover code is required';
+end;
+$$;
+comment on function private.check_handover_done(public.deliveries) is 'Raises 422 until the delivery''s handover code was tried right, 423 once 5 wrong ones locked it; nothing when it has none.';
+
+create function public.complete_delivery_override(delivery_id uuid, reason text, collected_amount numeric default null,
+  collected_method text default null)
+returns public.delivery
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.company_managers());
+  delivery public.deliveries := private.lock_delivery(complete_delivery_override.delivery_id, company);
+  clean_reason text := nullif(btrim(complete_delivery_override.reason), '');
+begin
+  if clean_reason is null or length(clean_reason) > 500 then
+    raise exception using errcode = 'PT400', message = 'reason is required (at most 500 characters)';
+  end if;
+  update private.handover_codes h
+  set overridden_by = (select auth.uid()), overridden_at = now(), override_reason = clean_reason
+  where h.delivery_id = delivery.id and h.verified_at is null and delivery.status = 'in_progress';
+  if not found and delivery.status = 'in_progress' then
+    raise exception using errcode = 'PT422',
+      message = 'this delivery is waiting for no handover code: its driver completes it';
+  end if;
+  delivery := private.finish_delivery(delivery, (select auth.uid()), complete_delivery_override.collected_amount,
+    complete_delivery_override.collected_method);
+  return private.delivery_row(delivery);
+end;
+$$;
+comment on function public.complete_delivery_override(uuid, text, numeric, text) is 'A manager completes a delivery in progress whose handover code could not be given (locked or not), with a reason; the driver is credited as on completion.';
+grant execute on function public.complete_delivery_override(uuid, text, numeric, text) to authenticated;
 
 -- Section: completion
 

@@ -208,7 +208,10 @@ begin
         window_start => (r ->> 'window_start')::timestamptz,
         window_end => (r ->> 'window_end')::timestamptz,
         external_id => r ->> 'external_id',
-        recipient_email => r ->> 'recipient_email'));
+        recipient_email => r ->> 'recipient_email',
+        collect_amount => (r ->> 'collect_amount')::numeric,
+        collect_method => r ->> 'collect_method',
+        collect_change_for => (r ->> 'collect_change_for')::numeric));
       created := created || jsonb_build_object('row', (r ->> 'row')::integer, 'id', delivery ->> 'id');
     exception
       when unique_violation or sqlstate 'PT409' then

@@ -332,7 +332,9 @@ begin
     'company_name', co.name,
     'tracking_path', private.delivery_tracking_fields(n.delivery_id, n.company_id) ->> 'tracking_url',
     -- While in progress: the measured ETA, else the route's estimate from the start.
-    'eta_at', coalesce(d.eta_at, d.started_at + make_interval(secs => d.duration_s)))
+    'eta_at', coalesce(d.eta_at, d.started_at + make_interval(secs => d.duration_s)),
+    -- The recipient's handover code (09_proof.sql), for the messages that carry it.
+    'handover_code', private.handover_code_of(d.id))
     order by n.created_at), '[]'::jsonb)
   into answer
   from public.notifications n

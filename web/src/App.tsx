@@ -28,6 +28,7 @@ const DispatchBoard = lazy(() => import("./panel/DispatchBoard.tsx"));
 const DispatchSettingsPage = lazy(() => import("./panel/DispatchSettings.tsx"));
 // With its chart library: loaded only when opened, to keep the first load small.
 const ReportsPage = lazy(() => import("./panel/Reports.tsx"));
+const CashDayPage = lazy(() => import("./panel/CashDay.tsx"));
 const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
 const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
 const DriverBar = lazy(() => import("./driver/DriverBar.tsx"));
@@ -56,6 +57,7 @@ const PAGES: PageDef[] = [
   { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: "nav.withdrawals", render: () => <WithdrawalsPage /> },
   { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },
   { path: "/reports", roles: COMPANY_MANAGERS, nav: "nav.reports", render: () => <ReportsPage /> },
+  { path: "/cash", roles: COMPANY_MANAGERS, nav: "nav.cash", render: () => <CashDayPage /> },
   { path: "/gateway", roles: OWNER, nav: "nav.gateway", render: () => <GatewayPage /> },
   { path: "/billing", roles: OWNER, nav: "nav.billing", render: () => <BillingPage /> },
   {

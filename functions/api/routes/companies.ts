@@ -1,6 +1,7 @@
 // Registration, the company profile and the gateway configuration.
 import { z } from "zod";
 import { withNewAuthUser } from "../auth-admin.ts";
+import { Cnpj } from "../brazil.ts";
 import { encryptSecret } from "../../_shared/crypto.ts";
 import { asService, rpc } from "../../_shared/db.ts";
 import { env } from "../../_shared/env.ts";
@@ -19,6 +20,10 @@ const Company = z.object({
   name: z.string(),
   gateway: z.object({ configured: z.boolean(), environment: GatewayEnvironment.nullable() }),
   created_at: Timestamp,
+  document: z.string().nullable().describe(
+    "The company's CNPJ (numeric, or alphanumeric since July 2026), upper case without punctuation; null when " +
+      "not given at registration.",
+  ),
 }).meta({ id: "Company" });
 
 export const register = defineRoute({
@@ -30,7 +35,7 @@ export const register = defineRoute({
     "prices (base_fee 5.00, per_km 1.50, minimum_fee 8.00, driver_share 0.80). All or nothing: when the company " +
     "cannot be created, the login is removed again. Then sign in at /auth/v1/token.",
   auth: "none",
-  body: z.object({ company_name: Name, owner_name: Name, email: Email, password: Password }),
+  body: z.object({ company_name: Name, owner_name: Name, email: Email, password: Password, document: Cnpj.nullish() }),
   responses: {
     201: { description: "Registered", schema: z.object({ company_id: z.uuid(), user_id: z.uuid() }) },
     409: { description: "The e-mail address is taken" },
@@ -44,6 +49,7 @@ export const register = defineRoute({
             owner_user_id: userId,
             company_name: body.company_name,
             owner_name: body.owner_name,
+            document: body.document ?? undefined,
           })
         ),
     );

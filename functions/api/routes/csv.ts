@@ -170,8 +170,18 @@ const IMPORT_COLUMNS = [
   "window_start",
   "window_end",
   "external_id",
+  "collect.amount",
+  "collect.method",
+  "collect.change_for",
 ] as const;
-const NUMBER_COLUMNS = new Set(["origin.lat", "origin.lng", "destination.lat", "destination.lng"]);
+const NUMBER_COLUMNS = new Set([
+  "origin.lat",
+  "origin.lng",
+  "destination.lat",
+  "destination.lng",
+  "collect.amount",
+  "collect.change_for",
+]);
 
 const ImportResult = z.object({
   created: z.number().int(),
@@ -383,6 +393,9 @@ export const importDeliveries = defineRoute({
         window_start: body.window_start,
         window_end: body.window_end,
         external_id: body.external_id,
+        collect_amount: body.collect?.amount,
+        collect_method: body.collect?.method,
+        collect_change_for: body.collect?.change_for ?? undefined,
       });
     });
     // In the file's order, so that of two rows with one external id the first is created.

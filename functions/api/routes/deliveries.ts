@@ -2,7 +2,7 @@
 // function (supabase/schemas/05_deliveries.sql); these handlers
 // only add what SQL cannot do: ask the geocoding service, the routing service and the gateway.
 import { z } from "zod";
-import { asService, rpc } from "../../_shared/db.ts";
+import { asService, rpc, type Tx } from "../../_shared/db.ts";
 import { Document } from "../brazil.ts";
 import { createPixCharge, logOrphanCharge, type PixPayment } from "../pix-charge.ts";
 import { env } from "../../_shared/env.ts";
@@ -13,7 +13,18 @@ import { searchPlaces } from "../geocoding.ts";
 import { checkProofImages } from "../proof-images.ts";
 import { type MeasuredRoute, type Point, routeBetween } from "../routing.ts";
 import { dayBounds, DayOrTime } from "../days.ts";
-import { Email, IdParams, LatLng, Money, pageOf, PageQuery, Phone, Text, Timestamp } from "../schemas.ts";
+import {
+  Email,
+  IdParams,
+  LatLng,
+  Money,
+  pageOf,
+  PageQuery,
+  Phone,
+  PositiveMoney,
+  Text,
+  Timestamp,
+} from "../schemas.ts";
 
 export const FailureReason = z.enum(["recipient_absent", "address_not_found", "refused", "damaged", "other"]);
 
@@ -26,6 +37,32 @@ export const DeliveryStatus = z.enum([
   "cancelled",
   "failed",
 ]);
+export const CollectMethod = z.enum(["cash", "card"]).describe("cash, or card on the driver's card machine.");
+
+/** What a delivery collects at the door (POST /api/v1/deliveries, the import). */
+export const Collect = z.object({
+  amount: PositiveMoney,
+  method: CollectMethod,
+  change_for: PositiveMoney.nullish().describe(
+    "Cash only: the note the recipient will pay with (e.g. 100.00): the driver brings change_for − amount.",
+  ),
+}).superRefine((collect, ctx) => {
+  if (collect.change_for == null) return;
+  if (collect.method !== "cash") {
+    ctx.addIssue({ code: "custom", path: ["change_for"], message: "only cash has change", input: collect.change_for });
+  } else if (collect.change_for < collect.amount) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["change_for"],
+      message: "must be at least amount",
+      input: collect.change_for,
+    });
+  }
+}).describe(
+  "Money at the door, with any payment method: what the driver collects from the recipient (the goods, the fee), " +
+    "in cash or by card. The driver sees it, and the change to bring, before accepting.",
+);
+
 export const PaymentStatus = z.enum(["pending", "received", "confirmed", "refunded", "overdue", "invoiced"]);
 
 export const Delivery = z.object({
@@ -119,6 +156,24 @@ export const Delivery = z.object({
   ),
   size: z.number().int().describe("Units it takes in a vehicle (routes: a vehicle's capacity is in units)."),
   service_s: z.number().int().describe("Seconds spent at the drop-off (routes time it; a pickup takes 60)."),
+  collect: z.object({
+    amount: Money.describe("What the driver collects from the recipient."),
+    method: CollectMethod,
+    change_for: Money.nullable().describe("Cash only: the note the recipient pays with (the driver brings change)."),
+    change_due: Money.nullable().describe(
+      "change_for − amount: the change the driver brings; null without change_for.",
+    ),
+  }).nullable().describe(
+    "Money at the door: what the driver collects from the recipient (cash or card), shown to drivers before they " +
+      "accept (in lists and offers) and at the door; completion then requires `collected`. Null: nothing to collect.",
+  ),
+  collected: z.object({ amount: Money, method: CollectMethod }).nullable().describe(
+    "What the driver reported collecting on completion, as reported (cash is then owed by the driver to the company: " +
+      "GET /api/v1/drivers/{id}/cash; card moves no cash).",
+  ),
+  collect_mismatch: z.boolean().describe(
+    "True when the amount collected differs from the amount to collect: the company's attention.",
+  ),
 }).meta({ id: "Delivery" });
 
 const Route = z.object({ origin: LatLng, destination: LatLng });
@@ -145,6 +200,7 @@ export const CreateDelivery = z.object({
   ),
   size: z.number().int().min(1).max(10_000).nullish().describe("Units it takes in a vehicle; default 1."),
   service_s: z.number().int().min(0).max(14_400).nullish().describe("Seconds at the drop-off; default 120."),
+  collect: Collect.nullish(),
 }).superRefine((body, ctx) => {
   if (body.payment_method === "pix" && !body.customer) {
     ctx.addIssue({ code: "invalid_type", expected: "object", path: ["customer"], message: "Field required" });
@@ -358,6 +414,9 @@ export const createDelivery = defineRoute({
           window_end: body.window_end,
           external_id: body.external_id,
           recipient_email: body.recipient_email,
+          collect_amount: body.collect?.amount,
+          collect_method: body.collect?.method,
+          collect_change_for: body.collect?.change_for ?? undefined,
         });
         // Its size and drop-off time (routes), in the same transaction.
         if (body.size == null && body.service_s == null) return created;
@@ -504,6 +563,21 @@ export const startDelivery = driverMove(
   "Set off with an accepted delivery",
   "accepted → in_progress, by the driver who took it; another driver's delivery is 404.",
 );
+const Collected = z.object({ amount: Money, method: CollectMethod }).describe(
+  "What the driver collected at the door: required when the delivery has `collect` (422 without it). A different " +
+    "amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the " +
+    "company (GET /api/v1/drivers/{id}/cash); card moves no cash.",
+);
+
+/** The driver's answer at the door: 422 for a wrong code (the attempt counted), 423 once 5 wrong ones locked it. */
+async function tryHandoverCode(asCaller: <T>(work: (tx: Tx) => Promise<T>) => Promise<T>, id: string, code: string) {
+  // Its own transaction: a wrong attempt is committed even though the request fails.
+  const result = await asCaller((tx) => rpc(tx, "try_handover_code", { delivery_id: id, code })) as string;
+  if (result === "wrong") throw new HttpError(422, "wrong handover code");
+  if (result === "locked") throw new HttpError(423, HANDOVER_LOCKED);
+}
+const HANDOVER_LOCKED = "too many wrong handover codes: the company must complete this delivery (complete-override)";
+
 export const completeDelivery = defineRoute({
   method: "post",
   path: "/api/v1/deliveries/{id}/complete",
@@ -518,25 +592,75 @@ export const completeDelivery = defineRoute({
     "(PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must " +
     "be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are " +
     "(lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image " +
-    "its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.",
+    "its name says is removed and the completion refused (422 naming it), so that the driver can upload it again. " +
+    "Money at the door: a delivery with `collect` requires `collected` (422 without it); cash collected is written " +
+    "to the driver's cash ledger. Handover code: when the company requires one (`handover_code` in the proof " +
+    "requirements), the recipient's 4-digit `code` is required: without it or wrong, 422 (a wrong one is counted " +
+    "even so); after 5 wrong codes every completion is 423 until a manager completes the delivery with " +
+    "POST /api/v1/deliveries/{id}/complete-override.",
   auth: "bearer",
   roles: "drivers",
   params: IdParams,
-  body: z.object({ note: Text(1000).nullish() }).nullish(),
+  body: z.object({
+    note: Text(1000).nullish(),
+    collected: Collected.nullish(),
+    code: z.string().trim().regex(/^[0-9]{4}$/, "must be the 4 digits the recipient has").nullish().describe(
+      "The recipient's handover code, when the company requires one.",
+    ),
+  }).nullish(),
   responses: {
     200: { description: "The delivery", schema: Delivery },
     422: {
-      description: "The delivery's state does not allow this move, a required proof is missing (named), or an " +
-        "uploaded proof is not the image its name says (named, and removed)",
+      description: "The delivery's state does not allow this move, a required proof is missing (named), an " +
+        "uploaded proof is not the image its name says (named, and removed), `collected` is missing, or the " +
+        "handover code is missing or wrong",
     },
+    423: { description: "5 wrong handover codes were tried: only a manager's complete-override completes it now" },
     502: { description: "Storage could not be asked for the uploaded proof" },
   },
   async handler({ params, body, claims, asCaller }) {
+    if (body?.code) await tryHandoverCode(asCaller, params.id, body.code);
     await checkProofImages(claims.sub!, params.id, "complete");
     return {
-      body: await asCaller((tx) => rpc(tx, "complete_delivery", { delivery_id: params.id, note: body?.note })),
+      body: await asCaller((tx) =>
+        rpc(tx, "complete_delivery", {
+          delivery_id: params.id,
+          note: body?.note ?? undefined,
+          collected_amount: body?.collected?.amount,
+          collected_method: body?.collected?.method,
+        })
+      ),
     };
   },
+});
+
+export const completeDeliveryOverride = defineRoute({
+  method: "post",
+  path: "/api/v1/deliveries/{id}/complete-override",
+  tag: "deliveries",
+  summary: "Complete a delivery whose handover code could not be given",
+  description: "in_progress → completed by a manager, with a reason, for a delivery that waits for the recipient's " +
+    "handover code (after 5 wrong codes it is locked: 423 to its driver). The driver is credited as on completion; " +
+    "a delivery with `collect` requires `collected` as completion does. A delivery waiting for no code: 422.",
+  auth: "bearer",
+  roles: "company_managers",
+  params: IdParams,
+  body: z.object({ reason: Text(500), collected: Collected.nullish() }),
+  responses: {
+    200: { description: "The completed delivery", schema: Delivery },
+    404: { description: "No such delivery in the company" },
+    422: { description: "Not in progress, waiting for no handover code, or `collected` missing" },
+  },
+  handler: async ({ params, body, asCaller }) => ({
+    body: await asCaller((tx) =>
+      rpc(tx, "complete_delivery_override", {
+        delivery_id: params.id,
+        reason: body.reason,
+        collected_amount: body.collected?.amount,
+        collected_method: body.collected?.method,
+      })
+    ),
+  }),
 });
 
 export const failDelivery = defineRoute({
@@ -601,6 +725,7 @@ export default [
   acceptDelivery,
   startDelivery,
   completeDelivery,
+  completeDeliveryOverride,
   failDelivery,
   reopenDelivery,
 ];

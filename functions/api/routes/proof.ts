@@ -9,6 +9,11 @@ const ProofRequirements = z.object({
   photo: z.boolean().describe("A photo must be uploaded before completing."),
   signature: z.boolean().describe("The recipient's signature must be uploaded before completing."),
   note: z.boolean().describe("Completing must carry a note."),
+  handover_code: z.boolean().default(false).describe(
+    "Each delivery created from now on gets a 4-digit code, given to the recipient (GET /api/v1/track/{token}, the " +
+      "messages) and never to the driver: completing must carry it (`code`), 423 after 5 wrong ones until a manager's " +
+      "complete-override. Omitted in a PUT: false.",
+  ),
 }).meta({ id: "ProofRequirements" });
 
 export const getProofRequirements = defineRoute({

@@ -33,6 +33,10 @@ export const Tracking = z.object({
   started_at: Timestamp.nullable(),
   completed_at: Timestamp.nullable(),
   cancelled_at: Timestamp.nullable(),
+  handover_code: z.string().nullable().describe(
+    "The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the " +
+      "delivery is delivered; null otherwise. Never shown to the driver.",
+  ),
   realtime_topic: z.string().describe(
     "The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the " +
       "`tracking_updated` broadcasts).",

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(237);
+select plan(260);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -72,7 +72,12 @@ from t, o, lateral (values
   (format('select to_jsonb(public.cancel_route(%L))', gen_random_uuid()), array['owner', 'admin']),
   ('select to_jsonb(public.start_route_plan(''{}''))', array['owner', 'admin']),
   (format('select to_jsonb(public.get_route_plan(%L))', gen_random_uuid()), array['owner', 'admin']),
-  (format('select to_jsonb(public.set_driver_vehicle(%L, ''van''))', t.a ->> 'driver2_id'), array['owner', 'admin'])
+  (format('select to_jsonb(public.set_driver_vehicle(%L, ''van''))', t.a ->> 'driver2_id'), array['owner', 'admin']),
+  (format('select public.try_handover_code(%L, %L)', o.delivery, '1234'), array['driver']),
+  (format('select to_jsonb(public.complete_delivery_override(%L, %L))', o.delivery, 'no code'), array['owner', 'admin']),
+  (format('select to_jsonb(public.get_driver_cash(%L))', t.a ->> 'driver_id'), array['owner', 'admin', 'driver']),
+  (format('select to_jsonb(public.record_cash_settlement(%L, 1))', t.a ->> 'driver_id'), array['owner', 'admin']),
+  ('select to_jsonb(public.cash_summary(current_date))', array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -123,7 +128,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 54 calls x 4 roles = 216 assertions, then 16 foreign ones
+-- 59 calls x 4 roles = 236 assertions, then 19 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -173,7 +178,10 @@ begin
       ('driver', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'other')),
       ('driver2', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'damaged')),
       ('admin', format('select to_jsonb(public.get_delivery_dispatch(%L))', (select delivery from o))),
-      ('driver', format('select to_jsonb(public.decline_delivery(%L))', (select delivery from o)))
+      ('driver', format('select to_jsonb(public.decline_delivery(%L))', (select delivery from o))),
+      ('owner', format('select to_jsonb(public.get_driver_cash(%L))', (select a ->> 'driver_id' from t))),
+      ('admin', format('select to_jsonb(public.record_cash_settlement(%L, 1))', (select a ->> 'driver_id' from t))),
+      ('owner', format('select to_jsonb(public.complete_delivery_override(%L, %L))', (select delivery from o), 'x'))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

@@ -37,7 +37,7 @@ select ok(not has_function_privilege('authenticated',
 select ok(has_function_privilege('service_role',
   'public.apply_payment_event(uuid, text, text, text)', 'execute'), 'the service role applies payment events');
 select ok(not has_function_privilege('authenticated',
-  'public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text, double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, timestamptz, timestamptz, text, text)',
+  'public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text, double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date, timestamptz, timestamptz, text, text, numeric, text, numeric)',
   'execute'), 'no user inserts a delivery directly: the edge does, after routing and charging');
 select ok(not has_function_privilege('authenticated', 'private.move_delivery(public.deliveries, text, uuid, uuid, text, text)', 'execute'),
   'no user may call the state machine directly');

@@ -97,9 +97,9 @@ select is(pg_temp.track('no-such-token'), null, 'a wrong token finds nothing');
 select is(pg_temp.track(pg_temp.token('pending') || 'x'), null, 'nor does a token with one character more');
 select is(
   (select array_agg(k order by k) from jsonb_object_keys(pg_temp.track(pg_temp.token('moving'))) k),
-  array['accepted_at', 'cancelled_at', 'completed_at', 'created_at', 'driver', 'eta_at', 'eta_refreshed_at', 'position',
-    'remaining_m', 'started_at', 'status', 'stops_before'],
-  'the view has only status, driver, position, ETA, the stops before it in a route and the timeline: no price, no addresses, no recipient');
+  array['accepted_at', 'cancelled_at', 'completed_at', 'created_at', 'driver', 'eta_at', 'eta_refreshed_at',
+    'handover_code', 'position', 'remaining_m', 'started_at', 'status', 'stops_before'],
+  'the view has only status, driver, position, ETA, the stops before it in a route, the timeline and the handover code: no price, no addresses, no recipient');
 select is(pg_temp.track(pg_temp.token('moving')) -> 'driver', '{"first_name": "trk-a"}', 'the driver by first name only');
 select is(pg_temp.track(pg_temp.token('pending')) -> 'driver', 'null', 'a pending delivery has no driver yet');
 select is(pg_temp.track(pg_temp.token('moving')) -> 'position', 'null', 'no position before the driver sends one');

@@ -173,8 +173,9 @@ select is((select m from claimed where m ->> 'delivery_id' = pg_temp.id('go')::t
   jsonb_build_object('attempt', 1, 'delivery_id', pg_temp.id('go'), 'company_id', (select a ->> 'company_id' from t),
     'event', 'completed', 'channel', 'whatsapp', 'to', '+55 11 98888-7777', 'to_masked', '*****7777',
     'first_name', 'Ana', 'company_name', 'ntf-a company',
-    'tracking_path', '/track/' || (select token from private.delivery_tracking where delivery_id = pg_temp.id('go'))),
-  'with what sending needs: the address and its masked form, the first name, the company, the link');
+    'tracking_path', '/track/' || (select token from private.delivery_tracking where delivery_id = pg_temp.id('go')),
+    'handover_code', null),
+  'with what sending needs: the address and its masked form, the first name, the company, the link, the handover code (none here)');
 select is((select status || ': ' || error from public.notifications where delivery_id = pg_temp.id('go') and event = 'started'
     and channel = 'email'), 'failed: outdated: the delivery is completed now',
   'a started message claimed once the delivery is completed is not sent');

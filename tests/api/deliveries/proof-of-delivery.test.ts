@@ -155,7 +155,7 @@ describe("completing with proof", () => {
 
   it("only owners and admins set the requirements; every member reads them", async () => {
     const none = await api("/api/v1/companies/me/proof-requirements", { token: a.driver.token });
-    expect(none.body).toEqual({ photo: false, signature: false, note: false });
+    expect(none.body).toEqual({ photo: false, signature: false, note: false, handover_code: false });
     const refused = await api("/api/v1/companies/me/proof-requirements", {
       method: "PUT",
       token: a.driver.token,
@@ -168,7 +168,7 @@ describe("completing with proof", () => {
       body: { photo: true, signature: true, note: true },
     });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ photo: true, signature: true, note: true });
+    expect(set.body).toEqual({ photo: true, signature: true, note: true, handover_code: false });
   });
 
   it("completion names what the company requires and is missing, then carries the proof", async () => {

@@ -26,6 +26,7 @@ const VIEW_KEYS = [
   "driver",
   "eta_at",
   "eta_refreshed_at",
+  "handover_code",
   "position",
   "realtime_topic",
   "remaining_m",

@@ -8,7 +8,7 @@ import { useQuery } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../api/client.ts";
-import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
+import { Badge, DecimalField, ErrorNote, Field, Loading, readDecimal } from "../components/ui.tsx";
 import { useClock } from "../lib/clock.ts";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { displayPhone } from "../lib/brazil.ts";
@@ -18,6 +18,7 @@ import { useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
 import { failurePhotoKind, outbox } from "../lib/outbox.ts";
 import { WindowText } from "../panel/Deliveries.tsx";
+import { CollectNote } from "./CollectNote.tsx";
 import { FailDelivery } from "./FailDelivery.tsx";
 import { emptyDraft, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
 import type { ShiftDelivery } from "./shift.ts";
@@ -60,6 +61,13 @@ export function DeliveryCard(
   const { delivery, status, queued, refused } = item;
   const id = delivery.id;
   const [draft, setDraft] = useState<ProofDraft>(emptyDraft);
+  // What the recipient paid at the door (the amount to collect until the driver types another), and their code.
+  const [collectedText, setCollectedText] = useState(
+    delivery.collect ? delivery.collect.amount.toFixed(2).replace(".", ",") : "",
+  );
+  const [code, setCode] = useState("");
+  const collectRules = { required: true, min: 0, fractionDigits: 2 };
+  const collected = readDecimal(collectedText, collectRules);
   const sharing = useSharing();
   const online = useOnline();
   const required = useQuery({
@@ -73,9 +81,21 @@ export function DeliveryCard(
     if (refused) await box.dismiss(refused.id);
     await box.add(action, id, extra);
   };
+  const needsCode = !!required.data?.handover_code;
+  const ready = (!delivery.collect || (collected.ok && collected.value != null)) &&
+    (!needsCode || /^\d{4}$/.test(code));
   const complete = async () => {
     const note = draft.note.trim();
-    await act("complete", { body: note ? { note } : undefined, proof: await proofFiles(draft) });
+    const body: Record<string, unknown> = {};
+    if (note) body.note = note;
+    if (delivery.collect && collected.ok && collected.value != null) {
+      body.collected = { amount: collected.value, method: delivery.collect.method };
+    }
+    if (needsCode) body.code = code;
+    await act("complete", {
+      body: Object.keys(body).length ? body : undefined,
+      proof: await proofFiles(draft),
+    });
   };
   const target = status === "in_progress" ? delivery.destination : delivery.origin;
   const me = sharing && "lat" in sharing && sharing.lat != null && sharing.lng != null
@@ -99,7 +119,7 @@ export function DeliveryCard(
   } else if (status === "in_progress") {
     actions = (
       <>
-        <button type="button" onClick={() => void complete()}>{t("driver.complete")}</button>
+        <button type="button" disabled={!ready} onClick={() => void complete()}>{t("driver.complete")}</button>
         <FailDelivery
           onReport={(body, photo) =>
             void act("fail", {
@@ -140,6 +160,7 @@ export function DeliveryCard(
         )}
       </dl>
       <p>{t("driver.trip", { km: formatKm(delivery.distance_m), min: formatMinutes(delivery.duration_s) })}</p>
+      <CollectNote collect={delivery.collect} />
       {delivery.recipient_name && <p>{t("driver.recipient")}: {delivery.recipient_name}</p>}
       {delivery.notes && <p>{delivery.notes}</p>}
       <p className="links">
@@ -190,6 +211,25 @@ export function DeliveryCard(
       {status === "in_progress" && (
         <div hidden={!!queued}>
           <ProofCapture draft={draft} onChange={setDraft} required={required.data} />
+          {delivery.collect && (
+            <DecimalField
+              label={t("driver.collect.collected")}
+              value={collectedText}
+              rules={collectRules}
+              onChange={(e) => setCollectedText(e.target.value)}
+            />
+          )}
+          {needsCode && (
+            <Field
+              label={t("driver.handoverCode")}
+              hint={t("driver.handoverCodeHint")}
+              inputMode="numeric"
+              autoComplete="off"
+              maxLength={4}
+              value={code}
+              onChange={(e) => setCode(e.target.value.replace(/\D/g, "").slice(0, 4))}
+            />
+          )}
         </div>
       )}
       <ErrorNote error={refused?.problem} />

@@ -4,6 +4,7 @@
 // (lib/outbox.ts): an accept shows at once as the driver's delivery; a decline takes the card away at once.
 import { useTranslation } from "react-i18next";
 import type { Delivery } from "../api/client.ts";
+import { CollectNote } from "./CollectNote.tsx";
 import { Badge } from "../components/ui.tsx";
 import { useClock } from "../lib/clock.ts";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
@@ -57,6 +58,7 @@ export function OfferCard(
           </>
         )}
       </p>
+      <CollectNote collect={delivery.collect} />
       {(delivery.window_start || delivery.window_end || delivery.late) && (
         <p>
           <WindowText delivery={delivery} /> {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}

@@ -14,22 +14,28 @@ import {
 } from "@brazilian-utils/brazilian-utils";
 
 export const digitsOf = (text: string) => text.replace(/\D/g, "");
+/** A document's characters as stored: digits and upper-case letters (an alphanumeric CNPJ's), no punctuation. */
+export const documentCharacters = (text: string) => text.toUpperCase().replace(/[^0-9A-Z]/g, "");
+/** A CNPJ, numeric or alphanumeric (since July 2026: 12 digits or letters, then 2 check digits). */
+export const isCnpj = (text: string) => isValidCnpj(text, { version: 2 });
+/** A CNPJ as it is typed, letters upper case: 12.ABC.345/01DE-35. */
+export const maskCnpj = (text: string) => formatCnpj(documentCharacters(text).slice(0, 14), { version: 2 });
 
 /** 01310-200 as it is typed (8 digits at most). */
 export const maskCep = (text: string) => formatCep(digitsOf(text).slice(0, 8));
 
-/** A CPF while there are up to 11 digits, a CNPJ from the 12th. */
+/** A CPF while there are up to 11 digits, a CNPJ from the 12th character or the first letter. */
 export function maskDocument(text: string): string {
-  const digits = digitsOf(text).slice(0, 14);
-  return digits.length <= 11 ? formatCpf(digits) : formatCnpj(digits);
+  const characters = documentCharacters(text).slice(0, 14);
+  return characters.length <= 11 && /^\d*$/.test(characters) ? formatCpf(characters) : maskCnpj(characters);
 }
 
 export type DocumentProblem = "document" | "cpf" | "cnpj";
 /** Why a CPF or CNPJ cannot be right (its length, its check digits, one digit repeated), or null. */
 export function documentProblem(text: string): DocumentProblem | null {
-  const digits = digitsOf(text);
-  if (digits.length === 11) return isValidCpf(digits) ? null : "cpf";
-  if (digits.length === 14) return isValidCnpj(digits) ? null : "cnpj";
+  const characters = documentCharacters(text);
+  if (characters.length === 11 && /^\d+$/.test(characters)) return isValidCpf(characters) ? null : "cpf";
+  if (characters.length === 14) return isCnpj(characters) ? null : "cnpj";
   return "document";
 }
 
@@ -58,7 +64,7 @@ export function maskPixKey(type: PixKeyType, text: string): string {
     case "cpf":
       return formatCpf(digitsOf(text).slice(0, 11));
     case "cnpj":
-      return formatCnpj(digitsOf(text).slice(0, 14));
+      return maskCnpj(text);
     case "phone":
       return maskPhone(text);
     default:
@@ -73,7 +79,7 @@ export function pixKeyProblem(type: PixKeyType, text: string): PixKeyProblem | n
     case "cpf":
       return digitsOf(key).length === 11 && isValidCpf(key) ? null : "cpf";
     case "cnpj":
-      return digitsOf(key).length === 14 && isValidCnpj(key) ? null : "cnpj";
+      return isCnpj(key) ? null : "cnpj";
     case "phone":
       return isValidMobilePhone(key) ? null : "mobile";
     case "email":
@@ -83,13 +89,14 @@ export function pixKeyProblem(type: PixKeyType, text: string): PixKeyProblem | n
   }
 }
 
-/** The key as the Pix directory writes it: digits, +55 and the number, a lowercase e-mail or random key. */
+/** The key as the Pix directory writes it: digits (a CNPJ's letters upper case), +55 and the number, a lowercase e-mail or random key. */
 export function normalizePixKey(type: PixKeyType, text: string): string {
   const key = text.trim();
   switch (type) {
     case "cpf":
-    case "cnpj":
       return digitsOf(key);
+    case "cnpj":
+      return documentCharacters(key);
     case "phone":
       return phoneE164(key);
     default:

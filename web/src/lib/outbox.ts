@@ -48,7 +48,9 @@ export const ACTIONS: Record<string, ActionKind> = {
     send: (id, key, body) =>
       call(api.POST("/api/v1/deliveries/{id}/complete", {
         params: path(id),
-        body: body as { note?: string } | undefined,
+        body: body as
+          | { note?: string; collected?: { amount: number; method: "cash" | "card" }; code?: string }
+          | undefined,
         headers: idempotent(key),
       })),
     tookEffect: (d, me) => d.driver_id === me && d.status === "completed",

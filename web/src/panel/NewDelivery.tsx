@@ -8,7 +8,7 @@ import { useTranslation } from "react-i18next";
 import type { MapMarker } from "../components/MapView.tsx";
 import { DateTimeField, ErrorNote, Field, MaskedField, Note, Select } from "../components/ui.tsx";
 import { formatBRL, formatKm, formatMinutes } from "../format.ts";
-import { digitsOf, documentProblem, isPhone, maskDocument, maskPhone, phoneE164 } from "../lib/brazil.ts";
+import { documentCharacters, documentProblem, isPhone, maskDocument, maskPhone, phoneE164 } from "../lib/brazil.ts";
 import { useDebounced } from "../lib/debounce.ts";
 import { navigate } from "../lib/router.tsx";
 import { type AddressEnd, emptyEnd, type End, fullAddress } from "../lib/address.ts";
@@ -70,7 +70,11 @@ export default function NewDeliveryPage() {
           destination_address: fullAddress(ends.destination),
           payment_method: form.paymentMethod as "pix" | "invoice",
           customer: form.paymentMethod === "pix"
-            ? { name: form.customerName, document: digitsOf(form.customerDocument), email: form.customerEmail || null }
+            ? {
+              name: form.customerName,
+              document: documentCharacters(form.customerDocument),
+              email: form.customerEmail || null,
+            }
             : null,
           recipient_name: form.recipientName || null,
           recipient_phone: form.recipientPhone ? phoneE164(form.recipientPhone) : null,

@@ -6,8 +6,8 @@ import { ErrorNote, Note } from "../components/ui.tsx";
 import { useTranslation } from "react-i18next";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 
-type Kind = "photo" | "signature" | "note";
-const KINDS: Kind[] = ["photo", "signature", "note"];
+type Kind = "photo" | "signature" | "note" | "handover_code";
+const KINDS: Kind[] = ["photo", "signature", "note", "handover_code"];
 
 export function ProofRequirements() {
   const { t } = useTranslation();
