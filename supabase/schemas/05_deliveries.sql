@@ -23,7 +23,7 @@ comment on type public.pix_payment is 'A delivery''s Pix charge at the gateway.'
 create type public.delivery_proof as (photo_path text, signature_path text, note text);
 comment on type public.delivery_proof is 'Proof of delivery: Storage object names in delivery-proofs, and the driver''s note.';
 
--- Money at the door (16_cash.sql): what the driver collects from the recipient, and what was collected.
+-- Money at the door (17_cash.sql): what the driver collects from the recipient, and what was collected.
 create type public.delivery_collect as (amount numeric, method text, change_for numeric, change_due numeric);
 comment on type public.delivery_collect is 'What the driver collects at the door (cash or card), and in cash the note to bring change for and the change due.';
 
@@ -79,7 +79,7 @@ create type public.delivery as (
   offer_expires_at timestamptz,
   -- The photo of the last failed attempt (09_proof.sql, 11_lifecycle.sql).
   failure_photo_path text,
-  -- Money at the door (16_cash.sql), in the order the migration added them.
+  -- Money at the door (17_cash.sql), in the order the migration added them.
   collect_mismatch boolean,
   collected public.delivery_collected,
   collect public.delivery_collect,
@@ -211,7 +211,7 @@ create table public.deliveries (
   -- The last failed attempt's photo, if the driver took one: its Storage object name in delivery-proofs
   -- (`{company_id}/{id}/failed-{attempt}.{ext}`, 09_proof.sql), set by the failure with the reason and note.
   failure_photo_path text,
-  -- Money at the door (16_cash.sql): what the driver collects from the recipient (cash or card, any payment
+  -- Money at the door (17_cash.sql): what the driver collects from the recipient (cash or card, any payment
   -- method), the note the recipient pays cash with (the driver brings change), and what the driver reported
   -- collecting on completion (a different amount is kept as reported: collect_mismatch).
   collect_amount numeric(12, 2) check (collect_amount > 0),

@@ -1,6 +1,6 @@
 // Money at the door (docs/contract.md, Money at the door): the drivers' cash ledger, read and settled. The
 // ledger, its lock and the rule that no settlement exceeds what is outstanding live in
-// supabase/schemas/16_cash.sql; what a delivery collects is on the delivery (routes/deliveries.ts).
+// supabase/schemas/17_cash.sql; what a delivery collects is on the delivery (routes/deliveries.ts).
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";

@@ -1,4 +1,4 @@
--- Money at the door (16_cash.sql): what a delivery collects, what completion then
+-- Money at the door (17_cash.sql): what a delivery collects, what completion then
 -- requires and records, the drivers' cash ledger (append-only, every entry under
 -- RLS, settlements never above what is outstanding, under the driver's cash lock),
 -- and the recipient's handover code (09_proof.sql): never readable by a driver,
