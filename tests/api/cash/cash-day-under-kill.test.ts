@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { type OwnStack, passwordSignIn, processes, sleep, startOwnStack } from "./support/stack.ts";
+import { type OwnStack, passwordSignIn, processes, sleep, startOwnStack } from "../../support/stack.ts";
 
 const PASSWORD = "correct-horse-battery";
 let stack: OwnStack;

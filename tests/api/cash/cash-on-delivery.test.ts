@@ -6,10 +6,10 @@
 // handover code: on the tracking page, never in a driver's reads; wrong 422, 5 wrong then 423, a manager's override.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "./support/api.ts";
-import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
-import { whatsapp } from "./support/fakes.ts";
-import { waitFor } from "./support/wait.ts";
+import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { whatsapp } from "../../support/fakes.ts";
+import { waitFor } from "../../support/wait.ts";
 
 let company: TestCompany;
 const cashOf = async (driverId: string, token = company.owner.token) =>

@@ -6,12 +6,12 @@
 // punctuation; refused with 400 naming the field.
 import { isValidCnpj } from "@brazilian-utils/brazilian-utils";
 import { beforeAll, describe, expect, it } from "vitest";
-import { cnpjCharacters, Document, normalizePixKey } from "../functions/api/brazil.ts";
-import { api, configureGateway, createCompany, db, signIn, type TestCompany, uniqueEmail } from "./support/api.ts";
-import { CNPJ_TABLE, newAlphanumericCnpj } from "./support/cnpj-table.ts";
-import { createPixDelivery } from "./support/deliveries.ts";
-import { gateway } from "./support/fakes.ts";
-import { creditDriver, requestWithdrawal } from "./support/money.ts";
+import { cnpjCharacters, Document, normalizePixKey } from "../../../functions/api/brazil.ts";
+import { api, configureGateway, createCompany, db, signIn, type TestCompany, uniqueEmail } from "../../support/api.ts";
+import { CNPJ_TABLE, newAlphanumericCnpj } from "../../support/cnpj-table.ts";
+import { createPixDelivery } from "../../support/deliveries.ts";
+import { gateway } from "../../support/fakes.ts";
+import { creditDriver, requestWithdrawal } from "../../support/money.ts";
 
 describe("one table, three judges: the library, the edge, the database", () => {
   it.each(CNPJ_TABLE)("$input ($why): valid $valid", async ({ input, valid, stored }) => {
