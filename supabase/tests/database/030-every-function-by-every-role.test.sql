@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(193);
+select plan(237);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -61,7 +61,21 @@ from t, o, lateral (values
   ('select to_jsonb(public.get_dispatch_settings())', array['owner', 'admin']),
   ('select to_jsonb(public.set_dispatch_settings(''offer''))', array['owner', 'admin']),
   (format('select to_jsonb(public.get_delivery_dispatch(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
-  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver'])
+  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver']),
+  ('select to_jsonb(public.create_api_key(''k'', ''{deliveries:read}'', repeat(''a'', 64), ''dp_live_a''))',
+    array['owner', 'admin']),
+  ('select to_jsonb(public.list_api_keys())', array['owner', 'admin']),
+  (format('select public.revoke_api_key(%L)', gen_random_uuid()), array['owner', 'admin']),
+  ('select to_jsonb(public.create_webhook_endpoint(''https://example.com/h'', ''{delivery.created}'', ''v1.x.y''))',
+    array['owner', 'admin']),
+  ('select to_jsonb(public.list_webhook_endpoints())', array['owner', 'admin']),
+  (format('select to_jsonb(public.get_webhook_endpoint(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.update_webhook_endpoint(%L, enabled => false))', gen_random_uuid()),
+    array['owner', 'admin']),
+  (format('select public.delete_webhook_endpoint(%L)', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.list_webhook_attempts(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.resend_webhook_event(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.send_test_webhook(%L))', gen_random_uuid()), array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -112,7 +126,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 43 calls x 4 roles = 172 assertions, then 16 foreign ones
+-- 54 calls x 4 roles = 216 assertions, then 16 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
