@@ -142,6 +142,7 @@ try {
     WHATSAPP_PHONE_ID: env.WHATSAPP_PHONE_ID,
     SMTP_URL: env.SMTP_URL ?? `smtp://127.0.0.1:${smtp.port}`,
     SMTP_FROM: env.SMTP_FROM,
+    WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS,
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 

@@ -15,6 +15,7 @@ import csv from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
 import dispatch from "./routes/dispatch.ts";
 import drivers from "./routes/drivers.ts";
+import integrations from "./routes/integrations.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
@@ -39,6 +40,7 @@ export const routes: AnyRoute[] = [
   ...proof,
   ...notifications,
   ...reports,
+  ...integrations,
 ];
 
 const healthRoute = defineRoute({
