@@ -382,6 +382,8 @@ export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandl
       (route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : []),
     ...(route.roles ? { "x-role-set": route.roles } : {}),
     ...(route.scope ? { "x-api-key-scope": route.scope } : {}),
+    // Its answer holds a secret shown once: never kept for an Idempotency-Key, so the header is not documented.
+    ...(route.answerHoldsSecret ? { "x-answer-holds-secret": true } : {}),
     ...(takesIdempotencyKey(route) ? { parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }] } : {}),
     request: {
       params: route.params as z.ZodObject | undefined,
