@@ -95,7 +95,7 @@ export async function authenticateApiKey(key: string): Promise<KeyCaller> {
   if (!used) throw notAuthenticated("invalid or revoked API key", true);
   const rateLimit = { limit: used.limit, remaining: used.remaining, reset: used.reset, retryAfter: used.retry_after };
   if (!used.allowed) {
-    throw new HttpError(429, `Too many requests: this company's API keys may make ${used.limit / 2} a second`, {
+    throw new HttpError(429, "Too many requests: this company's API keys are over their rate limit", {
       ...rateLimitHeaders(rateLimit),
       "Retry-After": String(used.retry_after),
     });
