@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   WHATSAPP_PHONE_ID: z.string().regex(/^\d{1,30}$/, "must be digits").default("100000000000001"),
   SMTP_URL: z.string().optional(),
   SMTP_FROM: z.email().default("entregas@delivery.local"),
+  /** Hosts webhooks may reach over plain http or on private addresses: the stack's own receivers. */
+  WEBHOOK_ALLOWED_HOSTS: z.string().default("127.0.0.1,localhost"),
   /** The local mailbox's SMTP listener; 0 (the default): any free port, printed at start. */
   MAIL_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Overrides config.toml's refresh_token_reuse_interval (the test suite shortens it). */

@@ -192,6 +192,7 @@ Deno.test("the drift check", async (t) => {
           "role membership, only in the migrations: role authenticator is a member of company_admin with inherit false",
           "role membership, only in the migrations: role authenticator is a member of company_owner with inherit false",
           "role membership, only in the migrations: role authenticator is a member of driver with inherit false",
+          "role membership, only in the migrations: role authenticator is a member of integration with inherit false",
         ]);
         const { sql, refused } = migrationFor(found);
         assert.deepEqual(refused, []);

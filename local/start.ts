@@ -144,6 +144,7 @@ try {
     SMTP_FROM: env.SMTP_FROM,
     // No stand-in: without a VROOM server the built-in planner plans (docs/routes.md).
     ...(env.OPTIMIZATION_URL ? { OPTIMIZATION_URL: env.OPTIMIZATION_URL } : {}),
+    WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS,
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 

@@ -11,7 +11,14 @@ const CORS = {
   origin: "*",
   allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
   allowHeaders: ["authorization", "apikey", "content-type", "x-client-info", "gateway-signature", "idempotency-key"],
-  exposeHeaders: ["Retry-After", "Allow", "Idempotent-Replayed"],
+  exposeHeaders: [
+    "Retry-After",
+    "Allow",
+    "Idempotent-Replayed",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+  ],
   maxAge: 86_400,
 };
 const EXPOSE_HEADERS = CORS.exposeHeaders.join(",");

@@ -3,61 +3,50 @@ export type Json = string | number | boolean | null | { [key: string]: Json | un
 export type Database = {
   "public": {
     Tables: {
-      "cash_entries": {
+      "api_keys": {
         Row: {
-          "amount": number;
           "company_id": string;
           "created_at": string;
           "created_by": string | null;
-          "delivery_id": string | null;
-          "driver_id": string;
           "id": string;
-          "kind": string;
-          "note": string | null;
+          "key_hash": string;
+          "last_used_at": string | null;
+          "name": string;
+          "prefix": string;
+          "revoked_at": string | null;
+          "scopes": (string)[];
         };
         ComputedFields: never;
         Insert: {
-          "amount": number;
           "company_id": string;
           "created_at"?: string;
           "created_by"?: string | null;
-          "delivery_id"?: string | null;
-          "driver_id": string;
           "id"?: string;
-          "kind": string;
-          "note"?: string | null;
+          "key_hash": string;
+          "last_used_at"?: string | null;
+          "name": string;
+          "prefix": string;
+          "revoked_at"?: string | null;
+          "scopes": (string)[];
         };
         Update: {
-          "amount"?: number;
           "company_id"?: string;
           "created_at"?: string;
           "created_by"?: string | null;
-          "delivery_id"?: string | null;
-          "driver_id"?: string;
           "id"?: string;
-          "kind"?: string;
-          "note"?: string | null;
+          "key_hash"?: string;
+          "last_used_at"?: string | null;
+          "name"?: string;
+          "prefix"?: string;
+          "revoked_at"?: string | null;
+          "scopes"?: (string)[];
         };
         Relationships: [
           {
-            foreignKeyName: "cash_entries_company_id_fkey";
+            foreignKeyName: "api_keys_company_id_fkey";
             columns: ["company_id"];
             isOneToOne: false;
             referencedRelation: "companies";
-            referencedColumns: ["id"];
-          },
-          {
-            foreignKeyName: "cash_entries_delivery_id_fkey";
-            columns: ["delivery_id"];
-            isOneToOne: false;
-            referencedRelation: "deliveries";
-            referencedColumns: ["id"];
-          },
-          {
-            foreignKeyName: "cash_entries_driver_id_fkey";
-            columns: ["driver_id"];
-            isOneToOne: false;
-            referencedRelation: "drivers";
             referencedColumns: ["id"];
           },
         ];
@@ -65,20 +54,17 @@ export type Database = {
       "companies": {
         Row: {
           "created_at": string;
-          "document": string | null;
           "id": string;
           "name": string;
         };
         ComputedFields: never;
         Insert: {
           "created_at"?: string;
-          "document"?: string | null;
           "id"?: string;
           "name": string;
         };
         Update: {
           "created_at"?: string;
-          "document"?: string | null;
           "id"?: string;
           "name"?: string;
         };
@@ -90,11 +76,6 @@ export type Database = {
           "attempts": number;
           "cancel_reason": string | null;
           "cancelled_at": string | null;
-          "collect_amount": number | null;
-          "collect_change_for": number | null;
-          "collect_method": string | null;
-          "collected_amount": number | null;
-          "collected_method": string | null;
           "company_id": string;
           "completed_at": string | null;
           "created_at": string;
@@ -148,11 +129,6 @@ export type Database = {
           "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
-          "collect_amount"?: number | null;
-          "collect_change_for"?: number | null;
-          "collect_method"?: string | null;
-          "collected_amount"?: number | null;
-          "collected_method"?: string | null;
           "company_id": string;
           "completed_at"?: string | null;
           "created_at"?: string;
@@ -205,11 +181,6 @@ export type Database = {
           "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
-          "collect_amount"?: number | null;
-          "collect_change_for"?: number | null;
-          "collect_method"?: string | null;
-          "collected_amount"?: number | null;
-          "collected_method"?: string | null;
           "company_id"?: string;
           "completed_at"?: string | null;
           "created_at"?: string;
@@ -777,7 +748,6 @@ export type Database = {
       "proof_requirements": {
         Row: {
           "company_id": string;
-          "handover_code": boolean;
           "note": boolean;
           "photo": boolean;
           "signature": boolean;
@@ -786,7 +756,6 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "company_id": string;
-          "handover_code"?: boolean;
           "note"?: boolean;
           "photo"?: boolean;
           "signature"?: boolean;
@@ -794,7 +763,6 @@ export type Database = {
         };
         Update: {
           "company_id"?: string;
-          "handover_code"?: boolean;
           "note"?: boolean;
           "photo"?: boolean;
           "signature"?: boolean;
@@ -902,6 +870,57 @@ export type Database = {
             columns: ["withdrawal_id"];
             isOneToOne: false;
             referencedRelation: "withdrawals";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "webhook_endpoints": {
+        Row: {
+          "company_id": string;
+          "created_at": string;
+          "description": string | null;
+          "disabled_reason": string | null;
+          "enabled": boolean;
+          "events": (string)[];
+          "failing_since": string | null;
+          "id": string;
+          "owner_notified_at": string | null;
+          "updated_at": string;
+          "url": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created_at"?: string;
+          "description"?: string | null;
+          "disabled_reason"?: string | null;
+          "enabled"?: boolean;
+          "events": (string)[];
+          "failing_since"?: string | null;
+          "id"?: string;
+          "owner_notified_at"?: string | null;
+          "updated_at"?: string;
+          "url": string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created_at"?: string;
+          "description"?: string | null;
+          "disabled_reason"?: string | null;
+          "enabled"?: boolean;
+          "events"?: (string)[];
+          "failing_since"?: string | null;
+          "id"?: string;
+          "owner_notified_at"?: string | null;
+          "updated_at"?: string;
+          "url"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_endpoints_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
             referencedColumns: ["id"];
           },
         ];
@@ -1066,30 +1085,11 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "cash_summary": {
-        Args: { "day": string };
-        Returns: Database["public"]["CompositeTypes"]["cash_summary"];
-        SetofOptions: {
-          from: "*";
-          to: "cash_summary";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
+      "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
-        Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "note"?: string };
-        Returns: Database["public"]["CompositeTypes"]["delivery"];
-        SetofOptions: {
-          from: "*";
-          to: "delivery";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
-      "complete_delivery_override": {
-        Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "reason": string };
+        Args: { "delivery_id": string; "note"?: string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
           from: "*";
@@ -1102,12 +1102,19 @@ export type Database = {
         Args: { "claim": string; "delivery_id": string; "durations"?: Json; "routing_error"?: string };
         Returns: Json;
       };
+      "create_api_key": {
+        Args: { "key_hash": string; "name": string; "prefix": string; "scopes": (string)[] };
+        Returns: Database["public"]["CompositeTypes"]["api_key"];
+        SetofOptions: {
+          from: "*";
+          to: "api_key";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "create_delivery": {
         Args: {
           "charged_price"?: number;
-          "collect_amount"?: number;
-          "collect_change_for"?: number;
-          "collect_method"?: string;
           "company_id": string;
           "created_by": string;
           "destination_address": string;
@@ -1151,6 +1158,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "create_webhook_endpoint": {
+        Args: { "description"?: string; "events": (string)[]; "secret_ciphertext": string; "url": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
       "decline_delivery": {
         Args: { "delivery_id": string };
@@ -1162,6 +1179,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
       "erase_delivery_recipient": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1259,16 +1277,6 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "get_driver_cash": {
-        Args: { "driver_id": string; "entries_limit"?: number };
-        Returns: Database["public"]["CompositeTypes"]["driver_cash"];
-        SetofOptions: {
-          from: "*";
-          to: "driver_cash";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "get_my_company": {
         Args: Record<PropertyKey, never>;
         Returns: Database["public"]["CompositeTypes"]["company"];
@@ -1329,6 +1337,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "get_webhook_endpoint": {
+        Args: { "endpoint_id": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "get_withdrawal": {
         Args: { "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -1340,6 +1358,16 @@ export type Database = {
         };
       };
       "import_deliveries": { Args: { "company_id": string; "created_by": string; "rows": Json }; Returns: Json };
+      "list_api_keys": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["api_key_list"];
+        SetofOptions: {
+          from: "*";
+          to: "api_key_list";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_deliveries": {
         Args: {
           "created_from"?: string;
@@ -1400,6 +1428,26 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "list_webhook_attempts": {
+        Args: { "cursor"?: string; "endpoint_id": string; "page_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["webhook_attempt_page"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_attempt_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_webhook_endpoints": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint_list"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint_list";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_webhook_events": {
         Args: { "cursor"?: string; "page_limit"?: number };
         Returns: Database["public"]["CompositeTypes"]["webhook_event_page"];
@@ -1449,16 +1497,6 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "record_cash_settlement": {
-        Args: { "amount": number; "driver_id": string; "note"?: string };
-        Returns: Database["public"]["CompositeTypes"]["cash_settlement"];
-        SetofOptions: {
-          from: "*";
-          to: "cash_settlement";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "record_eta": {
         Args: {
           "delivery_id": string;
@@ -1479,8 +1517,21 @@ export type Database = {
         };
         Returns: string;
       };
+      "record_webhook_attempt": {
+        Args: {
+          "attempt": number;
+          "delivered": boolean;
+          "duration_ms": number;
+          "endpoint_id": string;
+          "error"?: string;
+          "event_id": string;
+          "response"?: string;
+          "status": number;
+        };
+        Returns: Json;
+      };
       "register_company": {
-        Args: { "company_name": string; "document"?: string; "owner_name": string; "owner_user_id": string };
+        Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
       };
       "reopen_delivery": {
@@ -1513,6 +1564,17 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "resend_webhook_event": {
+        Args: { "event_id": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_queued"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_queued";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "revoke_api_key": { Args: { "key_id": string }; Returns: undefined };
       "save_gateway_config": {
         Args: {
           "api_key_ciphertext": string;
@@ -1524,6 +1586,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "gateway_status";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "send_test_webhook": {
+        Args: { "endpoint_id": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_queued"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_queued";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1565,7 +1637,7 @@ export type Database = {
         };
       };
       "set_proof_requirements": {
-        Args: { "handover_code"?: boolean; "note": boolean; "photo": boolean; "signature": boolean };
+        Args: { "note": boolean; "photo": boolean; "signature": boolean };
         Returns: Database["public"]["CompositeTypes"]["proof_requirements_set"];
         SetofOptions: {
           from: "*";
@@ -1595,7 +1667,6 @@ export type Database = {
         };
       };
       "track_delivery": { Args: { "client": string; "token": string }; Returns: Json };
-      "try_handover_code": { Args: { "code": string; "delivery_id": string }; Returns: string };
       "update_driver": {
         Args: { "active"?: boolean; "driver_id": string; "name"?: string; "phone"?: string };
         Returns: Database["public"]["CompositeTypes"]["driver"];
@@ -1626,6 +1697,25 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "update_webhook_endpoint": {
+        Args: {
+          "description"?: string;
+          "enabled"?: boolean;
+          "endpoint_id": string;
+          "events"?: (string)[];
+          "url"?: string;
+        };
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "use_api_key": { Args: { "key_hash": string }; Returns: Json };
+      "webhook_owner_told": { Args: { "endpoint_id": string }; Returns: undefined };
+      "webhook_owners_to_tell": { Args: Record<PropertyKey, never>; Returns: Json };
       "withdrawals_to_reconcile": {
         Args: { "max_rows"?: number };
         Returns: {
@@ -1641,44 +1731,22 @@ export type Database = {
       [_ in never]: never;
     };
     CompositeTypes: {
-      "cash_entry": {
+      "api_key": {
         "id": string | null;
-        "driver_id": string | null;
-        "kind": string | null;
-        "amount": number | null;
-        "delivery_id": string | null;
-        "note": string | null;
-        "created_by": string | null;
-        "created_at": string | null;
-      };
-      "cash_settlement": {
-        "id": string | null;
-        "driver_id": string | null;
-        "amount": number | null;
-        "note": string | null;
-        "created_at": string | null;
-        "outstanding": number | null;
-      };
-      "cash_summary": {
-        "date": string | null;
-        "items": (Database["public"]["CompositeTypes"]["cash_summary_line"])[] | null;
-      };
-      "cash_summary_line": {
-        "driver_id": string | null;
         "name": string | null;
-        "collected": number | null;
-        "card_collected": number | null;
-        "settled": number | null;
-        "outstanding": number | null;
-        "deliveries": number | null;
-        "mismatches": number | null;
+        "scopes": (string)[] | null;
+        "prefix": string | null;
+        "created_at": string | null;
+        "last_used_at": string | null;
+      };
+      "api_key_list": {
+        "items": (Database["public"]["CompositeTypes"]["api_key"])[] | null;
       };
       "company": {
         "id": string | null;
         "name": string | null;
         "gateway": Database["public"]["CompositeTypes"]["gateway_status"] | null;
         "created_at": string | null;
-        "document": string | null;
       };
       "delivery": {
         "id": string | null;
@@ -1724,19 +1792,6 @@ export type Database = {
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
         "failure_photo_path": string | null;
-        "collect_mismatch": boolean | null;
-        "collected": Database["public"]["CompositeTypes"]["delivery_collected"] | null;
-        "collect": Database["public"]["CompositeTypes"]["delivery_collect"] | null;
-      };
-      "delivery_collect": {
-        "amount": number | null;
-        "method": string | null;
-        "change_for": number | null;
-        "change_due": number | null;
-      };
-      "delivery_collected": {
-        "amount": number | null;
-        "method": string | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;
@@ -1820,14 +1875,6 @@ export type Database = {
         "created_at": string | null;
         "updated_at": string | null;
       };
-      "driver_cash": {
-        "driver_id": string | null;
-        "outstanding": number | null;
-        "collected": number | null;
-        "settled": number | null;
-        "card_collected": number | null;
-        "entries": (Database["public"]["CompositeTypes"]["cash_entry"])[] | null;
-      };
       "driver_location": {
         "driver_id": string | null;
         "lat": number | null;
@@ -1887,7 +1934,6 @@ export type Database = {
         "photo": boolean | null;
         "signature": boolean | null;
         "note": boolean | null;
-        "handover_code": boolean | null;
       };
       "report_day": {
         "day": string | null;
@@ -1941,6 +1987,34 @@ export type Database = {
         "items": (Database["public"]["CompositeTypes"]["wallet_transaction"])[] | null;
         "next_cursor": string | null;
       };
+      "webhook_attempt": {
+        "event_id": string | null;
+        "type": string | null;
+        "attempt": number | null;
+        "status": number | null;
+        "duration_ms": number | null;
+        "response": string | null;
+        "error": string | null;
+        "at": string | null;
+      };
+      "webhook_attempt_page": {
+        "items": (Database["public"]["CompositeTypes"]["webhook_attempt"])[] | null;
+        "next_cursor": string | null;
+      };
+      "webhook_endpoint": {
+        "id": string | null;
+        "url": string | null;
+        "events": (string)[] | null;
+        "description": string | null;
+        "enabled": boolean | null;
+        "disabled_reason": string | null;
+        "failing_since": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+      };
+      "webhook_endpoint_list": {
+        "items": (Database["public"]["CompositeTypes"]["webhook_endpoint"])[] | null;
+      };
       "webhook_event": {
         "id": string | null;
         "received_at": string | null;
@@ -1952,6 +2026,10 @@ export type Database = {
       "webhook_event_page": {
         "items": (Database["public"]["CompositeTypes"]["webhook_event"])[] | null;
         "next_cursor": string | null;
+      };
+      "webhook_queued": {
+        "event_id": string | null;
+        "queued": number | null;
       };
       "withdrawal": {
         "id": string | null;

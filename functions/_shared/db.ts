@@ -91,6 +91,16 @@ export const TOKEN_ROLES = new Set([
 ]);
 
 /**
+ * Admits a role the database itself named for a caller it authenticated (an
+ * API key's role, private.integrations(): api-keys.ts), so that no list of
+ * those roles is kept here. Only roles the database returns reach it.
+ */
+export function admitDatabaseRole(role: string): void {
+  if (!/^[a-z_][a-z0-9_]*$/.test(role)) throw new Error(`not a role name: ${role}`);
+  TOKEN_ROLES.add(role);
+}
+
+/**
  * Whether `errors` say the connection itself is lost. Such a connection is
  * neither rolled back nor given back to the pool: the server has rolled back
  * already, and postgres.js would write the rollback to a closed socket (an

@@ -54,6 +54,14 @@ const Schema = z.object({
   }, "must be an smtp:// or smtps:// URL with a host"),
   /** The address e-mails to recipients come from; the company's name is the sender's name. */
   SMTP_FROM: z.email(),
+  /**
+   * Hosts webhooks may reach although they are (or resolve to) private or loopback addresses, over plain http too:
+   * comma-separated (docs/integrations.md). Empty: none.
+   */
+  WEBHOOK_ALLOWED_HOSTS: z.string().max(2000).default("").refine(
+    (value) => value.split(",").every((host) => /^[A-Za-z0-9.:\[\]-]*$/.test(host.trim())),
+    "must be comma-separated host names or IP addresses",
+  ),
 });
 
 export type Env = z.infer<typeof Schema>;

@@ -9,11 +9,12 @@
 import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
+import { authenticateApiKey, isApiKey, rateLimitHeaders, refuseOutsideScope } from "./api-keys.ts";
 import { authenticate } from "./auth.ts";
 import { asUser, asUserAtOnce, type Row, type Tx } from "./db.ts";
 import { ErrorBody, errorResponse, HttpError, methodNotAllowed, ValidationErrorBody } from "./errors.ts";
 import { IDEMPOTENCY_HEADER, idempotencyKeyOf, once, REPLAYED_HEADER } from "./idempotency.ts";
-import type { Claims } from "./jwt.ts";
+import { bearerToken, type Claims } from "./jwt.ts";
 import { withinBudget } from "./request-scope.ts";
 import { authorizeBySet, declareRoleSet, refuseOutsideSet } from "./role-sets.ts";
 
@@ -71,6 +72,16 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
    * returns its roles (`delivery_managers` is private.delivery_managers()). Bearer routes only.
    */
   roles?: string;
+  /**
+   * The API key scope that lets a key call it (api-keys.ts; `routes:read` is implied by `routes:write`). A route
+   * without one refuses every API key (403): keys reach only what a scope names.
+   */
+  scope?: string;
+  /**
+   * Its answer carries a secret shown once (a new API key, a webhook secret): never kept for an Idempotency-Key
+   * (the header is ignored; a retry makes a new one, and the first can be revoked or deleted).
+   */
+  answerHoldsSecret?: boolean;
   /** A request body the handler reads itself (a webhook's raw bytes): documented, not parsed. */
   rawBody?: z.ZodType;
   /** The media type of that body, when it is not JSON (a CSV upload): any other is 415 before the handler runs. */
@@ -211,14 +222,34 @@ const mediaType = (type: string): MiddlewareHandler => async (c, next) => {
   await next();
 };
 
+/**
+ * A person's access token, or an API key (docs/integrations.md): a key is
+ * looked up and counted against its company's rate limit first (401, 429), and
+ * every answer to it carries the RateLimit-* headers.
+ */
 const bearer: MiddlewareHandler<RouteEnv> = async (c, next) => {
-  c.set("claims", await authenticate(c.req.raw));
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token || !isApiKey(token)) {
+    c.set("claims", await authenticate(c.req.raw));
+    await next();
+    return;
+  }
+  const caller = await authenticateApiKey(token);
+  c.set("claims", caller.claims);
   await next();
+  try {
+    for (const [name, value] of Object.entries(rateLimitHeaders(caller.rateLimit))) c.res.headers.set(name, value);
+  } catch {
+    // An answer whose headers cannot change (a fetch's): a copy that can.
+    c.res = new Response(c.res.body, c.res);
+    for (const [name, value] of Object.entries(rateLimitHeaders(caller.rateLimit))) c.res.headers.set(name, value);
+  }
 };
 
 /** 403 for a caller whose claimed role is outside the route's set, before its input is read (role-sets.ts). */
-const inRoleSet = (set: string): MiddlewareHandler<RouteEnv> => async (c, next) => {
+const inRoleSet = (set: string, scope: string | undefined): MiddlewareHandler<RouteEnv> => async (c, next) => {
   await refuseOutsideSet(c.get("claims"), set);
+  refuseOutsideScope(c.get("claims"), scope);
   await next();
 };
 
@@ -259,7 +290,7 @@ function sharedErrors(route: RouteDeclaration): Record<number, ResponseSpec> {
     },
   };
   if (route.auth === "bearer") {
-    errors[401] = { description: "Missing, invalid or expired token" };
+    errors[401] = { description: "Missing, invalid or expired token, or an unknown or revoked API key" };
     errors[403] = {
       description: "The caller's role may not do this (answered before the request's input is validated)",
     };
@@ -277,9 +308,9 @@ function sharedErrors(route: RouteDeclaration): Record<number, ResponseSpec> {
   return errors;
 }
 
-/** Whether a route takes an Idempotency-Key: every POST but the webhooks'. */
+/** Whether a route takes an Idempotency-Key: every POST but the webhooks' and those whose answer holds a secret. */
 export function takesIdempotencyKey(route: RouteDeclaration): boolean {
-  return route.method === "post" && route.auth !== "signature";
+  return route.method === "post" && route.auth !== "signature" && !route.answerHoldsSecret;
 }
 
 /** The Idempotency-Key header as the document describes it once (components.parameters.IdempotencyKey). */
@@ -337,11 +368,22 @@ export function routeConfig(route: RouteDeclaration, middleware: MiddlewareHandl
     operationId: operationId(route),
     tags: [route.tag],
     summary: route.summary,
-    description: [route.description, route.roles ? `Roles: the set \`${route.roles}\`.` : undefined]
+    description: [
+      route.description,
+      route.roles ? `Roles: the set \`${route.roles}\`.` : undefined,
+      route.auth === "bearer"
+        ? route.scope
+          ? `API keys: with the scope \`${route.scope}\` (rate limited per company; RateLimit-* headers).`
+          : "API keys: refused (403)."
+        : undefined,
+    ]
       .filter(Boolean).join("\n\n") || undefined,
     security: route.security ??
       (route.auth === "bearer" ? [{ bearerAuth: [] }] : route.auth === "signature" ? [{ gatewaySignature: [] }] : []),
     ...(route.roles ? { "x-role-set": route.roles } : {}),
+    ...(route.scope ? { "x-api-key-scope": route.scope } : {}),
+    // Its answer holds a secret shown once: never kept for an Idempotency-Key, so the header is not documented.
+    ...(route.answerHoldsSecret ? { "x-answer-holds-secret": true } : {}),
     ...(takesIdempotencyKey(route) ? { parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }] } : {}),
     request: {
       params: route.params as z.ZodObject | undefined,
@@ -435,7 +477,9 @@ export function mount(app: OpenAPIHono<RouteEnv>, routes: AnyRoute[]): void {
   }
   for (const route of routes) {
     const middleware: MiddlewareHandler[] = [budget];
-    if (route.auth === "bearer") middleware.push(bearer, inRoleSet(declareRoleSet(route.roles!)) as MiddlewareHandler);
+    if (route.auth === "bearer") {
+      middleware.push(bearer, inRoleSet(declareRoleSet(route.roles!), route.scope) as MiddlewareHandler);
+    }
     if (route.body) middleware.push(jsonBody(!route.body.safeParse(undefined).success));
     if (route.rawBody && route.rawBodyType) middleware.push(mediaType(route.rawBodyType));
     const path = honoPath(route);

@@ -16,6 +16,7 @@ import csv from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
 import dispatch from "./routes/dispatch.ts";
 import drivers from "./routes/drivers.ts";
+import integrations from "./routes/integrations.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
@@ -43,6 +44,7 @@ export const routes: AnyRoute[] = [
   ...reports,
   ...routePlans,
   ...cash,
+  ...integrations,
 ];
 
 const healthRoute = defineRoute({

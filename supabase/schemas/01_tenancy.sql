@@ -30,7 +30,7 @@ do $$
 declare
   r text;
 begin
-  foreach r in array array['company_owner', 'company_admin', 'driver'] loop
+  foreach r in array array['company_owner', 'company_admin', 'driver', 'integration'] loop
     if not exists (select from pg_roles where rolname = r) then
       execute format('create role %I nologin inherit', r);
     end if;
@@ -76,6 +76,16 @@ security definer
 set search_path = ''
 as $$
 begin
+  -- An API key (18_integrations.sql): the edge puts the key's id in `sub`; it
+  -- acts for its company while it is not revoked, with the key role alone.
+  if (auth.jwt() ->> 'role') = any (private.integrations()) then
+    return query
+      select k.company_id, auth.jwt() ->> 'role'
+      from public.api_keys k
+      where k.id = auth.uid() and k.revoked_at is null
+        and k.company_id = (auth.jwt() ->> 'company_id')::uuid;
+    return;
+  end if;
   return query
     select m.company_id, m.role
     from public.memberships m
@@ -121,8 +131,19 @@ returns text[]
 language plpgsql
 immutable
 set search_path = ''
-as $$ begin return array['company_owner', 'company_admin', 'admin']; end; $$;
-comment on function private.delivery_managers() is 'Roles that manage deliveries and prices and see drivers and their positions: owner, company admin, legacy admin.';
+as $$ begin return array['company_owner', 'company_admin', 'admin'] || private.integrations(); end; $$;
+comment on function private.delivery_managers() is 'Roles that manage deliveries and prices and see drivers and their positions: owner, company admin, legacy admin, and API keys (within their scopes, checked by the edge).';
+
+-- API keys act with this role (18_integrations.sql); the edge narrows each key
+-- to its scopes. It is in no set that reaches money (wallets, withdrawals,
+-- gateway configuration, billing).
+create function private.integrations()
+returns text[]
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return array['integration']; end; $$;
+comment on function private.integrations() is 'The role an API key acts with for its company.';
 
 create function private.company_managers()
 returns text[]
@@ -179,6 +200,7 @@ $$;
 comment on function private.company_of(text[]) is 'The caller''s company when its effective role is one of `roles`, else null.';
 
 grant execute on function private.membership(), private.company_id(), private.app_role(), private.delivery_managers(),
+  private.integrations(),
   private.company_managers(), private.owners(), private.drivers(), private.members(), private.withdrawal_readers(),
   private.company_of(text[]) to authenticated, service_role;
 

@@ -29,6 +29,33 @@ function stackSecretsKey(): string {
   return keys.secretsEncryptionKey;
 }
 
+/** The settings a function process runs with: the stack's, its fakes', and `env` over them. */
+export function functionProcessEnv(env: Record<string, string> = {}): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    SUPABASE_URL: stack().apiUrl,
+    SUPABASE_DB_URL: stack().dbUrl,
+    SUPABASE_ANON_KEY: stack().anonKey,
+    SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
+    SUPABASE_JWT_SECRET: stack().jwtSecret,
+    // The stack's own key (kept in its data directory): a webhook decrypts the company's gateway key.
+    SECRETS_ENCRYPTION_KEY: stackSecretsKey(),
+    GATEWAY_SANDBOX_URL: stack().fakes.gateway.url,
+    GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
+    GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
+    ROUTING_URL: stack().fakes.routing.url,
+    CEP_URL: stack().fakes.cep.url,
+    GEOCODING_URL: stack().fakes.geocoding.url,
+    WEB_APP_URL: stack().apiUrl,
+    WHATSAPP_URL: `${stack().fakes.whatsapp.url}/v21.0`,
+    WHATSAPP_TOKEN: "test-whatsapp-token",
+    WHATSAPP_PHONE_ID: "100000000000001",
+    SMTP_URL: stack().fakes.smtp.url,
+    SMTP_FROM: "entregas@delivery.local",
+    ...env,
+  };
+}
+
 /** Sends `requests` in order to functions/<fn>/index.ts, with `env` over the stack's settings. */
 export function callFunctionProcess(
   fn: string,
@@ -51,29 +78,7 @@ export function callFunctionProcess(
     cwd: root,
     encoding: "utf8",
     timeout: 45_000,
-    env: {
-      ...process.env,
-      SUPABASE_URL: stack().apiUrl,
-      SUPABASE_DB_URL: stack().dbUrl,
-      SUPABASE_ANON_KEY: stack().anonKey,
-      SUPABASE_SERVICE_ROLE_KEY: stack().serviceRoleKey,
-      SUPABASE_JWT_SECRET: stack().jwtSecret,
-      // The stack's own key (kept in its data directory): a webhook decrypts the company's gateway key.
-      SECRETS_ENCRYPTION_KEY: stackSecretsKey(),
-      GATEWAY_SANDBOX_URL: stack().fakes.gateway.url,
-      GATEWAY_PRODUCTION_URL: stack().fakes.gateway.url,
-      GATEWAY_PLATFORM_WEBHOOK_SECRET: stack().platformWebhookSecret,
-      ROUTING_URL: stack().fakes.routing.url,
-      CEP_URL: stack().fakes.cep.url,
-      GEOCODING_URL: stack().fakes.geocoding.url,
-      WEB_APP_URL: stack().apiUrl,
-      WHATSAPP_URL: `${stack().fakes.whatsapp.url}/v21.0`,
-      WHATSAPP_TOKEN: "test-whatsapp-token",
-      WHATSAPP_PHONE_ID: "100000000000001",
-      SMTP_URL: stack().fakes.smtp.url,
-      SMTP_FROM: "entregas@delivery.local",
-      ...env,
-    },
+    env: functionProcessEnv(env),
   });
   const line = result.stdout.trim().split("\n").pop() ?? "";
   let answers: FunctionAnswer[];

@@ -20,6 +20,7 @@ const LiveMapPage = lazy(() => import("./panel/LiveMap.tsx"));
 const PricesPage = lazy(() => import("./panel/Prices.tsx"));
 const WithdrawalsPage = lazy(() => import("./panel/Withdrawals.tsx"));
 const WebhooksPage = lazy(() => import("./panel/Webhooks.tsx"));
+const IntegrationsPage = lazy(() => import("./panel/Integrations.tsx"));
 const GatewayPage = lazy(() => import("./panel/Gateway.tsx"));
 const BillingPage = lazy(() => import("./panel/Billing.tsx"));
 const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
@@ -56,6 +57,12 @@ const PAGES: PageDef[] = [
   { path: "/prices", roles: DELIVERY_MANAGERS, nav: "nav.prices", render: () => <PricesPage /> },
   { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: "nav.withdrawals", render: () => <WithdrawalsPage /> },
   { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },
+  {
+    path: "/integrations",
+    roles: COMPANY_MANAGERS,
+    nav: "nav.integrations",
+    render: () => <IntegrationsPage />,
+  },
   { path: "/reports", roles: COMPANY_MANAGERS, nav: "nav.reports", render: () => <ReportsPage /> },
   { path: "/cash", roles: COMPANY_MANAGERS, nav: "nav.cash", render: () => <CashDayPage /> },
   { path: "/gateway", roles: OWNER, nav: "nav.gateway", render: () => <GatewayPage /> },

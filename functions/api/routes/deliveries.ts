@@ -314,6 +314,7 @@ export const quoteRoute = defineRoute({
     "A delivery created for the same route costs exactly this price.",
   auth: "bearer",
   roles: "delivery_managers",
+  scope: "deliveries:write",
   body: Route,
   responses: {
     200: { description: "The quote", schema: Quote },
@@ -351,6 +352,7 @@ export const createDelivery = defineRoute({
     "This operation is only available here, not as a database RPC: it needs the routing service and the gateway.",
   auth: "bearer",
   roles: "delivery_managers",
+  scope: "deliveries:write",
   body: CreateDelivery,
   responses: {
     201: { description: "Created", schema: Delivery },
@@ -445,6 +447,7 @@ export const listDeliveries = defineRoute({
     "Pages are stable while deliveries are created: a cursor continues after the last item it saw.",
   auth: "bearer",
   roles: "members",
+  scope: "deliveries:read",
   query: DeliveryQuery,
   responses: { 200: { description: "One page", schema: pageOf(Delivery) } },
   handler: async ({ query, asCaller }) => ({
@@ -462,6 +465,7 @@ export const getDelivery = defineRoute({
   description: "Within the caller's scope, as for the list; anything else is 404.",
   auth: "bearer",
   roles: "members",
+  scope: "deliveries:read",
   params: IdParams,
   responses: { 200: { description: "The delivery", schema: Delivery } },
   handler: async ({ params, asCaller }) => ({
@@ -484,6 +488,7 @@ export const cancelDelivery = defineRoute({
     "payment refunded.",
   auth: "bearer",
   roles: "delivery_managers",
+  scope: "deliveries:write",
   params: IdParams,
   body: z.object({ reason: Text(500).nullish() }).nullish(),
   responses: { 200: { description: "The cancelled delivery", schema: Delivery }, 422: REFUSED },

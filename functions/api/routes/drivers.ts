@@ -83,6 +83,7 @@ export const listDrivers = defineRoute({
   summary: "List the company's drivers, newest first",
   auth: "bearer",
   roles: "delivery_managers",
+  scope: "drivers:read",
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Driver) } },
   handler: async ({ query, asCaller }) => ({
@@ -97,6 +98,7 @@ export const getDriver = defineRoute({
   summary: "One driver",
   auth: "bearer",
   roles: "delivery_managers",
+  scope: "drivers:read",
   params: IdParams,
   responses: { 200: { description: "The driver", schema: Driver } },
   handler: async ({ params, asCaller }) => ({

@@ -85,6 +85,7 @@ export const listDriverLocations = defineRoute({
     "`company:{company_id}`.",
   auth: "bearer",
   roles: "delivery_managers",
+  scope: "drivers:read",
   responses: {
     200: { description: "The drivers and their positions", schema: z.object({ items: z.array(DriverLocationItem) }) },
   },

@@ -407,6 +407,21 @@ begin
 end;
 $$;
 
+-- Integrations (18_integrations.sql): act as an API key with exactly the claims the edge gives it
+-- (functions/_shared/api-keys.ts): the key's id as `sub`, the key role, its company and scopes.
+create or replace function tests.act_as_api_key(key_id uuid) returns void
+language plpgsql
+as $$
+declare
+  k record;
+begin
+  perform tests.reset_role();
+  select x.id, x.company_id, x.scopes into k from public.api_keys x where x.id = act_as_api_key.key_id;
+  perform tests.act_as(jsonb_build_object('sub', k.id, 'role', 'integration', 'company_id', k.company_id,
+    'aud', 'authenticated', 'scopes', to_jsonb(k.scopes), 'api_key', true));
+end;
+$$;
+
 grant execute on all functions in schema tests to anon, authenticated, service_role;
 
 select has_function('tests', 'act_as', array['jsonb'], 'the act_as helper exists');

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(260);
+select plan(304);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -77,7 +77,21 @@ from t, o, lateral (values
   (format('select to_jsonb(public.complete_delivery_override(%L, %L))', o.delivery, 'no code'), array['owner', 'admin']),
   (format('select to_jsonb(public.get_driver_cash(%L))', t.a ->> 'driver_id'), array['owner', 'admin', 'driver']),
   (format('select to_jsonb(public.record_cash_settlement(%L, 1))', t.a ->> 'driver_id'), array['owner', 'admin']),
-  ('select to_jsonb(public.cash_summary(current_date))', array['owner', 'admin'])
+  ('select to_jsonb(public.cash_summary(current_date))', array['owner', 'admin']),
+  ('select to_jsonb(public.create_api_key(''k'', ''{deliveries:read}'', repeat(''a'', 64), ''dp_live_a''))',
+    array['owner', 'admin']),
+  ('select to_jsonb(public.list_api_keys())', array['owner', 'admin']),
+  (format('select public.revoke_api_key(%L)', gen_random_uuid()), array['owner', 'admin']),
+  ('select to_jsonb(public.create_webhook_endpoint(''https://example.com/h'', ''{delivery.created}'', ''v1.x.y''))',
+    array['owner', 'admin']),
+  ('select to_jsonb(public.list_webhook_endpoints())', array['owner', 'admin']),
+  (format('select to_jsonb(public.get_webhook_endpoint(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.update_webhook_endpoint(%L, enabled => false))', gen_random_uuid()),
+    array['owner', 'admin']),
+  (format('select public.delete_webhook_endpoint(%L)', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.list_webhook_attempts(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.resend_webhook_event(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.send_test_webhook(%L))', gen_random_uuid()), array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -128,7 +142,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 59 calls x 4 roles = 236 assertions, then 19 foreign ones
+-- 70 calls x 4 roles = 280 assertions, then 19 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$

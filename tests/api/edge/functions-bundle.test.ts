@@ -105,6 +105,7 @@ it("every function in supabase/config.toml names an entrypoint and a deno.json b
     "dispatch",
     "gateway-webhook",
     "notifications",
+    "webhooks-out",
     "whoami",
   ]);
   for (const fn of functions) {

@@ -71,6 +71,8 @@ export interface paths {
     /**
      * The caller's company
      * @description Roles: the set `members`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getCompaniesMe"];
     put?: never;
@@ -95,6 +97,8 @@ export interface paths {
      * @description Both are stored encrypted (AES-256-GCM) and are never returned or logged. The environment is detected from the key: a key with the sandbox marker `_hmlg_` is a sandbox key. From now on (within 5 s on every instance), webhooks to /api/v1/webhooks/gateway/{company_id} must be signed with this webhook_secret.
      *
      *     Roles: the set `owners`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postCompaniesMeGatewayConfig"];
     delete?: never;
@@ -116,6 +120,8 @@ export interface paths {
      * @description At most one accepted update per 10 seconds per driver, counted from the last accepted one and enforced in the database (it holds across every instance of the service). An update inside the window changes nothing and answers 429 with a `Retry-After` header in whole seconds. `heading`, `speed` and `accuracy` may be omitted or null (unknown); an omitted one is stored as null, not kept from the last update. An accepted position is broadcast as `driver_location` on the private Realtime topic `company:{company_id}` with the same object as the response (and the message's `id`, which Realtime adds), and to the tracking topic of the driver's delivery in progress. It may also refresh that delivery's ETA (see GET /api/v1/track/{token}), after the answer: a slow or failing routing service never delays or fails this call.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     put: operations["putLocationsMe"];
     post?: never;
@@ -137,6 +143,8 @@ export interface paths {
      * @description All active drivers of the company in one answer, by name (a map needs every one at once, so there are no pages). A driver that has not sent a position yet is listed with null position fields; a deactivated driver is not listed. Live updates arrive as `driver_location` on the private Realtime topic `company:{company_id}`.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: with the scope `drivers:read` (rate limited per company; RateLimit-* headers).
      */
     get: operations["getDriversLocations"];
     put?: never;
@@ -159,6 +167,8 @@ export interface paths {
      * @description The driver's accepted positions while this delivery was in progress, oldest first, at most the newest 500 (at one update per 10 seconds, the last 83 minutes or more). Empty for a delivery that was never in progress. The points stay after the delivery completes. Newer points arrive live as `driver_location` broadcasts.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getDeliveriesByIdTrail"];
     put?: never;
@@ -179,6 +189,8 @@ export interface paths {
     /**
      * List the company's drivers, newest first
      * @description Roles: the set `delivery_managers`.
+     *
+     *     API keys: with the scope `drivers:read` (rate limited per company; RateLimit-* headers).
      */
     get: operations["getDrivers"];
     put?: never;
@@ -187,6 +199,8 @@ export interface paths {
      * @description The driver signs in with this e-mail and password. All or nothing: if the driver cannot be created, the login is removed again.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDrivers"];
     delete?: never;
@@ -205,6 +219,8 @@ export interface paths {
     /**
      * One driver
      * @description Roles: the set `delivery_managers`.
+     *
+     *     API keys: with the scope `drivers:read` (rate limited per company; RateLimit-* headers).
      */
     get: operations["getDriversById"];
     put?: never;
@@ -217,6 +233,8 @@ export interface paths {
      * @description `active: false` deactivates the driver: from then on every driver endpoint answers it 403, until it is reactivated with `active: true`. Deactivating an active driver also broadcasts `driver_deactivated` (`{id, active: false, updated_at}`) on the driver's private Realtime topic `driver:{driver_id}`, so that an app it has open learns it at once.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     patch: operations["patchDriversById"];
     trace?: never;
@@ -233,11 +251,15 @@ export interface paths {
      * @description A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is credited price * driver_share when it completes the delivery.
      *
      *     Roles: the set `members`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getPrices"];
     /**
      * Replace the company's price table
      * @description Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     put: operations["putPrices"];
     post?: never;
@@ -257,6 +279,8 @@ export interface paths {
     /**
      * The company's subscription
      * @description Roles: the set `owners`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getBillingSubscription"];
     /**
@@ -264,6 +288,8 @@ export interface paths {
      * @description A new company starts on `free`. Paid plans run in 30-day periods from the change.
      *
      *     Roles: the set `owners`.
+     *
+     *     API keys: refused (403).
      */
     put: operations["putBillingSubscription"];
     post?: never;
@@ -283,6 +309,8 @@ export interface paths {
     /**
      * The company's webhook audit log, newest first
      * @description Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getWebhookEvents"];
     put?: never;
@@ -305,6 +333,8 @@ export interface paths {
      * @description Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, `q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, whatever the number of rows; an export still running after 2 minutes is cut short.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getDeliveriesExport"];
     put?: never;
@@ -326,13 +356,15 @@ export interface paths {
     put?: never;
     /**
      * Create deliveries from a CSV file
-     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id, collect.amount, collect.method, collect.change_for), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
+     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
      *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so 5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesImport"];
     delete?: never;
@@ -355,6 +387,8 @@ export interface paths {
      * @description The routing service measures the route (distance and duration, rounded to whole metres and seconds); price = max(minimum_fee, base_fee + per_km * km) from the company's prices (GET /api/v1/prices), rounded to cents, over the distance in whole metres. A delivery created for the same route costs exactly this price.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: with the scope `deliveries:write` (rate limited per company; RateLimit-* headers).
      */
     post: operations["postRoutesQuote"];
     delete?: never;
@@ -375,6 +409,8 @@ export interface paths {
      * @description Owners, admins and legacy admins list every delivery of the company. A driver lists the pending deliveries of its company open to every driver, those dispatch offers it now (while the offer is live, with `offer_expires_at`), and those it has taken, whatever their state now; never another driver's, never one still awaiting payment, never one whose window opens more than an hour from now, never one dispatch offers to other drivers. `status`, `driver_id`, `payment_status`, `q`, `from`, `to` and `late` narrow the list further (together: all of them). Pages are stable while deliveries are created: a cursor continues after the last item it saw.
      *
      *     Roles: the set `members`.
+     *
+     *     API keys: with the scope `deliveries:read` (rate limited per company; RateLimit-* headers).
      */
     get: operations["getDeliveries"];
     put?: never;
@@ -383,6 +419,8 @@ export interface paths {
      * @description Each end is given by its coordinates (`origin`, `destination`), or by its address alone: an end sent without coordinates is geocoded (the first place the geocoding service finds for its address); an address it finds nothing for is 422 naming it (`origin_address`, `destination_address`, or both). The route is measured by the routing service and priced as POST /api/v1/routes/quote does. `pix` (the default): the client named in `customer` is charged by Pix at the company's gateway (the gateway customer is made once per document and reused); the delivery answers `awaiting_payment` with `payment` (copy-paste code, QR image, due date = tomorrow in Brasília time) and is offered to the drivers when the payment is received. `invoice`: billed outside the platform; the delivery is `pending` at once with payment_status `invoiced`. `driver_id` gives the delivery to that active driver of the company: an invoice delivery is `accepted` by it at once; a Pix delivery becomes `accepted` by it when paid (if the driver was deactivated meanwhile, it is offered to every driver instead). No delivery is created when the geocoding service, the routing service or the gateway fails (502); a charge created before a later failure is never linked to a delivery. `window_start`/`window_end` give the recipient's window: a delivery is offered to drivers from an hour before it opens, and is `late` once it closes undelivered. `external_id` is checked before anything is geocoded, routed or charged: a second delivery with it is 409, and the detail names the first one's id. This operation is only available here, not as a database RPC: it needs the routing service and the gateway.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: with the scope `deliveries:write` (rate limited per company; RateLimit-* headers).
      */
     post: operations["postDeliveries"];
     delete?: never;
@@ -403,6 +441,8 @@ export interface paths {
      * @description Within the caller's scope, as for the list; anything else is 404.
      *
      *     Roles: the set `members`.
+     *
+     *     API keys: with the scope `deliveries:read` (rate limited per company; RateLimit-* headers).
      */
     get: operations["getDeliveriesById"];
     put?: never;
@@ -427,6 +467,8 @@ export interface paths {
      * @description From awaiting_payment, pending, accepted or failed; a delivery in progress or finished cannot be cancelled (422). The body is optional. An unpaid Pix charge is removed at the gateway right after, so that the client can no longer pay for a cancelled delivery; if the gateway cannot be reached then, the delivery stays cancelled and the charge is logged (`pix_charge_not_removed`) for the company to remove. Cancelling does not refund a Pix payment already received: refund it at the gateway, whose PAYMENT_REFUNDED event then marks the payment refunded.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: with the scope `deliveries:write` (rate limited per company; RateLimit-* headers).
      */
     post: operations["postDeliveriesByIdCancel"];
     delete?: never;
@@ -449,6 +491,8 @@ export interface paths {
      * @description pending → accepted, linked to the driver, as if it had accepted. The driver must be an active driver of the company (404 otherwise, 422 when deactivated).
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdAssign"];
     delete?: never;
@@ -471,6 +515,8 @@ export interface paths {
      * @description pending → accepted, linked to the calling driver. Of drivers accepting the same delivery at once, exactly one wins; the others get 422 (the delivery is locked while it moves). Under dispatch (`dispatch_status` `queued` or `offered`), only a driver holding a live offer may take it: 404 for a driver never offered it (it cannot see it), 422 naming what became of an offer that is no longer live (expired, declined, withdrawn). Reaching `max_active_per_driver` withdraws the driver's other live offers.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdAccept"];
     delete?: never;
@@ -493,6 +539,8 @@ export interface paths {
      * @description accepted → in_progress, by the driver who took it; another driver's delivery is 404.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdStart"];
     delete?: never;
@@ -512,33 +560,13 @@ export interface paths {
     put?: never;
     /**
      * Complete a delivery in progress
-     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again. Money at the door: a delivery with `collect` requires `collected` (422 without it); cash collected is written to the driver's cash ledger. Handover code: when the company requires one (`handover_code` in the proof requirements), the recipient's 4-digit `code` is required: without it or wrong, 422 (a wrong one is counted even so); after 5 wrong codes every completion is 423 until a manager completes the delivery with POST /api/v1/deliveries/{id}/complete-override.
+     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdComplete"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/api/v1/deliveries/{id}/complete-override": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Complete a delivery whose handover code could not be given
-     * @description in_progress → completed by a manager, with a reason, for a delivery that waits for the recipient's handover code (after 5 wrong codes it is locked: 423 to its driver). The driver is credited as on completion; a delivery with `collect` requires `collected` as completion does. A delivery waiting for no code: 422.
-     *
-     *     Roles: the set `company_managers`.
-     */
-    post: operations["postDeliveriesByIdCompleteOverride"];
     delete?: never;
     options?: never;
     head?: never;
@@ -559,6 +587,8 @@ export interface paths {
      * @description in_progress → failed, by the driver who has it, with the reason and an optional note. Nobody is credited. The company then reopens it (a new attempt) or cancels it. An optional photo of the attempt: before failing, the driver uploads it with supabase-js Storage to the private bucket `delivery-proofs` as `{company_id}/{delivery_id}/failed-{attempt}.{ext}`, `attempt` being the delivery's `attempts` (1 for the first; each attempt has its own photo), under the rules of proof of delivery (JPEG, PNG or WebP, at most 5 MB, the extension the uploaded type's, ids in canonical text; the driver may replace it until the delivery leaves in_progress). Failing reads its first bytes: one that is not the image its name says is removed and the failure refused (422, nothing written), so that the driver can upload it again; otherwise its name is the delivery's `failure_photo_path`, with the reason and the note.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdFail"];
     delete?: never;
@@ -581,6 +611,8 @@ export interface paths {
      * @description failed → pending: a new attempt (`attempts` + 1), nobody's, offered to the drivers again as a new pending delivery is (subject to its window). The last failure's reason, note and photo stay readable.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdReopen"];
     delete?: never;
@@ -601,6 +633,8 @@ export interface paths {
      * @description Until the company chooses: broadcast, 60 s, 1, 1, 20 km. A driver is eligible when active, online (a position sent in the last 2 minutes), below `max_active_per_driver` accepted or in-progress deliveries, and within `max_distance_km` of the pickup in a straight line. The nearest eligible drivers (at most 20) are ranked by road duration to the pickup from one call to the routing service's table, then by fewer deliveries completed today (São Paulo's day); when the routing service fails (down, 1 s without an answer, not `Ok`), by straight-line distance instead: a dispatch never fails for it. A delivery whose window opens more than an hour from now is dispatched an hour before it.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getDispatchSettings"];
     /**
@@ -608,6 +642,8 @@ export interface paths {
      * @description A field left out keeps its value. A delivery is dispatched under the settings in force when its round runs. Back to `broadcast`, the deliveries dispatch still holds (queued or offered) are shown to every driver at once and their offers withdrawn; from `broadcast`, deliveries already pending stay open to every driver. A driver is eligible when active, online (a position sent in the last 2 minutes), below `max_active_per_driver` accepted or in-progress deliveries, and within `max_distance_km` of the pickup in a straight line. The nearest eligible drivers (at most 20) are ranked by road duration to the pickup from one call to the routing service's table, then by fewer deliveries completed today (São Paulo's day); when the routing service fails (down, 1 s without an answer, not `Ok`), by straight-line distance instead: a dispatch never fails for it. A delivery whose window opens more than an hour from now is dispatched an hour before it.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     put: operations["putDispatchSettings"];
     post?: never;
@@ -631,6 +667,8 @@ export interface paths {
      * @description The calling driver declines its live offer of the delivery, which then goes to the next batch of drivers (once no other offer of this batch is live). The delivery is answered as it stands; the driver no longer sees it.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdDecline"];
     delete?: never;
@@ -651,6 +689,8 @@ export interface paths {
      * @description Each round (oldest first): the drivers considered, ranked or left out with the reason, their distance and road duration, and the outcome; and each offer with its driver, times and outcome. Empty for a delivery never dispatched (broadcast).
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getDeliveriesByIdDispatch"];
     put?: never;
@@ -673,6 +713,8 @@ export interface paths {
      * @description The street, neighbourhood, city and state of a CEP (8 digits, with or without its hyphen), from the ViaCEP-compatible service at `CEP_URL`. A CEP of another form is 400; one the service does not know, 404; the service down, slower than 5 s or answering anything else, 502.
      *
      *     Roles: the set `members`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getPostcodesByCep"];
     put?: never;
@@ -695,6 +737,8 @@ export interface paths {
      * @description Up to 5 places in Brazil for a free text (an address, part of one, a CEP), best first, from the Nominatim-compatible service at `GEOCODING_URL`; `items` is empty when nothing matches. The service down, slower than 5 s or answering anything but a list of places: 502.
      *
      *     Roles: the set `members`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getGeocode"];
     put?: never;
@@ -717,6 +761,8 @@ export interface paths {
      * @description balance is the sum of the driver's ledger; available_balance also holds back the withdrawals still processing, and is what may be withdrawn.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getWalletsMe"];
     put?: never;
@@ -739,6 +785,8 @@ export interface paths {
      * @description Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is refunded, a withdrawal debit when a withdrawal completes.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getWalletsMeTransactions"];
     put?: never;
@@ -761,6 +809,8 @@ export interface paths {
      * @description A driver lists its own; an owner or admin the company's.
      *
      *     Roles: the set `withdrawal_readers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getWithdrawals"];
     put?: never;
@@ -769,6 +819,8 @@ export interface paths {
      * @description The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If the gateway does not answer (timeout, 5xx: 502), it may have made the transfer all the same: the withdrawal stays `processing` with `in_doubt: true` and the amount held, until the transfer's events or the reconciliation job (every 5 minutes) learn from the gateway what happened; only when the gateway has no transfer for it is it failed (no_transfer) and the amount released. Transfer events are checked with the gateway before they move money (POST /api/v1/webhooks/gateway/{company_id}); `withdrawal_updated` is broadcast on every change. Pix keys: `cpf` and `cnpj` with or without punctuation (529.982.247-25), check digits verified, numbers of one repeated digit refused, stored as digits; `phone` a Brazilian mobile number typed any usual way ((11) 98888-7777, 11988887777, +55 11 98888-7777), stored as E.164 (+5511988887777); `email` (at most 77 characters) and `evp` (a UUID), stored lowercase. An invalid key is 400 naming pix_key. The key is never shown again in full: responses and broadcasts carry it masked to its last four characters. Retry with an `Idempotency-Key`: a retry after a 502 (or a lost answer) gets the first answer again and never makes a second withdrawal.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postWithdrawals"];
     delete?: never;
@@ -789,6 +841,8 @@ export interface paths {
      * @description A driver reads its own; an owner or admin the company's. Anyone else's is 404.
      *
      *     Roles: the set `withdrawal_readers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getWithdrawalsById"];
     put?: never;
@@ -831,6 +885,8 @@ export interface paths {
      * @description Nothing is required until the company says so.
      *
      *     Roles: the set `members`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getCompaniesMeProofRequirements"];
     /**
@@ -838,6 +894,8 @@ export interface paths {
      * @description POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver has uploaded the required photo and signature and sends the required note.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     put: operations["putCompaniesMeProofRequirements"];
     post?: never;
@@ -859,6 +917,8 @@ export interface paths {
      * @description Each message is queued in the transaction of the change that causes it, at most once per delivery, event and channel (an event that happens again, as a reopened delivery starting again, sends nothing more), on each chosen channel the recipient has an address for, and carries the delivery's tracking link. The default, until the company chooses: `started`, `nearby`, `completed` and `failed` on both channels.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getNotificationsSettings"];
     /**
@@ -866,6 +926,8 @@ export interface paths {
      * @description Each message is queued in the transaction of the change that causes it, at most once per delivery, event and channel (an event that happens again, as a reopened delivery starting again, sends nothing more), on each chosen channel the recipient has an address for, and carries the delivery's tracking link. The default, until the company chooses: `started`, `nearby`, `completed` and `failed` on both channels. Empty lists send nothing. Applies to messages queued from now on.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     put: operations["putNotificationsSettings"];
     post?: never;
@@ -887,6 +949,8 @@ export interface paths {
      * @description In the order they were queued. Destinations are masked here and in every log.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getDeliveriesByIdNotifications"];
     put?: never;
@@ -911,6 +975,8 @@ export interface paths {
      * @description `recipient_name`, `recipient_phone` and `recipient_email` become null, in any state of the delivery, at once and for good; messages not yet sent are not sent (`failed`). The delivery's history keeps every move and records who erased the recipient, and when. The Pix payer's document is never stored with the delivery (only the gateway holds it). Erasing again changes nothing more. Also: a tracking link stops answering (404, as a wrong one) 30 days after its delivery was completed, cancelled or failed, and the delivery's trail is deleted 90 days after.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdEraseRecipient"];
     delete?: never;
@@ -931,6 +997,8 @@ export interface paths {
      * @description Over the company's deliveries created from `from` to `to`, both days included, days in America/Sao_Paulo (an instant given instead of a day counts as its day there). Each count is by the delivery's status now, so it equals the count of GET /api/v1/deliveries with the same days and that status. Without `from` and `to`: the last 30 days, today included. At most 366 days.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getReportsSummary"];
     put?: never;
@@ -941,7 +1009,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  "/api/v1/drivers/{id}/cash": {
+  "/api/v1/api-keys": {
     parameters: {
       query?: never;
       header?: never;
@@ -949,12 +1017,140 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * A driver's cash: what is owed to the company
-     * @description The driver's cash ledger, as wallets are one: every cash payment collected at the door is owed by the driver to the company until handed in (POST /api/v1/drivers/{id}/cash-settlements). `outstanding` is the sum of the entries, which are never changed or removed. Card payments are shown apart. The company's owner and admins; a driver for themself (another driver: 404).
+     * The company's API keys
+     * @description Newest first, revoked keys left out; never the keys themselves. A key is sent as `Authorization: Bearer <key>` on /api/v1 and acts for the company within its scopes (403 outside them). Every company's keys share one rate limit: 20 requests a second sustained, bursts of 40 (a token bucket kept in the database, shared by every instance), with `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the bucket is full) on every answer, and beyond it 429 with `Retry-After`.
      *
-     *     Roles: the set `withdrawal_readers`.
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
-    get: operations["getDriversByIdCash"];
+    get: operations["getApiKeys"];
+    put?: never;
+    /**
+     * Create an API key
+     * @description A key is sent as `Authorization: Bearer <key>` on /api/v1 and acts for the company within its scopes (403 outside them). Every company's keys share one rate limit: 20 requests a second sustained, bursts of 40 (a token bucket kept in the database, shared by every instance), with `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` (seconds until the bucket is full) on every answer, and beyond it 429 with `Retry-After`. The key is in this answer only: it is stored as its SHA-256 and cannot be shown again. So the answer is never kept for an Idempotency-Key: a retry makes another key (revoke the one you did not get).
+     *
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    post: operations["postApiKeys"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/api-keys/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an API key
+     * @description From the next request on, the key is 401.
+     *
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    delete: operations["deleteApiKeysById"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhook-endpoints": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The company's webhook endpoints
+     * @description Each event is a POST of `{type, timestamp, data}` (`data`: the delivery as the API shows it, without the recipient's personal data) signed as Standard Webhooks sign: headers `webhook-id` (the event's id, the same on every attempt), `webhook-timestamp` (the attempt's Unix time) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` under the secret's base64-decoded bytes after `whsec_`). Sent within seconds of the change's commit; an answer other than 2xx within 10 s (redirects are not followed) is tried again with the same id and body after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the event has failed for that endpoint; an endpoint failing for 5 days is disabled and the company's owner told by e-mail. The URL must be `https` and must not resolve to a private, loopback or link-local address (checked when saved and before every send), except for the hosts in WEBHOOK_ALLOWED_HOSTS.
+     *
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    get: operations["getWebhookEndpoints"];
+    put?: never;
+    /**
+     * Add a webhook endpoint
+     * @description Each event is a POST of `{type, timestamp, data}` (`data`: the delivery as the API shows it, without the recipient's personal data) signed as Standard Webhooks sign: headers `webhook-id` (the event's id, the same on every attempt), `webhook-timestamp` (the attempt's Unix time) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` under the secret's base64-decoded bytes after `whsec_`). Sent within seconds of the change's commit; an answer other than 2xx within 10 s (redirects are not followed) is tried again with the same id and body after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the event has failed for that endpoint; an endpoint failing for 5 days is disabled and the company's owner told by e-mail. The URL must be `https` and must not resolve to a private, loopback or link-local address (checked when saved and before every send), except for the hosts in WEBHOOK_ALLOWED_HOSTS. The secret is in this answer only (stored encrypted), so the answer is never kept for an Idempotency-Key: a retry adds another endpoint (delete the one you did not get).
+     *
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    post: operations["postWebhookEndpoints"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/webhook-endpoints/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One webhook endpoint
+     * @description Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    get: operations["getWebhookEndpointsById"];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint
+     * @description Nothing more is sent to it; its attempts are deleted with it.
+     *
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    delete: operations["deleteWebhookEndpointsById"];
+    options?: never;
+    head?: never;
+    /**
+     * Change a webhook endpoint: its URL, events, description, or enable or disable it
+     * @description Fields left out stay as they are. Disabling fails what is still pending for it; enabling clears its failure record (resend what it missed with POST /api/v1/webhook-events/{id}/resend).
+     *
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    patch: operations["patchWebhookEndpointsById"];
+    trace?: never;
+  };
+  "/api/v1/webhook-endpoints/{id}/attempts": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Every attempt to send events to an endpoint
+     * @description Newest first.
+     *
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    get: operations["getWebhookEndpointsByIdAttempts"];
     put?: never;
     post?: never;
     delete?: never;
@@ -963,7 +1159,7 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  "/api/v1/drivers/{id}/cash-settlements": {
+  "/api/v1/webhook-endpoints/{id}/test": {
     parameters: {
       query?: never;
       header?: never;
@@ -973,34 +1169,38 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Record cash a driver handed in
-     * @description Appends a settlement to the driver's cash ledger. More than what is outstanding is 422: the database checks it under the driver's lock, so settlements sent at once never exceed it together. Retried with its Idempotency-Key, recorded once.
+     * Send a test event to an endpoint
+     * @description A `webhook.test` event (`data: {endpoint_id}`), signed and retried as every event is.
      *
-     *     Roles: the set `company_managers`.
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
      */
-    post: operations["postDriversByIdCashSettlements"];
+    post: operations["postWebhookEndpointsByIdTest"];
     delete?: never;
     options?: never;
     head?: never;
     patch?: never;
     trace?: never;
   };
-  "/api/v1/cash/summary": {
+  "/api/v1/webhook-events/{id}/resend": {
     parameters: {
       query?: never;
       header?: never;
       path?: never;
       cookie?: never;
     };
-    /**
-     * The company's cash of a day, one line per driver
-     * @description The end of the day at the door, days in America/Sao_Paulo (default: today): per driver, cash collected, card payments, cash handed in, what is outstanding at the day's end and how many deliveries collected another amount than asked; only drivers with something to show. This is the cash report: run it for each day of a range for cash per day and per driver. `?format=csv`: the same lines as `text/csv` (columns driver_id, name, collected, card_collected, settled, outstanding, deliveries, mismatches).
-     *
-     *     Roles: the set `company_managers`.
-     */
-    get: operations["getCashSummary"];
+    get?: never;
     put?: never;
-    post?: never;
+    /**
+     * Send an outgoing event again
+     * @description `id` is the event's id (`event_id` of an attempt, its `webhook-id`). It is sent again, with the same id and body, to every enabled endpoint it was for, on the same schedule; a receiver recognises a copy by its `webhook-id`.
+     *
+     *     Roles: the set `webhook_managers`.
+     *
+     *     API keys: with the scope `webhooks:manage` (rate limited per company; RateLimit-* headers).
+     */
+    post: operations["postWebhookEventsByIdResend"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1077,8 +1277,6 @@ export interface components {
       };
       /** Format: date-time */
       created_at: string;
-      /** @description The company's CNPJ (numeric, or alphanumeric since July 2026), upper case without punctuation; null when not given at registration. */
-      document: string | null;
     };
     DriverLocation: {
       /** Format: uuid */
@@ -1301,32 +1499,6 @@ export interface components {
        * @description For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null for everyone else.
        */
       offer_expires_at: string | null;
-      /** @description Money at the door: what the driver collects from the recipient (cash or card), shown to drivers before they accept (in lists and offers) and at the door; completion then requires `collected`. Null: nothing to collect. */
-      collect: {
-        /** @description What the driver collects from the recipient. */
-        amount: number;
-        /**
-         * @description cash, or card on the driver's card machine.
-         * @enum {string}
-         */
-        method: "cash" | "card";
-        /** @description Cash only: the note the recipient pays with (the driver brings change). */
-        change_for: number | null;
-        /** @description change_for − amount: the change the driver brings; null without change_for. */
-        change_due: number | null;
-      } | null;
-      /** @description What the driver reported collecting on completion, as reported (cash is then owed by the driver to the company: GET /api/v1/drivers/{id}/cash; card moves no cash). */
-      collected: {
-        /** @description BRL as a JSON number with at most 2 decimal places */
-        amount: number;
-        /**
-         * @description cash, or card on the driver's card machine.
-         * @enum {string}
-         */
-        method: "cash" | "card";
-      } | null;
-      /** @description True when the amount collected differs from the amount to collect: the company's attention. */
-      collect_mismatch: boolean;
     };
     DispatchSettings: {
       /**
@@ -1533,8 +1705,6 @@ export interface components {
       completed_at: string | null;
       /** Format: date-time */
       cancelled_at: string | null;
-      /** @description The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the delivery is delivered; null otherwise. Never shown to the driver. */
-      handover_code: string | null;
       /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
       realtime_topic: string;
     };
@@ -1545,11 +1715,6 @@ export interface components {
       signature: boolean;
       /** @description Completing must carry a note. */
       note: boolean;
-      /**
-       * @description Each delivery created from now on gets a 4-digit code, given to the recipient (GET /api/v1/track/{token}, the messages) and never to the driver: completing must carry it (`code`), 423 after 5 wrong ones until a manager's complete-override. Omitted in a PUT: false.
-       * @default false
-       */
-      handover_code: boolean;
     };
     NotificationSettings: {
       events: ("created" | "started" | "nearby" | "completed" | "failed")[];
@@ -1613,77 +1778,112 @@ export interface components {
       /** @description The prices of that day's completed deliveries. */
       revenue: number;
     };
-    DriverCash: {
-      /** Format: uuid */
-      driver_id: string;
-      /** @description What the driver owes the company: collected − settled (the sum of the entries). */
-      outstanding: number;
-      /** @description Cash collected at deliveries, in all. */
-      collected: number;
-      /** @description Cash handed in, in all. */
-      settled: number;
-      /** @description Paid by card at the door, in all: apart, it moves no cash. */
-      card_collected: number;
-      /** @description The latest entries, newest first (`limit`, default 100). */
-      entries: components["schemas"]["CashEntry"][];
-    };
-    CashEntry: {
+    NewApiKey: {
       /** Format: uuid */
       id: string;
+      name: string;
+      scopes: components["schemas"]["ApiKeyScope"][];
+      /** @description The key's first characters, to tell keys apart */
+      prefix: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description `dp_live_` and 43 characters */
+      key: string;
+    };
+    /**
+     * @description `deliveries:read`: list and read deliveries; `deliveries:write`: quote, create and cancel them; `drivers:read`: list and read drivers and their positions; `routes:write`: plan, change and publish routes (reading them too); `webhooks:manage`: the webhook endpoints, their attempts, resends and test events. No scope reaches money (wallets, withdrawals, gateway configuration, billing) or API keys.
+     * @enum {string}
+     */
+    ApiKeyScope: "deliveries:read" | "deliveries:write" | "drivers:read" | "routes:write" | "webhooks:manage";
+    ApiKey: {
       /** Format: uuid */
-      driver_id: string;
+      id: string;
+      name: string;
+      scopes: components["schemas"]["ApiKeyScope"][];
+      /** @description The key's first characters, to tell keys apart */
+      prefix: string;
+      /** Format: date-time */
+      created_at: string;
       /**
-       * @description collected: cash the driver took at a delivery (owed to the company); settlement: cash handed in.
-       * @enum {string}
+       * Format: date-time
+       * @description Updated at most once a minute
        */
-      kind: "collected" | "settlement";
-      /** @description Signed: collected positive, a settlement negative (BRL, 2 decimals). */
-      amount: number;
+      last_used_at: string | null;
+    };
+    NewWebhookEndpoint: {
       /** Format: uuid */
-      delivery_id: string | null;
-      note: string | null;
+      id: string;
+      url: string;
+      events: components["schemas"]["WebhookEventType"][];
+      description: string | null;
+      enabled: boolean;
+      /** @description Why it is disabled: by the company, or after 5 days of failure */
+      disabled_reason: string | null;
+      /**
+       * Format: date-time
+       * @description The first failed attempt since the last success
+       */
+      failing_since: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description `whsec_` and base64 */
+      secret: string;
+    };
+    /**
+     * @description `delivery.created`; `delivery.status_changed` (every move, with `previous_status`); `delivery.completed`; `delivery.failed`; `route.published`; `route.completed`.
+     * @enum {string}
+     */
+    WebhookEventType:
+      | "delivery.created"
+      | "delivery.status_changed"
+      | "delivery.completed"
+      | "delivery.failed"
+      | "route.published"
+      | "route.completed";
+    WebhookEndpoint: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: components["schemas"]["WebhookEventType"][];
+      description: string | null;
+      enabled: boolean;
+      /** @description Why it is disabled: by the company, or after 5 days of failure */
+      disabled_reason: string | null;
+      /**
+       * Format: date-time
+       * @description The first failed attempt since the last success
+       */
+      failing_since: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    WebhookAttempt: {
       /**
        * Format: uuid
-       * @description Who recorded it: the driver completing, the manager receiving the cash.
+       * @description The event's id: its `webhook-id`
        */
-      created_by: string | null;
+      event_id: string;
+      type: string;
+      /** @description 1 for the first, up to 8 */
+      attempt: number;
+      /** @description The HTTP status answered, or null when no answer came */
+      status: number | null;
+      duration_ms: number;
+      /** @description The answer's first bytes */
+      response: string | null;
+      /** @description Why the attempt failed, when it did */
+      error: string | null;
       /** Format: date-time */
-      created_at: string;
+      at: string;
     };
-    CashSettlement: {
+    WebhookQueued: {
       /** Format: uuid */
-      id: string;
-      /** Format: uuid */
-      driver_id: string;
-      /** @description BRL as a JSON number with at most 2 decimal places */
-      amount: number;
-      note: string | null;
-      /** Format: date-time */
-      created_at: string;
-      /** @description What the driver still owes after it. */
-      outstanding: number;
-    };
-    CashSummary: {
-      /** Format: date */
-      date: string;
-      items: components["schemas"]["CashSummaryLine"][];
-    };
-    CashSummaryLine: {
-      /** Format: uuid */
-      driver_id: string;
-      name: string;
-      /** @description Cash collected that day. */
-      collected: number;
-      /** @description Paid by card that day (no cash). */
-      card_collected: number;
-      /** @description Cash handed in that day. */
-      settled: number;
-      /** @description What the driver owed at the end of that day. */
-      outstanding: number;
-      /** @description Deliveries completed that day that collected (cash or card). */
-      deliveries: number;
-      /** @description Of those, how many collected another amount than asked. */
-      mismatches: number;
+      event_id: string;
+      queued: number;
     };
     WebhookAcknowledgement: {
       /** @enum {boolean} */
@@ -1839,8 +2039,6 @@ export interface operations {
           /** Format: email */
           email: string;
           password: string;
-          /** @description The company's CNPJ: a CNPJ: 14 characters, the first 12 digits or letters (12.ABC.345/01DE-35 since July 2026) and 2 check digits, with or without punctuation, lower case accepted. Stored upper case without punctuation. */
-          document?: string | null;
         };
       };
     };
@@ -1946,7 +2144,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2031,7 +2229,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2147,7 +2345,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2245,7 +2443,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2314,7 +2512,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2387,7 +2585,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2469,7 +2667,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2574,7 +2772,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2651,7 +2849,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2736,7 +2934,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2825,7 +3023,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2910,7 +3108,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -2984,7 +3182,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3075,7 +3273,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3154,7 +3352,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3230,7 +3428,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3360,7 +3558,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3489,7 +3687,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3562,7 +3760,7 @@ export interface operations {
           /** @description The client who pays the Pix charge; required for payment_method pix. */
           customer?: {
             name: string;
-            /** @description The client's CPF (11 digits) or CNPJ (14 characters: 12 digits or upper-case letters, then 2 check digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81, 12.ABC.345/01DE-35), lower case accepted; its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored upper case without punctuation. */
+            /** @description The client's CPF (11 digits) or CNPJ (14 digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81); its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored as digits. */
             document: string;
             /** Format: email */
             email?: string | null;
@@ -3586,18 +3784,6 @@ export interface operations {
           window_end?: string | null;
           /** @description The company's own reference (an order number): a second delivery with it is 409, naming the first. */
           external_id?: string | null;
-          /** @description Money at the door, with any payment method: what the driver collects from the recipient (the goods, the fee), in cash or by card. The driver sees it, and the change to bring, before accepting. */
-          collect?: {
-            /** @description BRL as a JSON number with at most 2 decimal places */
-            amount: number;
-            /**
-             * @description cash, or card on the driver's card machine.
-             * @enum {string}
-             */
-            method: "cash" | "card";
-            /** @description Cash only: the note the recipient will pay with (e.g. 100.00): the driver brings change_for − amount. */
-            change_for?: number | null;
-          } | null;
         };
       };
     };
@@ -3622,7 +3808,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3736,7 +3922,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3816,7 +4002,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3933,7 +4119,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4043,7 +4229,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4135,7 +4321,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4209,18 +4395,6 @@ export interface operations {
       content: {
         "application/json": {
           note?: string | null;
-          /** @description What the driver collected at the door: required when the delivery has `collect` (422 without it). A different amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the company (GET /api/v1/drivers/{id}/cash); card moves no cash. */
-          collected?: {
-            /** @description BRL as a JSON number with at most 2 decimal places */
-            amount: number;
-            /**
-             * @description cash, or card on the driver's card machine.
-             * @enum {string}
-             */
-            method: "cash" | "card";
-          } | null;
-          /** @description The recipient's handover code, when the company requires one. */
-          code?: string | null;
         } | null;
       };
     };
@@ -4245,7 +4419,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4299,17 +4473,8 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move, a required proof is missing (named), an uploaded proof is not the image its name says (named, and removed), `collected` is missing, or the handover code is missing or wrong; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      /** @description The delivery's state does not allow this move, a required proof is missing (named), or an uploaded proof is not the image its name says (named, and removed); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description 5 wrong handover codes were tried: only a manager's complete-override completes it now */
-      423: {
         headers: {
           [name: string]: unknown;
         };
@@ -4319,132 +4484,6 @@ export interface operations {
       };
       /** @description Storage could not be asked for the uploaded proof */
       502: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The database is unavailable or too busy to answer in time; nothing was done */
-      503: {
-        headers: {
-          /** @description Whole seconds to wait before trying again */
-          "Retry-After"?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-    };
-  };
-  postDeliveriesByIdCompleteOverride: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
-        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-      };
-      path: {
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        "application/json": {
-          reason: string;
-          /** @description What the driver collected at the door: required when the delivery has `collect` (422 without it). A different amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the company (GET /api/v1/drivers/{id}/cash); card moves no cash. */
-          collected?: {
-            /** @description BRL as a JSON number with at most 2 decimal places */
-            amount: number;
-            /**
-             * @description cash, or card on the driver's card machine.
-             * @enum {string}
-             */
-            method: "cash" | "card";
-          } | null;
-        };
-      };
-    };
-    responses: {
-      /** @description The completed delivery */
-      200: {
-        headers: {
-          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
-          "Idempotent-Replayed"?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Delivery"];
-        };
-      };
-      /** @description Malformed request: the body, query or path failed validation */
-      400: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
-        };
-      };
-      /** @description Missing, invalid or expired token */
-      401: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The caller's role may not do this (answered before the request's input is validated) */
-      403: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description No such delivery in the company */
-      404: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description A request with the same Idempotency-Key is still running */
-      409: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The body is larger than 1048576 bytes (1 MiB) */
-      413: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description The body is not sent as application/json */
-      415: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Error"];
-        };
-      };
-      /** @description Not in progress, waiting for no handover code, or `collected` missing; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
-      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -4507,7 +4546,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4626,7 +4665,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4711,7 +4750,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4796,7 +4835,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4888,7 +4927,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4975,7 +5014,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5044,7 +5083,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5125,7 +5164,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5201,7 +5240,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5274,7 +5313,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5347,7 +5386,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5429,7 +5468,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5543,7 +5582,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5672,7 +5711,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5743,7 +5782,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5828,7 +5867,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5899,7 +5938,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5988,7 +6027,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -6062,7 +6101,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -6152,7 +6191,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -6192,26 +6231,24 @@ export interface operations {
       };
     };
   };
-  getDriversByIdCash: {
+  getApiKeys: {
     parameters: {
-      query?: {
-        limit?: number;
-      };
+      query?: never;
       header?: never;
-      path: {
-        id: string;
-      };
+      path?: never;
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The driver's cash */
+      /** @description The keys */
       200: {
         headers: {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["DriverCash"];
+          "application/json": {
+            items: components["schemas"]["ApiKey"][];
+          };
         };
       };
       /** @description Malformed request: the body, query or path failed validation */
@@ -6223,7 +6260,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -6241,7 +6278,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description No such driver */
+      /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6263,37 +6300,29 @@ export interface operations {
       };
     };
   };
-  postDriversByIdCashSettlements: {
+  postApiKeys: {
     parameters: {
       query?: never;
-      header?: {
-        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
-        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-      };
-      path: {
-        id: string;
-      };
+      header?: never;
+      path?: never;
       cookie?: never;
     };
     requestBody: {
       content: {
         "application/json": {
-          /** @description BRL as a JSON number with at most 2 decimal places */
-          amount: number;
-          note?: string | null;
+          name: string;
+          scopes: components["schemas"]["ApiKeyScope"][];
         };
       };
     };
     responses: {
-      /** @description Recorded */
+      /** @description Created; `key` is shown this once */
       201: {
         headers: {
-          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
-          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["CashSettlement"];
+          "application/json": components["schemas"]["NewApiKey"];
         };
       };
       /** @description Malformed request: the body, query or path failed validation */
@@ -6305,7 +6334,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -6323,7 +6352,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description No such driver in the company */
+      /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
           [name: string]: unknown;
@@ -6332,7 +6361,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description A request with the same Idempotency-Key is still running */
+      /** @description The company has 50 keys already */
       409: {
         headers: {
           [name: string]: unknown;
@@ -6359,7 +6388,637 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description More than what the driver owes; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  deleteApiKeysById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No key of the company has this id (or it was revoked already) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getWebhookEndpoints: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Oldest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["WebhookEndpoint"][];
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postWebhookEndpoints: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description https; no private, loopback or link-local address */
+          url: string;
+          events: components["schemas"]["WebhookEventType"][];
+          description?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Created; `secret` is shown this once */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["NewWebhookEndpoint"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The company has 20 endpoints already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getWebhookEndpointsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The endpoint (never its secret) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookEndpoint"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No endpoint of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  deleteWebhookEndpointsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No endpoint of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  patchWebhookEndpointsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description https; no private, loopback or link-local address */
+          url?: string;
+          events?: components["schemas"]["WebhookEventType"][];
+          description?: string;
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description The endpoint */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookEndpoint"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No endpoint of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getWebhookEndpointsByIdAttempts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The attempts */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["WebhookAttempt"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No endpoint of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postWebhookEndpointsByIdTest: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Queued */
+      202: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookQueued"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No endpoint of the company has this id */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The endpoint is disabled; or a request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
         headers: {
           [name: string]: unknown;
@@ -6381,26 +7040,29 @@ export interface operations {
       };
     };
   };
-  getCashSummary: {
+  postWebhookEventsByIdResend: {
     parameters: {
-      query?: {
-        /** @description The day (YYYY-MM-DD); today in São Paulo when omitted. */
-        date?: string;
-        format?: "json" | "csv";
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
       };
-      header?: never;
-      path?: never;
+      path: {
+        id: string;
+      };
       cookie?: never;
     };
     requestBody?: never;
     responses: {
-      /** @description The day's cash (JSON, or CSV with format=csv) */
-      200: {
+      /** @description Queued again */
+      202: {
         headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["CashSummary"];
+          "application/json": components["schemas"]["WebhookQueued"];
         };
       };
       /** @description Malformed request: the body, query or path failed validation */
@@ -6412,7 +7074,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -6430,8 +7092,26 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description Does not exist, or belongs to another company */
+      /** @description No event of the company has this id */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description None of its endpoints is enabled; or a request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
