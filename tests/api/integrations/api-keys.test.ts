@@ -8,13 +8,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, type TestCompany } from "./support/api.ts";
-import { createInvoiceDelivery, deliveryBody } from "./support/deliveries.ts";
-import { functionProcessEnv } from "./support/function-process.ts";
-import { freePort } from "./support/stack.ts";
-import { waitFor } from "./support/wait.ts";
+import { api, createCompany, db, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, deliveryBody } from "../../support/deliveries.ts";
+import { functionProcessEnv } from "../../support/function-process.ts";
+import { freePort } from "../../support/stack.ts";
+import { waitFor } from "../../support/wait.ts";
 
-const root = resolve(import.meta.dirname, "..");
+const root = resolve(import.meta.dirname, "../../..");
 
 async function createKey(company: TestCompany, scopes: string[], who = company.owner) {
   const res = await api("/api/v1/api-keys", { token: who.token, body: { name: `key ${scopes.join(" ")}`, scopes } });

@@ -13,13 +13,13 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "./support/api.ts";
-import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
-import { smtp } from "./support/fakes.ts";
+import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { smtp } from "../../support/fakes.ts";
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
-import { callFunctionProcess, functionProcessEnv } from "./support/function-process.ts";
-import { waitFor } from "./support/wait.ts";
+import { callFunctionProcess, functionProcessEnv } from "../../support/function-process.ts";
+import { waitFor } from "../../support/wait.ts";
 
 interface Received {
   path: string;
@@ -324,8 +324,8 @@ describe("outgoing webhooks", () => {
         method: "POST", headers: { authorization: "Bearer " + Deno.env.get("SUPABASE_SERVICE_ROLE_KEY") } }));
       console.log(await res.text());
       Deno.exit(0);`;
-    const run = spawnSync(resolve(import.meta.dirname, "../node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
-      cwd: resolve(import.meta.dirname, ".."),
+    const run = spawnSync(resolve(import.meta.dirname, "../../../node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
+      cwd: resolve(import.meta.dirname, "../../.."),
       encoding: "utf8",
       timeout: 45_000,
       env: functionProcessEnv({ WEBHOOK_ALLOWED_HOSTS: "" }) as NodeJS.ProcessEnv,
