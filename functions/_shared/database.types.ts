@@ -64,10 +64,13 @@ export type Database = {
           "proof_note": string | null;
           "proof_photo_path": string | null;
           "proof_signature_path": string | null;
+          "recall_reason": string | null;
           "recipient_email": string | null;
           "recipient_name": string | null;
           "recipient_phone": string | null;
+          "refund_requested_at": string | null;
           "remaining_m": number | null;
+          "returned_at": string | null;
           "search_text": string | null;
           "started_at": string | null;
           "status": string;
@@ -117,10 +120,13 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recall_reason"?: string | null;
           "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
+          "refund_requested_at"?: string | null;
           "remaining_m"?: number | null;
+          "returned_at"?: string | null;
           "search_text"?: never;
           "started_at"?: string | null;
           "status": string;
@@ -169,10 +175,13 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recall_reason"?: string | null;
           "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
+          "refund_requested_at"?: string | null;
           "remaining_m"?: number | null;
+          "returned_at"?: string | null;
           "search_text"?: never;
           "started_at"?: string | null;
           "status"?: string;
@@ -200,6 +209,7 @@ export type Database = {
       "delivery_history": {
         Row: {
           "actor_id": string | null;
+          "changes": Json | null;
           "company_id": string;
           "created_at": string;
           "delivery_id": string;
@@ -213,6 +223,7 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "actor_id"?: string | null;
+          "changes"?: Json | null;
           "company_id": string;
           "created_at"?: string;
           "delivery_id": string;
@@ -225,6 +236,7 @@ export type Database = {
         };
         Update: {
           "actor_id"?: string | null;
+          "changes"?: Json | null;
           "company_id"?: string;
           "created_at"?: string;
           "delivery_id"?: string;
@@ -1059,6 +1071,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "editable_delivery": {
+        Args: { "delivery_id": string; "moves_ends"?: boolean };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "erase_delivery_recipient": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1336,6 +1358,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "recall_delivery": {
+        Args: { "delivery_id": string; "reason": string; "then_do"?: string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "record_eta": {
         Args: {
           "delivery_id": string;
@@ -1355,6 +1387,26 @@ export type Database = {
           "provider_message_id"?: string;
         };
         Returns: string;
+      };
+      "record_refund": {
+        Args: { "actor_id": string; "delivery_id": string; "refunded": boolean };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "refundable_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "register_company": {
         Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
@@ -1386,6 +1438,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "withdrawal";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "return_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1472,6 +1534,16 @@ export type Database = {
         };
       };
       "track_delivery": { Args: { "client": string; "token": string }; Returns: Json };
+      "update_delivery": {
+        Args: { "actor_id": string; "changes": Json; "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "update_driver": {
         Args: { "active"?: boolean; "driver_id": string; "name"?: string; "phone"?: string };
         Returns: Database["public"]["CompositeTypes"]["driver"];
@@ -1567,6 +1639,9 @@ export type Database = {
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
         "failure_photo_path": string | null;
+        "recall_reason": string | null;
+        "refund_status": string | null;
+        "returned_at": string | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;

@@ -18,6 +18,7 @@ import drivers from "./routes/drivers.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
+import operations from "./routes/operations.ts";
 import proof from "./routes/proof.ts";
 import reports from "./routes/reports.ts";
 import settings from "./routes/settings.ts";
@@ -32,6 +33,7 @@ export const routes: AnyRoute[] = [
   ...settings,
   ...csv,
   ...deliveries,
+  ...operations,
   ...dispatch,
   ...addresses,
   ...money,

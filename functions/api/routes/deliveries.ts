@@ -25,6 +25,8 @@ export const DeliveryStatus = z.enum([
   "completed",
   "cancelled",
   "failed",
+  "returning",
+  "returned",
 ]);
 export const PaymentStatus = z.enum(["pending", "received", "confirmed", "refunded", "overdue", "invoiced"]);
 
@@ -116,6 +118,15 @@ export const Delivery = z.object({
   offer_expires_at: Timestamp.nullable().describe(
     "For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null " +
       "for everyone else.",
+  ),
+  recall_reason: z.string().nullable().describe(
+    "Why the company recalled it (POST /api/v1/deliveries/{id}/recall), if it did.",
+  ),
+  returned_at: Timestamp.nullable().describe("When the driver brought a recalled delivery back (`returned`)."),
+  refund_status: z.enum(["requested", "refunded"]).nullable().describe(
+    "The refund of its Pix payment: `requested` once the gateway accepted POST /api/v1/deliveries/{id}/refund and " +
+      "until it reports the refund done; `refunded` once the payment is refunded (payment_status `refunded`); null " +
+      "when none was asked for.",
   ),
 }).meta({ id: "Delivery" });
 

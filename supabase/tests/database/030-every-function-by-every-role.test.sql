@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(193);
+select plan(213);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -61,7 +61,11 @@ from t, o, lateral (values
   ('select to_jsonb(public.get_dispatch_settings())', array['owner', 'admin']),
   ('select to_jsonb(public.set_dispatch_settings(''offer''))', array['owner', 'admin']),
   (format('select to_jsonb(public.get_delivery_dispatch(%L))', o.delivery), array['owner', 'admin', 'legacy_admin']),
-  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver'])
+  (format('select to_jsonb(public.decline_delivery(%L))', o.delivery), array['driver']),
+  (format('select to_jsonb(public.recall_delivery(%L, %L))', o.delivery, 'client called'), array['owner', 'admin']),
+  (format('select to_jsonb(public.return_delivery(%L))', o.delivery), array['driver']),
+  (format('select to_jsonb(public.refundable_delivery(%L))', o.delivery), array['owner', 'admin']),
+  (format('select to_jsonb(public.editable_delivery(%L))', o.delivery), array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -112,7 +116,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 43 calls x 4 roles = 172 assertions, then 16 foreign ones
+-- 47 calls x 4 roles = 188 assertions, then 20 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -162,7 +166,11 @@ begin
       ('driver', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'other')),
       ('driver2', format('select to_jsonb(public.fail_delivery(%L, %L))', (select delivery from o), 'damaged')),
       ('admin', format('select to_jsonb(public.get_delivery_dispatch(%L))', (select delivery from o))),
-      ('driver', format('select to_jsonb(public.decline_delivery(%L))', (select delivery from o)))
+      ('driver', format('select to_jsonb(public.decline_delivery(%L))', (select delivery from o))),
+      ('admin', format('select to_jsonb(public.recall_delivery(%L, %L))', (select delivery from o), 'x')),
+      ('driver', format('select to_jsonb(public.return_delivery(%L))', (select delivery from o))),
+      ('owner', format('select to_jsonb(public.refundable_delivery(%L))', (select delivery from o))),
+      ('admin', format('select to_jsonb(public.editable_delivery(%L))', (select delivery from o)))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

@@ -22,8 +22,13 @@ select results_eq(
     ('fail', array['in_progress'], 'failed'),
     ('payment_overdue', array['awaiting_payment'], 'cancelled'),
     ('payment_received', array['awaiting_payment'], 'pending'),
-    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed'], 'cancelled'),
+    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed',
+      'returning', 'returned'], 'cancelled'),
+    ('recall', array['accepted'], 'pending'),
+    ('recall_cancel', array['accepted'], 'cancelled'),
+    ('recall_return', array['in_progress'], 'returning'),
     ('reopen', array['failed'], 'pending'),
+    ('return', array['returning'], 'returned'),
     ('start', array['accepted'], 'in_progress') $$,
   'the allowed moves are those of docs/state-machines.md');
 
