@@ -606,7 +606,7 @@ export interface paths {
     put?: never;
     /**
      * Call a delivery back
-     * @description The company takes a delivery back from its driver, with the reason. `accepted` (not picked up yet): `then` `redispatch` (the default) puts it back to `pending`, nobody's, dispatched again as a new pending delivery is (offered to the drivers, or to dispatch's next round); `cancel` cancels it (`cancel_reason` the reason; an unpaid Pix charge stays at the gateway, as POST /cancel removes it only for awaiting_payment). `in_progress` (picked up): `returning`, the driver brings the goods back to the origin whatever `then` says, then POST /api/v1/deliveries/{id}/return. The driver who had it gets `delivery_recalled` on `driver:{driver_id}` (the delivery as drivers read it, with `recall_reason`). Any other state: 422.
+     * @description The company takes a delivery back from its driver, with the reason. `accepted` (not picked up yet): `then` `redispatch` (the default) puts it back to `pending`, nobody's, dispatched again as a new pending delivery is (offered to the drivers, or to dispatch's next round); `cancel` cancels it (`cancel_reason` the reason; a Pix delivery, paid before it was accepted, then shows `refund_due`: POST /refund). `in_progress` (picked up): `returning`, the driver brings the goods back to the origin whatever `then` says, then POST /api/v1/deliveries/{id}/return. The driver who had it gets `delivery_recalled` on `driver:{driver_id}` (the delivery as drivers read it, with `recall_reason`). Any other state: 422.
      *
      *     Roles: the set `company_managers`.
      */
