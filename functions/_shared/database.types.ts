@@ -3,54 +3,6 @@ export type Json = string | number | boolean | null | { [key: string]: Json | un
 export type Database = {
   "public": {
     Tables: {
-      "api_keys": {
-        Row: {
-          "company_id": string;
-          "created_at": string;
-          "created_by": string | null;
-          "id": string;
-          "key_hash": string;
-          "last_used_at": string | null;
-          "name": string;
-          "prefix": string;
-          "revoked_at": string | null;
-          "scopes": (string)[];
-        };
-        ComputedFields: never;
-        Insert: {
-          "company_id": string;
-          "created_at"?: string;
-          "created_by"?: string | null;
-          "id"?: string;
-          "key_hash": string;
-          "last_used_at"?: string | null;
-          "name": string;
-          "prefix": string;
-          "revoked_at"?: string | null;
-          "scopes": (string)[];
-        };
-        Update: {
-          "company_id"?: string;
-          "created_at"?: string;
-          "created_by"?: string | null;
-          "id"?: string;
-          "key_hash"?: string;
-          "last_used_at"?: string | null;
-          "name"?: string;
-          "prefix"?: string;
-          "revoked_at"?: string | null;
-          "scopes"?: (string)[];
-        };
-        Relationships: [
-          {
-            foreignKeyName: "api_keys_company_id_fkey";
-            columns: ["company_id"];
-            isOneToOne: false;
-            referencedRelation: "companies";
-            referencedColumns: ["id"];
-          },
-        ];
-      };
       "companies": {
         Row: {
           "created_at": string;
@@ -112,10 +64,13 @@ export type Database = {
           "proof_note": string | null;
           "proof_photo_path": string | null;
           "proof_signature_path": string | null;
+          "recall_reason": string | null;
           "recipient_email": string | null;
           "recipient_name": string | null;
           "recipient_phone": string | null;
+          "refund_requested_at": string | null;
           "remaining_m": number | null;
+          "returned_at": string | null;
           "search_text": string | null;
           "started_at": string | null;
           "status": string;
@@ -165,10 +120,13 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recall_reason"?: string | null;
           "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
+          "refund_requested_at"?: string | null;
           "remaining_m"?: number | null;
+          "returned_at"?: string | null;
           "search_text"?: never;
           "started_at"?: string | null;
           "status": string;
@@ -217,10 +175,13 @@ export type Database = {
           "proof_note"?: string | null;
           "proof_photo_path"?: string | null;
           "proof_signature_path"?: string | null;
+          "recall_reason"?: string | null;
           "recipient_email"?: string | null;
           "recipient_name"?: string | null;
           "recipient_phone"?: string | null;
+          "refund_requested_at"?: string | null;
           "remaining_m"?: number | null;
+          "returned_at"?: string | null;
           "search_text"?: never;
           "started_at"?: string | null;
           "status"?: string;
@@ -248,6 +209,7 @@ export type Database = {
       "delivery_history": {
         Row: {
           "actor_id": string | null;
+          "changes": Json | null;
           "company_id": string;
           "created_at": string;
           "delivery_id": string;
@@ -261,6 +223,7 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "actor_id"?: string | null;
+          "changes"?: Json | null;
           "company_id": string;
           "created_at"?: string;
           "delivery_id": string;
@@ -273,6 +236,7 @@ export type Database = {
         };
         Update: {
           "actor_id"?: string | null;
+          "changes"?: Json | null;
           "company_id"?: string;
           "created_at"?: string;
           "delivery_id"?: string;
@@ -874,57 +838,6 @@ export type Database = {
           },
         ];
       };
-      "webhook_endpoints": {
-        Row: {
-          "company_id": string;
-          "created_at": string;
-          "description": string | null;
-          "disabled_reason": string | null;
-          "enabled": boolean;
-          "events": (string)[];
-          "failing_since": string | null;
-          "id": string;
-          "owner_notified_at": string | null;
-          "updated_at": string;
-          "url": string;
-        };
-        ComputedFields: never;
-        Insert: {
-          "company_id": string;
-          "created_at"?: string;
-          "description"?: string | null;
-          "disabled_reason"?: string | null;
-          "enabled"?: boolean;
-          "events": (string)[];
-          "failing_since"?: string | null;
-          "id"?: string;
-          "owner_notified_at"?: string | null;
-          "updated_at"?: string;
-          "url": string;
-        };
-        Update: {
-          "company_id"?: string;
-          "created_at"?: string;
-          "description"?: string | null;
-          "disabled_reason"?: string | null;
-          "enabled"?: boolean;
-          "events"?: (string)[];
-          "failing_since"?: string | null;
-          "id"?: string;
-          "owner_notified_at"?: string | null;
-          "updated_at"?: string;
-          "url"?: string;
-        };
-        Relationships: [
-          {
-            foreignKeyName: "webhook_endpoints_company_id_fkey";
-            columns: ["company_id"];
-            isOneToOne: false;
-            referencedRelation: "companies";
-            referencedColumns: ["id"];
-          },
-        ];
-      };
       "webhook_events": {
         Row: {
           "company_id": string | null;
@@ -1087,7 +1000,6 @@ export type Database = {
       };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
-      "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
         Args: { "delivery_id": string; "note"?: string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1101,16 +1013,6 @@ export type Database = {
       "complete_dispatch": {
         Args: { "claim": string; "delivery_id": string; "durations"?: Json; "routing_error"?: string };
         Returns: Json;
-      };
-      "create_api_key": {
-        Args: { "key_hash": string; "name": string; "prefix": string; "scopes": (string)[] };
-        Returns: Database["public"]["CompositeTypes"]["api_key"];
-        SetofOptions: {
-          from: "*";
-          to: "api_key";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
       };
       "create_delivery": {
         Args: {
@@ -1158,16 +1060,6 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "create_webhook_endpoint": {
-        Args: { "description"?: string; "events": (string)[]; "secret_ciphertext": string; "url": string };
-        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
-        SetofOptions: {
-          from: "*";
-          to: "webhook_endpoint";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
       "decline_delivery": {
         Args: { "delivery_id": string };
@@ -1179,7 +1071,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
+      "editable_delivery": {
+        Args: { "delivery_id": string; "moves_ends"?: boolean };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "erase_delivery_recipient": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1337,16 +1238,6 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "get_webhook_endpoint": {
-        Args: { "endpoint_id": string };
-        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
-        SetofOptions: {
-          from: "*";
-          to: "webhook_endpoint";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "get_withdrawal": {
         Args: { "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -1358,16 +1249,6 @@ export type Database = {
         };
       };
       "import_deliveries": { Args: { "company_id": string; "created_by": string; "rows": Json }; Returns: Json };
-      "list_api_keys": {
-        Args: Record<PropertyKey, never>;
-        Returns: Database["public"]["CompositeTypes"]["api_key_list"];
-        SetofOptions: {
-          from: "*";
-          to: "api_key_list";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "list_deliveries": {
         Args: {
           "created_from"?: string;
@@ -1428,26 +1309,6 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "list_webhook_attempts": {
-        Args: { "cursor"?: string; "endpoint_id": string; "page_limit"?: number };
-        Returns: Database["public"]["CompositeTypes"]["webhook_attempt_page"];
-        SetofOptions: {
-          from: "*";
-          to: "webhook_attempt_page";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
-      "list_webhook_endpoints": {
-        Args: Record<PropertyKey, never>;
-        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint_list"];
-        SetofOptions: {
-          from: "*";
-          to: "webhook_endpoint_list";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
       "list_webhook_events": {
         Args: { "cursor"?: string; "page_limit"?: number };
         Returns: Database["public"]["CompositeTypes"]["webhook_event_page"];
@@ -1497,6 +1358,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "recall_delivery": {
+        Args: { "delivery_id": string; "reason": string; "then_do"?: string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "record_eta": {
         Args: {
           "delivery_id": string;
@@ -1517,18 +1388,25 @@ export type Database = {
         };
         Returns: string;
       };
-      "record_webhook_attempt": {
-        Args: {
-          "attempt": number;
-          "delivered": boolean;
-          "duration_ms": number;
-          "endpoint_id": string;
-          "error"?: string;
-          "event_id": string;
-          "response"?: string;
-          "status": number;
+      "record_refund": {
+        Args: { "actor_id": string; "delivery_id": string; "refunded": boolean };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
         };
-        Returns: Json;
+      };
+      "refundable_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "register_company": {
         Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
@@ -1564,17 +1442,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "resend_webhook_event": {
-        Args: { "event_id": string };
-        Returns: Database["public"]["CompositeTypes"]["webhook_queued"];
+      "return_delivery": {
+        Args: { "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
           from: "*";
-          to: "webhook_queued";
+          to: "delivery";
           isOneToOne: true;
           isSetofReturn: false;
         };
       };
-      "revoke_api_key": { Args: { "key_id": string }; Returns: undefined };
       "save_gateway_config": {
         Args: {
           "api_key_ciphertext": string;
@@ -1586,16 +1463,6 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "gateway_status";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
-      "send_test_webhook": {
-        Args: { "endpoint_id": string };
-        Returns: Database["public"]["CompositeTypes"]["webhook_queued"];
-        SetofOptions: {
-          from: "*";
-          to: "webhook_queued";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1667,6 +1534,16 @@ export type Database = {
         };
       };
       "track_delivery": { Args: { "client": string; "token": string }; Returns: Json };
+      "update_delivery": {
+        Args: { "actor_id": string; "changes": Json; "delivery_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "update_driver": {
         Args: { "active"?: boolean; "driver_id": string; "name"?: string; "phone"?: string };
         Returns: Database["public"]["CompositeTypes"]["driver"];
@@ -1697,25 +1574,6 @@ export type Database = {
           isSetofReturn: false;
         };
       };
-      "update_webhook_endpoint": {
-        Args: {
-          "description"?: string;
-          "enabled"?: boolean;
-          "endpoint_id": string;
-          "events"?: (string)[];
-          "url"?: string;
-        };
-        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
-        SetofOptions: {
-          from: "*";
-          to: "webhook_endpoint";
-          isOneToOne: true;
-          isSetofReturn: false;
-        };
-      };
-      "use_api_key": { Args: { "key_hash": string }; Returns: Json };
-      "webhook_owner_told": { Args: { "endpoint_id": string }; Returns: undefined };
-      "webhook_owners_to_tell": { Args: Record<PropertyKey, never>; Returns: Json };
       "withdrawals_to_reconcile": {
         Args: { "max_rows"?: number };
         Returns: {
@@ -1731,17 +1589,6 @@ export type Database = {
       [_ in never]: never;
     };
     CompositeTypes: {
-      "api_key": {
-        "id": string | null;
-        "name": string | null;
-        "scopes": (string)[] | null;
-        "prefix": string | null;
-        "created_at": string | null;
-        "last_used_at": string | null;
-      };
-      "api_key_list": {
-        "items": (Database["public"]["CompositeTypes"]["api_key"])[] | null;
-      };
       "company": {
         "id": string | null;
         "name": string | null;
@@ -1792,6 +1639,9 @@ export type Database = {
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
         "failure_photo_path": string | null;
+        "recall_reason": string | null;
+        "refund_status": string | null;
+        "returned_at": string | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;
@@ -1987,34 +1837,6 @@ export type Database = {
         "items": (Database["public"]["CompositeTypes"]["wallet_transaction"])[] | null;
         "next_cursor": string | null;
       };
-      "webhook_attempt": {
-        "event_id": string | null;
-        "type": string | null;
-        "attempt": number | null;
-        "status": number | null;
-        "duration_ms": number | null;
-        "response": string | null;
-        "error": string | null;
-        "at": string | null;
-      };
-      "webhook_attempt_page": {
-        "items": (Database["public"]["CompositeTypes"]["webhook_attempt"])[] | null;
-        "next_cursor": string | null;
-      };
-      "webhook_endpoint": {
-        "id": string | null;
-        "url": string | null;
-        "events": (string)[] | null;
-        "description": string | null;
-        "enabled": boolean | null;
-        "disabled_reason": string | null;
-        "failing_since": string | null;
-        "created_at": string | null;
-        "updated_at": string | null;
-      };
-      "webhook_endpoint_list": {
-        "items": (Database["public"]["CompositeTypes"]["webhook_endpoint"])[] | null;
-      };
       "webhook_event": {
         "id": string | null;
         "received_at": string | null;
@@ -2026,10 +1848,6 @@ export type Database = {
       "webhook_event_page": {
         "items": (Database["public"]["CompositeTypes"]["webhook_event"])[] | null;
         "next_cursor": string | null;
-      };
-      "webhook_queued": {
-        "event_id": string | null;
-        "queued": number | null;
       };
       "withdrawal": {
         "id": string | null;

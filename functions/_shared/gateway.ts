@@ -39,9 +39,16 @@ export class GatewayUnavailable extends HttpError {
 }
 
 export class GatewayClient {
-  constructor(private readonly baseUrl: string, private readonly apiKey: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly apiKey: string,
+  ) {}
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  private async request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<T> {
     // One deadline for the whole exchange, the answer's body included.
     const timeout = timeoutSignal(TIMEOUT_MS);
     let res: Response;
@@ -49,7 +56,11 @@ export class GatewayClient {
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
         method,
-        headers: { access_token: this.apiKey, "content-type": "application/json", "user-agent": "delivery-platform" },
+        headers: {
+          access_token: this.apiKey,
+          "content-type": "application/json",
+          "user-agent": "delivery-platform",
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: timeout.signal,
       });
@@ -58,19 +69,27 @@ export class GatewayClient {
         return null;
       });
     } catch (error) {
-      throw new GatewayUnavailable(isTimeout(error) ? "timed out" : "unreachable");
+      throw new GatewayUnavailable(
+        isTimeout(error) ? "timed out" : "unreachable",
+      );
     } finally {
       timeout.clear();
     }
     if (res.ok && payload) return payload as T;
     if (res.status >= 400 && res.status < 500) {
-      const errors = (payload as { errors?: { description?: string }[] } | null)?.errors;
-      throw new GatewayRejected(errors?.map((e) => e.description).filter(Boolean).join("; ") || `HTTP ${res.status}`);
+      const errors = (payload as { errors?: { description?: string }[] } | null)
+        ?.errors;
+      throw new GatewayRejected(
+        errors?.map((e) => e.description).filter(Boolean).join("; ") ||
+          `HTTP ${res.status}`,
+      );
     }
     throw new GatewayUnavailable(`HTTP ${res.status}`);
   }
 
-  createCustomer(input: { name: string; cpfCnpj: string; email?: string }): Promise<GatewayObject> {
+  createCustomer(
+    input: { name: string; cpfCnpj: string; email?: string },
+  ): Promise<GatewayObject> {
     return this.request("POST", "/v3/customers", input);
   }
 
@@ -81,11 +100,17 @@ export class GatewayClient {
     description: string;
     externalReference: string;
   }): Promise<GatewayObject> {
-    return this.request("POST", "/v3/payments", { ...input, billingType: "PIX" });
+    return this.request("POST", "/v3/payments", {
+      ...input,
+      billingType: "PIX",
+    });
   }
 
   pixQrCode(paymentId: string): Promise<PixQrCode> {
-    return this.request("GET", `/v3/payments/${encodeURIComponent(paymentId)}/pixQrCode`);
+    return this.request(
+      "GET",
+      `/v3/payments/${encodeURIComponent(paymentId)}/pixQrCode`,
+    );
   }
 
   createPixTransfer(input: {
@@ -103,6 +128,19 @@ export class GatewayClient {
     return this.request("DELETE", `/v3/payments/${encodeURIComponent(id)}`);
   }
 
+  /**
+   * Refunds a received payment in full (the gateway's `POST /v3/payments/{id}/refund`, every field optional):
+   * answered with the payment, `status` `REFUNDED` when done at once, else a refund in progress
+   * (`REFUND_REQUESTED`, `REFUND_IN_PROGRESS`), settled later by the PAYMENT_REFUNDED event.
+   */
+  refundPayment(id: string, description?: string): Promise<GatewayObject> {
+    return this.request(
+      "POST",
+      `/v3/payments/${encodeURIComponent(id)}/refund`,
+      description ? { description } : {},
+    );
+  }
+
   getPayment(id: string): Promise<GatewayObject> {
     return this.request("GET", `/v3/payments/${encodeURIComponent(id)}`);
   }
@@ -112,8 +150,16 @@ export class GatewayClient {
   }
 
   /** One page of the account's transfers created on or after a day (YYYY-MM-DD), oldest first. */
-  listTransfers(createdFrom: string, offset: number, limit = 100): Promise<GatewayList> {
-    const query = new URLSearchParams({ "dateCreated[ge]": createdFrom, offset: String(offset), limit: String(limit) });
+  listTransfers(
+    createdFrom: string,
+    offset: number,
+    limit = 100,
+  ): Promise<GatewayList> {
+    const query = new URLSearchParams({
+      "dateCreated[ge]": createdFrom,
+      offset: String(offset),
+      limit: String(limit),
+    });
     return this.request("GET", `/v3/transfers?${query}`);
   }
 }
@@ -136,8 +182,11 @@ export interface StoredConfig {
 }
 
 /** The stored row, or null from a read that found none (a left join's nulls). */
-export function storedConfig(row: Partial<Record<keyof StoredConfig, string | null>>): StoredConfig | null {
-  return row.api_key_ciphertext && row.webhook_secret_ciphertext && row.environment
+export function storedConfig(
+  row: Partial<Record<keyof StoredConfig, string | null>>,
+): StoredConfig | null {
+  return row.api_key_ciphertext && row.webhook_secret_ciphertext &&
+      row.environment
     ? {
       api_key_ciphertext: row.api_key_ciphertext,
       webhook_secret_ciphertext: row.webhook_secret_ciphertext,
@@ -156,7 +205,9 @@ function decrypted(ciphertext: string): Promise<string> {
   const known = decryptedSecrets.get(ciphertext);
   if (known) return known;
   const plain = decryptSecret(ciphertext, env().SECRETS_ENCRYPTION_KEY);
-  if (decryptedSecrets.size >= MAX_SECRETS) decryptedSecrets.delete(decryptedSecrets.keys().next().value!);
+  if (decryptedSecrets.size >= MAX_SECRETS) {
+    decryptedSecrets.delete(decryptedSecrets.keys().next().value!);
+  }
   decryptedSecrets.set(ciphertext, plain);
   // A failure is not kept: the next request tries again.
   plain.catch(() => decryptedSecrets.delete(ciphertext));
@@ -177,10 +228,14 @@ export function settingsStatement(companyId: string): [string, unknown[]] {
 }
 
 /** Whether the company exists, and its stored gateway configuration: one statement. */
-async function readSettings(companyId: string): Promise<{ known: boolean; config: StoredConfig | null }> {
+async function readSettings(
+  companyId: string,
+): Promise<{ known: boolean; config: StoredConfig | null }> {
   // deno-lint-ignore no-explicit-any
   const [text, values] = settingsStatement(companyId) as [string, any[]];
-  const [row] = await db().unsafe<Partial<Record<keyof StoredConfig, string | null>>[]>(text, values);
+  const [row] = await db().unsafe<
+    Partial<Record<keyof StoredConfig, string | null>>[]
+  >(text, values);
   return { known: row !== undefined, config: row ? storedConfig(row) : null };
 }
 
@@ -189,11 +244,16 @@ export async function gatewayOf(config: StoredConfig): Promise<CompanyGateway> {
   const settings = env();
   const apiKey = await decrypted(config.api_key_ciphertext);
   const baseUrl = config.environment === "sandbox" ? settings.GATEWAY_SANDBOX_URL : settings.GATEWAY_PRODUCTION_URL;
-  return { client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey), environment: config.environment };
+  return {
+    client: new GatewayClient(baseUrl.replace(/\/$/, ""), apiKey),
+    environment: config.environment,
+  };
 }
 
 /** The company's gateway (its API key decrypted), or null when it has not configured one. */
-export async function companyGateway(companyId: string): Promise<CompanyGateway | null> {
+export async function companyGateway(
+  companyId: string,
+): Promise<CompanyGateway | null> {
   const { config } = await readSettings(companyId);
   return config ? await gatewayOf(config) : null;
 }
@@ -204,7 +264,13 @@ export async function companyGateway(companyId: string): Promise<CompanyGateway 
  */
 export async function companyWebhookSecret(
   companyId: string,
-): Promise<{ known: boolean; config: StoredConfig | null; secret: string | null }> {
+): Promise<
+  { known: boolean; config: StoredConfig | null; secret: string | null }
+> {
   const { known, config } = await readSettings(companyId);
-  return { known, config, secret: config ? await decrypted(config.webhook_secret_ciphertext) : null };
+  return {
+    known,
+    config,
+    secret: config ? await decrypted(config.webhook_secret_ciphertext) : null,
+  };
 }

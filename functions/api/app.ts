@@ -20,6 +20,7 @@ import integrations from "./routes/integrations.ts";
 import locations from "./routes/locations.ts";
 import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
+import operations from "./routes/operations.ts";
 import proof from "./routes/proof.ts";
 import reports from "./routes/reports.ts";
 import routePlans from "./routes/routes.ts";
@@ -35,6 +36,7 @@ export const routes: AnyRoute[] = [
   ...settings,
   ...csv,
   ...deliveries,
+  ...operations,
   ...dispatch,
   ...addresses,
   ...money,

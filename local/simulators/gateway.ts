@@ -24,11 +24,22 @@ export interface GatewaySimulator {
    */
   mode: "ok" | "fail" | "reject" | "fail-after-create";
   delayMs: number;
+  /**
+   * How a refund is answered: "immediate" (the default) refunds at once (`REFUNDED`); "in_progress" answers
+   * `REFUND_IN_PROGRESS`, left for `setStatus` (and the PAYMENT_REFUNDED event) to finish, as a Pix refund the
+   * receiving bank has not yet confirmed.
+   */
+  refunds: "immediate" | "in_progress";
   customers: Map<string, GatewayObject>;
   payments: Map<string, GatewayObject>;
   transfers: Map<string, GatewayObject>;
   /** Every request seen: method, path, access_token header and JSON body. */
-  log: { method: string; path: string; accessToken: string | null; body: unknown }[];
+  log: {
+    method: string;
+    path: string;
+    accessToken: string | null;
+    body: unknown;
+  }[];
   /** Moves a stored payment or transfer to `status`, as the gateway's own processing would; false if unknown. */
   setStatus(id: string, status: string): boolean;
   /** Stores a payment or transfer made outside the simulator's API (another system, an earlier run). */
@@ -41,7 +52,10 @@ const gatewayError = (status: number, code: string, description: string) =>
 const internalError = () => gatewayError(500, "internal_error", "Internal error");
 
 function today(offsetDays = 0): string {
-  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+  return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(
+    0,
+    10,
+  );
 }
 
 export interface GatewaySimulatorOptions {
@@ -53,7 +67,9 @@ export interface GatewaySimulatorOptions {
   pngQrCodes?: boolean;
 }
 
-export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): GatewaySimulator {
+export function createGatewaySimulator(
+  options: GatewaySimulatorOptions = {},
+): GatewaySimulator {
   let sequence = 0;
   const nextId = (prefix: string) =>
     `${prefix}_${(++sequence).toString().padStart(6, "0")}${crypto.randomUUID().slice(0, 8)}`;
@@ -61,6 +77,7 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
   const sim: GatewaySimulator = {
     mode: "ok",
     delayMs: 0,
+    refunds: "immediate",
     customers: new Map(),
     payments: new Map(),
     transfers: new Map(),
@@ -82,34 +99,72 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
       const url = new URL(req.url);
       const path = url.pathname.replace(/^.*?(\/v3\/)/, "$1");
       const body = req.method === "GET" ? undefined : await req.json().catch(() => undefined);
-      sim.log.push({ method: req.method, path, accessToken: req.headers.get("access_token"), body });
-      if (sim.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
+      sim.log.push({
+        method: req.method,
+        path,
+        accessToken: req.headers.get("access_token"),
+        body,
+      });
+      if (sim.delayMs > 0) {
+        await new Promise((resolve) => setTimeout(resolve, sim.delayMs));
+      }
       if (sim.mode === "fail") return internalError();
-      if (sim.mode === "reject") return gatewayError(400, "invalid_action", "Operation rejected by the gateway");
-      const inner = new Request(new URL(`${path}${url.search}`, "http://gateway"), { method: req.method });
+      if (sim.mode === "reject") {
+        return gatewayError(
+          400,
+          "invalid_action",
+          "Operation rejected by the gateway",
+        );
+      }
+      const inner = new Request(
+        new URL(`${path}${url.search}`, "http://gateway"),
+        { method: req.method },
+      );
       const input = typeof body === "object" && body !== null ? body as Record<string, unknown> : {};
-      const answer = await api.fetch(inner, { body: input, accessToken: req.headers.get("access_token") });
+      const answer = await api.fetch(inner, {
+        body: input,
+        accessToken: req.headers.get("access_token"),
+      });
       return sim.mode === "fail-after-create" ? internalError() : answer;
     },
   };
 
   /** The gateway's API, from /v3 on; `env` carries what fetch already read of the request. */
-  const api = new Hono<{ Bindings: { body: Record<string, unknown>; accessToken: string | null } }>();
+  const api = new Hono<
+    { Bindings: { body: Record<string, unknown>; accessToken: string | null } }
+  >();
   api.use("*", async (c, next) => {
-    if (!c.env.accessToken) return gatewayError(401, "invalid_access_token", "Missing access token");
+    if (!c.env.accessToken) {
+      return gatewayError(401, "invalid_access_token", "Missing access token");
+    }
     await next();
   });
   api.post("/v3/customers", (c) => {
     const input = c.env.body;
-    if (!input.name || !input.cpfCnpj) return gatewayError(400, "invalid_object", "name and cpfCnpj are required");
-    const customer = { object: "customer", id: nextId("cus"), status: "ACTIVE", ...input };
+    if (!input.name || !input.cpfCnpj) {
+      return gatewayError(
+        400,
+        "invalid_object",
+        "name and cpfCnpj are required",
+      );
+    }
+    const customer = {
+      object: "customer",
+      id: nextId("cus"),
+      status: "ACTIVE",
+      ...input,
+    };
     sim.customers.set(customer.id, customer);
     return json(customer);
   });
   api.post("/v3/payments", (c) => {
     const input = c.env.body;
-    if (!sim.customers.has(String(input.customer))) return gatewayError(400, "invalid_customer", "Customer not found");
-    if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
+    if (!sim.customers.has(String(input.customer))) {
+      return gatewayError(400, "invalid_customer", "Customer not found");
+    }
+    if (typeof input.value !== "number" || input.value <= 0) {
+      return gatewayError(400, "invalid_value", "Invalid value");
+    }
     const payment: GatewayObject = {
       object: "payment",
       id: nextId("pay"),
@@ -123,7 +178,9 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
   });
   api.get("/v3/payments/:id/pixQrCode", async (c) => {
     const id = c.req.param("id");
-    if (!sim.payments.has(id)) return gatewayError(404, "not_found", "Payment not found");
+    if (!sim.payments.has(id)) {
+      return gatewayError(404, "not_found", "Payment not found");
+    }
     const payload = `00020101021226800014br.gov.bcb.pix2558pix.example/qr/v2/${id}5204000053039865802BR6304ABCD`;
     return json({
       encodedImage: options.pngQrCodes ? await qrPngBase64(payload) : btoa(`qr:${id}`),
@@ -133,8 +190,12 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
   });
   api.post("/v3/transfers", (c) => {
     const input = c.env.body;
-    if (typeof input.value !== "number" || input.value <= 0) return gatewayError(400, "invalid_value", "Invalid value");
-    if (!input.pixAddressKey) return gatewayError(400, "invalid_pix_key", "Pix key is required");
+    if (typeof input.value !== "number" || input.value <= 0) {
+      return gatewayError(400, "invalid_value", "Invalid value");
+    }
+    if (!input.pixAddressKey) {
+      return gatewayError(400, "invalid_pix_key", "Pix key is required");
+    }
     const transfer: GatewayObject = {
       object: "transfer",
       id: nextId("tra"),
@@ -150,17 +211,51 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
     const payment = sim.payments.get(c.req.param("id"));
     if (!payment) return gatewayError(404, "not_found", "Payment not found");
     if (payment.status !== "PENDING" && payment.status !== "OVERDUE") {
-      return gatewayError(400, "invalid_action", `A payment with status ${payment.status} cannot be removed`);
+      return gatewayError(
+        400,
+        "invalid_action",
+        `A payment with status ${payment.status} cannot be removed`,
+      );
     }
     payment.deleted = true;
     payment.status = "DELETED";
     return json({ deleted: true, id: payment.id });
   });
+  api.post("/v3/payments/:id/refund", (c) => {
+    // A full refund of a received payment; `value` (a partial refund) and `description` are optional.
+    const payment = sim.payments.get(c.req.param("id"));
+    if (!payment) return gatewayError(404, "not_found", "Payment not found");
+    if (
+      !["RECEIVED", "CONFIRMED", "RECEIVED_IN_CASH"].includes(payment.status)
+    ) {
+      return gatewayError(
+        400,
+        "invalid_action",
+        `A payment with status ${payment.status} cannot be refunded`,
+      );
+    }
+    const input = c.env.body;
+    const value = typeof input.value === "number" ? input.value : payment.value;
+    payment.status = sim.refunds === "immediate" ? "REFUNDED" : "REFUND_IN_PROGRESS";
+    payment.refunds = [
+      ...(Array.isArray(payment.refunds) ? payment.refunds : []),
+      {
+        dateCreated: today(),
+        status: payment.status === "REFUNDED" ? "DONE" : "PENDING",
+        value,
+        description: input.description ?? null,
+      },
+    ];
+    return json(payment);
+  });
   api.get("/v3/transfers", (c) => {
     // The list, oldest first, filtered by creation day as the gateway's list is.
     const from = c.req.query("dateCreated[ge]") ?? "";
     const offset = Math.max(0, Number(c.req.query("offset") ?? 0) || 0);
-    const limit = Math.min(100, Math.max(1, Number(c.req.query("limit") ?? 10) || 10));
+    const limit = Math.min(
+      100,
+      Math.max(1, Number(c.req.query("limit") ?? 10) || 10),
+    );
     const all = [...sim.transfers.values()].filter((t) => String(t.dateCreated ?? "") >= from);
     const data = all.slice(offset, offset + limit);
     return json({
@@ -173,10 +268,18 @@ export function createGatewaySimulator(options: GatewaySimulatorOptions = {}): G
     });
   });
   api.get("/v3/:kind{payments|transfers}/:id", (c) => {
-    const object = (c.req.param("kind") === "payments" ? sim.payments : sim.transfers).get(c.req.param("id"));
+    const object = (c.req.param("kind") === "payments" ? sim.payments : sim.transfers).get(
+      c.req.param("id"),
+    );
     return object ? json(object) : gatewayError(404, "not_found", "Object not found");
   });
-  api.notFound((c) => gatewayError(404, "not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}`));
+  api.notFound((c) =>
+    gatewayError(
+      404,
+      "not_found",
+      `No route ${c.req.method} ${new URL(c.req.url).pathname}`,
+    )
+  );
 
   return sim;
 }

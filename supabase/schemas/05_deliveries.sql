@@ -85,7 +85,11 @@ create type public.delivery as (
   collect public.delivery_collect,
   -- Routes (16_routes.sql), in the same order.
   service_s integer,
-  size integer
+  size integer,
+  -- Recall and return, refunds (11_lifecycle.sql), in the same order.
+  recall_reason text,
+  refund_status text,
+  returned_at timestamptz
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
@@ -138,7 +142,7 @@ create table public.deliveries (
   id uuid primary key default gen_random_uuid(),
   company_id uuid not null references public.companies (id) on delete cascade,
   status text not null check (status in ('awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'cancelled',
-    'failed')),
+    'failed', 'returning', 'returned')),
   payment_status text not null check (payment_status in ('pending', 'received', 'confirmed', 'refunded', 'overdue', 'invoiced')),
   payment_method text not null check (payment_method in ('pix', 'invoice')),
   origin_address text not null check (length(btrim(origin_address)) between 1 and 500),
@@ -227,12 +231,21 @@ create table public.deliveries (
   -- are the planner's PICKUP_SERVICE_S).
   size integer not null default 1 check (size between 1 and 10000),
   service_s integer not null default 120 check (service_s between 0 and 14400),
+  -- Recalled by the company (11_lifecycle.sql): why; when the goods were brought back (returned).
+  recall_reason text check (length(recall_reason) <= 500),
+  returned_at timestamptz,
+  -- When the company asked the gateway to refund the payment (POST /refund); the gateway's PAYMENT_REFUNDED
+  -- then sets payment_status refunded.
+  refund_requested_at timestamptz,
   check (window_start < window_end),
   check (status <> 'failed' or (failed_at is not null and failure_reason is not null)),
   check ((payment_method = 'pix') = (gateway_payment_id is not null)),
   check ((payment_method = 'invoice') = (payment_status = 'invoiced')),
-  check (status not in ('accepted', 'in_progress', 'completed') or (driver_id is not null and accepted_at is not null)),
-  check ((status = 'cancelled') = (cancelled_at is not null))
+  check (status not in ('accepted', 'in_progress', 'completed', 'returning', 'returned')
+    or (driver_id is not null and accepted_at is not null)),
+  check ((status = 'cancelled') = (cancelled_at is not null)),
+  -- A returned delivery whose payment is refunded afterwards is cancelled, and keeps when it was returned.
+  check (status <> 'returned' or returned_at is not null)
 );
 comment on table public.deliveries is 'Deliveries of a company, from payment to completion (docs/state-machines.md).';
 create index deliveries_company_created_idx on public.deliveries (company_id, created_at desc, id desc);
@@ -341,10 +354,10 @@ stable
 set search_path = ''
 as $$
 begin
-  return coalesce(is_late.window_end < now(), false) and is_late.status not in ('completed', 'cancelled');
+  return coalesce(is_late.window_end < now(), false) and is_late.status not in ('completed', 'cancelled', 'returned');
 end;
 $$;
-comment on function private.is_late(text, timestamptz) is 'Whether a delivery is late: its window ended and it is neither completed nor cancelled.';
+comment on function private.is_late(text, timestamptz) is 'Whether a delivery is late: its window ended and it is neither completed, cancelled nor returned.';
 grant execute on function private.is_late(text, timestamptz) to authenticated, service_role;
 
 -- Managers (and the older-form admin) see the company's deliveries. A driver
@@ -455,7 +468,9 @@ create table public.delivery_history (
   to_payment_status text not null,
   -- The user who asked for the move; null for the gateway's events.
   actor_id uuid,
-  created_at timestamptz not null default clock_timestamp()
+  created_at timestamptz not null default clock_timestamp(),
+  -- A change of the delivery's fields (`update`, public.update_delivery): each changed field's {from, to}.
+  changes jsonb
 );
 comment on table public.delivery_history is 'Every move of a delivery: who, when, from which state to which.';
 create index delivery_history_delivery_idx on public.delivery_history (delivery_id, created_at);
@@ -501,8 +516,14 @@ begin
     ('fail', array['in_progress'], 'failed'),
     ('reopen', array['failed'], 'pending'),
     ('unassign', array['accepted'], 'pending'),
-    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed'],
-      'cancelled'),
+    ('payment_refunded', array['awaiting_payment', 'pending', 'accepted', 'in_progress', 'completed', 'failed',
+      'returning', 'returned'], 'cancelled'),
+    -- The company calls a delivery back (public.recall_delivery): before pickup, to be dispatched again or
+    -- cancelled; after it, the driver brings the goods back to the origin (returning), then says so (return).
+    ('recall', array['accepted'], 'pending'),
+    ('recall_cancel', array['accepted'], 'cancelled'),
+    ('recall_return', array['in_progress'], 'returning'),
+    ('return', array['returning'], 'returned'),
     ('payment_overdue', array['awaiting_payment'], 'cancelled');
 end;
 $$;
@@ -549,7 +570,10 @@ begin
     case when d.collected_amount is not null then row(d.collected_amount, d.collected_method)::public.delivery_collected end,
     case when d.collect_amount is not null then
       row(d.collect_amount, d.collect_method, d.collect_change_for, d.collect_change_for - d.collect_amount)::public.delivery_collect end,
-    d.service_s, d.size
+    d.service_s, d.size,
+    d.recall_reason,
+    case when d.payment_status = 'refunded' then 'refunded' when d.refund_requested_at is not null then 'requested' end,
+    d.returned_at
   )::public.delivery;
 end;
 $$;
@@ -614,6 +638,7 @@ as $$
 declare
   move record;
   moved public.deliveries;
+  fresh boolean;
 begin
   select m.from_statuses, m.to_status into move
   from private.delivery_moves() m where m.trigger = move_delivery.trigger;
@@ -624,26 +649,27 @@ begin
     raise exception using errcode = 'PT422',
       message = format('delivery cannot move from %s to %s', delivery.status, move.to_status);
   end if;
-  -- A reopened delivery is a new attempt: nobody's, neither accepted nor started, no ETA yet.
+  -- A reopened delivery is a new attempt, and a recalled one goes back to the pool: nobody's, neither accepted
+  -- nor started, no ETA yet.
+  fresh := move_delivery.trigger in ('reopen', 'recall', 'unassign');
   update public.deliveries d set
     status = move.to_status,
     payment_status = coalesce(move_delivery.payment_status, d.payment_status),
-    driver_id = case when move_delivery.trigger in ('reopen', 'unassign') then null else coalesce(move_delivery.driver_id, d.driver_id) end,
+    driver_id = case when fresh then null else coalesce(move_delivery.driver_id, d.driver_id) end,
     cancel_reason = coalesce(move_delivery.cancel_reason, d.cancel_reason),
-    accepted_at = case when move.to_status = 'accepted' then now() when move_delivery.trigger in ('reopen', 'unassign') then null
-      else d.accepted_at end,
-    started_at = case when move.to_status = 'in_progress' then now() when move_delivery.trigger = 'reopen' then null
-      else d.started_at end,
+    accepted_at = case when move.to_status = 'accepted' then now() when fresh then null else d.accepted_at end,
+    started_at = case when move.to_status = 'in_progress' then now() when fresh then null else d.started_at end,
     completed_at = case when move.to_status = 'completed' then now() else d.completed_at end,
     cancelled_at = case when move.to_status = 'cancelled' then now() else d.cancelled_at end,
     failed_at = case when move.to_status = 'failed' then now() else d.failed_at end,
+    returned_at = case when move.to_status = 'returned' then now() else d.returned_at end,
     attempts = d.attempts + case when move_delivery.trigger = 'reopen' then 1 else 0 end,
-    remaining_m = case when move_delivery.trigger = 'reopen' then null else d.remaining_m end,
-    eta_at = case when move_delivery.trigger = 'reopen' then null else d.eta_at end,
-    eta_refreshed_at = case when move_delivery.trigger = 'reopen' then null else d.eta_refreshed_at end,
-    eta_requested_at = case when move_delivery.trigger = 'reopen' then null else d.eta_requested_at end,
-    eta_from_lat = case when move_delivery.trigger = 'reopen' then null else d.eta_from_lat end,
-    eta_from_lng = case when move_delivery.trigger = 'reopen' then null else d.eta_from_lng end,
+    remaining_m = case when fresh then null else d.remaining_m end,
+    eta_at = case when fresh then null else d.eta_at end,
+    eta_refreshed_at = case when fresh then null else d.eta_refreshed_at end,
+    eta_requested_at = case when fresh then null else d.eta_requested_at end,
+    eta_from_lat = case when fresh then null else d.eta_from_lat end,
+    eta_from_lng = case when fresh then null else d.eta_from_lng end,
     updated_at = now()
   where d.id = delivery.id
   returning * into moved;
@@ -1002,7 +1028,8 @@ begin
       and (company_deliveries.created_from is null or d.created_at >= company_deliveries.created_from)
       and (company_deliveries.created_to is null or d.created_at < company_deliveries.created_to)
       -- private.is_late, written out for deliveries_open_window_created_idx.
-      and (company_deliveries.late is not true or (d.window_end < now() and d.status not in ('completed', 'cancelled')))
+      and (company_deliveries.late is not true
+        or (d.window_end < now() and d.status not in ('completed', 'cancelled', 'returned')))
       and (company_deliveries.late is not false or not private.is_late(d.status, d.window_end))
       and (not searching or d.search_text like terms.pattern
         or (by_id and d.id between terms.id_from and terms.id_to))
@@ -1483,10 +1510,11 @@ comment on function private.broadcast_delivery_change() is 'Broadcasts a new or 
 
 create trigger deliveries_broadcast_insert after insert on public.deliveries
   for each row execute function private.broadcast_delivery_change();
-create trigger deliveries_broadcast_update after update of status, payment_status, eta_refreshed_at, dispatch_status
-  on public.deliveries
+create trigger deliveries_broadcast_update
+  after update of status, payment_status, eta_refreshed_at, dispatch_status, refund_requested_at on public.deliveries
   for each row when (old.status is distinct from new.status or old.payment_status is distinct from new.payment_status
-    or old.eta_refreshed_at is distinct from new.eta_refreshed_at or old.dispatch_status is distinct from new.dispatch_status)
+    or old.eta_refreshed_at is distinct from new.eta_refreshed_at or old.dispatch_status is distinct from new.dispatch_status
+    or old.refund_requested_at is distinct from new.refund_requested_at)
   execute function private.broadcast_delivery_change();
 
 -- Section: grants of the helpers

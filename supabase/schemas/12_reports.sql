@@ -77,11 +77,13 @@ set search_path = ''
 as $$
 declare
   done boolean := d.status = 'completed';
+  -- A returned delivery (11_lifecycle.sql) earns its driver what a completed one does.
+  credited boolean := d.status in ('completed', 'returned');
 begin
   return row(d.company_id, private.report_day(d.created_at), 1, done::integer, (d.status = 'cancelled')::integer,
     (d.status = 'failed')::integer,
     case when done then d.price else 0 end,
-    case when done then private.driver_credit(d.price, d.driver_share) else 0 end,
+    case when credited then private.driver_credit(d.price, d.driver_share) else 0 end,
     (done and d.window_end is not null)::integer,
     coalesce(done and d.completed_at <= d.window_end, false)::integer,
     case when done then extract(epoch from d.completed_at - d.created_at) else 0 end,

@@ -438,10 +438,11 @@ begin
     when 'completed' then d.completed_at
     when 'cancelled' then d.cancelled_at
     when 'failed' then d.failed_at
+    when 'returned' then d.returned_at
   end;
 end;
 $$;
-comment on function private.delivery_ended_at(uuid) is 'When a delivery was completed, cancelled or failed; null while it goes on.';
+comment on function private.delivery_ended_at(uuid) is 'When a delivery was completed, cancelled, failed or returned; null while it goes on.';
 
 -- A tracking link answers for 30 days after its delivery ended, then as a
 -- wrong one (public.track_delivery: 404).

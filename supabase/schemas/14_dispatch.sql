@@ -792,6 +792,12 @@ declare
   me uuid := private.driver_id();
   offer public.dispatch_offers;
 begin
+  -- Lost to another driver (or given to one): say so, rather than the state machine's
+  -- "cannot move from accepted to accepted".
+  if delivery.status <> 'pending' and delivery.driver_id is distinct from me
+     and delivery.status in ('accepted', 'in_progress', 'completed', 'failed', 'returning', 'returned') then
+    raise exception using errcode = 'PT422', message = 'another driver already took this delivery';
+  end if;
   if delivery.status <> 'pending' or coalesce(delivery.dispatch_status not in ('queued', 'offered'), true) then
     return;
   end if;

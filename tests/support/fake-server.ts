@@ -12,7 +12,10 @@ export interface Controllable {
   /** Moves a stored object to a status (the gateway's payments and transfers); false when unknown. */
   setStatus?(id: string, status: string): boolean;
   /** Stores an object made outside the fake's API (the gateway's payments and transfers). */
-  put?(kind: "payment" | "transfer", object: { id: string; status: string; [key: string]: unknown }): void;
+  put?(
+    kind: "payment" | "transfer",
+    object: { id: string; status: string; [key: string]: unknown },
+  ): void;
 }
 
 export interface FakeHandle {
@@ -26,12 +29,22 @@ async function toRequest(req: IncomingMessage, base: string): Promise<Request> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = chunks.length ? Buffer.concat(chunks) : undefined;
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-  return new Request(new URL(req.url ?? "/", base), { method: req.method, headers, body });
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(name, value);
+  }
+  return new Request(new URL(req.url ?? "/", base), {
+    method: req.method,
+    headers,
+    body,
+  });
 }
 
 /** Writes the answer; with `bodyDelayMs`, its head at once and its body that much later (a stalled body). */
-async function send(res: ServerResponse, response: Response, bodyDelayMs = 0): Promise<void> {
+async function send(
+  res: ServerResponse,
+  response: Response,
+  bodyDelayMs = 0,
+): Promise<void> {
   res.writeHead(response.status, Object.fromEntries(response.headers));
   const body = Buffer.from(await response.arrayBuffer());
   if (bodyDelayMs > 0) {
@@ -43,7 +56,11 @@ async function send(res: ServerResponse, response: Response, bodyDelayMs = 0): P
 
 function listen(server: Server, port = 0): Promise<number> {
   return new Promise((resolve) =>
-    server.listen(port, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
+    server.listen(
+      port,
+      "127.0.0.1",
+      () => resolve((server.address() as AddressInfo).port),
+    )
   );
 }
 
@@ -61,7 +78,9 @@ export async function startFake(
   const data = createServer(async (req, res) => {
     try {
       const answer = await fake.fetch(await toRequest(req, "http://fake"));
-      if (answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
+      if (answerDelayMs > 0) {
+        await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
+      }
       await send(res, answer, bodyDelayMs);
     } catch {
       res.destroy();
@@ -87,11 +106,31 @@ export async function startFake(
   }
   const actions: Record<
     string,
-    (body: { mode?: string; delayMs?: number; answerDelayMs?: number; bodyDelayMs?: number }) => Promise<void> | void
+    (
+      body: {
+        mode?: string;
+        delayMs?: number;
+        answerDelayMs?: number;
+        bodyDelayMs?: number;
+        refunds?: string;
+      },
+    ) => Promise<void> | void
   > = {
     "GET /state": () => {},
-    "POST /mode": ({ mode, delayMs, answerDelayMs: answerDelay, bodyDelayMs: bodyDelay }) => {
+    "POST /mode": (
+      {
+        mode,
+        delayMs,
+        answerDelayMs: answerDelay,
+        bodyDelayMs: bodyDelay,
+        refunds,
+      },
+    ) => {
       if (mode !== undefined) fake.mode = mode;
+      // The gateway's refunds: "immediate" or "in_progress" (local/simulators/gateway.ts).
+      if (refunds !== undefined) {
+        (fake as { refunds?: string }).refunds = refunds;
+      }
       if (delayMs !== undefined) fake.delayMs = delayMs;
       if (answerDelay !== undefined) answerDelayMs = answerDelay;
       if (bodyDelay !== undefined) bodyDelayMs = bodyDelay;
@@ -112,27 +151,60 @@ export async function startFake(
     // POST /objects/{id} {"status"}: what the external service does to its own objects over time.
     const object = /^\/objects\/([^/]+)$/.exec(path);
     if (req.method === "POST" && object) {
-      const { status } = await request.json().catch(() => ({})) as { status?: unknown };
+      const { status } = await request.json().catch(() => ({})) as {
+        status?: unknown;
+      };
       if (typeof status !== "string") {
-        return send(res, Response.json({ detail: "status is required" }, { status: 400 }));
+        return send(
+          res,
+          Response.json({ detail: "status is required" }, { status: 400 }),
+        );
       }
-      const found = fake.setStatus?.(decodeURIComponent(object[1]), status) ?? false;
-      return send(res, Response.json({ id: decodeURIComponent(object[1]), status }, { status: found ? 200 : 404 }));
+      const found = fake.setStatus?.(decodeURIComponent(object[1]), status) ??
+        false;
+      return send(
+        res,
+        Response.json({ id: decodeURIComponent(object[1]), status }, {
+          status: found ? 200 : 404,
+        }),
+      );
     }
     // PUT /objects/{payment|transfer} {id, status, ...}: an object the service made some other way.
     const kind = /^\/objects\/(payment|transfer)$/.exec(path);
     if (req.method === "PUT" && kind && fake.put) {
-      const object = await request.json().catch(() => null) as { id?: unknown; status?: unknown } | null;
+      const object = await request.json().catch(() => null) as {
+        id?: unknown;
+        status?: unknown;
+      } | null;
       if (typeof object?.id !== "string" || typeof object.status !== "string") {
-        return send(res, Response.json({ detail: "id and status are required" }, { status: 400 }));
+        return send(
+          res,
+          Response.json({ detail: "id and status are required" }, {
+            status: 400,
+          }),
+        );
       }
-      fake.put(kind[1] as "payment" | "transfer", object as { id: string; status: string });
+      fake.put(
+        kind[1] as "payment" | "transfer",
+        object as { id: string; status: string },
+      );
       return send(res, Response.json(object));
     }
     const action = actions[`${req.method} ${path}`];
     if (!action) return send(res, new Response(null, { status: 404 }));
-    await action(req.method === "POST" ? await request.json().catch(() => ({})) : {});
-    await send(res, Response.json({ name, up, mode: fake.mode, delayMs: fake.delayMs, state: snapshot(fake) }));
+    await action(
+      req.method === "POST" ? await request.json().catch(() => ({})) : {},
+    );
+    await send(
+      res,
+      Response.json({
+        name,
+        up,
+        mode: fake.mode,
+        delayMs: fake.delayMs,
+        state: snapshot(fake),
+      }),
+    );
   });
   const controlPort = await listen(control);
   return {

@@ -6,7 +6,11 @@ import type { GatewayObject } from "../../local/simulators/gateway.ts";
 import type { ReceivedMail } from "../../local/simulators/smtp.ts";
 import type { WhatsAppMessage } from "../../local/simulators/whatsapp.ts";
 
-async function control<T>(base: string, path: string, body?: unknown): Promise<T> {
+async function control<T>(
+  base: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(`${base}${path}`, {
     method: body === undefined && path === "/state" ? "GET" : "POST",
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -19,7 +23,12 @@ export interface GatewayState {
   customers: GatewayObject[];
   payments: GatewayObject[];
   transfers: GatewayObject[];
-  log: { method: string; path: string; accessToken: string | null; body: unknown }[];
+  log: {
+    method: string;
+    path: string;
+    accessToken: string | null;
+    body: unknown;
+  }[];
 }
 
 function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding" | "whatsapp" | "smtp" | "optimization") {
@@ -45,22 +54,41 @@ function fake<State>(which: "gateway" | "routing" | "cep" | "geocoding" | "whats
 
 export const gateway = {
   ...fake<GatewayState>("gateway"),
+  /** How refunds are answered: at once (`REFUNDED`, the default) or `REFUND_IN_PROGRESS`, until setStatus. */
+  refunds: (mode: "immediate" | "in_progress") =>
+    control(inject("stack").fakes.gateway.controlUrl, "/mode", {
+      refunds: mode,
+    }),
   /** Moves a stored payment or transfer to `status` (e.g. "DONE", "RECEIVED"), as the gateway would over time. */
   setStatus: (id: string, status: string) =>
-    control(inject("stack").fakes.gateway.controlUrl, `/objects/${encodeURIComponent(id)}`, { status }),
+    control(
+      inject("stack").fakes.gateway.controlUrl,
+      `/objects/${encodeURIComponent(id)}`,
+      { status },
+    ),
   /** Stores a payment or transfer the gateway made without the fake's API having been called for it. */
-  put: async (kind: "payment" | "transfer", object: { id: string; status: string; [key: string]: unknown }) => {
-    const res = await fetch(`${inject("stack").fakes.gateway.controlUrl}/objects/${kind}`, {
-      method: "PUT",
-      body: JSON.stringify(object),
-    });
-    if (!res.ok) throw new Error(`fake control PUT /objects/${kind}: ${res.status}`);
+  put: async (
+    kind: "payment" | "transfer",
+    object: { id: string; status: string; [key: string]: unknown },
+  ) => {
+    const res = await fetch(
+      `${inject("stack").fakes.gateway.controlUrl}/objects/${kind}`,
+      {
+        method: "PUT",
+        body: JSON.stringify(object),
+      },
+    );
+    if (!res.ok) {
+      throw new Error(`fake control PUT /objects/${kind}: ${res.status}`);
+    }
   },
 };
 /** The routing service: `state()` counts requests, and gives the number of points of each table request. */
 export const routing = fake<{ requests: number; tables: number[] }>("routing");
 export const cep = fake<{ requests: number }>("cep");
-export const geocoding = fake<{ requests: number; queries: string[] }>("geocoding");
+export const geocoding = fake<{ requests: number; queries: string[] }>(
+  "geocoding",
+);
 /** The WhatsApp Cloud API: `state()` lists the messages it accepted, newest first. */
 export const whatsapp = fake<{ messages: WhatsAppMessage[] }>("whatsapp");
 /** The SMTP relay (lateAnswer and stalledBody do not apply): `state()` lists the mails it accepted, oldest first. */

@@ -25,8 +25,71 @@ import {
 
 type DeliveryRow = z.infer<typeof Delivery>;
 
+/**
+ * How a file is written and read. `csv`: comma-separated, numbers with a decimal point, times in ISO 8601 UTC, codes
+ * as the API names them. `excel-br`, as a spreadsheet set to Portuguese (Brazil) opens and saves it: UTF-8 with a
+ * byte order mark, semicolons, decimal commas, `dd/mm/aaaa HH:mm` in São Paulo time, statuses in the app's words.
+ */
+export const Dialect = z.enum(["csv", "excel-br"]).default("csv");
+type DialectName = z.infer<typeof Dialect>;
+
+/** The statuses in the app's Portuguese words (web/src/i18n/pt-BR.ts, `status`). */
+export const STATUS_PT: Record<DeliveryRow["status"], string> = {
+  awaiting_payment: "Aguardando pagamento",
+  pending: "Aguardando entregador",
+  accepted: "Aceita",
+  in_progress: "Em andamento",
+  completed: "Concluída",
+  cancelled: "Cancelada",
+  failed: "Não entregue",
+  returning: "Em devolução",
+  returned: "Devolvida",
+};
+const PAYMENT_STATUS_PT: Record<DeliveryRow["payment_status"], string> = {
+  pending: "Não pago",
+  received: "Recebido",
+  confirmed: "Confirmado",
+  refunded: "Estornado",
+  overdue: "Vencido",
+  invoiced: "Faturado",
+};
+const PAYMENT_METHOD_PT: Record<DeliveryRow["payment_method"], string> = { pix: "Pix", invoice: "Fatura" };
+
+/** An instant as `dd/mm/aaaa HH:mm` in São Paulo. */
+const SAO_PAULO = new Intl.DateTimeFormat("pt-BR", {
+  timeZone: "America/Sao_Paulo",
+  day: "2-digit",
+  month: "2-digit",
+  year: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  hourCycle: "h23",
+});
+export function brazilianTime(iso: string): string {
+  const parts = Object.fromEntries(SAO_PAULO.formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  return `${parts.day}/${parts.month}/${parts.year} ${parts.hour}:${parts.minute}`;
+}
+
+/**
+ * `dd/mm/aaaa HH:mm` (seconds optional) in São Paulo as ISO 8601 with its offset, or null when the text is not
+ * written so. São Paulo keeps UTC-3 all year (no daylight saving since 2019).
+ */
+export function fromBrazilianTime(text: string): string | null {
+  const m = /^(\d{2})\/(\d{2})\/(\d{4})[ T]?(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text.trim());
+  if (!m) return null;
+  const [, day, month, year, hour, minute, second = "00"] = m;
+  const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}-03:00`;
+  const date = new Date(iso);
+  // 31/02 and 25:00 are not times.
+  if (Number.isNaN(date.getTime()) || brazilianTime(iso) !== `${day}/${month}/${year} ${hour}:${minute}`) return null;
+  return iso;
+}
+
+/** The driver's name beside its id (the export's `driver_name`). */
+type DriverNames = Map<string, string>;
+
 /** The export's columns: the create body's names where it has them (so an export can be imported again). */
-const EXPORT_COLUMNS: [string, (d: DeliveryRow) => unknown][] = [
+const EXPORT_COLUMNS: [string, (d: DeliveryRow, names: DriverNames) => unknown][] = [
   ["id", (d) => d.id],
   ["external_id", (d) => d.external_id],
   ["status", (d) => d.status],
@@ -42,6 +105,7 @@ const EXPORT_COLUMNS: [string, (d: DeliveryRow) => unknown][] = [
   ["duration_s", (d) => d.duration_s],
   ["price", (d) => d.price],
   ["driver_id", (d) => d.driver_id],
+  ["driver_name", (d, names) => (d.driver_id ? names.get(d.driver_id) : null)],
   ["recipient_name", (d) => d.recipient_name],
   ["recipient_phone", (d) => d.recipient_phone],
   ["recipient_email", (d) => d.recipient_email],
@@ -59,7 +123,27 @@ const EXPORT_COLUMNS: [string, (d: DeliveryRow) => unknown][] = [
   ["completed_at", (d) => d.completed_at],
   ["failed_at", (d) => d.failed_at],
   ["cancelled_at", (d) => d.cancelled_at],
+  ["recall_reason", (d) => d.recall_reason],
+  ["returned_at", (d) => d.returned_at],
+  ["refund_status", (d) => d.refund_status],
 ];
+/** Columns holding an instant, and money (two decimals), as excel-br writes them. */
+const TIME_COLUMNS = new Set(
+  EXPORT_COLUMNS.map(([name]) => name).filter((name) => /(_at|^window_(start|end))$/.test(name)),
+);
+
+/** The value of a cell as the dialect writes it (formula escaping apart: csvLines). */
+function dialectCell(dialect: DialectName, name: string, value: unknown): unknown {
+  if (dialect === "csv" || value === null || value === undefined) return value;
+  if (name === "status") return STATUS_PT[value as DeliveryRow["status"]] ?? value;
+  if (name === "payment_status") return PAYMENT_STATUS_PT[value as DeliveryRow["payment_status"]] ?? value;
+  if (name === "payment_method") return PAYMENT_METHOD_PT[value as DeliveryRow["payment_method"]] ?? value;
+  if (TIME_COLUMNS.has(name)) return brazilianTime(value as string);
+  if (typeof value === "boolean") return value ? "Sim" : "Não";
+  if (name === "price") return (value as number).toFixed(2).replace(".", ",");
+  if (typeof value === "number") return String(value).replace(".", ",");
+  return value;
+}
 const EXPORT_ONLY = new Set(EXPORT_COLUMNS.map(([name]) => name));
 
 /** Rows fetched from the cursor per round trip: about 1 MB of JSON. */
@@ -67,15 +151,49 @@ const EXPORT_BATCH = 1000;
 /** How long an export may stream before it is cut (the transaction holds a connection meanwhile). */
 const EXPORT_BUDGET_MS = 120_000;
 
-const csvLines = (rows: unknown[][]) =>
-  stringify(rows, { cast: { boolean: (value) => String(value), number: (value) => String(value) } });
+/** The characters a spreadsheet reads as the start of a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * A text a spreadsheet would run as a formula is written with a leading apostrophe (OWASP's rule), in every export
+ * and both dialects. Only text is: numbers are ours (a negative coordinate is not a formula), so a value is escaped
+ * before the dialect writes its numbers as text. The import takes the apostrophe off.
+ */
+export const escapeFormula = (value: unknown) =>
+  typeof value === "string" && FORMULA_START.test(value) ? `'${value}` : value;
+
+/** Lines of CSV in the dialect's separator. */
+export const csvLines = (rows: unknown[][], dialect: DialectName = "csv") =>
+  stringify(rows, {
+    delimiter: dialect === "excel-br" ? ";" : ",",
+    cast: { boolean: (value) => String(value), number: (value) => String(value) },
+  });
+
+/** The company's drivers' names by id: every page of the drivers list, in the export's transaction. */
+async function driverNames(tx: Parameters<typeof rpc>[0]): Promise<DriverNames> {
+  const names: DriverNames = new Map();
+  let cursor: string | null = null;
+  do {
+    const page = await rpc(tx, "list_drivers", { page_limit: 100, cursor }) as unknown as {
+      items: { id: string; name: string }[];
+      next_cursor: string | null;
+    };
+    for (const driver of page.items) names.set(driver.id, driver.name);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return names;
+}
 
 /**
  * The CSV as a stream: the header and the first batch before the answer starts (so a refusal is still its own
  * status), then a batch at a time as the client reads (the stream's back-pressure), in one transaction as the
  * caller. A client that goes away ends the transaction.
  */
-async function exportStream(claims: Claims, filters: ReturnType<typeof filterArgs>): Promise<ReadableStream> {
+async function exportStream(
+  claims: Claims,
+  filters: ReturnType<typeof filterArgs>,
+  dialect: DialectName,
+): Promise<ReadableStream> {
   const { readable, writable } = new TransformStream<string, Uint8Array>(
     {
       transform: (text, controller) => controller.enqueue(new TextEncoder().encode(text)),
@@ -88,10 +206,16 @@ async function exportStream(claims: Claims, filters: ReturnType<typeof filterArg
   const first = new Promise<void>((resolve) => (started = resolve));
   const done = asUser(claims, async (tx) => {
     const cursor = await rpc(tx, "export_deliveries", filters) as unknown as string;
-    let text = csvLines([EXPORT_COLUMNS.map(([name]) => name)]);
+    const names = await driverNames(tx);
+    let text = (dialect === "excel-br" ? "\uFEFF" : "") + csvLines([EXPORT_COLUMNS.map(([name]) => name)], dialect);
     for (;;) {
       const batch = await rpc(tx, "fetch_deliveries", { cursor, count: EXPORT_BATCH }) as unknown as DeliveryRow[];
-      text += csvLines(batch.map((d) => EXPORT_COLUMNS.map(([, value]) => value(d) ?? "")));
+      text += csvLines(
+        batch.map((d) =>
+          EXPORT_COLUMNS.map(([name, value]) => dialectCell(dialect, name, escapeFormula(value(d, names))) ?? "")
+        ),
+        dialect,
+      );
       await writer.ready;
       const written = writer.write(text);
       started();
@@ -117,13 +241,22 @@ export const exportDeliveries = defineRoute({
   tag: "deliveries",
   summary: "The company's deliveries as CSV",
   description: "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
-    "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, " +
-    "comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import " +
-    "reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, " +
-    "whatever the number of rows; an export still running after 2 minutes is cut short.",
+    "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` with a " +
+    "header line, the driver's name (`driver_name`) beside its id. `dialect=csv` (the default): UTF-8, " +
+    "comma-separated, decimal points, times in ISO 8601 UTC, statuses as the API names them. `dialect=excel-br`, " +
+    "as a spreadsheet in Portuguese (Brazil) opens it: UTF-8 with a byte order mark, semicolons, decimal commas " +
+    "(`price` with two decimals), times as `dd/mm/aaaa HH:mm` in São Paulo, statuses in the app's words (" +
+    `${Object.values(STATUS_PT).map((word) => `\`${word}\``).join(", ")}), payment statuses and methods too, ` +
+    "booleans `Sim`/`Não`. In both, a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return " +
+    "is written with a leading apostrophe, so that no spreadsheet runs it as a formula (OWASP's CSV injection " +
+    "rule; the import takes the apostrophe off again). The columns that POST /api/v1/deliveries/import reads have " +
+    "its names (`origin.lat`, ...), so an export can be imported again, in either dialect. Streamed: read as it " +
+    "comes, whatever the number of rows; an export still running after 2 minutes is cut short.",
   auth: "bearer",
   roles: "delivery_managers",
-  query: DeliveryFilters,
+  query: DeliveryFilters.extend({
+    dialect: Dialect.describe("`csv` (default) or `excel-br` (semicolons, decimal commas, São Paulo times, words)."),
+  }),
   responses: {
     200: {
       description: "The deliveries, one per line after the header",
@@ -132,11 +265,13 @@ export const exportDeliveries = defineRoute({
     },
   },
   async handler({ query, claims }) {
-    const stream = await exportStream(claims, filterArgs(query));
+    const stream = await exportStream(claims, filterArgs(query), query.dialect);
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="deliveries-${dayOf(new Date())}.csv"`,
+        "content-disposition": `attachment; filename="${query.dialect === "excel-br" ? "entregas" : "deliveries"}-${
+          dayOf(new Date())
+        }.csv"`,
       },
     });
   },
@@ -214,13 +349,33 @@ const badFile = (type: string, msg: string, input: unknown = null) =>
 /** A number as a person types it: a decimal comma is read as a point. */
 const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
 
-/** A CSV record as the create body: dotted names nested, empty cells left out, coordinates as numbers. */
+const WINDOW_COLUMNS = new Set(["window_start", "window_end"]);
+/** What a window cell may hold, said when one is refused. */
+export const WINDOW_FORMAT = "a date and time as dd/mm/aaaa HH:mm in São Paulo time (e.g. 29/11/2026 14:30), or " +
+  "ISO 8601 with an offset (2026-11-29T14:30:00-03:00)";
+
+/**
+ * A cell as the create body takes it: the apostrophe an export puts before a formula-like text taken off (csvLines),
+ * a window written `dd/mm/aaaa HH:mm` (São Paulo) made ISO 8601, coordinates as numbers.
+ */
+function cellValue(name: string, text: string): unknown {
+  const unescaped = /^'[=+\-@\t\r]/.test(text) ? text.slice(1) : text;
+  if (NUMBER_COLUMNS.has(name)) return typedNumber(unescaped);
+  if (WINDOW_COLUMNS.has(name)) return fromBrazilianTime(unescaped) ?? unescaped;
+  // An excel-br export names the methods in Portuguese.
+  if (name === "payment_method") {
+    return { fatura: "invoice", pix: "pix" }[unescaped.toLowerCase() as "fatura" | "pix"] ?? unescaped;
+  }
+  return unescaped;
+}
+
+/** A CSV record as the create body: dotted names nested, empty cells left out, values as cellValue reads them. */
 function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   header.forEach((name, i) => {
     const text = (cells[i] ?? "").trim();
     if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) return;
-    const value = NUMBER_COLUMNS.has(name) ? typedNumber(text) : text;
+    const value = cellValue(name, text);
     const [head, tail] = name.split(".");
     if (tail) body[head] = { ...(body[head] as object), [tail]: value };
     else body[head] = value;
@@ -229,8 +384,12 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
   return body;
 }
 
+/** A window the create body refused for its form says which forms a cell may take. */
+const issueMessage = (issue: z.core.$ZodIssue): string | undefined =>
+  WINDOW_COLUMNS.has(String(issue.path[0])) && issue.code === "invalid_format" ? `must be ${WINDOW_FORMAT}` : undefined;
+
 const issueText = (error: z.ZodError) =>
-  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issue.message}`).join("; ");
+  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issueMessage(issue) ?? issue.message}`).join("; ");
 
 /** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
 function readCsv(text: string): { header: string[]; rows: { row: number; cells: string[] }[] } {
@@ -241,7 +400,12 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
   try {
     records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
   } catch (error) {
-    throw badFile("csv_unreadable", `The file is not a CSV file we can read: ${(error as Error).message}`);
+    throw badFile(
+      "csv_unreadable",
+      `The file is not a CSV file we can read (${(error as Error).message}): send UTF-8 text, a header line, ` +
+        "columns separated by commas or by semicolons (as a spreadsheet in Portuguese saves them), cells with a " +
+        "separator or a line break in double quotes",
+    );
   }
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
@@ -291,7 +455,11 @@ export const importDeliveries = defineRoute({
   description: "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
     `columns as the body of POST /api/v1/deliveries names its fields (${IMPORT_COLUMNS.join(", ")}), then at most ` +
     `${MAX_IMPORT_ROWS} rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves ` +
-    "semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the " +
+    "semicolons: the `excel-br` dialect of the export, a byte order mark included, is read as it is written), " +
+    "coordinates may have a decimal comma, windows are ISO 8601 with an offset or `dd/mm/aaaa HH:mm` in São Paulo " +
+    "time (a window in neither form is refused naming both), `payment_method` may be `Fatura`, a text cell an " +
+    "export escaped with a leading apostrophe is read without it, empty cells are left out, blank rows are " +
+    "ignored, and the " +
     "columns of an export that the create body does not have (id, status, ...) are ignored; any other column is " +
     "400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a " +
     "refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), " +
@@ -299,7 +467,8 @@ export const importDeliveries = defineRoute({
     "are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, " +
     "`csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row " +
     "whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an " +
-    "external_id to make that safe.\n\n" +
+    "external_id to make that safe. GET /api/v1/deliveries/import/template gives the header and an example row " +
+    "in either dialect.\n\n" +
     "**Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is " +
     "refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code " +
     "to send that client): create those one at a time with POST /api/v1/deliveries.\n\n" +
@@ -348,7 +517,12 @@ export const importDeliveries = defineRoute({
       }
       const parsed = CreateDelivery.safeParse(raw);
       if (parsed.success) valid.push({ row, body: parsed.data });
-      else errors.push({ row, detail: issueText(parsed.error), items: validationItems(parsed.error, "body", raw) });
+      else {
+        // One item per issue, in order: a window's says which forms it may take.
+        const items = validationItems(parsed.error, "body", raw)
+          .map((item, i) => ({ ...item, msg: issueMessage(parsed.error.issues[i]) ?? item.msg }));
+        errors.push({ row, detail: issueText(parsed.error), items });
+      }
     }
 
     // Rows the company already has are skipped before any route is measured.
@@ -416,4 +590,67 @@ export const importDeliveries = defineRoute({
   },
 });
 
-export default [exportDeliveries, importDeliveries];
+// Section: template
+
+/** The example row of the template: a delivery tomorrow afternoon from Sé to Paulista, in the dialect's forms. */
+function templateRows(dialect: DialectName): unknown[][] {
+  const tomorrow = new Date(Date.now() + 86_400_000);
+  const day = brazilianTime(tomorrow.toISOString()).slice(0, 10);
+  const [dd, mm, yyyy] = day.split("/");
+  const at = (hour: string) => dialect === "excel-br" ? `${day} ${hour}:00` : `${yyyy}-${mm}-${dd}T${hour}:00:00-03:00`;
+  const number = (value: number) => (dialect === "excel-br" ? String(value).replace(".", ",") : value);
+  const example: Record<(typeof IMPORT_COLUMNS)[number], unknown> = {
+    origin_address: "Praça da Sé, São Paulo",
+    "origin.lat": number(-23.5505),
+    "origin.lng": number(-46.6333),
+    destination_address: "Av. Paulista, 1000, São Paulo",
+    "destination.lat": number(-23.5614),
+    "destination.lng": number(-46.6559),
+    payment_method: "invoice",
+    recipient_name: "Maria Oliveira",
+    recipient_phone: "+55 11 98888-7777",
+    recipient_email: "maria@example.com",
+    notes: "Portaria: deixar com o zelador",
+    driver_id: "",
+    window_start: at("14"),
+    window_end: at("18"),
+    external_id: "PEDIDO-1001",
+  };
+  return [[...IMPORT_COLUMNS], IMPORT_COLUMNS.map((name) => example[name])];
+}
+
+export const importTemplate = defineRoute({
+  method: "get",
+  path: "/api/v1/deliveries/import/template",
+  tag: "deliveries",
+  summary: "A CSV template for the import, with an example row",
+  description: "The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row " +
+    "(a delivery tomorrow afternoon, with its window), in the dialect asked for: `csv` (commas, decimal points, " +
+    "ISO 8601 windows) or `excel-br` (UTF-8 with a byte order mark, semicolons, decimal commas, windows as " +
+    "`dd/mm/aaaa HH:mm` in São Paulo), ready to open in a spreadsheet, fill in and send. Empty coordinates are " +
+    "geocoded from the address; `payment_method` empty or `invoice`.",
+  auth: "bearer",
+  roles: "delivery_managers",
+  query: z.object({ dialect: Dialect.describe("`csv` (default) or `excel-br`.") }),
+  responses: {
+    200: {
+      description: "The template: a header line and one example row",
+      schema: z.string().describe(`Columns: ${IMPORT_COLUMNS.join(", ")}`),
+      mediaType: "text/csv",
+    },
+  },
+  async handler({ query, authorize }) {
+    await authorize();
+    const bom = query.dialect === "excel-br" ? "\uFEFF" : "";
+    return new Response(bom + csvLines(templateRows(query.dialect), query.dialect), {
+      headers: {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="${
+          query.dialect === "excel-br" ? "modelo-entregas" : "deliveries-template"
+        }.csv"`,
+      },
+    });
+  },
+});
+
+export default [exportDeliveries, importTemplate, importDeliveries];

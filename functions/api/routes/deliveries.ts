@@ -36,6 +36,8 @@ export const DeliveryStatus = z.enum([
   "completed",
   "cancelled",
   "failed",
+  "returning",
+  "returned",
 ]);
 export const CollectMethod = z.enum(["cash", "card"]).describe("cash, or card on the driver's card machine.");
 
@@ -173,6 +175,15 @@ export const Delivery = z.object({
   ),
   collect_mismatch: z.boolean().describe(
     "True when the amount collected differs from the amount to collect: the company's attention.",
+  ),
+  recall_reason: z.string().nullable().describe(
+    "Why the company recalled it (POST /api/v1/deliveries/{id}/recall), if it did.",
+  ),
+  returned_at: Timestamp.nullable().describe("When the driver brought a recalled delivery back (`returned`)."),
+  refund_status: z.enum(["requested", "refunded"]).nullable().describe(
+    "The refund of its Pix payment: `requested` once the gateway accepted POST /api/v1/deliveries/{id}/refund and " +
+      "until it reports the refund done; `refunded` once the payment is refunded (payment_status `refunded`); null " +
+      "when none was asked for.",
   ),
 }).meta({ id: "Delivery" });
 

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(304);
+select plan(324);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -91,7 +91,11 @@ from t, o, lateral (values
   (format('select public.delete_webhook_endpoint(%L)', gen_random_uuid()), array['owner', 'admin']),
   (format('select to_jsonb(public.list_webhook_attempts(%L))', gen_random_uuid()), array['owner', 'admin']),
   (format('select to_jsonb(public.resend_webhook_event(%L))', gen_random_uuid()), array['owner', 'admin']),
-  (format('select to_jsonb(public.send_test_webhook(%L))', gen_random_uuid()), array['owner', 'admin'])
+  (format('select to_jsonb(public.send_test_webhook(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.recall_delivery(%L, %L))', o.delivery, 'client called'), array['owner', 'admin']),
+  (format('select to_jsonb(public.return_delivery(%L))', o.delivery), array['driver']),
+  (format('select to_jsonb(public.refundable_delivery(%L))', o.delivery), array['owner', 'admin']),
+  (format('select to_jsonb(public.editable_delivery(%L))', o.delivery), array['owner', 'admin'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -142,7 +146,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 70 calls x 4 roles = 280 assertions, then 19 foreign ones
+-- 74 calls x 4 roles = 296 assertions, then 23 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -195,7 +199,11 @@ begin
       ('driver', format('select to_jsonb(public.decline_delivery(%L))', (select delivery from o))),
       ('owner', format('select to_jsonb(public.get_driver_cash(%L))', (select a ->> 'driver_id' from t))),
       ('admin', format('select to_jsonb(public.record_cash_settlement(%L, 1))', (select a ->> 'driver_id' from t))),
-      ('owner', format('select to_jsonb(public.complete_delivery_override(%L, %L))', (select delivery from o), 'x'))
+      ('owner', format('select to_jsonb(public.complete_delivery_override(%L, %L))', (select delivery from o), 'x')),
+      ('admin', format('select to_jsonb(public.recall_delivery(%L, %L))', (select delivery from o), 'x')),
+      ('driver', format('select to_jsonb(public.return_delivery(%L))', (select delivery from o))),
+      ('owner', format('select to_jsonb(public.refundable_delivery(%L))', (select delivery from o))),
+      ('admin', format('select to_jsonb(public.editable_delivery(%L))', (select delivery from o)))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

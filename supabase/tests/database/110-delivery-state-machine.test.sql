@@ -119,7 +119,7 @@ select is(to_jsonb(public.accept_delivery((select id from ids where name = 'pend
   (select a ->> 'driver_id' from t), 'the first driver to accept gets the delivery');
 select tests.act_as_member(a, 'driver2') from t;
 select throws_ok($$ select to_jsonb(public.accept_delivery((select id from ids where name = 'pending'))) $$,
-  'PT422', 'delivery cannot move from accepted to accepted', 'the second driver to accept gets 422');
+  'PT422', 'another driver already took this delivery', 'the second driver to accept gets 422, told why');
 select tests.reset_role();
 
 -- What a move records --------------------------------------------------------------

@@ -78,7 +78,8 @@ select is(
     || jsonb_build_object('window_start', null, 'window_end', null, 'late', false, 'external_id', null,
       'attempts', 1, 'failed_at', null, 'failure_reason', null, 'failure_note', null,
       'dispatch_status', null, 'offer_expires_at', null, 'failure_photo_path', null,
-      'collect', null, 'collected', null, 'collect_mismatch', false, 'size', 1, 'service_s', 120),
+      'collect', null, 'collected', null, 'collect_mismatch', false, 'size', 1, 'service_s', 120,
+      'recall_reason', null, 'refund_status', null, 'returned_at', null),
   'a Pix delivery awaits its payment and carries the charge');
 select tests.act_as_member(a, 'owner') from t;
 select is((select price from public.deliveries where id = (select id from ids where name = 'pix')),

@@ -95,7 +95,7 @@ select tests.act_as_member(a, 'driver2') from t;
 select is((public.accept_delivery(pg_temp.delivery('batch'))).status, 'accepted', 'the first to accept takes it');
 select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select public.accept_delivery(pg_temp.delivery('batch')) $$, 'PT422',
-  'delivery cannot move from accepted to accepted', 'the other, too late, gets 422');
+  'another driver already took this delivery', 'the other, too late, gets 422: another driver took it');
 select tests.reset_role();
 select is((select array_agg(outcome order by outcome) from public.dispatch_offers where delivery_id = pg_temp.delivery('batch')),
   array['accepted', 'withdrawn'], 'its offer was withdrawn');

@@ -577,7 +577,7 @@ describe("concurrent accepts", () => {
       const results = await Promise.all([moveDelivery(a.driver, id, "accept"), moveDelivery(a.driver2, id, "accept")]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
       const winner = results.find((r) => r.status === 200)!.body.driver_id;
-      expect(results.find((r) => r.status === 422)!.body.detail).toBe("delivery cannot move from accepted to accepted");
+      expect(results.find((r) => r.status === 422)!.body.detail).toBe("another driver already took this delivery");
       const [row] = await db()`select driver_id, (select count(*)::int from public.delivery_history h
                                  where h.delivery_id = d.id and h.trigger = 'accept') as accepts
                                from public.deliveries d where d.id = ${id}`;

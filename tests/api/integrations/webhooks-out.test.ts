@@ -324,12 +324,16 @@ describe("outgoing webhooks", () => {
         method: "POST", headers: { authorization: "Bearer " + Deno.env.get("SUPABASE_SERVICE_ROLE_KEY") } }));
       console.log(await res.text());
       Deno.exit(0);`;
-    const run = spawnSync(resolve(import.meta.dirname, "../../../node_modules/.bin/deno"), ["eval", "--ext=ts", script], {
-      cwd: resolve(import.meta.dirname, "../../.."),
-      encoding: "utf8",
-      timeout: 45_000,
-      env: functionProcessEnv({ WEBHOOK_ALLOWED_HOSTS: "" }) as NodeJS.ProcessEnv,
-    });
+    const run = spawnSync(
+      resolve(import.meta.dirname, "../../../node_modules/.bin/deno"),
+      ["eval", "--ext=ts", script],
+      {
+        cwd: resolve(import.meta.dirname, "../../.."),
+        encoding: "utf8",
+        timeout: 45_000,
+        env: functionProcessEnv({ WEBHOOK_ALLOWED_HOSTS: "" }) as NodeJS.ProcessEnv,
+      },
+    );
     expect(run.stdout, run.stderr).toContain("retried");
     const [refused] = await waitFor("the refused attempt", async () => {
       const rows = await attemptsOf(guarded.id);

@@ -330,13 +330,35 @@ export interface paths {
     };
     /**
      * The company's deliveries as CSV
-     * @description Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, `q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` (UTF-8, comma-separated, a header line; times in ISO 8601 UTC). The columns that POST /api/v1/deliveries/import reads have its names (`origin.lat`, ...), so an export can be imported again. Streamed: read as it comes, whatever the number of rows; an export still running after 2 minutes is cut short.
+     * @description Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, `q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` with a header line, the driver's name (`driver_name`) beside its id. `dialect=csv` (the default): UTF-8, comma-separated, decimal points, times in ISO 8601 UTC, statuses as the API names them. `dialect=excel-br`, as a spreadsheet in Portuguese (Brazil) opens it: UTF-8 with a byte order mark, semicolons, decimal commas (`price` with two decimals), times as `dd/mm/aaaa HH:mm` in São Paulo, statuses in the app's words (`Aguardando pagamento`, `Aguardando entregador`, `Aceita`, `Em andamento`, `Concluída`, `Cancelada`, `Não entregue`, `Em devolução`, `Devolvida`), payment statuses and methods too, booleans `Sim`/`Não`. In both, a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a leading apostrophe, so that no spreadsheet runs it as a formula (OWASP's CSV injection rule; the import takes the apostrophe off again). The columns that POST /api/v1/deliveries/import reads have its names (`origin.lat`, ...), so an export can be imported again, in either dialect. Streamed: read as it comes, whatever the number of rows; an export still running after 2 minutes is cut short.
      *
      *     Roles: the set `delivery_managers`.
      *
      *     API keys: refused (403).
      */
     get: operations["getDeliveriesExport"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/import/template": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A CSV template for the import, with an example row
+     * @description The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row (a delivery tomorrow afternoon, with its window), in the dialect asked for: `csv` (commas, decimal points, ISO 8601 windows) or `excel-br` (UTF-8 with a byte order mark, semicolons, decimal commas, windows as `dd/mm/aaaa HH:mm` in São Paulo), ready to open in a spreadsheet, fill in and send. Empty coordinates are geocoded from the address; `payment_method` empty or `invoice`.
+     *
+     *     Roles: the set `delivery_managers`.
+     */
+    get: operations["getDeliveriesImportTemplate"];
     put?: never;
     post?: never;
     delete?: never;
@@ -356,7 +378,7 @@ export interface paths {
     put?: never;
     /**
      * Create deliveries from a CSV file
-     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons), coordinates may have a decimal comma, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe.
+     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons: the `excel-br` dialect of the export, a byte order mark included, is read as it is written), coordinates may have a decimal comma, windows are ISO 8601 with an offset or `dd/mm/aaaa HH:mm` in São Paulo time (a window in neither form is refused naming both), `payment_method` may be `Fatura`, a text cell an export escaped with a leading apostrophe is read without it, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe. GET /api/v1/deliveries/import/template gives the header and an example row in either dialect.
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
@@ -450,7 +472,13 @@ export interface paths {
     delete?: never;
     options?: never;
     head?: never;
-    patch?: never;
+    /**
+     * Change a delivery
+     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. Moving an unpaid Pix delivery's ends is refused (422: cancel it and create it again, so that its client is charged the new price) in this version. Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
+     *
+     *     Roles: the set `company_managers`.
+     */
+    patch: operations["patchDeliveriesById"];
     trace?: never;
   };
   "/api/v1/deliveries/{id}/cancel": {
@@ -615,6 +643,72 @@ export interface paths {
      *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdReopen"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/recall": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Call a delivery back
+     * @description The company takes a delivery back from its driver, with the reason. `accepted` (not picked up yet): `then` `redispatch` (the default) puts it back to `pending`, nobody's, dispatched again as a new pending delivery is (offered to the drivers, or to dispatch's next round); `cancel` cancels it (`cancel_reason` the reason; a Pix delivery, paid before it was accepted, then shows `refund_due`: POST /refund). `in_progress` (picked up): `returning`, the driver brings the goods back to the origin whatever `then` says, then POST /api/v1/deliveries/{id}/return. The driver who had it gets `delivery_recalled` on `driver:{driver_id}` (the delivery as drivers read it, with `recall_reason`). Any other state: 422.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postDeliveriesByIdRecall"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/return": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Bring a recalled delivery back
+     * @description returning → returned, by the driver who has it, once the goods are back at the origin: terminal, and the driver is credited as for a completion (price * driver_share, one ledger entry, once). Another driver's delivery is 404; any other state 422.
+     *
+     *     Roles: the set `drivers`.
+     */
+    post: operations["postDeliveriesByIdReturn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/refund": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Refund the Pix payment of a cancelled delivery
+     * @description For a cancelled Pix delivery whose payment was received (`refund_due`): the gateway is asked to refund the whole payment (`POST /v3/payments/{id}/refund`). It answers with the payment: `REFUNDED` (`refund_status` `refunded`, payment_status `refunded`, `refund_due` false at once) or a refund on its way (`refund_status` `requested`; the gateway's PAYMENT_REFUNDED then sets `refunded` and clears `refund_due`). Retrying is safe, with its `Idempotency-Key` or without: a refund the gateway already took (its answer lost, or asked before) is read back from the gateway instead of being asked twice, so a payment is refunded once. When the gateway fails (502), nothing is recorded. Already refunded: 200 with the delivery, the gateway not asked.
+     *
+     *     Roles: the set `company_managers`.
+     */
+    post: operations["postDeliveriesByIdRefund"];
     delete?: never;
     options?: never;
     head?: never;
@@ -1384,7 +1478,16 @@ export interface components {
       /** Format: uuid */
       company_id: string;
       /** @enum {string} */
-      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
+      status:
+        | "awaiting_payment"
+        | "pending"
+        | "accepted"
+        | "in_progress"
+        | "completed"
+        | "cancelled"
+        | "failed"
+        | "returning"
+        | "returned";
       /** @enum {string} */
       payment_status: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
       /** @enum {string} */
@@ -1499,6 +1602,49 @@ export interface components {
        * @description For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null for everyone else.
        */
       offer_expires_at: string | null;
+      /** @description Why the company recalled it (POST /api/v1/deliveries/{id}/recall), if it did. */
+      recall_reason: string | null;
+      /**
+       * Format: date-time
+       * @description When the driver brought a recalled delivery back (`returned`).
+       */
+      returned_at: string | null;
+      /**
+       * @description The refund of its Pix payment: `requested` once the gateway accepted POST /api/v1/deliveries/{id}/refund and until it reports the refund done; `refunded` once the payment is refunded (payment_status `refunded`); null when none was asked for.
+       * @enum {string|null}
+       */
+      refund_status: "requested" | "refunded" | null;
+    };
+    DeliveryChanges: {
+      recipient_name?: string | null;
+      recipient_phone?: string | null;
+      /** Format: email */
+      recipient_email?: string | null;
+      notes?: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601 with an offset; before window_end. null clears it.
+       */
+      window_start?: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601 with an offset; in the future. null clears it.
+       */
+      window_end?: string | null;
+      /** @description Unique within the company (409 naming the delivery that has it). */
+      external_id?: string | null;
+      origin_address?: string;
+      /** @description The pick-up's coordinates; omitted with a new origin_address: geocoded. */
+      origin?: {
+        lat: number;
+        lng: number;
+      } | null;
+      destination_address?: string;
+      /** @description The drop-off's coordinates; omitted with a new destination_address: geocoded. */
+      destination?: {
+        lat: number;
+        lng: number;
+      } | null;
     };
     DispatchSettings: {
       /**
@@ -1670,7 +1816,16 @@ export interface components {
     };
     Tracking: {
       /** @enum {string} */
-      status: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
+      status:
+        | "awaiting_payment"
+        | "pending"
+        | "accepted"
+        | "in_progress"
+        | "completed"
+        | "cancelled"
+        | "failed"
+        | "returning"
+        | "returned";
       /** @description Once a driver has the delivery. */
       driver: {
         first_name: string;
@@ -3316,7 +3471,16 @@ export interface operations {
   getDeliveriesExport: {
     parameters: {
       query?: {
-        status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
+        status?:
+          | "awaiting_payment"
+          | "pending"
+          | "accepted"
+          | "in_progress"
+          | "completed"
+          | "cancelled"
+          | "failed"
+          | "returning"
+          | "returned";
         driver_id?: string;
         payment_status?: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
         /** @description Searches the addresses, the recipient's name and phone, the external id and the id's first characters, ignoring accents and case (`jose` finds José); a phone may be typed any way (its digits are compared). At least 3 characters. */
@@ -3327,6 +3491,8 @@ export interface operations {
         to?: string;
         /** @description true: only late deliveries (see `late`); false: only those that are not. */
         late?: "true" | "false";
+        /** @description `csv` (default) or `excel-br` (semicolons, decimal commas, São Paulo times, words). */
+        dialect?: "csv" | "excel-br";
       };
       header?: never;
       path?: never;
@@ -3353,6 +3519,76 @@ export interface operations {
         };
       };
       /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDeliveriesImportTemplate: {
+    parameters: {
+      query?: {
+        /** @description `csv` (default) or `excel-br`. */
+        dialect?: "csv" | "excel-br";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The template: a header line and one example row */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "text/csv": string;
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
       401: {
         headers: {
           [name: string]: unknown;
@@ -3648,7 +3884,16 @@ export interface operations {
       query?: {
         limit?: number;
         cursor?: string;
-        status?: "awaiting_payment" | "pending" | "accepted" | "in_progress" | "completed" | "cancelled" | "failed";
+        status?:
+          | "awaiting_payment"
+          | "pending"
+          | "accepted"
+          | "in_progress"
+          | "completed"
+          | "cancelled"
+          | "failed"
+          | "returning"
+          | "returned";
         driver_id?: string;
         payment_status?: "pending" | "received" | "confirmed" | "refunded" | "overdue" | "invoiced";
         /** @description Searches the addresses, the recipient's name and phone, the external id and the id's first characters, ignoring accents and case (`jose` finds José); a phone may be typed any way (its digits are compared). At least 3 characters. */
@@ -3942,6 +4187,124 @@ export interface operations {
       };
       /** @description Does not exist, or belongs to another company */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  patchDeliveriesById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DeliveryChanges"];
+      };
+    };
+    responses: {
+      /** @description The changed delivery */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description external_id is used by another delivery of the company (named) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow the change (the message says why) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The geocoding or the routing service failed; nothing changed */
+      502: {
         headers: {
           [name: string]: unknown;
         };
@@ -4703,6 +5066,346 @@ export interface operations {
       };
       /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdRecall: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          reason: string;
+          /**
+           * @description For an accepted delivery: dispatch it again (default) or cancel it. Ignored once picked up.
+           * @default redispatch
+           * @enum {string}
+           */
+          then?: "redispatch" | "cancel";
+        };
+      };
+    };
+    responses: {
+      /** @description The recalled delivery (pending, cancelled or returning) */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Only an accepted or in_progress delivery can be recalled (the message names its state); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdReturn: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The returned delivery */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The delivery's state does not allow this move (the message names both states); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdRefund: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        "application/json": {
+          /** @description Sent to the gateway as the refund's description. */
+          reason?: string | null;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description The delivery, refund_status requested or refunded */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not a cancelled Pix delivery with its payment received, the gateway is not configured, or the gateway refused the refund (its description); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The gateway failed or did not answer in time; nothing was recorded */
+      502: {
         headers: {
           [name: string]: unknown;
         };

@@ -7,6 +7,7 @@ import { api, call, type Delivery, type DeliveryStatus, type PaymentStatus } fro
 import { Badge, DateField, ErrorNote, Field, Loading, Pager, Select } from "../components/ui.tsx";
 import { formatBRL, formatDateTime, shortId } from "../format.ts";
 import { useTranslation } from "react-i18next";
+import { driverLabel } from "../lib/drivers.ts";
 import { Link, useSearchParams } from "../lib/router.tsx";
 import { CsvExport, CsvImport } from "./DeliveryCsv.tsx";
 
@@ -143,7 +144,10 @@ export function DeliveriesPage() {
           label={t("lifecycle.filterDriver")}
           value={filters.driver_id ?? ""}
           onChange={(e) => setFilter("driver_id", e.target.value)}
-          options={[["", t("deliveries.any")], ...(drivers.data?.items ?? []).map((d) => [d.id, d.name] as const)]}
+          options={[
+            ["", t("deliveries.any")],
+            ...(drivers.data?.items ?? []).map((d, _, all) => [d.id, driverLabel(d, all)] as const),
+          ]}
         />
         <DateField
           label={t("lifecycle.from")}

@@ -20,6 +20,7 @@ import { displayPhone } from "../lib/brazil.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { useRealtimeEvent } from "../lib/realtime.tsx";
 import { Link } from "../lib/router.tsx";
+import { driverLabel } from "../lib/drivers.ts";
 import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 import { DeliveryNotifications } from "./Notifications.tsx";
@@ -400,7 +401,8 @@ export default function DeliveryPage({ id }: { id: string }) {
                   ["", "—"],
                   ...(drivers.data?.items ?? []).filter((d) =>
                     d.active
-                  ).map((d) => [d.id, d.name] as const),
+                  )
+                    .map((d, _, all) => [d.id, driverLabel(d, all)] as const),
                 ]}
               />
               <ErrorNote error={assign.error} />

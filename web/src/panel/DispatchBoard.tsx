@@ -18,6 +18,7 @@ import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
 import { applyDelivery } from "../lib/deliveries.ts";
 import { BOARD_STATUSES, type BoardFilters, type Lane, laneOf, LANES, loads, onBoard } from "../lib/dispatch.ts";
 import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
+import { driverLabel } from "../lib/drivers.ts";
 import { Link, useSearchParams } from "../lib/router.tsx";
 import { WindowText } from "./Deliveries.tsx";
 import { DispatchHistory } from "./DispatchHistory.tsx";
@@ -349,7 +350,7 @@ export default function DispatchBoard() {
                   [
                     d.id,
                     t("dispatch.board.driverOption", {
-                      name: d.name,
+                      name: driverLabel(d, activeDrivers),
                       state: online.has(d.id) ? t("dispatch.board.online") : t("dispatch.board.offline"),
                       load: loadText(d.id),
                     }),
@@ -431,7 +432,10 @@ export default function DispatchBoard() {
               label={t("lifecycle.filterDriver")}
               value={filters.driver_id ?? ""}
               onChange={(e) => setParam("driver_id", e.target.value || null)}
-              options={[["", t("deliveries.any")], ...(drivers.data?.items ?? []).map((d) => [d.id, d.name] as const)]}
+              options={[
+                ["", t("deliveries.any")],
+                ...(drivers.data?.items ?? []).map((d, _, all) => [d.id, driverLabel(d, all)] as const),
+              ]}
             />
             {Object.keys(filters).length > 0 && (
               <button
