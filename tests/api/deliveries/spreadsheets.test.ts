@@ -4,8 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { parse } from "csv-parse/sync";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, type Member, stack, type TestCompany } from "./support/api.ts";
-import { createInvoiceDelivery, moveDelivery } from "./support/deliveries.ts";
+import { api, createCompany, type Member, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
 
 let a: TestCompany;
 let b: TestCompany;

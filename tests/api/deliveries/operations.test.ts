@@ -2,10 +2,10 @@
 // brought back by its driver and credited once), refunds a paid, cancelled Pix delivery through the gateway (once,
 // also when the gateway fails and the request is retried with its key), and a driver who loses an offer is told why.
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, configureGateway, createCompany, db, type Member, type TestCompany } from "./support/api.ts";
-import { createPixDelivery, deliveryIn, moveDelivery } from "./support/deliveries.ts";
-import { gateway } from "./support/fakes.ts";
-import { companyWebhook, webhook } from "./support/webhooks.ts";
+import { api, configureGateway, createCompany, db, type Member, type TestCompany } from "../../support/api.ts";
+import { createPixDelivery, deliveryIn, moveDelivery } from "../../support/deliveries.ts";
+import { gateway } from "../../support/fakes.ts";
+import { companyWebhook, webhook } from "../../support/webhooks.ts";
 
 let a: TestCompany;
 let b: TestCompany;
