@@ -183,18 +183,18 @@ grant execute on function private.my_route_ids() to authenticated, service_role;
 create policy routes_select_visible on public.routes
   for select to authenticated
   using (
-    company_id = (select private.company_of(private.company_managers()))
+    company_id = (select private.company_of(private.route_managers()))
     or array[id] <@ (select private.my_route_ids())
   );
 create policy route_stops_select_visible on public.route_stops
   for select to authenticated
   using (
-    company_id = (select private.company_of(private.company_managers()))
+    company_id = (select private.company_of(private.route_managers()))
     or array[route_id] <@ (select private.my_route_ids())
   );
 create policy route_plans_select_managers on public.route_plans
   for select to authenticated
-  using (company_id = (select private.company_of(private.company_managers())));
+  using (company_id = (select private.company_of(private.route_managers())));
 -- Rows change only through the functions below.
 grant select on public.routes, public.route_stops, public.route_plans to authenticated;
 grant all on public.routes, public.route_stops, public.route_plans to service_role;
@@ -284,13 +284,22 @@ comment on function public.list_routes(date, text, uuid, integer, text) is 'The 
 grant execute on function public.list_routes(date, text, uuid, integer, text) to authenticated;
 
 -- Who reads routes: the company managers every route of the company, a driver its own (the policies say which).
+create function private.route_managers()
+returns text[]
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return private.company_managers() || private.integrations(); end; $$;
+comment on function private.route_managers() is 'Who plans, changes, publishes and cancels routes: owner, company admin, and API keys (the edge asks for the scope routes:write).';
+grant execute on function private.route_managers() to authenticated, service_role;
+
 create function private.route_readers()
 returns text[]
 language plpgsql
 immutable
 set search_path = ''
-as $$ begin return private.company_managers() || private.drivers(); end; $$;
-comment on function private.route_readers() is 'Who reads routes: owner and company admin the company''s, a driver its own published ones.';
+as $$ begin return private.route_managers() || private.drivers(); end; $$;
+comment on function private.route_readers() is 'Who reads routes: owner, company admin and API keys the company''s, a driver its own published ones.';
 grant execute on function private.route_readers() to authenticated, service_role;
 
 -- Section: moves
@@ -337,6 +346,11 @@ begin
   returning * into moved;
   if allowed.to_status in ('completed', 'cancelled') then
     update public.route_stops s set live = false where s.route_id = route.id;
+  end if;
+  -- route.published and route.completed to the company's webhook endpoints (18_integrations.sql), in this transaction.
+  if allowed.to_status in ('published', 'completed') then
+    perform private.queue_webhook_event(moved.company_id, 'route.' || allowed.to_status,
+      to_jsonb(private.route_row(moved)));
   end if;
   return moved;
 end;
@@ -391,7 +405,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   day_start timestamptz := coalesce(route_plan_input.day, (now() at time zone 'America/Sao_Paulo')::date)::timestamp
     at time zone 'America/Sao_Paulo';
   item uuid;
@@ -556,7 +570,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   planned jsonb;
   route public.routes;
   made public.route[] := '{}';
@@ -599,7 +613,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   route public.routes;
   answer public.plan_input;
 begin
@@ -633,7 +647,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   route public.routes := private.lock_route(set_route_stops.route_id, company);
   joining uuid[];
   joined uuid;
@@ -688,7 +702,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   route public.routes := private.lock_route(publish_route.route_id, company);
   live uuid;
   stop record;
@@ -735,7 +749,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   route public.routes := private.lock_route(cancel_route.route_id, company);
   stop record;
   delivery public.deliveries;
@@ -840,7 +854,7 @@ security definer
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
+  company uuid := private.authorize(variadic private.route_managers());
   plan public.route_plans;
 begin
   insert into public.route_plans (company_id, created_by, request)
@@ -861,7 +875,7 @@ as $$
 declare
   plan public.route_plans;
 begin
-  perform private.authorize(variadic private.company_managers());
+  perform private.authorize(variadic private.route_managers());
   select * into plan from public.route_plans p where p.id = get_route_plan.plan_id;
   if not found then
     raise exception using errcode = 'PT404', message = 'route plan not found';

@@ -276,7 +276,8 @@ export const planRoutesRoute = defineRoute({
     `drafts: the deliveries stay pending until publish. Beyond ${SYNC_PLAN_SECONDS} s the plan runs as a job: 202 ` +
     "with `Location: /api/v1/route-plans/{id}`, followed there and by `plan_progress` on `company:{company_id}`.",
   auth: "bearer",
-  roles: "company_managers",
+  roles: "route_managers",
+  scope: "routes:write",
   body: PlanRequest,
   responses: {
     201: { description: "The draft routes", schema: PlanResult },
@@ -316,7 +317,8 @@ export const getRoutePlan = defineRoute({
   description: "`running` with its `progress`, then `done` with `result` (the answer of a plan within the request) " +
     "or `failed` with `error`.",
   auth: "bearer",
-  roles: "company_managers",
+  roles: "route_managers",
+  scope: "routes:write",
   params: IdParams,
   responses: { 200: { description: "The job", schema: PlanJob }, 404: { description: "No plan of the company" } },
   handler: async ({ params, asCaller }) => ({
@@ -347,7 +349,8 @@ export const setRouteStops = defineRoute({
     "The route is timed again from its start with one routing table call and answered with the `violations` the " +
     "new order has (`window`, `capacity`, `order`, `shift`): a route with violations may still be published.",
   auth: "bearer",
-  roles: "company_managers",
+  roles: "route_managers",
+  scope: "routes:write",
   params: IdParams,
   body: StopsBody,
   responses: {
@@ -410,7 +413,8 @@ function routeMove(move: "publish" | "cancel", summary: string, description: str
     summary,
     description,
     auth: "bearer",
-    roles: "company_managers",
+    roles: "route_managers",
+    scope: "routes:write",
     params: IdParams,
     responses: {
       200: { description: "The route", schema: Route },
@@ -460,6 +464,7 @@ export const listRoutes = defineRoute({
   description: "Owners and admins list the company's routes; a driver its own, once published.",
   auth: "bearer",
   roles: "route_readers",
+  scope: "routes:read",
   query: RouteQuery,
   responses: { 200: { description: "One page", schema: pageOf(Route) } },
   handler: async ({ query, asCaller }) => ({
@@ -483,6 +488,7 @@ export const getRoute = defineRoute({
   description: "Owners and admins: any route of the company; a driver: its own, once published. Anything else 404.",
   auth: "bearer",
   roles: "route_readers",
+  scope: "routes:read",
   params: IdParams,
   responses: { 200: { description: "The route", schema: Route }, 404: { description: "Not a route the caller sees" } },
   handler: async ({ params, asCaller }) => ({
