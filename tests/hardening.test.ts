@@ -1,8 +1,10 @@
+// deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // What an attacker found (DESIGN.md §11.7): weak gateway secrets, unmetered address lookups (paid proxies), and
-// imports that geocoded every row.
+// imports that geocoded every row, and Idempotency-Keys of callers without a token shared by everyone.
 import { randomUUID } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, type TestCompany } from "./support/api.ts";
+import { api, createCompany, db, stack, type TestCompany } from "./support/api.ts";
 import { cep, geocoding } from "./support/fakes.ts";
 
 let company: TestCompany;
@@ -98,5 +100,60 @@ describe("address lookups (GET /postcodes/{cep}, /geocode)", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body, JSON.stringify(res.body)).toMatchObject({ created: 20, errors: [] });
     expect((await geocoding.state()).requests).toBe(2);
+  });
+});
+
+/** A JSON POST sent from `localAddress` (any 127.x.y.z), so that the stack sees it come from that client address. */
+function postFrom(localAddress: string, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const url = new URL(path, stack().apiUrl);
+  const payload = JSON.stringify(body);
+  return new Promise<{ status: number; body: any; replayed: string | undefined }>((resolve, reject) => {
+    const req = httpRequest({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: "POST",
+      localAddress,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...headers },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        resolve({
+          status: res.statusCode ?? 0,
+          body: text ? JSON.parse(text) : null,
+          replayed: res.headers["idempotent-replayed"] as string | undefined,
+        });
+      });
+    });
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+describe("Idempotency-Key of a caller without a token (registration)", () => {
+  it("is scoped per client address: another client neither gets the answer replayed nor learns the key was used", async () => {
+    const key = `register-${randomUUID()}`;
+    const body = {
+      company_name: "Chave Ltda",
+      owner_name: "Dona",
+      email: `chave-${randomUUID().slice(0, 8)}@test.example`,
+      password: "correct-horse-battery",
+    };
+    const first = await postFrom("127.0.0.21", "/api/v1/companies/register", body, { "Idempotency-Key": key });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    // The same client again: its own answer, replayed.
+    const again = await postFrom("127.0.0.21", "/api/v1/companies/register", body, { "Idempotency-Key": key });
+    expect(again).toMatchObject({ status: 201, replayed: "true", body: first.body });
+    // Another client, same key and body: not the first client's answer (its ids, its user) but a request of its own.
+    const other = await postFrom("127.0.0.22", "/api/v1/companies/register", body, { "Idempotency-Key": key });
+    expect(other.replayed).toBeUndefined();
+    expect(other.body?.company_id).not.toBe(first.body.company_id);
+    expect(other.status).toBeGreaterThanOrEqual(400);
+    // Another client, same key, another body: not told (422) that the key was used.
+    const fresh = { ...body, email: `chave-${randomUUID().slice(0, 8)}@test.example` };
+    const third = await postFrom("127.0.0.23", "/api/v1/companies/register", fresh, { "Idempotency-Key": key });
+    expect(third.status, JSON.stringify(third.body)).toBe(201);
   });
 });
