@@ -2,6 +2,7 @@
 // command-line flags, validated once at start-up. A bad value stops start-up
 // with a message that names the setting.
 import { parse as parseToml } from "smol-toml";
+import type { JWK } from "jose";
 import { z } from "zod";
 import { EncryptionKey } from "../functions/_shared/env.ts";
 import { type AuthProject, parseAuthProject } from "./auth/project.ts";
@@ -37,6 +38,10 @@ const EnvSchema = z.object({
   MAIL_SMTP_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   /** Overrides config.toml's refresh_token_reuse_interval (the test suite shortens it). */
   AUTH_REFRESH_TOKEN_REUSE_INTERVAL: z.coerce.number().int().min(0).optional(),
+  /** GoTrue's own variable for its keys (a JSON array of JWKs): overrides `[auth] signing_keys_path`. */
+  GOTRUE_JWT_KEYS: z.string().optional(),
+  /** Overrides config.toml's realtime.private_only (the test suite's stack also tries public channels). */
+  REALTIME_PRIVATE_ONLY: z.enum(["true", "false"]).optional(),
 });
 
 const ProjectSchema = z.object({
@@ -44,10 +49,13 @@ const ProjectSchema = z.object({
     jwt_expiry: z.number().int().positive(),
     enable_refresh_token_rotation: z.boolean(),
     refresh_token_reuse_interval: z.number().int().min(0),
+    // The project's asymmetric keys (`supabase gen signing-key`), relative to supabase/ as the CLI reads it.
+    signing_keys_path: z.string().optional(),
     hook: z.object({
       custom_access_token: z.object({ enabled: z.boolean(), uri: z.string() }).optional(),
     }).optional(),
   }),
+  realtime: z.object({ private_only: z.boolean().default(false) }).optional(),
   functions: z.record(
     z.string(),
     z.object({ enabled: z.boolean().default(true), verify_jwt: z.boolean().default(true), entrypoint: z.string() }),
@@ -69,8 +77,14 @@ export interface StackConfig {
     refreshTokenRotation: boolean;
     refreshTokenReuseInterval: number;
     hook: { schema: string; name: string } | null;
+    /** The project's signing keys (private JWKs), from `[auth] signing_keys_path` or GOTRUE_JWT_KEYS; none: the stack's own. */
+    signingKeys: JWK[] | null;
     /** Sign-up, e-mail, redirect and rate-limit settings (local/auth/project.ts). */
     project: AuthProject;
+  };
+  realtime: {
+    /** Public channels refused (Realtime's private_only). */
+    privateOnly: boolean;
   };
   functions: FunctionConfig[];
 }
@@ -114,7 +128,17 @@ export async function loadConfig(args: string[], env: Record<string, string>): P
       refreshTokenReuseInterval: parsedEnv.data.AUTH_REFRESH_TOKEN_REUSE_INTERVAL ??
         project.data.auth.refresh_token_reuse_interval,
       hook: hook?.enabled ? parseHookUri(hook.uri) : null,
+      signingKeys: await readSigningKeys(
+        parsedEnv.data.GOTRUE_JWT_KEYS,
+        project.data.auth.signing_keys_path,
+        supabaseDir,
+      ),
       project: authSettings.project,
+    },
+    realtime: {
+      privateOnly: parsedEnv.data.REALTIME_PRIVATE_ONLY !== undefined
+        ? parsedEnv.data.REALTIME_PRIVATE_ONLY === "true"
+        : project.data.realtime?.private_only ?? false,
     },
     functions: Object.entries(project.data.functions)
       .filter(([, fn]) => fn.enabled)
@@ -167,5 +191,29 @@ export async function checkResources(env: StackConfig["env"]): Promise<void> {
   ];
   for (const [name, value, problem] of problems) {
     if (problem) throw new ConfigError(`${name} ${value} ${problem}`);
+  }
+}
+
+/** The signing keys GOTRUE_JWT_KEYS holds, or else the file `[auth] signing_keys_path` names; null without either. */
+async function readSigningKeys(fromEnv: string | undefined, path: string | undefined, supabaseDir: URL) {
+  let text = fromEnv;
+  let where = "GOTRUE_JWT_KEYS";
+  if (!text && path) {
+    where = `supabase/config.toml auth.signing_keys_path (${path})`;
+    try {
+      text = await Deno.readTextFile(new URL(path, supabaseDir));
+    } catch (error) {
+      throw new ConfigError(`${where}: cannot be read (${(error as Error).message})`);
+    }
+  }
+  if (!text) return null;
+  try {
+    const keys = JSON.parse(text);
+    if (!Array.isArray(keys) || keys.some((key) => typeof key !== "object" || key === null || !key.kty)) {
+      throw new Error("not a JSON array of JWKs");
+    }
+    return keys as JWK[];
+  } catch (error) {
+    throw new ConfigError(`${where}: ${(error as Error).message}`);
   }
 }

@@ -12,6 +12,8 @@ export interface LocalKeys {
   anonKey: string;
   serviceRoleKey: string;
   signingKid: string;
+  /** The algorithm of the signing key (ES256 for the stack's own; the project's first key's otherwise). */
+  signingAlg: string;
   signingKey: CryptoKey;
   jwks: { keys: JWK[] };
   secretsEncryptionKey: string;
@@ -43,7 +45,35 @@ async function createStoredKeys(): Promise<StoredKeys> {
   };
 }
 
-export async function loadKeys(dataDir: string, jwtSecret: string): Promise<LocalKeys> {
+/** The public half of a private JWK: what a JWKS may publish. */
+function publicJwk(key: JWK): JWK {
+  const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, k: _k, oth: _oth, key_ops: _ops, ext: _ext, ...rest } = key;
+  return { ...rest, use: "sig", key_ops: ["verify"] };
+}
+
+/**
+ * The project's own asymmetric keys, as `[auth] signing_keys_path` in config.toml names them (a JSON array of
+ * private JWKs, as `supabase gen signing-key` writes it): the first signs sessions, every one verifies, and all are
+ * published in the JWKS, as GoTrue does with the keys the CLI hands it. Symmetric (oct) keys are never published.
+ */
+export async function projectSigningKeys(
+  keys: JWK[],
+): Promise<Pick<LocalKeys, "signingKid" | "signingAlg" | "signingKey"> & { published: JWK[] }> {
+  const asymmetric = keys.filter((key) => key.kty === "EC" || key.kty === "RSA" || key.kty === "OKP");
+  const signing = asymmetric.find((key) => key.d);
+  if (!signing?.kid || !signing.alg) {
+    throw new Error("signing keys: no private EC, RSA or OKP key with a kid and an alg");
+  }
+  return {
+    signingKid: signing.kid,
+    signingAlg: signing.alg,
+    // WebCrypto refuses a private key whose usages include verify, which the CLI's key_ops list: imported for signing.
+    signingKey: (await importJWK({ ...signing, key_ops: ["sign"] }, signing.alg)) as CryptoKey,
+    published: asymmetric.map(publicJwk),
+  };
+}
+
+export async function loadKeys(dataDir: string, jwtSecret: string, signingKeys?: JWK[]): Promise<LocalKeys> {
   const path = `${dataDir}/keys.json`;
   let stored: StoredKeys;
   try {
@@ -53,13 +83,19 @@ export async function loadKeys(dataDir: string, jwtSecret: string): Promise<Loca
     await Deno.mkdir(dataDir, { recursive: true });
     await Deno.writeTextFile(path, JSON.stringify(stored), { mode: 0o600 });
   }
+  const own = {
+    signingKid: stored.signing.kid,
+    signingAlg: "ES256",
+    signingKey: (await importJWK(stored.signing.private, "ES256")) as CryptoKey,
+  };
+  const project = signingKeys?.length ? await projectSigningKeys(signingKeys) : null;
   return {
     jwtSecret,
     anonKey: await apiKey(jwtSecret, "anon"),
     serviceRoleKey: await apiKey(jwtSecret, "service_role"),
-    signingKid: stored.signing.kid,
-    signingKey: (await importJWK(stored.signing.private, "ES256")) as CryptoKey,
-    jwks: { keys: [stored.signing.public] },
+    ...(project ?? own),
+    // The project's keys sign and are published; the stack's own key keeps verifying sessions it signed before.
+    jwks: { keys: project ? [...project.published, stored.signing.public] : [stored.signing.public] },
     secretsEncryptionKey: stored.secretsEncryptionKey,
   };
 }

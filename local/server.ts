@@ -82,6 +82,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     databaseUrl: options.databaseUrl,
     verifyToken: verify,
     apiKeys: [keys.anonKey, keys.serviceRoleKey],
+    privateOnly: config.realtime.privateOnly,
   });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
   const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });

@@ -99,7 +99,7 @@ try {
   for (const file of result.applied) log(`Applied migration ${file}`);
   if (result.seeded) log("Seeded supabase/seed.sql");
 
-  const keys = await loadKeys(env.DATA_DIR, env.SUPABASE_JWT_SECRET);
+  const keys = await loadKeys(env.DATA_DIR, env.SUPABASE_JWT_SECRET, config.auth.signingKeys ?? undefined);
   // The local mailbox, and its SMTP listener: where the notifications' e-mail goes unless SMTP_URL says otherwise.
   const mailbox = new Mailbox();
   smtp = await startSmtpServer({

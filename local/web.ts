@@ -25,7 +25,8 @@ const sources = ["web/src/", "web/index.html", "web/vite.config.ts", "package-lo
 );
 
 /** Paths that belong to the platform, never to the app's fallback page. */
-const PLATFORM_PATHS = /^\/(api|auth|rest|realtime|functions|health|_sim)(\/|$)/;
+// graphql: pg_graphql's endpoint, which the local stack does not have (README.md), is a 404, not the app's page.
+const PLATFORM_PATHS = /^\/(api|auth|rest|realtime|functions|health|_sim|graphql|storage)(\/|$)/;
 
 const CONTENT_TYPES: Record<string, string> = {
   html: "text/html; charset=utf-8",

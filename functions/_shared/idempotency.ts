@@ -1,5 +1,6 @@
 // Requests that are safe to retry (docs/contract.md, Idempotency-Key), with
-// Stripe's rules: the first request with a key, per caller, runs and its answer
+// Stripe's rules: the first request with a key, per caller (a public
+// operation's: per client address, anonymousScope), runs and its answer
 // (status and body) is kept at least 24 h; the same key with the same request
 // answers that answer again with `Idempotent-Replayed: true` and does nothing
 // else; with another request (method, path or body) it is 422; while the first
@@ -54,9 +55,30 @@ export function fingerprint(method: string, path: string, body: Uint8Array): str
     .digest("hex");
 }
 
+/**
+ * The key space of a caller without a token (a registration): one per client address as the platform saw it, so
+ * that one client's key neither replays its answer to another nor tells another that it was used. A uuid derived
+ * from the address by a keyed hash (the address is never stored), from a space no user's id comes from. Without an
+ * address there is no one to scope keys to: 400.
+ */
+export function anonymousScope(client: string | null): string {
+  if (!client) {
+    throw new HttpError(400, [{
+      type: "value_error",
+      loc: ["header", IDEMPOTENCY_HEADER],
+      msg: "cannot be used without a caller: sign in, or send the request without it",
+      input: null,
+    }]);
+  }
+  const hex = createHmac("sha256", `idempotency-client:${env().SECRETS_ENCRYPTION_KEY}`).update(client).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
 export interface KeyedRequest {
   /** The caller (the token's subject), or null for a public operation. */
   caller: string | null;
+  /** Where a public operation comes from (clientAddress): its keys are that address's own. */
+  client: string | null;
   key: string;
   method: string;
   /** The path as the caller sent it, without a trailing slash. */
@@ -83,7 +105,7 @@ function replayed(status: number, body: string | null): Response {
  * with this key. `operation` runs with the key in scope, so every transaction of it notes whether it wrote.
  */
 export async function once(request: KeyedRequest, operation: () => Promise<Response>): Promise<Response> {
-  const caller = request.caller !== null && UUID.test(request.caller) ? request.caller : null;
+  const caller = request.caller !== null && UUID.test(request.caller) ? request.caller : anonymousScope(request.client);
   const [[claimed]] = await asServiceAtOnce([inlined([
     "select outcome, id, status, body from private.begin_idempotent_request($1, $2, $3, $4)",
     [caller, request.key, fingerprint(request.method, request.path, request.body), LEASE_MS],

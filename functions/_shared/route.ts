@@ -6,6 +6,7 @@
 // before 400, docs/architecture.md), the body read within its limits, the
 // Idempotency-Key of every POST but the webhooks' (idempotency.ts), the errors
 // every route shares, and 405 with `Allow`.
+import { clientAddress } from "./client-address.ts";
 import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { z } from "zod";
@@ -442,6 +443,7 @@ function handlerOf(route: AnyRoute) {
     return await once(
       {
         caller: typeof claims.sub === "string" ? claims.sub : null,
+        client: clientAddress(c.req.raw),
         key,
         method: route.method,
         path: url.pathname.replace(/\/+$/, "") + url.search,

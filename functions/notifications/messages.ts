@@ -32,7 +32,7 @@ export interface Template {
 const TIME_ZONE = "America/Sao_Paulo";
 const clock = new Intl.DateTimeFormat("pt-BR", { timeZone: TIME_ZONE, hour: "2-digit", minute: "2-digit" });
 
-const name = (facts: MessageFacts) => facts.first_name ?? "cliente";
+const name = (facts: MessageFacts) => oneLine(facts.first_name ?? "", "cliente");
 /** "14:35" in São Paulo's time, or words when the ETA is not known yet. */
 const arrival = (facts: MessageFacts) => facts.eta_at ? clock.format(new Date(facts.eta_at)) : "em breve";
 /** "5 minutos", "1 minuto", counted from when the message is written. */
@@ -112,6 +112,31 @@ export const templateFor = (event: NotificationEvent, facts: MessageFacts): Temp
 /** Every template approved at Meta, by name. */
 export const ALL_TEMPLATES: Template[] = [...Object.values(TEMPLATES), ...Object.values(HANDOVER_TEMPLATES)];
 
+/** The most characters a parameter may have: a template's body, parameters in place, stays within Meta's 1,024. */
+export const MAX_PARAMETER_LENGTH = 200;
+
+/**
+ * A text as a template parameter may carry it: the Cloud API refuses a parameter with a newline or a tab, or more
+ * than 4 consecutive spaces (error 132018), and an empty one, so every run of white space or control characters is
+ * one space, the ends are trimmed, at most MAX_PARAMETER_LENGTH characters are kept (whole code points, an
+ * ellipsis marking the cut), and an empty text becomes `fallback`. E-mail subjects and senders are written from the
+ * same parameters, so no CR or LF reaches a header either.
+ */
+export function oneLine(text: string, fallback = "-"): string {
+  // deno-lint-ignore no-control-regex -- control characters are what this removes
+  const flat = text.replace(/[\s\u0000-\u001f\u007f-\u009f\u2028\u2029]+/gu, " ").trim();
+  const chars = [...flat];
+  const cut = chars.length > MAX_PARAMETER_LENGTH
+    ? `${chars.slice(0, MAX_PARAMETER_LENGTH - 1).join("").trimEnd()}…`
+    : flat;
+  return cut || fallback;
+}
+
+/** A template's parameters for these facts, each made safe to send (oneLine). */
+export function parametersOf(template: Template, facts: MessageFacts): string[] {
+  return template.parameters(facts).map((text) => oneLine(text));
+}
+
 /** A template's text with its parameters in place ({{n}} is the n-th). */
 export function fill(text: string, parameters: string[]): string {
   return text.replace(/\{\{(\d+)\}\}/g, (whole, n) => parameters[Number(n) - 1] ?? whole);
@@ -129,9 +154,9 @@ export interface Email {
 /** The e-mail of an event: the template's sentence, the link as a button, in text and HTML. */
 export function renderEmail(event: NotificationEvent, facts: MessageFacts): Email {
   const template = templateFor(event, facts);
-  const parameters = template.parameters(facts);
+  const parameters = parametersOf(template, facts);
   const sentence = fill(template.body, parameters);
-  const footer = `Você recebe esta mensagem porque ${facts.company_name} tem uma entrega para você.`;
+  const footer = `Você recebe esta mensagem porque ${oneLine(facts.company_name)} tem uma entrega para você.`;
   const text = `${sentence}\n\n${footer}\n`;
   // The sentence ends with the link; in HTML the link is a button of its own.
   const lead = sentence.slice(0, sentence.lastIndexOf(facts.link)).trim();

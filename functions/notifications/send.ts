@@ -7,7 +7,7 @@
 import { asService, rpc } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
 import type { NotificationChannel, NotificationEvent } from "../_shared/notifications.ts";
-import { type MessageFacts, renderEmail, templateFor } from "./messages.ts";
+import { type MessageFacts, oneLine, parametersOf, renderEmail, templateFor } from "./messages.ts";
 import { createMailer, type Mailer, type Outcome, sendWhatsApp } from "./providers.ts";
 
 interface Claimed {
@@ -61,11 +61,11 @@ async function deliver(message: Claimed, mailer: () => Mailer): Promise<Outcome>
     return await sendWhatsApp(
       { url: config.WHATSAPP_URL, token: config.WHATSAPP_TOKEN, phoneId: config.WHATSAPP_PHONE_ID },
       message.to,
-      { name: template.name, parameters: template.parameters(facts) },
+      { name: template.name, parameters: parametersOf(template, facts) },
     );
   }
   return await mailer().send({
-    from: { name: message.company_name, address: config.SMTP_FROM },
+    from: { name: oneLine(message.company_name), address: config.SMTP_FROM },
     to: message.to,
     // The same id on every attempt: a mail that did arrive before its answer was lost is recognisably the same.
     messageId: `<${message.id}@${config.SMTP_FROM.split("@")[1]}>`,

@@ -210,6 +210,10 @@ export const errors = {
   hook: (status: number, message: string) =>
     new AuthError(status, status === 500 ? "unexpected_failure" : "unknown", message),
 
+  // A value Postgres cannot hold (a NUL, a lone surrogate, a string over a column's length): a request's fault.
+  unstorableValue: () =>
+    new AuthError(400, "validation_failed", "A value in the request has a character or a length that cannot be stored"),
+
   unexpected: () =>
     new AuthError(500, "unexpected_failure", "Unexpected failure, please check server logs for more information"),
 };

@@ -4,6 +4,7 @@
 // local/server.ts at /auth/v1. Tables: sql/local/10_auth.sql.
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import postgres from "postgres";
 import {
   adminCreateUser,
   adminDeleteUser,
@@ -196,10 +197,16 @@ export function createAuth(options: AuthOptions): Auth {
 
 function failure(error: unknown, req: Request): Response {
   if (error instanceof AuthError) return errorResponse(error, requestedApiVersion(req));
+  // Class 22 (data exception) is the value's fault, never the server's: 400, as GoTrue's validation answers.
+  if (isDataException(error)) return errorResponse(errors.unstorableValue(), requestedApiVersion(req));
   log("unexpected_error", {
     method: req.method,
     path: new URL(req.url).pathname,
     error: error instanceof Error ? error.message : String(error),
   });
   return errorResponse(errors.unexpected(), requestedApiVersion(req));
+}
+
+function isDataException(error: unknown): boolean {
+  return error instanceof postgres.PostgresError && error.code.startsWith("22");
 }

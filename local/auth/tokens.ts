@@ -76,7 +76,7 @@ export async function issueAccessToken(
     claims = await runAccessTokenHook(tx, options.hook, { user_id: user.id, claims, authentication_method: method });
   }
   const token = await new SignJWT(claims)
-    .setProtectedHeader({ alg: "ES256", kid: options.keys.signingKid, typ: "JWT" })
+    .setProtectedHeader({ alg: options.keys.signingAlg, kid: options.keys.signingKid, typ: "JWT" })
     .sign(options.keys.signingKey);
   return { token, expiresAt };
 }

@@ -25,6 +25,11 @@ export interface RealtimeOptions {
   verifyToken: (token: string) => Promise<Claims>;
   /** The accepted `apikey` values (anon, service_role). */
   apiKeys: string[];
+  /**
+   * Realtime's `private_only` (config.toml's `[realtime] private_only`; on a hosted project, Realtime's settings:
+   * public access to channels off): a join of a public channel is refused.
+   */
+  privateOnly?: boolean;
 }
 
 export interface Realtime {
@@ -183,7 +188,15 @@ export async function createRealtime(options: RealtimeOptions): Promise<Realtime
     const upgraded = tryUpgrade(req);
     if (!upgraded) return refusal(400, "Expected a WebSocket upgrade");
     const { socket, response } = upgraded;
-    const session = new Session(socket, codec, { sql, verifyToken, apiKey, headers, hub, changes });
+    const session = new Session(socket, codec, {
+      sql,
+      verifyToken,
+      apiKey,
+      headers,
+      hub,
+      changes,
+      privateOnly: options.privateOnly ?? false,
+    });
     sessions.add(session);
     socket.addEventListener("close", () => sessions.delete(session));
     return response;

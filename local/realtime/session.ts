@@ -39,6 +39,8 @@ export interface SessionOptions {
   hub: Hub;
   /** postgres_changes: the subscriptions of joined channels and the changes they receive. */
   changes: PostgresChanges;
+  /** The project allows private channels only (Realtime's tenant setting `private_only`). */
+  privateOnly: boolean;
 }
 
 interface JoinConfig {
@@ -245,6 +247,10 @@ export class Session {
     const token = joinToken(message.payload, this.options.apiKey);
     const check = await confirmToken(this.options.verifyToken, token);
     if (!check.ok) return refuse(joinRefusal(check.problem));
+    // Realtime checks its tenant's private_only once the token is confirmed, in these words.
+    if (this.options.privateOnly && !config.private) {
+      return refuse("PrivateOnly: This project only allows private channels");
+    }
 
     const channel = new Channel(this, message.topic, subTopic, message.joinRef, config, token, check.claims);
     if (config.private) {

@@ -22,6 +22,9 @@ export const errors = {
   connection: (details: string) =>
     new RestError(503, "PGRST000", "Database connection error. Retrying the connection.", details),
 
+  // Postgres' own refusal of a NUL in a text value (mapped to 400 like every class 22 error).
+  nulCharacter: () => new RestError(400, "22021", 'invalid byte sequence for encoding "UTF8": 0x00'),
+
   // ApiRequestError (PGRST1xx)
   queryParam: (message: string, details: string) => new RestError(400, "PGRST100", message, details),
   invalidRpcMethod: (method: string) => new RestError(405, "PGRST101", `Cannot use the ${method} method on RPC`),

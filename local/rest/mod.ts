@@ -214,6 +214,9 @@ export async function createRest(options: RestOptions): Promise<Rest> {
     }
     const refusal = checkApiKey(req, apiKeys);
     if (refusal) return withHeaders(refusal, cors);
+    // A NUL reaches PostgREST's SQL as a parameter or a literal, which Postgres refuses as a value (22021, a 400);
+    // here it is refused before it is spliced into a statement (a select's JSON key, an order's column).
+    if (hasNul(new URL(req.url))) return errorResponse(errors.nulCharacter(), cors);
     await next();
   });
   const corsOf = (c: HonoContext) => c.get("cors" as never) as unknown as Headers;
@@ -374,4 +377,18 @@ function createVerifier(keys: LocalKeys): (token: string) => Promise<JWTPayload 
       throw errors.jwtDecode("JWT cryptographic operation failed");
     }
   };
+}
+
+function hasNul(url: URL): boolean {
+  if (safeDecode(url.pathname).includes("\0")) return true;
+  for (const [name, value] of url.searchParams) if (name.includes("\0") || value.includes("\0")) return true;
+  return false;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

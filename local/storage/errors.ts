@@ -121,6 +121,8 @@ export function fromDatabaseError(error: unknown): unknown {
     case "22P02":
       return ERRORS.invalidParameter("value", error.message || "Invalid value format or type conversion failed");
     default:
+      // A value Postgres cannot hold (a NUL, a lone surrogate, an overlong string) is the request's fault: 400.
+      if (error.code.startsWith("22")) return ERRORS.invalidRequest(`Invalid input: ${error.message}`);
       return ERRORS.databaseError(error.code);
   }
 }

@@ -170,7 +170,8 @@ export function renderInfo(c: Context, row: ObjectRow): Response {
       content_type: meta.mimetype ?? null,
       cache_control: meta.cacheControl ?? null,
       etag: meta.eTag ?? null,
-      metadata: row.user_metadata,
+      // Storage answers {} for an object uploaded without user metadata, never null.
+      metadata: row.user_metadata ?? {},
       last_modified: row.updated_at,
       created_at: row.created_at,
     },

@@ -163,3 +163,120 @@ comment on function private.normalize_pix_key(text, text) is 'A Pix key in the f
 -- The check constraints that name them run as the writer.
 grant execute on function private.cpf_valid(text), private.cnpj_valid(text), private.normalize_document(text),
   private.mobile_phone_e164(text), private.normalize_pix_key(text, text) to authenticated, service_role;
+
+-- Section: address lookups (GET /api/v1/postcodes/{cep} and /api/v1/geocode)
+
+-- Both proxy paid or rate-limited services (ViaCEP, Nominatim): each user may
+-- make a number of lookups a minute, counted here so that every edge instance
+-- shares the count, and refused like PUT /api/v1/locations/me (PT429 with
+-- {"retry_after": seconds}, which the edge answers as 429 with Retry-After).
+create table private.address_lookup_meters (
+  user_id uuid primary key,
+  -- A fixed window: the first lookup after the previous window ended opens the next.
+  window_started_at timestamptz not null,
+  lookups integer not null check (lookups >= 0)
+);
+comment on table private.address_lookup_meters is 'Address lookups (CEP and geocoding) of each user in the current minute, shared by every edge instance.';
+alter table private.address_lookup_meters enable row level security;
+create policy address_lookup_meters_service on private.address_lookup_meters
+  for all to service_role
+  using (true)
+  with check (true);
+grant select, insert, update, delete on private.address_lookup_meters to service_role;
+
+-- Counts one lookup of `user_id`, or raises PT429 (nothing counted) when the
+-- user already made `per_minute` in the current window.
+create function private.meter_address_lookup(user_id uuid, per_minute integer)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  meter private.address_lookup_meters;
+  retry_after integer;
+begin
+  insert into private.address_lookup_meters as m (user_id, window_started_at, lookups)
+  values (meter_address_lookup.user_id, now(), 1)
+  on conflict on constraint address_lookup_meters_pkey do update set
+    window_started_at = case when m.window_started_at <= now() - interval '1 minute' then now()
+      else m.window_started_at end,
+    lookups = case when m.window_started_at <= now() - interval '1 minute' then 1 else m.lookups + 1 end
+  returning * into meter;
+  if meter.lookups > meter_address_lookup.per_minute then
+    retry_after := least(60, greatest(1,
+      ceil(extract(epoch from meter.window_started_at + interval '1 minute' - now()))::integer));
+    raise exception using
+      errcode = 'PT429',
+      message = format('address lookups are limited to %s a minute', meter_address_lookup.per_minute),
+      detail = jsonb_build_object('retry_after', retry_after)::text,
+      hint = format('retry after %s seconds', retry_after);
+  end if;
+end;
+$$;
+comment on function private.meter_address_lookup(uuid, integer) is 'Counts one address lookup of a user, or raises PT429 (detail {"retry_after": seconds}) past the per-minute limit (service role).';
+grant execute on function private.meter_address_lookup(uuid, integer) to service_role;
+
+-- The services' answers, by normalized query, kept a day: the same CEP or text
+-- asked again (by anyone, or by an import's many rows) costs the service nothing.
+create table private.address_lookups (
+  kind text not null check (kind in ('postcode', 'geocode')),
+  query text not null check (length(query) between 1 and 400),
+  -- {"value": the answer} (a CEP's address or null, a text's places).
+  answer jsonb not null,
+  fetched_at timestamptz not null default now(),
+  primary key (kind, query)
+);
+comment on table private.address_lookups is 'Answers of the postcode and geocoding services by normalized query, kept one day.';
+create index address_lookups_fetched_at_idx on private.address_lookups (fetched_at);
+alter table private.address_lookups enable row level security;
+create policy address_lookups_service on private.address_lookups
+  for all to service_role
+  using (true)
+  with check (true);
+grant select, insert, update, delete on private.address_lookups to service_role;
+
+create function private.cached_address_lookup(kind text, query text)
+returns jsonb
+language plpgsql
+stable
+set search_path = ''
+as $$
+begin
+  return (select l.answer from private.address_lookups l
+    where l.kind = cached_address_lookup.kind and l.query = cached_address_lookup.query
+      and l.fetched_at > now() - interval '1 day');
+end;
+$$;
+comment on function private.cached_address_lookup(text, text) is 'A service''s answer to a normalized query, when it is less than a day old; null otherwise (service role).';
+grant execute on function private.cached_address_lookup(text, text) to service_role;
+
+create function private.store_address_lookup(kind text, query text, answer jsonb)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  insert into private.address_lookups as l (kind, query, answer, fetched_at)
+  values (store_address_lookup.kind, store_address_lookup.query, store_address_lookup.answer, now())
+  on conflict on constraint address_lookups_pkey do update set answer = excluded.answer, fetched_at = excluded.fetched_at;
+end;
+$$;
+comment on function private.store_address_lookup(text, text, jsonb) is 'Keeps a service''s answer to a normalized query for a day (service role).';
+grant execute on function private.store_address_lookup(text, text, jsonb) to service_role;
+
+create function private.purge_address_lookups()
+returns integer
+language plpgsql
+set search_path = ''
+as $$
+declare
+  purged integer;
+begin
+  delete from private.address_lookups l where l.fetched_at <= now() - interval '1 day';
+  get diagnostics purged = row_count;
+  delete from private.address_lookup_meters m where m.window_started_at <= now() - interval '1 minute';
+  return purged;
+end;
+$$;
+comment on function private.purge_address_lookups() is 'Removes cached address answers older than a day and meters of past windows; returns how many answers.';
+-- Run hourly by pg_cron (10_jobs.sql, purge-address-lookups).

@@ -25,3 +25,6 @@ select cron.schedule('reconcile-with-gateway', '*/5 * * * *', $$
     body := '{}'::jsonb,
     timeout_milliseconds := 30000)
 $$);
+
+-- Every hour: cached address answers older than a day (02_brazil.sql, Section: address lookups).
+select cron.schedule('purge-address-lookups', '23 * * * *', 'select private.purge_address_lookups()');

@@ -481,9 +481,55 @@ end;
 $$;
 comment on function private.purge_delivery_trails() is 'Deletes the trail points of deliveries that ended more than 90 days ago (daily job).';
 
+-- A JSON document with every string equal to one of `erased` replaced by
+-- null (wherever it sits: a value of any object or array, at any depth).
+-- Used where erased personal data has been copied as JSON.
+create function private.jsonb_without_values(doc jsonb, erased text[])
+returns jsonb
+language plpgsql
+immutable
+set search_path = ''
+as $$
+declare
+  text_form text := jsonb_without_values.doc::text;
+  value text;
+begin
+  -- Postgres writes each string of a jsonb one way, so its quoted form matches whole strings only.
+  foreach value in array jsonb_without_values.erased loop
+    if value is not null and value <> '' then
+      text_form := replace(text_form, pg_catalog.to_jsonb(value)::text, 'null');
+    end if;
+  end loop;
+  return text_form::jsonb;
+end;
+$$;
+comment on function private.jsonb_without_values(jsonb, text[]) is 'A JSON document with every string equal to one of the erased values replaced by null.';
+
+-- Broadcasts are kept in realtime.messages (Realtime drops them after a few
+-- days); those that name the subject lose the erased values at once.
+create function private.erase_from_broadcasts(subject_id uuid, erased text[])
+returns integer
+language plpgsql
+set search_path = ''
+as $$
+declare
+  changed integer;
+begin
+  update realtime.messages m
+  set payload = private.jsonb_without_values(m.payload, erase_from_broadcasts.erased)
+  where m.payload is not null and strpos(m.payload::text, erase_from_broadcasts.subject_id::text) > 0
+    and m.payload <> private.jsonb_without_values(m.payload, erase_from_broadcasts.erased);
+  get diagnostics changed = row_count;
+  return changed;
+end;
+$$;
+comment on function private.erase_from_broadcasts(uuid, text[]) is 'Replaces erased values with null in the kept broadcasts that name a subject (erasure of personal data); returns how many changed.';
+
 -- A company erases its recipient's personal data from a delivery: the name,
 -- the phone and the e-mail are removed (the Pix payer's document is never
--- stored with the delivery); messages not yet sent are failed; the history
+-- stored with the delivery), from the delivery, from the stored answers of
+-- requests made with an Idempotency-Key and from the kept broadcasts; messages
+-- not yet sent are failed; the history
 -- keeps who erased it and when (`erase_recipient`), and everything else.
 -- Erasing a delivery whose recipient has nothing left changes nothing.
 create function public.erase_delivery_recipient(delivery_id uuid)
@@ -505,6 +551,10 @@ begin
   where d.id = delivery.id
   returning * into erased;
   perform private.record_delivery_history(delivery, erased, 'erase_recipient', (select auth.uid()));
+  perform private.erase_from_idempotent_answers(delivery.id,
+    array[delivery.recipient_name, delivery.recipient_phone, delivery.recipient_email]);
+  perform private.erase_from_broadcasts(delivery.id,
+    array[delivery.recipient_name, delivery.recipient_phone, delivery.recipient_email]);
   update public.notifications n set status = 'failed', error = 'the recipient''s address was erased',
     next_attempt_at = now()
   where n.delivery_id = delivery.id and n.status = 'queued';

@@ -128,6 +128,33 @@ $$;
 comment on function private.finish_idempotent_request(uuid, integer, text) is 'Stores a keyed request''s answer, or releases the key of a 429 or 5xx that changed nothing (service role).';
 grant execute on function private.finish_idempotent_request(uuid, integer, text) to service_role;
 
+-- Section: erasure
+
+-- Erasing personal data (public.erase_delivery_recipient) reaches the stored
+-- answers too: in every stored answer that names the subject (its id appears
+-- in the body), each JSON string equal to one of the erased values becomes
+-- null, so a replay afterwards carries none of them. The fingerprint stays:
+-- the same key with another request is still refused.
+create function private.erase_from_idempotent_answers(subject_id uuid, erased text[])
+returns integer
+language plpgsql
+set search_path = ''
+as $$
+declare
+  changed integer;
+begin
+  update private.idempotent_requests i
+  set body = private.jsonb_without_values(i.body::jsonb, erase_from_idempotent_answers.erased)::text
+  where i.body is not null and strpos(i.body, erase_from_idempotent_answers.subject_id::text) > 0
+    and case when pg_catalog.pg_input_is_valid(i.body, 'jsonb')
+      then i.body::jsonb <> private.jsonb_without_values(i.body::jsonb, erase_from_idempotent_answers.erased)
+      else false end;
+  get diagnostics changed = row_count;
+  return changed;
+end;
+$$;
+comment on function private.erase_from_idempotent_answers(uuid, text[]) is 'Replaces erased values with null in the stored answers that name a subject (erasure of personal data); returns how many answers changed.';
+
 -- Section: retention
 
 create function private.purge_idempotent_requests()

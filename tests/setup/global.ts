@@ -89,6 +89,9 @@ export default async function setup(project: TestProject) {
       SMTP_URL: smtp.url,
       GATEWAY_PLATFORM_WEBHOOK_SECRET: platformWebhookSecret,
       AUTH_REFRESH_TOKEN_REUSE_INTERVAL: "1",
+      // The Realtime files also try public channels (Realtime's behaviour for projects that allow them);
+      // tests/realtime-private-only.test.ts runs a stack of its own with config.toml's private_only.
+      REALTIME_PRIVATE_ONLY: "false",
       // The test files sign in, verify and recover from one address, in parallel, far faster than
       // config.toml's per-IP limits allow; tests/platform/auth/auth-signup.test.ts runs a stack of its own with them.
       ...LIFTED_AUTH_RATE_LIMITS,

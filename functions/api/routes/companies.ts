@@ -68,6 +68,8 @@ export const me = defineRoute({
   handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_my_company")) }),
 });
 
+const WEBHOOK_SECRET_MIN_LENGTH = 16;
+
 export const gatewayConfig = defineRoute({
   method: "post",
   path: "/api/v1/companies/me/gateway-config",
@@ -80,7 +82,10 @@ export const gatewayConfig = defineRoute({
   roles: "owners",
   body: z.object({
     api_key: HeaderSafe(z.string().trim().min(1).max(500)),
-    webhook_secret: HeaderSafe(z.string().min(1).max(500)).describe("Use at least 32 random characters."),
+    // A short secret can be guessed, and a guessed secret signs payments and transfers for the company.
+    webhook_secret: HeaderSafe(
+      z.string().min(WEBHOOK_SECRET_MIN_LENGTH, `must have at least ${WEBHOOK_SECRET_MIN_LENGTH} characters`).max(500),
+    ).describe(`At least ${WEBHOOK_SECRET_MIN_LENGTH} characters; use 32 or more random ones.`),
   }),
   responses: {
     200: {

@@ -3,6 +3,8 @@
 // POST /api/v1/deliveries checks its body, locates its ends (geocoding an address without coordinates) and
 // measures its route the same way, and creates it through the same SQL function (public.create_delivery, by
 // public.import_deliveries).
+import { normalizedQuery, placesFor } from "../address-lookups.ts";
+import type { Place } from "../geocoding.ts";
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
@@ -533,11 +535,19 @@ export const importDeliveries = defineRoute({
     const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
     let skipped = valid.length - fresh.length;
 
+    // Each distinct address is geocoded once for the whole file (rows at once share the one lookup).
+    const lookups = new Map<string, Promise<Place[]>>();
+    const geocodeOnce = (address: string) => {
+      const key = normalizedQuery(address);
+      let found = lookups.get(key);
+      if (!found) lookups.set(key, found = placesFor(address));
+      return found;
+    };
     const routed: Record<string, unknown>[] = [];
     await eachLimited(fresh, ROUTING_CONCURRENCY, async ({ row, body }) => {
       let ends: Awaited<ReturnType<typeof locateEnds>>;
       try {
-        ends = await locateEnds(body);
+        ends = await locateEnds(body, geocodeOnce);
       } catch (error) {
         // An address the geocoding service has no place for refuses its row; the service failing, the import.
         if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;

@@ -9,7 +9,8 @@ import { env } from "../../_shared/env.ts";
 import { ErrorBody, HttpError, ValidationErrorBody } from "../../_shared/errors.ts";
 import { companyGateway } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import { searchPlaces } from "../geocoding.ts";
+import { placesFor } from "../address-lookups.ts";
+import type { Place } from "../geocoding.ts";
 import { checkProofImages } from "../proof-images.ts";
 import { type MeasuredRoute, type Point, routeBetween } from "../routing.ts";
 import { dayBounds, DayOrTime } from "../days.ts";
@@ -289,12 +290,13 @@ type End = "origin" | "destination";
  */
 export async function locateEnds(
   body: Pick<NewDelivery, End | "origin_address" | "destination_address">,
+  geocode: (address: string) => Promise<Place[]> = placesFor,
 ): Promise<z.infer<typeof Route>> {
   const ends: End[] = ["origin", "destination"];
   const found = await Promise.allSettled(ends.map(async (end) => {
     const sent = body[end];
     if (sent) return sent;
-    const [first] = await searchPlaces(env().GEOCODING_URL, body[`${end}_address`]);
+    const [first] = await geocode(body[`${end}_address`]);
     return first ? { lat: first.lat, lng: first.lng } : null;
   }));
   const failed = found.find((result) => result.status === "rejected");

@@ -1,5 +1,6 @@
 // The recipient's tracking link (docs/contract.md, Tracking): a public lookup by
 // the delivery's tracking token, rate-limited per client address in Postgres.
+import { clientAddress } from "../../_shared/client-address.ts";
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
 import { ErrorBody, HttpError } from "../../_shared/errors.ts";
@@ -47,16 +48,6 @@ export const Tracking = z.object({
 export async function trackingTopic(token: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
   return `track:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
-}
-
-/**
- * The caller's address as the platform saw it: the last hop of X-Forwarded-For, the one the platform's proxy
- * appends (Supabase's, or the local stack's, local/server.ts). Any hop before it is what the client wrote, which
- * rotating would escape the limit and someone else's address would lock them out. Null without one.
- */
-export function clientAddress(req: Request): string | null {
-  const hops = (req.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter(Boolean);
-  return hops.at(-1) ?? null;
 }
 
 const NOT_FOUND = "tracking link not found";

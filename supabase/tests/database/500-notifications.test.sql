@@ -37,7 +37,9 @@ create function pg_temp.as_member(member text) returns void
 language sql as $$ select tests.act_as_member(t.a, member) from t $$;
 grant execute on function pg_temp.id(text), pg_temp.queued(text), pg_temp.as_member(text) to public;
 
--- The wake-up call goes through pg_net with the Vault secrets a project has.
+-- The wake-up call goes through pg_net with the Vault secrets a project has: this file's own, in place of any
+-- the database already holds (a running stack stores its own; the rollback at the end brings them back).
+delete from vault.secrets where name in ('project_url', 'service_role_key');
 select vault.create_secret('http://project.test', 'project_url');
 select vault.create_secret('service-key', 'service_role_key');
 create function pg_temp.wakes() returns bigint

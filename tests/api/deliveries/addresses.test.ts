@@ -22,6 +22,9 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all([cep.reset(), geocoding.reset(), routing.reset(), gateway.reset()]);
+  // Each test asks the services afresh: no answer kept by an earlier one, and no lookups counted.
+  await db()`delete from private.address_lookups`;
+  await db()`delete from private.address_lookup_meters`;
 });
 
 const postcode = (code: string, token = a.owner.token) =>

@@ -85,7 +85,7 @@ function requests(bad: (valid: string) => string) {
       send: () =>
         api("/api/v1/companies/me/gateway-config", {
           token: owner(),
-          body: set({ api_key: "$aact_hmlg_text", webhook_secret: "text-secret" }, [field]),
+          body: set({ api_key: "$aact_hmlg_text", webhook_secret: "text-secret-0123456789" }, [field]),
         }),
     })),
     // A URL carries UTF-8 only, so of these a query can carry just the NUL.
@@ -131,7 +131,7 @@ describe("gateway credentials that cannot travel in an HTTP header", () => {
     for (const field of ["api_key", "webhook_secret"]) {
       const res = await api("/api/v1/companies/me/gateway-config", {
         token: company.owner.token,
-        body: { api_key: "$aact_hmlg_ok", webhook_secret: "ok-secret", [field]: value },
+        body: { api_key: "$aact_hmlg_ok", webhook_secret: "ok-secret-0123456789", [field]: value },
       });
       expectValidationError(res, ["body", field], field);
     }

@@ -30,7 +30,7 @@ const ENDPOINTS: Endpoint[] = [
     request: () => ({
       path: "/api/v1/companies/me/gateway-config",
       method: "POST",
-      body: { api_key: "$aact_hmlg_matrix", webhook_secret: "matrix-secret" },
+      body: { api_key: "$aact_hmlg_matrix", webhook_secret: "matrix-secret-0123456789" },
     }),
   },
   {
@@ -232,7 +232,7 @@ describe("gateway configuration", () => {
     const company = await createCompany("Prod");
     const res = await api("/api/v1/companies/me/gateway-config", {
       token: company.owner.token,
-      body: { api_key: "$aact_prod_0123456789", webhook_secret: "prod-secret" },
+      body: { api_key: "$aact_prod_0123456789", webhook_secret: "prod-secret-0123456789" },
     });
     expect(res.body.environment).toBe("production");
   });

@@ -804,7 +804,7 @@ export interface paths {
     };
     /**
      * The address of a CEP
-     * @description The street, neighbourhood, city and state of a CEP (8 digits, with or without its hyphen), from the ViaCEP-compatible service at `CEP_URL`. A CEP of another form is 400; one the service does not know, 404; the service down, slower than 5 s or answering anything else, 502.
+     * @description The street, neighbourhood, city and state of a CEP (8 digits, with or without its hyphen), from the ViaCEP-compatible service at `CEP_URL`. A CEP of another form is 400; one the service does not know, 404; the service down, slower than 5 s or answering anything else, 502. Each user may make 60 address lookups a minute (CEPs and texts together; 429 with `Retry-After` beyond); an answer is kept a day, so the same CEP or text asked again does not reach the service.
      *
      *     Roles: the set `members`.
      *
@@ -828,7 +828,7 @@ export interface paths {
     };
     /**
      * Places for an address
-     * @description Up to 5 places in Brazil for a free text (an address, part of one, a CEP), best first, from the Nominatim-compatible service at `GEOCODING_URL`; `items` is empty when nothing matches. The service down, slower than 5 s or answering anything but a list of places: 502.
+     * @description Up to 5 places in Brazil for a free text (an address, part of one, a CEP), best first, from the Nominatim-compatible service at `GEOCODING_URL`; `items` is empty when nothing matches. The service down, slower than 5 s or answering anything but a list of places: 502. Each user may make 60 address lookups a minute (CEPs and texts together; 429 with `Retry-After` beyond); an answer is kept a day, so the same CEP or text asked again does not reach the service.
      *
      *     Roles: the set `members`.
      *
@@ -2353,7 +2353,7 @@ export interface operations {
       content: {
         "application/json": {
           api_key: string;
-          /** @description Use at least 32 random characters. */
+          /** @description At least 16 characters; use 32 or more random ones. */
           webhook_secret: string;
         };
       };
@@ -5813,6 +5813,17 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
+      /** @description More than 60 address lookups (CEPs and geocoding together) by this user in the current minute */
+      429: {
+        headers: {
+          /** @description Whole seconds until a request will be answered again (1 to 60) */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
       /** @description The postcode service is down, slower than 5 s, or answered something else */
       502: {
         headers: {
@@ -5888,6 +5899,17 @@ export interface operations {
       /** @description Does not exist, or belongs to another company */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description More than 60 address lookups (CEPs and geocoding together) by this user in the current minute */
+      429: {
+        headers: {
+          /** @description Whole seconds until a request will be answered again (1 to 60) */
+          "Retry-After"?: string;
           [name: string]: unknown;
         };
         content: {
