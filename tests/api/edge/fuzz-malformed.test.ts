@@ -6,7 +6,7 @@
 // are exactly the bytes written here (fetch would re-encode them).
 import { connect } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, stack, type TestCompany } from "./support/api.ts";
+import { api, createCompany, stack, type TestCompany } from "../../support/api.ts";
 
 /** Path or query values, written as they go on the wire. */
 const URL_VALUES: Buffer[] = [

@@ -4,8 +4,8 @@
 import { randomUUID } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "./support/api.ts";
-import { cep, geocoding } from "./support/fakes.ts";
+import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { cep, geocoding } from "../../support/fakes.ts";
 
 let company: TestCompany;
 

@@ -4,9 +4,9 @@
 import { randomInt, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "./support/api.ts";
-import { deliveryBody } from "./support/deliveries.ts";
-import { waitFor } from "./support/wait.ts";
+import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { deliveryBody } from "../../support/deliveries.ts";
+import { waitFor } from "../../support/wait.ts";
 
 interface Found {
   place: string;

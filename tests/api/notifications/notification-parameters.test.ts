@@ -9,7 +9,7 @@ import {
   parametersOf,
   renderEmail,
   TEMPLATES,
-} from "../functions/notifications/messages.ts";
+} from "../../../functions/notifications/messages.ts";
 
 const facts = {
   first_name: "Ana\r\nMaria\t\t     da   Silva",

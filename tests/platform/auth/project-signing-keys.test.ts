@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OwnStack, startOwnStack } from "./support/stack.ts";
+import { type OwnStack, startOwnStack } from "../../support/stack.ts";
 
 let stack: OwnStack;
 const kid = randomUUID();

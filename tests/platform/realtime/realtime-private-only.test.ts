@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { createClient, type SupabaseClient } from "@supabase/supabase-js";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type OwnStack, startOwnStack } from "./support/stack.ts";
+import { type OwnStack, startOwnStack } from "../../support/stack.ts";
 
 let stack: OwnStack;
 let sql: postgres.Sql;

@@ -4,7 +4,7 @@
 // the web app's page.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { api, stack } from "./support/api.ts";
+import { api, stack } from "../../support/api.ts";
 
 const PNG = Buffer.from(
   "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
