@@ -165,6 +165,15 @@ alter table public.route_plans enable row level security;
 
 -- Section: policies
 
+create function private.route_managers()
+returns text[]
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return private.company_managers() || private.integrations(); end; $$;
+comment on function private.route_managers() is 'Who plans, changes, publishes and cancels routes: owner, company admin, and API keys (the edge asks for the scope routes:write).';
+grant execute on function private.route_managers() to authenticated, service_role;
+
 -- The routes a driver may read: its own, once published (a draft, and a draft cancelled, is the dispatcher's).
 create function private.my_route_ids()
 returns uuid[]
@@ -284,15 +293,6 @@ comment on function public.list_routes(date, text, uuid, integer, text) is 'The 
 grant execute on function public.list_routes(date, text, uuid, integer, text) to authenticated;
 
 -- Who reads routes: the company managers every route of the company, a driver its own (the policies say which).
-create function private.route_managers()
-returns text[]
-language plpgsql
-immutable
-set search_path = ''
-as $$ begin return private.company_managers() || private.integrations(); end; $$;
-comment on function private.route_managers() is 'Who plans, changes, publishes and cancels routes: owner, company admin, and API keys (the edge asks for the scope routes:write).';
-grant execute on function private.route_managers() to authenticated, service_role;
-
 create function private.route_readers()
 returns text[]
 language plpgsql
