@@ -3,20 +3,130 @@ export type Json = string | number | boolean | null | { [key: string]: Json | un
 export type Database = {
   "public": {
     Tables: {
+      "api_keys": {
+        Row: {
+          "company_id": string;
+          "created_at": string;
+          "created_by": string | null;
+          "id": string;
+          "key_hash": string;
+          "last_used_at": string | null;
+          "name": string;
+          "prefix": string;
+          "revoked_at": string | null;
+          "scopes": (string)[];
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "key_hash": string;
+          "last_used_at"?: string | null;
+          "name": string;
+          "prefix": string;
+          "revoked_at"?: string | null;
+          "scopes": (string)[];
+        };
+        Update: {
+          "company_id"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "key_hash"?: string;
+          "last_used_at"?: string | null;
+          "name"?: string;
+          "prefix"?: string;
+          "revoked_at"?: string | null;
+          "scopes"?: (string)[];
+        };
+        Relationships: [
+          {
+            foreignKeyName: "api_keys_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "cash_entries": {
+        Row: {
+          "amount": number;
+          "company_id": string;
+          "created_at": string;
+          "created_by": string | null;
+          "delivery_id": string | null;
+          "driver_id": string;
+          "id": string;
+          "kind": string;
+          "note": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "amount": number;
+          "company_id": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "delivery_id"?: string | null;
+          "driver_id": string;
+          "id"?: string;
+          "kind": string;
+          "note"?: string | null;
+        };
+        Update: {
+          "amount"?: number;
+          "company_id"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "delivery_id"?: string | null;
+          "driver_id"?: string;
+          "id"?: string;
+          "kind"?: string;
+          "note"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "cash_entries_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "cash_entries_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "cash_entries_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "companies": {
         Row: {
           "created_at": string;
+          "document": string | null;
           "id": string;
           "name": string;
         };
         ComputedFields: never;
         Insert: {
           "created_at"?: string;
+          "document"?: string | null;
           "id"?: string;
           "name": string;
         };
         Update: {
           "created_at"?: string;
+          "document"?: string | null;
           "id"?: string;
           "name"?: string;
         };
@@ -28,6 +138,11 @@ export type Database = {
           "attempts": number;
           "cancel_reason": string | null;
           "cancelled_at": string | null;
+          "collect_amount": number | null;
+          "collect_change_for": number | null;
+          "collect_method": string | null;
+          "collected_amount": number | null;
+          "collected_method": string | null;
           "company_id": string;
           "completed_at": string | null;
           "created_at": string;
@@ -72,6 +187,8 @@ export type Database = {
           "remaining_m": number | null;
           "returned_at": string | null;
           "search_text": string | null;
+          "service_s": number;
+          "size": number;
           "started_at": string | null;
           "status": string;
           "updated_at": string;
@@ -84,6 +201,11 @@ export type Database = {
           "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
+          "collect_amount"?: number | null;
+          "collect_change_for"?: number | null;
+          "collect_method"?: string | null;
+          "collected_amount"?: number | null;
+          "collected_method"?: string | null;
           "company_id": string;
           "completed_at"?: string | null;
           "created_at"?: string;
@@ -128,6 +250,8 @@ export type Database = {
           "remaining_m"?: number | null;
           "returned_at"?: string | null;
           "search_text"?: never;
+          "service_s"?: number;
+          "size"?: number;
           "started_at"?: string | null;
           "status": string;
           "updated_at"?: string;
@@ -139,6 +263,11 @@ export type Database = {
           "attempts"?: number;
           "cancel_reason"?: string | null;
           "cancelled_at"?: string | null;
+          "collect_amount"?: number | null;
+          "collect_change_for"?: number | null;
+          "collect_method"?: string | null;
+          "collected_amount"?: number | null;
+          "collected_method"?: string | null;
           "company_id"?: string;
           "completed_at"?: string | null;
           "created_at"?: string;
@@ -183,6 +312,8 @@ export type Database = {
           "remaining_m"?: number | null;
           "returned_at"?: string | null;
           "search_text"?: never;
+          "service_s"?: number;
+          "size"?: number;
           "started_at"?: string | null;
           "status"?: string;
           "updated_at"?: string;
@@ -515,6 +646,9 @@ export type Database = {
           "phone": string | null;
           "updated_at": string;
           "user_id": string;
+          "vehicle_capacity": number | null;
+          "vehicle_plate": string | null;
+          "vehicle_type": string;
         };
         ComputedFields: never;
         Insert: {
@@ -527,6 +661,9 @@ export type Database = {
           "phone"?: string | null;
           "updated_at"?: string;
           "user_id": string;
+          "vehicle_capacity"?: number | null;
+          "vehicle_plate"?: string | null;
+          "vehicle_type"?: string;
         };
         Update: {
           "active"?: boolean;
@@ -538,6 +675,9 @@ export type Database = {
           "phone"?: string | null;
           "updated_at"?: string;
           "user_id"?: string;
+          "vehicle_capacity"?: number | null;
+          "vehicle_plate"?: string | null;
+          "vehicle_type"?: string;
         };
         Relationships: [
           {
@@ -712,6 +852,7 @@ export type Database = {
       "proof_requirements": {
         Row: {
           "company_id": string;
+          "handover_code": boolean;
           "note": boolean;
           "photo": boolean;
           "signature": boolean;
@@ -720,6 +861,7 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "company_id": string;
+          "handover_code"?: boolean;
           "note"?: boolean;
           "photo"?: boolean;
           "signature"?: boolean;
@@ -727,6 +869,7 @@ export type Database = {
         };
         Update: {
           "company_id"?: string;
+          "handover_code"?: boolean;
           "note"?: boolean;
           "photo"?: boolean;
           "signature"?: boolean;
@@ -738,6 +881,191 @@ export type Database = {
             columns: ["company_id"];
             isOneToOne: true;
             referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "route_plans": {
+        Row: {
+          "company_id": string;
+          "created_at": string;
+          "created_by": string | null;
+          "error": string | null;
+          "id": string;
+          "progress": number;
+          "request": NonNullable<Json>;
+          "result": Json | null;
+          "status": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "error"?: string | null;
+          "id"?: string;
+          "progress"?: number;
+          "request": NonNullable<Json>;
+          "result"?: Json | null;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "error"?: string | null;
+          "id"?: string;
+          "progress"?: number;
+          "request"?: NonNullable<Json>;
+          "result"?: Json | null;
+          "status"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "route_plans_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "route_stops": {
+        Row: {
+          "arrival_at": string | null;
+          "company_id": string;
+          "delivery_id": string;
+          "kind": string;
+          "live": boolean;
+          "route_id": string;
+          "seq": number;
+          "status": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "arrival_at"?: string | null;
+          "company_id": string;
+          "delivery_id": string;
+          "kind": string;
+          "live"?: boolean;
+          "route_id": string;
+          "seq": number;
+          "status"?: string;
+        };
+        Update: {
+          "arrival_at"?: string | null;
+          "company_id"?: string;
+          "delivery_id"?: string;
+          "kind"?: string;
+          "live"?: boolean;
+          "route_id"?: string;
+          "seq"?: number;
+          "status"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "route_stops_delivery_id_fkey";
+            columns: ["delivery_id"];
+            isOneToOne: false;
+            referencedRelation: "deliveries";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "route_stops_route_id_fkey";
+            columns: ["route_id"];
+            isOneToOne: false;
+            referencedRelation: "routes";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "routes": {
+        Row: {
+          "cancelled_at": string | null;
+          "capacity": number;
+          "company_id": string;
+          "completed_at": string | null;
+          "created_at": string;
+          "distance_m": number;
+          "driver_id": string;
+          "duration_s": number;
+          "end_lat": number | null;
+          "end_lng": number | null;
+          "ends_at": string;
+          "engine": string;
+          "id": string;
+          "published_at": string | null;
+          "shift_end": string;
+          "start_lat": number;
+          "start_lng": number;
+          "starts_at": string;
+          "status": string;
+          "updated_at": string;
+          "violations": NonNullable<Json>;
+        };
+        ComputedFields: never;
+        Insert: {
+          "cancelled_at"?: string | null;
+          "capacity": number;
+          "company_id": string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "distance_m"?: number;
+          "driver_id": string;
+          "duration_s"?: number;
+          "end_lat"?: number | null;
+          "end_lng"?: number | null;
+          "ends_at": string;
+          "engine": string;
+          "id"?: string;
+          "published_at"?: string | null;
+          "shift_end": string;
+          "start_lat": number;
+          "start_lng": number;
+          "starts_at": string;
+          "status"?: string;
+          "updated_at"?: string;
+          "violations"?: NonNullable<Json>;
+        };
+        Update: {
+          "cancelled_at"?: string | null;
+          "capacity"?: number;
+          "company_id"?: string;
+          "completed_at"?: string | null;
+          "created_at"?: string;
+          "distance_m"?: number;
+          "driver_id"?: string;
+          "duration_s"?: number;
+          "end_lat"?: number | null;
+          "end_lng"?: number | null;
+          "ends_at"?: string;
+          "engine"?: string;
+          "id"?: string;
+          "published_at"?: string | null;
+          "shift_end"?: string;
+          "start_lat"?: number;
+          "start_lng"?: number;
+          "starts_at"?: string;
+          "status"?: string;
+          "updated_at"?: string;
+          "violations"?: NonNullable<Json>;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "routes_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "routes_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
             referencedColumns: ["id"];
           },
         ];
@@ -834,6 +1162,57 @@ export type Database = {
             columns: ["withdrawal_id"];
             isOneToOne: false;
             referencedRelation: "withdrawals";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "webhook_endpoints": {
+        Row: {
+          "company_id": string;
+          "created_at": string;
+          "description": string | null;
+          "disabled_reason": string | null;
+          "enabled": boolean;
+          "events": (string)[];
+          "failing_since": string | null;
+          "id": string;
+          "owner_notified_at": string | null;
+          "updated_at": string;
+          "url": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created_at"?: string;
+          "description"?: string | null;
+          "disabled_reason"?: string | null;
+          "enabled"?: boolean;
+          "events": (string)[];
+          "failing_since"?: string | null;
+          "id"?: string;
+          "owner_notified_at"?: string | null;
+          "updated_at"?: string;
+          "url": string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created_at"?: string;
+          "description"?: string | null;
+          "disabled_reason"?: string | null;
+          "enabled"?: boolean;
+          "events"?: (string)[];
+          "failing_since"?: string | null;
+          "id"?: string;
+          "owner_notified_at"?: string | null;
+          "updated_at"?: string;
+          "url"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "webhook_endpoints_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
             referencedColumns: ["id"];
           },
         ];
@@ -998,10 +1377,41 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "cancel_route": {
+        Args: { "route_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "cash_summary": {
+        Args: { "day": string };
+        Returns: Database["public"]["CompositeTypes"]["cash_summary"];
+        SetofOptions: {
+          from: "*";
+          to: "cash_summary";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
+      "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
-        Args: { "delivery_id": string; "note"?: string };
+        Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "note"?: string };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "complete_delivery_override": {
+        Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "reason": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
           from: "*";
@@ -1014,9 +1424,26 @@ export type Database = {
         Args: { "claim": string; "delivery_id": string; "durations"?: Json; "routing_error"?: string };
         Returns: Json;
       };
+      "complete_route_insertion": {
+        Args: { "added_s"?: number; "claim": string; "delivery_id": string; "route_id"?: string; "stops"?: Json };
+        Returns: Json;
+      };
+      "create_api_key": {
+        Args: { "key_hash": string; "name": string; "prefix": string; "scopes": (string)[] };
+        Returns: Database["public"]["CompositeTypes"]["api_key"];
+        SetofOptions: {
+          from: "*";
+          to: "api_key";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "create_delivery": {
         Args: {
           "charged_price"?: number;
+          "collect_amount"?: number;
+          "collect_change_for"?: number;
+          "collect_method"?: string;
           "company_id": string;
           "created_by": string;
           "destination_address": string;
@@ -1060,6 +1487,20 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "create_routes": {
+        Args: { "engine": string; "routes": Json };
+        Returns: (Database["public"]["CompositeTypes"]["route"])[];
+      };
+      "create_webhook_endpoint": {
+        Args: { "description"?: string; "events": (string)[]; "secret_ciphertext": string; "url": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "custom_access_token_hook": { Args: { "event": Json }; Returns: Json };
       "decline_delivery": {
         Args: { "delivery_id": string };
@@ -1071,6 +1512,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
       "editable_delivery": {
         Args: { "delivery_id": string; "moves_ends"?: boolean };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1178,6 +1620,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "get_driver_cash": {
+        Args: { "driver_id": string; "entries_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["driver_cash"];
+        SetofOptions: {
+          from: "*";
+          to: "driver_cash";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "get_my_company": {
         Args: Record<PropertyKey, never>;
         Returns: Database["public"]["CompositeTypes"]["company"];
@@ -1218,6 +1670,26 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "get_route": {
+        Args: { "route_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_route_plan": {
+        Args: { "plan_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route_plan"];
+        SetofOptions: {
+          from: "*";
+          to: "route_plan";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "get_subscription": {
         Args: Record<PropertyKey, never>;
         Returns: Database["public"]["CompositeTypes"]["subscription"];
@@ -1238,6 +1710,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "get_webhook_endpoint": {
+        Args: { "endpoint_id": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "get_withdrawal": {
         Args: { "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -1249,6 +1731,16 @@ export type Database = {
         };
       };
       "import_deliveries": { Args: { "company_id": string; "created_by": string; "rows": Json }; Returns: Json };
+      "list_api_keys": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["api_key_list"];
+        SetofOptions: {
+          from: "*";
+          to: "api_key_list";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_deliveries": {
         Args: {
           "created_from"?: string;
@@ -1299,12 +1791,42 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "list_routes": {
+        Args: { "cursor"?: string; "day"?: string; "driver_id"?: string; "page_limit"?: number; "status"?: string };
+        Returns: Database["public"]["CompositeTypes"]["route_page"];
+        SetofOptions: {
+          from: "*";
+          to: "route_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_wallet_transactions": {
         Args: { "cursor"?: string; "page_limit"?: number };
         Returns: Database["public"]["CompositeTypes"]["wallet_transaction_page"];
         SetofOptions: {
           from: "*";
           to: "wallet_transaction_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_webhook_attempts": {
+        Args: { "cursor"?: string; "endpoint_id": string; "page_limit"?: number };
+        Returns: Database["public"]["CompositeTypes"]["webhook_attempt_page"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_attempt_page";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "list_webhook_endpoints": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint_list"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint_list";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1348,6 +1870,16 @@ export type Database = {
           "id": string;
         }[];
       };
+      "publish_route": {
+        Args: { "route_id": string };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "quote_route": {
         Args: { "distance_m": number; "duration_s": number };
         Returns: Database["public"]["CompositeTypes"]["route_quote"];
@@ -1364,6 +1896,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "record_cash_settlement": {
+        Args: { "amount": number; "driver_id": string; "note"?: string };
+        Returns: Database["public"]["CompositeTypes"]["cash_settlement"];
+        SetofOptions: {
+          from: "*";
+          to: "cash_settlement";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1398,6 +1940,29 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "record_route_plan": {
+        Args: { "error"?: string; "plan_id": string; "progress": number; "result"?: Json; "status": string };
+        Returns: Database["public"]["CompositeTypes"]["route_plan"];
+        SetofOptions: {
+          from: "*";
+          to: "route_plan";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "record_webhook_attempt": {
+        Args: {
+          "attempt": number;
+          "delivered": boolean;
+          "duration_ms": number;
+          "endpoint_id": string;
+          "error"?: string;
+          "event_id": string;
+          "response"?: string;
+          "status": number;
+        };
+        Returns: Json;
+      };
       "refundable_delivery": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1409,7 +1974,7 @@ export type Database = {
         };
       };
       "register_company": {
-        Args: { "company_name": string; "owner_name": string; "owner_user_id": string };
+        Args: { "company_name": string; "document"?: string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
       };
       "reopen_delivery": {
@@ -1442,12 +2007,44 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "resend_webhook_event": {
+        Args: { "event_id": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_queued"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_queued";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "return_delivery": {
         Args: { "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "revoke_api_key": { Args: { "key_id": string }; Returns: undefined };
+      "route_insertion_input": { Args: { "delivery_id": string }; Returns: Json };
+      "route_plan_input": {
+        Args: { "day"?: string; "delivery_ids"?: (string)[]; "driver_ids": (string)[] };
+        Returns: Database["public"]["CompositeTypes"]["plan_input"];
+        SetofOptions: {
+          from: "*";
+          to: "plan_input";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "route_stops_input": {
+        Args: { "route_id": string; "stops": Json };
+        Returns: Database["public"]["CompositeTypes"]["plan_input"];
+        SetofOptions: {
+          from: "*";
+          to: "plan_input";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1467,6 +2064,26 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "send_test_webhook": {
+        Args: { "endpoint_id": string };
+        Returns: Database["public"]["CompositeTypes"]["webhook_queued"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_queued";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_delivery_load": {
+        Args: { "delivery_id": string; "service_s"?: number; "size"?: number };
+        Returns: Database["public"]["CompositeTypes"]["delivery"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "set_dispatch_settings": {
         Args: {
           "max_active_per_driver"?: number;
@@ -1479,6 +2096,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "dispatch_settings_set";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_driver_vehicle": {
+        Args: { "capacity"?: number; "driver_id": string; "plate"?: string; "vehicle_type"?: string };
+        Returns: Database["public"]["CompositeTypes"]["driver"];
+        SetofOptions: {
+          from: "*";
+          to: "driver";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1504,11 +2131,28 @@ export type Database = {
         };
       };
       "set_proof_requirements": {
-        Args: { "note": boolean; "photo": boolean; "signature": boolean };
+        Args: { "handover_code"?: boolean; "note": boolean; "photo": boolean; "signature": boolean };
         Returns: Database["public"]["CompositeTypes"]["proof_requirements_set"];
         SetofOptions: {
           from: "*";
           to: "proof_requirements_set";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "set_route_stops": {
+        Args: {
+          "distance_m": number;
+          "duration_s": number;
+          "ends_at": string;
+          "route_id": string;
+          "stops": Json;
+          "violations": Json;
+        };
+        Returns: Database["public"]["CompositeTypes"]["route"];
+        SetofOptions: {
+          from: "*";
+          to: "route";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1533,7 +2177,18 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "start_route_plan": {
+        Args: { "request": Json };
+        Returns: Database["public"]["CompositeTypes"]["route_plan"];
+        SetofOptions: {
+          from: "*";
+          to: "route_plan";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "track_delivery": { Args: { "client": string; "token": string }; Returns: Json };
+      "try_handover_code": { Args: { "code": string; "delivery_id": string }; Returns: string };
       "update_delivery": {
         Args: { "actor_id": string; "changes": Json; "delivery_id": string };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1574,6 +2229,25 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "update_webhook_endpoint": {
+        Args: {
+          "description"?: string;
+          "enabled"?: boolean;
+          "endpoint_id": string;
+          "events"?: (string)[];
+          "url"?: string;
+        };
+        Returns: Database["public"]["CompositeTypes"]["webhook_endpoint"];
+        SetofOptions: {
+          from: "*";
+          to: "webhook_endpoint";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "use_api_key": { Args: { "key_hash": string }; Returns: Json };
+      "webhook_owner_told": { Args: { "endpoint_id": string }; Returns: undefined };
+      "webhook_owners_to_tell": { Args: Record<PropertyKey, never>; Returns: Json };
       "withdrawals_to_reconcile": {
         Args: { "max_rows"?: number };
         Returns: {
@@ -1589,11 +2263,55 @@ export type Database = {
       [_ in never]: never;
     };
     CompositeTypes: {
+      "api_key": {
+        "id": string | null;
+        "name": string | null;
+        "scopes": (string)[] | null;
+        "prefix": string | null;
+        "created_at": string | null;
+        "last_used_at": string | null;
+      };
+      "api_key_list": {
+        "items": (Database["public"]["CompositeTypes"]["api_key"])[] | null;
+      };
+      "cash_entry": {
+        "id": string | null;
+        "driver_id": string | null;
+        "kind": string | null;
+        "amount": number | null;
+        "delivery_id": string | null;
+        "note": string | null;
+        "created_by": string | null;
+        "created_at": string | null;
+      };
+      "cash_settlement": {
+        "id": string | null;
+        "driver_id": string | null;
+        "amount": number | null;
+        "note": string | null;
+        "created_at": string | null;
+        "outstanding": number | null;
+      };
+      "cash_summary": {
+        "date": string | null;
+        "items": (Database["public"]["CompositeTypes"]["cash_summary_line"])[] | null;
+      };
+      "cash_summary_line": {
+        "driver_id": string | null;
+        "name": string | null;
+        "collected": number | null;
+        "card_collected": number | null;
+        "settled": number | null;
+        "outstanding": number | null;
+        "deliveries": number | null;
+        "mismatches": number | null;
+      };
       "company": {
         "id": string | null;
         "name": string | null;
         "gateway": Database["public"]["CompositeTypes"]["gateway_status"] | null;
         "created_at": string | null;
+        "document": string | null;
       };
       "delivery": {
         "id": string | null;
@@ -1639,9 +2357,24 @@ export type Database = {
         "dispatch_status": string | null;
         "offer_expires_at": string | null;
         "failure_photo_path": string | null;
+        "collect_mismatch": boolean | null;
+        "collected": Database["public"]["CompositeTypes"]["delivery_collected"] | null;
+        "collect": Database["public"]["CompositeTypes"]["delivery_collect"] | null;
+        "service_s": number | null;
+        "size": number | null;
         "recall_reason": string | null;
         "refund_status": string | null;
         "returned_at": string | null;
+      };
+      "delivery_collect": {
+        "amount": number | null;
+        "method": string | null;
+        "change_for": number | null;
+        "change_due": number | null;
+      };
+      "delivery_collected": {
+        "amount": number | null;
+        "method": string | null;
       };
       "delivery_dispatch": {
         "delivery_id": string | null;
@@ -1724,6 +2457,15 @@ export type Database = {
         "active": boolean | null;
         "created_at": string | null;
         "updated_at": string | null;
+        "vehicle": Database["public"]["CompositeTypes"]["vehicle"] | null;
+      };
+      "driver_cash": {
+        "driver_id": string | null;
+        "outstanding": number | null;
+        "collected": number | null;
+        "settled": number | null;
+        "card_collected": number | null;
+        "entries": (Database["public"]["CompositeTypes"]["cash_entry"])[] | null;
       };
       "driver_location": {
         "driver_id": string | null;
@@ -1773,6 +2515,27 @@ export type Database = {
         "pix_qr_code_image": string | null;
         "due_date": string | null;
       };
+      "plan_delivery": {
+        "id": string | null;
+        "status": string | null;
+        "origin": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "destination": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "window_start": string | null;
+        "window_end": string | null;
+        "size": number | null;
+        "service_s": number | null;
+      };
+      "plan_driver": {
+        "id": string | null;
+        "name": string | null;
+        "position": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "position_at": string | null;
+        "capacity": number | null;
+      };
+      "plan_input": {
+        "deliveries": (Database["public"]["CompositeTypes"]["plan_delivery"])[] | null;
+        "drivers": (Database["public"]["CompositeTypes"]["plan_driver"])[] | null;
+      };
       "price_table": {
         "base_fee": number | null;
         "per_km": number | null;
@@ -1784,6 +2547,7 @@ export type Database = {
         "photo": boolean | null;
         "signature": boolean | null;
         "note": boolean | null;
+        "handover_code": boolean | null;
       };
       "report_day": {
         "day": string | null;
@@ -1804,10 +2568,58 @@ export type Database = {
         "driver_earnings": number | null;
         "by_day": (Database["public"]["CompositeTypes"]["report_day"])[] | null;
       };
+      "route": {
+        "id": string | null;
+        "company_id": string | null;
+        "status": string | null;
+        "driver_id": string | null;
+        "start": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "end": Database["public"]["CompositeTypes"]["geo_point"] | null;
+        "starts_at": string | null;
+        "ends_at": string | null;
+        "shift_end": string | null;
+        "capacity": number | null;
+        "distance_m": number | null;
+        "duration_s": number | null;
+        "engine": string | null;
+        "violations": Json | null;
+        "stops": (Database["public"]["CompositeTypes"]["route_stop"])[] | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+        "published_at": string | null;
+      };
+      "route_page": {
+        "items": (Database["public"]["CompositeTypes"]["route"])[] | null;
+        "next_cursor": string | null;
+      };
+      "route_plan": {
+        "id": string | null;
+        "status": string | null;
+        "progress": number | null;
+        "result": Json | null;
+        "error": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+      };
       "route_quote": {
         "distance_m": number | null;
         "duration_s": number | null;
         "price": number | null;
+      };
+      "route_stop": {
+        "seq": number | null;
+        "delivery_id": string | null;
+        "kind": string | null;
+        "lat": number | null;
+        "lng": number | null;
+        "address": string | null;
+        "arrival_at": string | null;
+        "window_start": string | null;
+        "window_end": string | null;
+        "status": string | null;
+        "recipient_name": string | null;
+        "size": number | null;
+        "service_s": number | null;
       };
       "subscription": {
         "plan": string | null;
@@ -1818,6 +2630,11 @@ export type Database = {
         "lat": number | null;
         "lng": number | null;
         "recorded_at": string | null;
+      };
+      "vehicle": {
+        "type": string | null;
+        "plate": string | null;
+        "capacity": number | null;
       };
       "wallet": {
         "driver_id": string | null;
@@ -1837,6 +2654,34 @@ export type Database = {
         "items": (Database["public"]["CompositeTypes"]["wallet_transaction"])[] | null;
         "next_cursor": string | null;
       };
+      "webhook_attempt": {
+        "event_id": string | null;
+        "type": string | null;
+        "attempt": number | null;
+        "status": number | null;
+        "duration_ms": number | null;
+        "response": string | null;
+        "error": string | null;
+        "at": string | null;
+      };
+      "webhook_attempt_page": {
+        "items": (Database["public"]["CompositeTypes"]["webhook_attempt"])[] | null;
+        "next_cursor": string | null;
+      };
+      "webhook_endpoint": {
+        "id": string | null;
+        "url": string | null;
+        "events": (string)[] | null;
+        "description": string | null;
+        "enabled": boolean | null;
+        "disabled_reason": string | null;
+        "failing_since": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+      };
+      "webhook_endpoint_list": {
+        "items": (Database["public"]["CompositeTypes"]["webhook_endpoint"])[] | null;
+      };
       "webhook_event": {
         "id": string | null;
         "received_at": string | null;
@@ -1848,6 +2693,10 @@ export type Database = {
       "webhook_event_page": {
         "items": (Database["public"]["CompositeTypes"]["webhook_event"])[] | null;
         "next_cursor": string | null;
+      };
+      "webhook_queued": {
+        "event_id": string | null;
+        "queued": number | null;
       };
       "withdrawal": {
         "id": string | null;

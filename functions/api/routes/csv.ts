@@ -625,6 +625,10 @@ function templateRows(dialect: DialectName): unknown[][] {
     window_start: at("14"),
     window_end: at("18"),
     external_id: "PEDIDO-1001",
+    // Money at the door: R$ 57,50 in cash, change for a R$ 100,00 note.
+    "collect.amount": number(57.5),
+    "collect.method": "cash",
+    "collect.change_for": number(100),
   };
   return [[...IMPORT_COLUMNS], IMPORT_COLUMNS.map((name) => example[name])];
 }

@@ -357,6 +357,8 @@ export interface paths {
      * @description The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row (a delivery tomorrow afternoon, with its window), in the dialect asked for: `csv` (commas, decimal points, ISO 8601 windows) or `excel-br` (UTF-8 with a byte order mark, semicolons, decimal commas, windows as `dd/mm/aaaa HH:mm` in São Paulo), ready to open in a spreadsheet, fill in and send. Empty coordinates are geocoded from the address; `payment_method` empty or `invoice`.
      *
      *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
      */
     get: operations["getDeliveriesImportTemplate"];
     put?: never;
@@ -378,7 +380,7 @@ export interface paths {
     put?: never;
     /**
      * Create deliveries from a CSV file
-     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons: the `excel-br` dialect of the export, a byte order mark included, is read as it is written), coordinates may have a decimal comma, windows are ISO 8601 with an offset or `dd/mm/aaaa HH:mm` in São Paulo time (a window in neither form is refused naming both), `payment_method` may be `Fatura`, a text cell an export escaped with a leading apostrophe is read without it, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe. GET /api/v1/deliveries/import/template gives the header and an example row in either dialect.
+     * @description The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the columns as the body of POST /api/v1/deliveries names its fields (origin_address, origin.lat, origin.lng, destination_address, destination.lat, destination.lng, payment_method, recipient_name, recipient_phone, recipient_email, notes, driver_id, window_start, window_end, external_id, collect.amount, collect.method, collect.change_for), then at most 5000 rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves semicolons: the `excel-br` dialect of the export, a byte order mark included, is read as it is written), coordinates may have a decimal comma, windows are ISO 8601 with an offset or `dd/mm/aaaa HH:mm` in São Paulo time (a window in neither form is refused naming both), `payment_method` may be `Fatura`, a text cell an export escaped with a leading apostrophe is read without it, empty cells are left out, blank rows are ignored, and the columns of an export that the create body does not have (id, status, ...) are ignored; any other column is 400. Each row is checked as POST /api/v1/deliveries checks its body and created through the same path; a refused row is reported in `errors` with its row number as a spreadsheet shows it (the header is row 1), what is wrong in words (`detail`) and, for a cell that is wrong, as validation items (`items`); the others are created. A file that cannot be read as a whole is 400, its item's `type` naming why (`csv_unreadable`, `csv_not_utf8`, `csv_no_header`, `csv_unknown_columns`, `csv_missing_column`, `csv_too_many_rows`). A row whose `external_id` the company already has is skipped, so a file can be uploaded again: give every row an external_id to make that safe. GET /api/v1/deliveries/import/template gives the header and an example row in either dialect.
      *
      *     **Payment**: imported deliveries are invoice deliveries (`payment_method` empty or `invoice`); a `pix` row is refused, because each Pix delivery charges its own client at the gateway (three gateway calls, and a QR code to send that client): create those one at a time with POST /api/v1/deliveries.
      *
@@ -477,6 +479,8 @@ export interface paths {
      * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. Moving an unpaid Pix delivery's ends is refused (422: cancel it and create it again, so that its client is charged the new price) in this version. Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     patch: operations["patchDeliveriesById"];
     trace?: never;
@@ -588,13 +592,37 @@ export interface paths {
     put?: never;
     /**
      * Complete a delivery in progress
-     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again.
+     * @description in_progress → completed, by the driver who took it. The driver's wallet is credited price * driver_share (the share in force when the delivery was created), rounded to cents, as one ledger entry. Proof of delivery: before completing, the driver uploads a photo and/or the recipient's signature with supabase-js Storage to the private bucket `delivery-proofs`, as `{company_id}/{delivery_id}/photo.{ext}` and `{company_id}/{delivery_id}/signature.{ext}` (images only: JPEG, PNG or WebP, at most 5 MB; each once); completion attaches them, with the optional `note`. When the company requires a proof (PUT /api/v1/companies/me/proof-requirements) and it is missing: 422 naming it. The name's extension must be the uploaded type's (`.jpg` or `.jpeg` for image/jpeg, `.png`, `.webp`), and the ids written as UUIDs are (lower case, 8-4-4-4-12). Completion reads the first bytes of each uploaded proof: one that is not the image its name says is removed and the completion refused (422 naming it), so that the driver can upload it again. Money at the door: a delivery with `collect` requires `collected` (422 without it); cash collected is written to the driver's cash ledger. Handover code: when the company requires one (`handover_code` in the proof requirements), the recipient's 4-digit `code` is required: without it or wrong, 422 (a wrong one is counted even so); after 5 wrong codes every completion is 423 until a manager completes the delivery with POST /api/v1/deliveries/{id}/complete-override.
      *
      *     Roles: the set `drivers`.
      *
      *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdComplete"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/deliveries/{id}/complete-override": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Complete a delivery whose handover code could not be given
+     * @description in_progress → completed by a manager, with a reason, for a delivery that waits for the recipient's handover code (after 5 wrong codes it is locked: 423 to its driver). The driver is credited as on completion; a delivery with `collect` requires `collected` as completion does. A delivery waiting for no code: 422.
+     *
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    post: operations["postDeliveriesByIdCompleteOverride"];
     delete?: never;
     options?: never;
     head?: never;
@@ -663,6 +691,8 @@ export interface paths {
      * @description The company takes a delivery back from its driver, with the reason. `accepted` (not picked up yet): `then` `redispatch` (the default) puts it back to `pending`, nobody's, dispatched again as a new pending delivery is (offered to the drivers, or to dispatch's next round); `cancel` cancels it (`cancel_reason` the reason; a Pix delivery, paid before it was accepted, then shows `refund_due`: POST /refund). `in_progress` (picked up): `returning`, the driver brings the goods back to the origin whatever `then` says, then POST /api/v1/deliveries/{id}/return. The driver who had it gets `delivery_recalled` on `driver:{driver_id}` (the delivery as drivers read it, with `recall_reason`). Any other state: 422.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdRecall"];
     delete?: never;
@@ -685,6 +715,8 @@ export interface paths {
      * @description returning → returned, by the driver who has it, once the goods are back at the origin: terminal, and the driver is credited as for a completion (price * driver_share, one ledger entry, once). Another driver's delivery is 404; any other state 422.
      *
      *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdReturn"];
     delete?: never;
@@ -707,6 +739,8 @@ export interface paths {
      * @description For a cancelled Pix delivery whose payment was received (`refund_due`): the gateway is asked to refund the whole payment (`POST /v3/payments/{id}/refund`). It answers with the payment: `REFUNDED` (`refund_status` `refunded`, payment_status `refunded`, `refund_due` false at once) or a refund on its way (`refund_status` `requested`; the gateway's PAYMENT_REFUNDED then sets `refunded` and clears `refund_due`). Retrying is safe, with its `Idempotency-Key` or without: a refund the gateway already took (its answer lost, or asked before) is read back from the gateway instead of being asked twice, so a payment is refunded once. When the gateway fails (502), nothing is recorded. Already refunded: 200 with the delivery, the gateway not asked.
      *
      *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
      */
     post: operations["postDeliveriesByIdRefund"];
     delete?: never;
@@ -1103,6 +1137,246 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/routes/plan": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Plan routes for the day
+     * @description Each delivery is a pickup at its origin and a drop-off at its destination, the pickup first, on one route. Without `delivery_ids`, every `pending` delivery of the company that is in no route and whose window (if any) meets `date`. Each driver's route leaves from `start` (default: its last position) at `shift_start` (default now), ends at `end` (default: its last stop) by `shift_end` (default the end of the day), and carries at most `capacity` units (default its vehicle's) at any moment. Every route keeps every window (arrival at a drop-off no later than its `window_end`, waiting allowed before `window_start`), the capacity, the pickup before its drop-off and the shift; what cannot be served is `unassigned`, with a reason where one can be told. The matrix comes from one call to the routing service's table; the plan from VROOM when OPTIMIZATION_URL is set (VROOM down, failing, answering an invalid plan or slower than the budget: the built-in planner, with `engine_error`), else from the built-in planner, in `max_seconds`. The routes are drafts: the deliveries stay pending until publish. Beyond 5 s the plan runs as a job: 202 with `Location: /api/v1/route-plans/{id}`, followed there and by `plan_progress` on `company:{company_id}`.
+     *
+     *     Roles: the set `route_managers`.
+     *
+     *     API keys: with the scope `routes:write` (rate limited per company; RateLimit-* headers).
+     */
+    post: operations["postRoutesPlan"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/route-plans/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A plan running as a job
+     * @description `running` with its `progress`, then `done` with `result` (the answer of a plan within the request) or `failed` with `error`.
+     *
+     *     Roles: the set `route_managers`.
+     *
+     *     API keys: with the scope `routes:write` (rate limited per company; RateLimit-* headers).
+     */
+    get: operations["getRoutePlansById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}/stops": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Put a route's stops in a new order
+     * @description The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise 422). A stop may come from another draft route of the company (its delivery leaves that route), or be a `pending` delivery in no route. A draft or published route; in a published one a delivery that joins is assigned to the driver at once, none may leave (422: cancel the route), and the driver gets `route_updated`. The route is timed again from its start with one routing table call and answered with the `violations` the new order has (`window`, `capacity`, `order`, `shift`): a route with violations may still be published.
+     *
+     *     Roles: the set `route_managers`.
+     *
+     *     API keys: with the scope `routes:write` (rate limited per company; RateLimit-* headers).
+     */
+    put: operations["putRoutesByIdStops"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}/publish": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Publish a draft route to its driver
+     * @description Every delivery of the route is assigned to its driver (`accepted`, as POST /deliveries/{id}/assign does), in the route's order; a route is one unit of work, so `max_active_per_driver` does not limit it. The driver gets `route_published` (the route) on `driver:{driver_id}`. From then on its stops follow the driver: `start` marks a pickup done, `complete` or `fail` its drop-off; the route is `in_progress` from its first stop done and `completed` when no stop is pending.
+     *
+     *     Roles: the set `route_managers`.
+     *
+     *     API keys: with the scope `routes:write` (rate limited per company; RateLimit-* headers).
+     */
+    post: operations["postRoutesByIdPublish"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}/cancel": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a route
+     * @description A draft, published or in-progress route. Its deliveries not yet picked up (`accepted`) go back to `pending`, nobody's, to be planned or dispatched again; those picked up stay with the driver. Its pending stops are `skipped`; the driver gets `route_updated`.
+     *
+     *     Roles: the set `route_managers`.
+     *
+     *     API keys: with the scope `routes:write` (rate limited per company; RateLimit-* headers).
+     */
+    post: operations["postRoutesByIdCancel"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List routes, newest first
+     * @description Owners and admins list the company's routes; a driver its own, once published.
+     *
+     *     Roles: the set `route_readers`.
+     *
+     *     API keys: with the scope `routes:read` (rate limited per company; RateLimit-* headers).
+     */
+    get: operations["getRoutes"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/routes/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * One route with its stops
+     * @description Owners and admins: any route of the company; a driver: its own, once published. Anything else 404.
+     *
+     *     Roles: the set `route_readers`.
+     *
+     *     API keys: with the scope `routes:read` (rate limited per company; RateLimit-* headers).
+     */
+    get: operations["getRoutesById"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/drivers/{id}/cash": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A driver's cash: what is owed to the company
+     * @description The driver's cash ledger, as wallets are one: every cash payment collected at the door is owed by the driver to the company until handed in (POST /api/v1/drivers/{id}/cash-settlements). `outstanding` is the sum of the entries, which are never changed or removed. Card payments are shown apart. The company's owner and admins; a driver for themself (another driver: 404).
+     *
+     *     Roles: the set `withdrawal_readers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getDriversByIdCash"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/drivers/{id}/cash-settlements": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Record cash a driver handed in
+     * @description Appends a settlement to the driver's cash ledger. More than what is outstanding is 422: the database checks it under the driver's lock, so settlements sent at once never exceed it together. Retried with its Idempotency-Key, recorded once.
+     *
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    post: operations["postDriversByIdCashSettlements"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/cash/summary": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The company's cash of a day, one line per driver
+     * @description The end of the day at the door, days in America/Sao_Paulo (default: today): per driver, cash collected, card payments, cash handed in, what is outstanding at the day's end and how many deliveries collected another amount than asked; only drivers with something to show. This is the cash report: run it for each day of a range for cash per day and per driver. `?format=csv`: the same lines as `text/csv` (columns driver_id, name, collected, card_collected, settled, outstanding, deliveries, mismatches).
+     *
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getCashSummary"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/api-keys": {
     parameters: {
       query?: never;
@@ -1371,6 +1645,8 @@ export interface components {
       };
       /** Format: date-time */
       created_at: string;
+      /** @description The company's CNPJ (numeric, or alphanumeric since July 2026), upper case without punctuation; null when not given at registration. */
+      document: string | null;
     };
     DriverLocation: {
       /** Format: uuid */
@@ -1418,6 +1694,14 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      vehicle: components["schemas"]["Vehicle"];
+    };
+    /** @description The driver's vehicle (routes). `capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, car 20, van 100. A driver without a vehicle of its own drives a car. */
+    Vehicle: {
+      /** @enum {string} */
+      type: "bike" | "moto" | "car" | "van";
+      plate: string | null;
+      capacity: number;
     };
     Prices: {
       /** @description BRL as a JSON number with at most 2 decimal places */
@@ -1602,6 +1886,36 @@ export interface components {
        * @description For a driver holding a live offer of this delivery: when the offer expires (accept or decline before). Null for everyone else.
        */
       offer_expires_at: string | null;
+      /** @description Units it takes in a vehicle (routes: a vehicle's capacity is in units). */
+      size: number;
+      /** @description Seconds spent at the drop-off (routes time it; a pickup takes 60). */
+      service_s: number;
+      /** @description Money at the door: what the driver collects from the recipient (cash or card), shown to drivers before they accept (in lists and offers) and at the door; completion then requires `collected`. Null: nothing to collect. */
+      collect: {
+        /** @description What the driver collects from the recipient. */
+        amount: number;
+        /**
+         * @description cash, or card on the driver's card machine.
+         * @enum {string}
+         */
+        method: "cash" | "card";
+        /** @description Cash only: the note the recipient pays with (the driver brings change). */
+        change_for: number | null;
+        /** @description change_for − amount: the change the driver brings; null without change_for. */
+        change_due: number | null;
+      } | null;
+      /** @description What the driver reported collecting on completion, as reported (cash is then owed by the driver to the company: GET /api/v1/drivers/{id}/cash; card moves no cash). */
+      collected: {
+        /** @description BRL as a JSON number with at most 2 decimal places */
+        amount: number;
+        /**
+         * @description cash, or card on the driver's card machine.
+         * @enum {string}
+         */
+        method: "cash" | "card";
+      } | null;
+      /** @description True when the amount collected differs from the amount to collect: the company's attention. */
+      collect_mismatch: boolean;
       /** @description Why the company recalled it (POST /api/v1/deliveries/{id}/recall), if it did. */
       recall_reason: string | null;
       /**
@@ -1648,10 +1962,10 @@ export interface components {
     };
     DispatchSettings: {
       /**
-       * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above.
+       * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above. `routes`: the delivery is inserted where it adds the least duration into a published or in-progress route of an online driver, keeping every window, capacity and stop already done; it is then that driver's (`accepted`), who gets `route_updated` (the route); where no route can take it, unassigned as above.
        * @enum {string}
        */
-      mode: "broadcast" | "offer" | "auto";
+      mode: "broadcast" | "offer" | "auto" | "routes";
       /** @description How long an offer stays open, in seconds (10 to 600). */
       offer_timeout_s: number;
       /** @description How many drivers are offered a delivery at once (1 to 20). */
@@ -1678,7 +1992,7 @@ export interface components {
       /** @description The delivery's attempt (see `attempts`): a reopened delivery starts again. */
       attempt: number;
       /** @enum {string} */
-      mode: "offer" | "auto";
+      mode: "offer" | "auto" | "routes";
       /** Format: date-time */
       ranked_at: string;
       /**
@@ -1840,9 +2154,11 @@ export interface components {
       } | null;
       /**
        * Format: date-time
-       * @description Expected arrival, while in progress, once the routing service has measured it.
+       * @description Expected arrival, while in progress, once the routing service has measured it; while the delivery is in a published or in-progress route, its drop-off's arrival as the route times it.
        */
       eta_at: string | null;
+      /** @description While the delivery is in a published or in-progress route: how many drop-offs still pending come before this one; null otherwise. */
+      stops_before: number | null;
       /** @description Metres by road still to go, while in progress. */
       remaining_m: number | null;
       /**
@@ -1860,6 +2176,8 @@ export interface components {
       completed_at: string | null;
       /** Format: date-time */
       cancelled_at: string | null;
+      /** @description The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the delivery is delivered; null otherwise. Never shown to the driver. */
+      handover_code: string | null;
       /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
       realtime_topic: string;
     };
@@ -1870,6 +2188,11 @@ export interface components {
       signature: boolean;
       /** @description Completing must carry a note. */
       note: boolean;
+      /**
+       * @description Each delivery created from now on gets a 4-digit code, given to the recipient (GET /api/v1/track/{token}, the messages) and never to the driver: completing must carry it (`code`), 423 after 5 wrong ones until a manager's complete-override. Omitted in a PUT: false.
+       * @default false
+       */
+      handover_code: boolean;
     };
     NotificationSettings: {
       events: ("created" | "started" | "nearby" | "completed" | "failed")[];
@@ -1932,6 +2255,221 @@ export interface components {
       failed: number;
       /** @description The prices of that day's completed deliveries. */
       revenue: number;
+    };
+    RoutePlanResult: {
+      /** @description Draft routes (`status: "draft"`); their deliveries stay `pending` until publish. */
+      routes: components["schemas"]["Route"][];
+      unassigned: {
+        /** Format: uuid */
+        delivery_id: string;
+        /**
+         * @description `window`: no driver can arrive in time; `capacity`: bigger than every vehicle; `shift`: no driver's shift is long enough; `unreachable`: the routing service finds no road; null: it did not fit with the rest.
+         * @enum {string|null}
+         */
+        reason: "window" | "capacity" | "shift" | "unreachable" | null;
+      }[];
+      /** @enum {string} */
+      engine: "vroom" | "builtin";
+      /** @description Why VROOM's plan was not used, when OPTIMIZATION_URL is set. */
+      engine_error?: string;
+      /** @description Time spent planning, the routing table call included. */
+      computed_ms: number;
+    };
+    Route: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      company_id: string;
+      /** @enum {string} */
+      status: "draft" | "published" | "in_progress" | "completed" | "cancelled";
+      /** Format: uuid */
+      driver_id: string;
+      start: {
+        lat: number;
+        lng: number;
+      };
+      /** @description Where the route must end; null for an open route (it ends at its last stop). */
+      end: {
+        lat: number;
+        lng: number;
+      } | null;
+      /**
+       * Format: date-time
+       * @description When the route leaves (the shift's start).
+       */
+      starts_at: string;
+      /**
+       * Format: date-time
+       * @description When its last stop is planned to be done.
+       */
+      ends_at: string;
+      /** Format: date-time */
+      shift_end: string;
+      /** @description Units the vehicle carries at most at any moment. */
+      capacity: number;
+      distance_m: number;
+      /** @description Travel, waiting and service, from the start to the last stop (or the end). */
+      duration_s: number;
+      /** @enum {string} */
+      engine: "vroom" | "builtin";
+      /** @description What the route's order breaks, as last timed (empty for a planned one). */
+      violations: components["schemas"]["RouteViolation"][];
+      stops: components["schemas"]["RouteStop"][];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** Format: date-time */
+      published_at: string | null;
+    };
+    RouteViolation: {
+      /** @description The stop where it shows. */
+      seq: number;
+      /** @enum {string} */
+      kind: "window" | "capacity" | "order" | "shift";
+      detail: string;
+    };
+    RouteStop: {
+      /** @description 1, 2, ... in the route's order. */
+      seq: number;
+      /** Format: uuid */
+      delivery_id: string;
+      /**
+       * @description `pickup` at the delivery's origin, `dropoff` at its destination (always after its pickup).
+       * @enum {string}
+       */
+      kind: "pickup" | "dropoff";
+      lat: number;
+      lng: number;
+      address: string;
+      /**
+       * Format: date-time
+       * @description When the route arrives, as timed when it was planned or last changed.
+       */
+      arrival_at: string | null;
+      /** Format: date-time */
+      window_start: string | null;
+      /**
+       * Format: date-time
+       * @description The drop-off is due no later than this (waiting allowed before the start).
+       */
+      window_end: string | null;
+      /**
+       * @description `done`: the driver started (pickup) or completed (drop-off) the delivery; `failed`: the drop-off failed; `skipped`: the delivery left the route (cancelled, or the route was cancelled).
+       * @enum {string}
+       */
+      status: "pending" | "done" | "failed" | "skipped";
+      /** @description The recipient, on a drop-off. */
+      recipient_name: string | null;
+      size: number;
+      /** @description Seconds at the drop-off. */
+      service_s: number;
+    };
+    RoutePlanJob: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: "running" | "done" | "failed";
+      /** @description 0 to 1. */
+      progress: number;
+      /** @description Once done: the answer a plan within the request gives. */
+      result: {
+        /** @description Draft routes (`status: "draft"`); their deliveries stay `pending` until publish. */
+        routes: components["schemas"]["Route"][];
+        unassigned: {
+          /** Format: uuid */
+          delivery_id: string;
+          /**
+           * @description `window`: no driver can arrive in time; `capacity`: bigger than every vehicle; `shift`: no driver's shift is long enough; `unreachable`: the routing service finds no road; null: it did not fit with the rest.
+           * @enum {string|null}
+           */
+          reason: "window" | "capacity" | "shift" | "unreachable" | null;
+        }[];
+        /** @enum {string} */
+        engine: "vroom" | "builtin";
+        /** @description Why VROOM's plan was not used, when OPTIMIZATION_URL is set. */
+        engine_error?: string;
+        /** @description Time spent planning, the routing table call included. */
+        computed_ms: number;
+      } | null;
+      /** @description Once failed: why. */
+      error: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    DriverCash: {
+      /** Format: uuid */
+      driver_id: string;
+      /** @description What the driver owes the company: collected − settled (the sum of the entries). */
+      outstanding: number;
+      /** @description Cash collected at deliveries, in all. */
+      collected: number;
+      /** @description Cash handed in, in all. */
+      settled: number;
+      /** @description Paid by card at the door, in all: apart, it moves no cash. */
+      card_collected: number;
+      /** @description The latest entries, newest first (`limit`, default 100). */
+      entries: components["schemas"]["CashEntry"][];
+    };
+    CashEntry: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      driver_id: string;
+      /**
+       * @description collected: cash the driver took at a delivery (owed to the company); settlement: cash handed in.
+       * @enum {string}
+       */
+      kind: "collected" | "settlement";
+      /** @description Signed: collected positive, a settlement negative (BRL, 2 decimals). */
+      amount: number;
+      /** Format: uuid */
+      delivery_id: string | null;
+      note: string | null;
+      /**
+       * Format: uuid
+       * @description Who recorded it: the driver completing, the manager receiving the cash.
+       */
+      created_by: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    CashSettlement: {
+      /** Format: uuid */
+      id: string;
+      /** Format: uuid */
+      driver_id: string;
+      /** @description BRL as a JSON number with at most 2 decimal places */
+      amount: number;
+      note: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @description What the driver still owes after it. */
+      outstanding: number;
+    };
+    CashSummary: {
+      /** Format: date */
+      date: string;
+      items: components["schemas"]["CashSummaryLine"][];
+    };
+    CashSummaryLine: {
+      /** Format: uuid */
+      driver_id: string;
+      name: string;
+      /** @description Cash collected that day. */
+      collected: number;
+      /** @description Paid by card that day (no cash). */
+      card_collected: number;
+      /** @description Cash handed in that day. */
+      settled: number;
+      /** @description What the driver owed at the end of that day. */
+      outstanding: number;
+      /** @description Deliveries completed that day that collected (cash or card). */
+      deliveries: number;
+      /** @description Of those, how many collected another amount than asked. */
+      mismatches: number;
     };
     NewApiKey: {
       /** Format: uuid */
@@ -2194,6 +2732,8 @@ export interface operations {
           /** Format: email */
           email: string;
           password: string;
+          /** @description The company's CNPJ: a CNPJ: 14 characters, the first 12 digits or letters (12.ABC.345/01DE-35 since July 2026) and 2 check digits, with or without punctuation, lower case accepted. Stored upper case without punctuation. */
+          document?: string | null;
         };
       };
     };
@@ -2798,6 +3338,13 @@ export interface operations {
           email: string;
           password: string;
           phone?: string | null;
+          /** @description A field left out keeps its value. `capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, car 20, van 100. A driver without a vehicle of its own drives a car. */
+          vehicle?: {
+            /** @enum {string} */
+            type?: "bike" | "moto" | "car" | "van";
+            plate?: string;
+            capacity?: number;
+          };
         };
       };
     };
@@ -2982,6 +3529,13 @@ export interface operations {
           name?: string;
           phone?: string;
           active?: boolean;
+          /** @description A field left out keeps its value. `capacity` is in units (a delivery's `size`, 1 by default); when not set, the type's: bike 4, moto 6, car 20, van 100. A driver without a vehicle of its own drives a car. */
+          vehicle?: {
+            /** @enum {string} */
+            type?: "bike" | "moto" | "car" | "van";
+            plate?: string;
+            capacity?: number;
+          };
         };
       };
     };
@@ -3588,7 +4142,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4005,7 +4559,7 @@ export interface operations {
           /** @description The client who pays the Pix charge; required for payment_method pix. */
           customer?: {
             name: string;
-            /** @description The client's CPF (11 digits) or CNPJ (14 digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81); its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored as digits. */
+            /** @description The client's CPF (11 digits) or CNPJ (14 characters: 12 digits or upper-case letters, then 2 check digits), with or without its punctuation (529.982.247-25, 11.222.333/0001-81, 12.ABC.345/01DE-35), lower case accepted; its check digits are verified and numbers of one repeated digit (111.111.111-11) refused. Stored upper case without punctuation. */
             document: string;
             /** Format: email */
             email?: string | null;
@@ -4029,6 +4583,22 @@ export interface operations {
           window_end?: string | null;
           /** @description The company's own reference (an order number): a second delivery with it is 409, naming the first. */
           external_id?: string | null;
+          /** @description Units it takes in a vehicle; default 1. */
+          size?: number | null;
+          /** @description Seconds at the drop-off; default 120. */
+          service_s?: number | null;
+          /** @description Money at the door, with any payment method: what the driver collects from the recipient (the goods, the fee), in cash or by card. The driver sees it, and the change to bring, before accepting. */
+          collect?: {
+            /** @description BRL as a JSON number with at most 2 decimal places */
+            amount: number;
+            /**
+             * @description cash, or card on the driver's card machine.
+             * @enum {string}
+             */
+            method: "cash" | "card";
+            /** @description Cash only: the note the recipient will pay with (e.g. 100.00): the driver brings change_for − amount. */
+            change_for?: number | null;
+          } | null;
         };
       };
     };
@@ -4240,7 +4810,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -4758,6 +5328,18 @@ export interface operations {
       content: {
         "application/json": {
           note?: string | null;
+          /** @description What the driver collected at the door: required when the delivery has `collect` (422 without it). A different amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the company (GET /api/v1/drivers/{id}/cash); card moves no cash. */
+          collected?: {
+            /** @description BRL as a JSON number with at most 2 decimal places */
+            amount: number;
+            /**
+             * @description cash, or card on the driver's card machine.
+             * @enum {string}
+             */
+            method: "cash" | "card";
+          } | null;
+          /** @description The recipient's handover code, when the company requires one. */
+          code?: string | null;
         } | null;
       };
     };
@@ -4836,8 +5418,17 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The delivery's state does not allow this move, a required proof is missing (named), or an uploaded proof is not the image its name says (named, and removed); or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      /** @description The delivery's state does not allow this move, a required proof is missing (named), an uploaded proof is not the image its name says (named, and removed), `collected` is missing, or the handover code is missing or wrong; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description 5 wrong handover codes were tried: only a manager's complete-override completes it now */
+      423: {
         headers: {
           [name: string]: unknown;
         };
@@ -4847,6 +5438,132 @@ export interface operations {
       };
       /** @description Storage could not be asked for the uploaded proof */
       502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDeliveriesByIdCompleteOverride: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          reason: string;
+          /** @description What the driver collected at the door: required when the delivery has `collect` (422 without it). A different amount is recorded as reported and flagged (`collect_mismatch`). Cash collected is owed by the driver to the company (GET /api/v1/drivers/{id}/cash); card moves no cash. */
+          collected?: {
+            /** @description BRL as a JSON number with at most 2 decimal places */
+            amount: number;
+            /**
+             * @description cash, or card on the driver's card machine.
+             * @enum {string}
+             */
+            method: "cash" | "card";
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description The completed delivery */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Delivery"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such delivery in the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not in progress, waiting for no handover code, or `collected` missing; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -5132,7 +5849,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5242,7 +5959,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5341,7 +6058,7 @@ export interface operations {
           "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
         };
       };
-      /** @description Missing, invalid or expired token */
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
       401: {
         headers: {
           [name: string]: unknown;
@@ -5504,10 +6221,10 @@ export interface operations {
       content: {
         "application/json": {
           /**
-           * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above.
+           * @description `broadcast` (the default): a pending delivery is shown to every driver of the company at once (`delivery_available`), and the first to accept takes it. `offer`: the best `offer_batch` eligible drivers get an offer (`delivery_offered` on `driver:{driver_id}`), which only they see and may accept, for `offer_timeout_s`; a decline or the deadline passes it to the next batch; once no eligible driver is left (an attempt is offered to the 20 nearest eligible drivers at most), it is shown to every driver as in broadcast and flagged `dispatch_status: "unassigned"`. `auto`: the best eligible driver still below its limit is assigned at once (as POST /deliveries/{id}/assign; `delivery_updated` to the driver); nobody: unassigned, as above. `routes`: the delivery is inserted where it adds the least duration into a published or in-progress route of an online driver, keeping every window, capacity and stop already done; it is then that driver's (`accepted`), who gets `route_updated` (the route); where no route can take it, unassigned as above.
            * @enum {string}
            */
-          mode?: "broadcast" | "offer" | "auto";
+          mode?: "broadcast" | "offer" | "auto" | "routes";
           /** @description How long an offer stays open, in seconds (10 to 600). */
           offer_timeout_s?: number;
           /** @description How many drivers are offered a delivery at once (1 to 20). */
@@ -6905,6 +7622,965 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ReportSummary"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postRoutesPlan: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description Default: every pending delivery of the company in no route whose window (if any) meets `date`. */
+          delivery_ids?: string[];
+          /**
+           * Format: date
+           * @description A São Paulo day; default today.
+           */
+          date?: string;
+          drivers: {
+            /** Format: uuid */
+            driver_id: string;
+            /** @description Where the route leaves from; default the driver's last position. */
+            start?: {
+              lat: number;
+              lng: number;
+            };
+            /** @description Where it must end; default none (an open route). */
+            end?: {
+              lat: number;
+              lng: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @description Default now (or the start of `date` when later).
+             */
+            shift_start?: string;
+            /**
+             * Format: date-time
+             * @description Default the end of `date` (São Paulo).
+             */
+            shift_end?: string;
+            /** @description Default the driver's vehicle's. */
+            capacity?: number;
+          }[];
+          /** @description The optimizer's time (default 1.5, at most 60). Beyond 5 s the plan runs as a job: 202. */
+          max_seconds?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description The draft routes */
+      201: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RoutePlanResult"];
+        };
+      };
+      /** @description Running as a job */
+      202: {
+        headers: {
+          /** @description /api/v1/route-plans/{id} */
+          Location?: string;
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "running";
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A driver or delivery of another company, or none */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A named delivery is already in a route (named), or was put in one while planning; or a request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A named delivery is not pending, a driver is deactivated or has no position to start from; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The routing service gave no table */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getRoutePlansById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The job */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RoutePlanJob"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No plan of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  putRoutesByIdStops: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          stops: {
+            /** Format: uuid */
+            delivery_id: string;
+            /** @enum {string} */
+            kind: "pickup" | "dropoff";
+          }[];
+        };
+      };
+    };
+    responses: {
+      /** @description The route, timed, with its violations */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No route of the company, or a delivery of another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A delivery is in a published route */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A pickup after its drop-off (named), a stop without its pair or twice, a delivery that is not pending or would leave a published route, or a route that is no longer a draft or published */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The routing service gave no table */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postRoutesByIdPublish: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The route */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No route of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A delivery was taken, cancelled or moved meanwhile (named), or the driver already has a live route; or a request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The route is not a draft, has no stops, or its driver is deactivated; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postRoutesByIdCancel: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The route */
+      200: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No route of the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The route is completed or cancelled already; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getRoutes: {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        /** @description Routes that run on this São Paulo day. */
+        date?: string;
+        status?: "draft" | "published" | "in_progress" | "completed" | "cancelled";
+        driver_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["Route"][];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getRoutesById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The route */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Route"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not a route the caller sees */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDriversByIdCash: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The driver's cash */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DriverCash"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such driver */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postDriversByIdCashSettlements: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          /** @description BRL as a JSON number with at most 2 decimal places */
+          amount: number;
+          note?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Recorded */
+      201: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CashSettlement"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such driver in the company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description More than what the driver owes; or the Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getCashSummary: {
+    parameters: {
+      query?: {
+        /** @description The day (YYYY-MM-DD); today in São Paulo when omitted. */
+        date?: string;
+        format?: "json" | "csv";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The day's cash (JSON, or CSV with format=csv) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CashSummary"];
         };
       };
       /** @description Malformed request: the body, query or path failed validation */
