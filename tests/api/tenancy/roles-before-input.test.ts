@@ -16,7 +16,7 @@ interface Operation {
   method: string;
   path: string;
   roles: string[];
-  parameters: { name: string; in: string }[];
+  parameters: { name: string; in: string; schema?: { enum?: unknown[]; format?: string; type?: string } }[];
   hasBody: boolean;
   /** The body's media type: JSON, or a CSV upload. */
   bodyType: string | undefined;
@@ -44,12 +44,20 @@ beforeAll(async () => {
 
 type Input = "empty" | "malformed";
 
+/** Whether a query parameter has a type that "bogus" does not satisfy (an enum, a format, a number or a boolean). */
+const isTyped = (p: Operation["parameters"][number]) =>
+  Boolean(p.schema?.enum || p.schema?.format || ["integer", "number", "boolean"].includes(p.schema?.type ?? ""));
+
 /** The request of an operation with an empty input (real-looking ids, `{}`), or a malformed one. */
 function request(op: Operation, input: Input) {
   const malformed = input === "malformed";
   const path = op.path.replace(/\{\w+\}/g, () => (malformed ? "not-a-uuid" : crypto.randomUUID()));
+  // The usual malformed parameters, and every other typed query parameter the operation declares (an enum, a
+  // format such as a date or a uuid, a number) set to "bogus"; free text is left out, where "bogus" is valid.
+  const usual: Record<string, string> = { limit: "0", cursor: "", status: "bogus", from: "not-a-day" };
+  const typed = op.parameters.filter((p) => p.in === "query" && !(p.name in usual) && isTyped(p));
   const query = op.parameters.some((p) => p.in === "query") && malformed
-    ? "?limit=0&cursor=&status=bogus&from=not-a-day"
+    ? `?${new URLSearchParams({ ...usual, ...Object.fromEntries(typed.map((p) => [p.name, "bogus"])) })}`
     : "";
   // A body of the operation's own media type: a JSON body cut short, or a CSV file whose quote never closes.
   const csv = op.bodyType === "text/csv";
