@@ -11,20 +11,43 @@
 create extension if not exists pg_net with schema extensions;
 create extension if not exists pg_cron with schema pg_catalog;
 
+-- Section: calling an Edge Function
+
+-- The one way the database calls an Edge Function: a POST of `{}` through pg_net (sent after the commit) to
+-- {project_url}/functions/v1/{path} with the service role key, both read from Vault. False, and no call, when
+-- Vault lacks either secret, or when `unless_queued` and a call to the same path still waits in pg_net's queue.
+create function private.call_function(path text, unless_queued boolean default false)
+returns boolean
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  project_url text := (select s.decrypted_secret from vault.decrypted_secrets s where s.name = 'project_url');
+  service_key text := (select s.decrypted_secret from vault.decrypted_secrets s where s.name = 'service_role_key');
+  target text := project_url || '/functions/v1/' || call_function.path;
+begin
+  if project_url is null or service_key is null
+     or (call_function.unless_queued and exists (select from net.http_request_queue q where q.url = target)) then
+    return false;
+  end if;
+  perform net.http_post(
+    url := target,
+    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || service_key),
+    body := '{}'::jsonb,
+    timeout_milliseconds := 30000);
+  return true;
+end;
+$$;
+comment on function private.call_function(text, boolean) is 'Calls an Edge Function of the project through pg_net after the commit, as the service role (Vault''s project_url and service_role_key).';
+
 -- Section: jobs
 
 -- Reconciliation (docs/state-machines.md, Withdrawal and Payment): every 5
 -- minutes the gateway-webhook function asks the gateway about every withdrawal
 -- whose state only the gateway can tell, before it releases anything, and about
 -- every delivery still awaiting a payment charged more than 10 minutes ago.
-select cron.schedule('reconcile-with-gateway', '*/5 * * * *', $$
-  select net.http_post(
-    url := (select decrypted_secret from vault.decrypted_secrets where name = 'project_url') || '/functions/v1/gateway-webhook/reconcile',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization',
-      'Bearer ' || (select decrypted_secret from vault.decrypted_secrets where name = 'service_role_key')),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000)
-$$);
+select cron.schedule('reconcile-with-gateway', '*/5 * * * *', $$select private.call_function('gateway-webhook/reconcile')$$);
 
 -- Every hour: cached address answers older than a day (02_brazil.sql, Section: address lookups).
 select cron.schedule('purge-address-lookups', '23 * * * *', 'select private.purge_address_lookups()');

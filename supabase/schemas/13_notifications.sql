@@ -224,23 +224,10 @@ language plpgsql
 security definer
 set search_path = ''
 as $$
-declare
-  project_url text;
-  service_key text;
 begin
-  if not exists (select from queued) then
-    return null;
+  if exists (select from queued) then
+    perform private.call_function('notifications/send');
   end if;
-  select decrypted_secret into project_url from vault.decrypted_secrets where name = 'project_url';
-  select decrypted_secret into service_key from vault.decrypted_secrets where name = 'service_role_key';
-  if project_url is null or service_key is null then
-    return null;
-  end if;
-  perform net.http_post(
-    url := project_url || '/functions/v1/notifications/send',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || service_key),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000);
   return null;
 end;
 $$;
@@ -569,12 +556,7 @@ grant execute on function public.erase_delivery_recipient(uuid) to authenticated
 -- Every minute, while any message is due (a retry whose backoff has passed, or
 -- one whose wake was lost), the notifications function is asked to send.
 select cron.schedule('send-notifications', '* * * * *', $$
-  select net.http_post(
-    url := (select decrypted_secret from vault.decrypted_secrets where name = 'project_url') || '/functions/v1/notifications/send',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization',
-      'Bearer ' || (select decrypted_secret from vault.decrypted_secrets where name = 'service_role_key')),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000)
+  select private.call_function('notifications/send')
   where exists (select from public.notifications n where n.status = 'queued' and n.next_attempt_at <= now())
 $$);
 

@@ -306,25 +306,12 @@ language plpgsql
 security definer
 set search_path = ''
 as $$
-declare
-  project_url text;
-  service_key text;
 begin
   if current_setting('dispatch.woken', true) = 'on' then
     return;
   end if;
   perform set_config('dispatch.woken', 'on', true);
-  select decrypted_secret into project_url from vault.decrypted_secrets where name = 'project_url';
-  select decrypted_secret into service_key from vault.decrypted_secrets where name = 'service_role_key';
-  if project_url is null or service_key is null
-     or exists (select from net.http_request_queue q where q.url = project_url || '/functions/v1/dispatch/run') then
-    return;
-  end if;
-  perform net.http_post(
-    url := project_url || '/functions/v1/dispatch/run',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || service_key),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000);
+  perform private.call_function('dispatch/run', unless_queued => true);
 end;
 $$;
 comment on function private.wake_dispatcher() is 'Asks the dispatch function, through pg_net after the commit, to run the rounds now due (once per transaction).';

@@ -644,23 +644,10 @@ language plpgsql
 security definer
 set search_path = ''
 as $$
-declare
-  project_url text;
-  service_key text;
 begin
-  if not exists (select from queued) then
-    return null;
+  if exists (select from queued) then
+    perform private.call_function('webhooks-out/send');
   end if;
-  select decrypted_secret into project_url from vault.decrypted_secrets where name = 'project_url';
-  select decrypted_secret into service_key from vault.decrypted_secrets where name = 'service_role_key';
-  if project_url is null or service_key is null then
-    return null;
-  end if;
-  perform net.http_post(
-    url := project_url || '/functions/v1/webhooks-out/send',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || service_key),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000);
   return null;
 end;
 $$;
@@ -931,20 +918,8 @@ language plpgsql
 security definer
 set search_path = ''
 as $$
-declare
-  project_url text;
-  service_key text;
 begin
-  select decrypted_secret into project_url from vault.decrypted_secrets where name = 'project_url';
-  select decrypted_secret into service_key from vault.decrypted_secrets where name = 'service_role_key';
-  if project_url is null or service_key is null then
-    return;
-  end if;
-  perform net.http_post(
-    url := project_url || '/functions/v1/webhooks-out/send',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization', 'Bearer ' || service_key),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000);
+  perform private.call_function('webhooks-out/send');
 end;
 $$;
 comment on function private.wake_webhook_sender_now() is 'Asks the webhooks-out function, through pg_net after the commit, to send what is due.';
@@ -982,12 +957,7 @@ grant execute on function public.send_test_webhook(uuid) to authenticated;
 -- Every minute, while any send is due (a retry whose wait is over, or one
 -- whose wake was lost), the webhooks-out function is asked to send.
 select cron.schedule('send-webhooks', '* * * * *', $$
-  select net.http_post(
-    url := (select decrypted_secret from vault.decrypted_secrets where name = 'project_url') || '/functions/v1/webhooks-out/send',
-    headers := jsonb_build_object('Content-Type', 'application/json', 'Authorization',
-      'Bearer ' || (select decrypted_secret from vault.decrypted_secrets where name = 'service_role_key')),
-    body := '{}'::jsonb,
-    timeout_milliseconds := 30000)
+  select private.call_function('webhooks-out/send')
   where exists (select from private.webhook_deliveries w where w.status = 'pending' and w.next_attempt_at <= now())
 $$);
 

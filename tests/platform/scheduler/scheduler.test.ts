@@ -315,8 +315,9 @@ describe("the scheduled job of the migrations", () => {
   test("runs verbatim: the reconcile call carries the project URL, the service role key and an empty body", async () => {
     const [before] =
       await db()`select jobid, schedule, command, active from cron.job where jobname = 'reconcile-with-gateway'`;
-    // The schema file that declares the job, unchanged (applying it again changes nothing else).
-    const migration = readFileSync(resolve(projectRoot, "supabase/schemas/10_jobs.sql"), "utf8");
+    // The job's statement as the schema file declares it, unchanged (scheduling it again changes nothing else).
+    const schema = readFileSync(resolve(projectRoot, "supabase/schemas/10_jobs.sql"), "utf8");
+    const migration = /select cron\.schedule\('reconcile-with-gateway'.*?\$\$\);/s.exec(schema)![0];
     const [{ id: projectUrlId }] = await db()`select id from vault.secrets where name = 'project_url'`;
     try {
       await db().unsafe(migration).simple();
