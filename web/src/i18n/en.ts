@@ -353,6 +353,9 @@ export const en = {
     etaLine: "around {{time}}, {{km}} to go",
   },
   track: {
+    stopsBefore_one: "{{count}} stop left before yours.",
+    stopsBefore_other: "{{count}} stops left before yours.",
+    stopsBeforeNone: "The next stop is yours.",
     title: "Your delivery",
     notFound: "This tracking link is not valid. Check that you copied all of it.",
     tooMany: "Too many requests from your connection. Try again in {{seconds}} s.",

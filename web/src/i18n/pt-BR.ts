@@ -362,6 +362,9 @@ export const ptBR = {
     etaLine: "por volta das {{time}}, faltam {{km}}",
   },
   track: {
+    stopsBefore_one: "Falta {{count}} parada antes da sua.",
+    stopsBefore_other: "Faltam {{count}} paradas antes da sua.",
+    stopsBeforeNone: "A próxima parada é a sua.",
     title: "Sua entrega",
     notFound: "Este link de acompanhamento não é válido. Confira se você copiou o link inteiro.",
     tooMany: "Muitas consultas vindas da sua conexão. Tente de novo em {{seconds}} s.",
