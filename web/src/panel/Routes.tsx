@@ -180,7 +180,7 @@ export default function RoutesPage() {
                 <span className="muted">
                   ({t("routes.vehicle", {
                     type: t(`routes.vehicleType.${d.vehicle.type}`),
-                    capacity: d.vehicle.capacity,
+                    count: d.vehicle.capacity,
                   })}
                   {d.vehicle.plate ? `, ${d.vehicle.plate}` : ""})
                 </span>
