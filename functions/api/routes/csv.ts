@@ -170,8 +170,10 @@ const IMPORT_COLUMNS = [
   "window_start",
   "window_end",
   "external_id",
+  "size",
+  "service_s",
 ] as const;
-const NUMBER_COLUMNS = new Set(["origin.lat", "origin.lng", "destination.lat", "destination.lng"]);
+const NUMBER_COLUMNS = new Set(["origin.lat", "origin.lng", "destination.lat", "destination.lng", "size", "service_s"]);
 
 const ImportResult = z.object({
   created: z.number().int(),
@@ -383,6 +385,9 @@ export const importDeliveries = defineRoute({
         window_start: body.window_start,
         window_end: body.window_end,
         external_id: body.external_id,
+        // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
+        size: body.size,
+        service_s: body.service_s,
       });
     });
     // In the file's order, so that of two rows with one external id the first is created.
@@ -391,9 +396,24 @@ export const importDeliveries = defineRoute({
     let created = 0;
     for (let i = 0; i < routed.length; i += INSERT_BATCH) {
       const batch = routed.slice(i, i + INSERT_BATCH);
-      const result = await asService((tx) =>
-        rpc(tx, "import_deliveries", { company_id: companyId, created_by: claims.sub, rows: batch as never })
-      ) as unknown as { created: unknown[]; skipped: unknown[]; errors: RowError[] };
+      const result = await asService(async (tx) => {
+        const answer = await rpc(tx, "import_deliveries", {
+          company_id: companyId,
+          created_by: claims.sub,
+          rows: batch as never,
+        }) as unknown as { created: { row: number; id: string }[]; skipped: unknown[]; errors: RowError[] };
+        // A row's size and drop-off time (routes), with its creation: both or neither.
+        for (const { row, id } of answer.created) {
+          const load = batch.find((r) => r.row === row);
+          if (load?.size == null && load?.service_s == null) continue;
+          await rpc(tx, "set_delivery_load", {
+            delivery_id: id,
+            size: load.size as number | undefined,
+            service_s: load.service_s as number | undefined,
+          });
+        }
+        return answer;
+      });
       created += result.created.length;
       skipped += result.skipped.length;
       errors.push(...result.errors);
