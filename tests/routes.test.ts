@@ -355,7 +355,7 @@ describe("a dispatcher's order, publish, cancel", () => {
 });
 
 describe("a stop moved between drafts", () => {
-  it("moves a delivery from one draft to another: it joins the end of one, the other is renumbered from 1", async () => {
+  it("moves a delivery from one draft to another: it joins the end of one, the other is renumbered and timed again", async () => {
     const [a, b, c, d] = await Promise.all([at(1), at(1.5), at(-1), at(-1.5)].map((p) => delivery(p)));
     const first = await plan({ delivery_ids: [a.id, b.id], drivers: [shift(company.driver.driverId)] });
     expect(first.status, JSON.stringify(first.body)).toBe(201);
@@ -383,6 +383,10 @@ describe("a stop moved between drafts", () => {
       Array.from({ length: from.stops.length - 2 }, (_, i) => i + 1),
     );
     expect(left.body.stops.map((s: any) => s.delivery_id)).not.toContain(moved);
+    // The draft it left is timed again without it: from its start straight to the stop that is now first.
+    expect(left.body.duration_s).toBeLessThan(from.duration_s);
+    expect(left.body.distance_m).toBeLessThan(from.distance_m);
+    expect(Date.parse(left.body.ends_at)).toBeLessThan(Date.parse(from.ends_at));
     for (const r of [from, to]) {
       await api(`/api/v1/routes/${r.id}/cancel`, { token: company.owner.token, body: {} });
     }

@@ -973,7 +973,7 @@ export interface paths {
     get?: never;
     /**
      * Put a route's stops in a new order
-     * @description The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise 422). A stop may come from another draft route of the company (its delivery leaves that route), or be a `pending` delivery in no route. A draft or published route; in a published one a delivery that joins is assigned to the driver at once, none may leave (422: cancel the route), and the driver gets `route_updated`. The route is timed again from its start with one routing table call and answered with the `violations` the new order has (`window`, `capacity`, `order`, `shift`): a route with violations may still be published.
+     * @description The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise 422). A stop may come from another draft route of the company (its delivery leaves that route, which is then timed again in its order), or be a `pending` delivery in no route. A draft or published route; in a published one a delivery that joins is assigned to the driver at once, none may leave (422: cancel the route), and the driver gets `route_updated`. The route is timed again from its start with one routing table call and answered with the `violations` the new order has (`window`, `capacity`, `order`, `shift`): a route with violations may still be published.
      *
      *     Roles: the set `company_managers`.
      */
