@@ -664,10 +664,10 @@ begin
     if left_route.id is not null then
       perform private.lock_route(left_route.id, company);
       delete from public.route_stops s where s.route_id = left_route.id and s.delivery_id = joined;
-      -- Renumbered in two steps: the primary key (route_id, seq) is checked row by row.
-      update public.route_stops s set seq = -s.seq where s.route_id = left_route.id;
+      -- Renumbered in two steps: the primary key (route_id, seq) is checked row by row, and seq >= 1 always.
+      update public.route_stops s set seq = s.seq + 1000000 where s.route_id = left_route.id;
       update public.route_stops s set seq = n.rn
-      from (select x.seq, row_number() over (order by x.seq desc) as rn from public.route_stops x
+      from (select x.seq, row_number() over (order by x.seq) as rn from public.route_stops x
             where x.route_id = left_route.id) n
       where s.route_id = left_route.id and s.seq = n.seq;
       update public.routes r set updated_at = now() where r.id = left_route.id;

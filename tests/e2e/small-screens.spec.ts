@@ -18,6 +18,7 @@ const PANEL: [link: string, heading: string][] = [
   ["Entregadores", "Entregadores"],
   ["Mapa ao vivo", "Mapa ao vivo dos entregadores"],
   ["Despacho", "Quadro de despacho"],
+  ["Rotas", "Rotas"],
   ["Preços", "Preços"],
   ["Saques", "Saques"],
   ["Registro de webhooks", "Registro de webhooks"],

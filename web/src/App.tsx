@@ -26,6 +26,7 @@ const BillingPage = lazy(() => import("./panel/Billing.tsx"));
 const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
 const NotificationSettingsPage = lazy(() => import("./panel/Notifications.tsx"));
 const DispatchBoard = lazy(() => import("./panel/DispatchBoard.tsx"));
+const RoutesPage = lazy(() => import("./panel/Routes.tsx"));
 const DispatchSettingsPage = lazy(() => import("./panel/DispatchSettings.tsx"));
 // With its chart library: loaded only when opened, to keep the first load small.
 const ReportsPage = lazy(() => import("./panel/Reports.tsx"));
@@ -54,6 +55,7 @@ const PAGES: PageDef[] = [
   { path: "/drivers", roles: DELIVERY_MANAGERS, nav: "nav.drivers", render: () => <DriversPage /> },
   { path: "/map", roles: DELIVERY_MANAGERS, nav: "nav.liveMap", render: () => <LiveMapPage /> },
   { path: "/dispatch", roles: DELIVERY_MANAGERS, nav: "nav.dispatch", render: () => <DispatchBoard /> },
+  { path: "/routes", roles: DELIVERY_MANAGERS, nav: "nav.routes", render: () => <RoutesPage /> },
   { path: "/prices", roles: DELIVERY_MANAGERS, nav: "nav.prices", render: () => <PricesPage /> },
   { path: "/withdrawals", roles: COMPANY_MANAGERS, nav: "nav.withdrawals", render: () => <WithdrawalsPage /> },
   { path: "/webhooks", roles: COMPANY_MANAGERS, nav: "nav.webhooks", render: () => <WebhooksPage /> },

@@ -310,6 +310,8 @@ const IMPORT_COLUMNS = [
   "collect.amount",
   "collect.method",
   "collect.change_for",
+  "size",
+  "service_s",
 ] as const;
 const NUMBER_COLUMNS = new Set([
   "origin.lat",
@@ -318,6 +320,8 @@ const NUMBER_COLUMNS = new Set([
   "destination.lng",
   "collect.amount",
   "collect.change_for",
+  "size",
+  "service_s",
 ]);
 
 const ImportResult = z.object({
@@ -580,6 +584,9 @@ export const importDeliveries = defineRoute({
         collect_amount: body.collect?.amount,
         collect_method: body.collect?.method,
         collect_change_for: body.collect?.change_for ?? undefined,
+        // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
+        size: body.size,
+        service_s: body.service_s,
       });
     });
     // In the file's order, so that of two rows with one external id the first is created.
@@ -588,9 +595,24 @@ export const importDeliveries = defineRoute({
     let created = 0;
     for (let i = 0; i < routed.length; i += INSERT_BATCH) {
       const batch = routed.slice(i, i + INSERT_BATCH);
-      const result = await asService((tx) =>
-        rpc(tx, "import_deliveries", { company_id: companyId, created_by: claims.sub, rows: batch as never })
-      ) as unknown as { created: unknown[]; skipped: unknown[]; errors: RowError[] };
+      const result = await asService(async (tx) => {
+        const answer = await rpc(tx, "import_deliveries", {
+          company_id: companyId,
+          created_by: claims.sub,
+          rows: batch as never,
+        }) as unknown as { created: { row: number; id: string }[]; skipped: unknown[]; errors: RowError[] };
+        // A row's size and drop-off time (routes), with its creation: both or neither.
+        for (const { row, id } of answer.created) {
+          const load = batch.find((r) => r.row === row);
+          if (load?.size == null && load?.service_s == null) continue;
+          await rpc(tx, "set_delivery_load", {
+            delivery_id: id,
+            size: load.size as number | undefined,
+            service_s: load.service_s as number | undefined,
+          });
+        }
+        return answer;
+      });
       created += result.created.length;
       skipped += result.skipped.length;
       errors.push(...result.errors);
@@ -629,6 +651,9 @@ function templateRows(dialect: DialectName): unknown[][] {
     "collect.amount": number(57.5),
     "collect.method": "cash",
     "collect.change_for": number(100),
+    // Routes: the units it takes in a vehicle, and the seconds spent at the drop-off.
+    size: 1,
+    service_s: 120,
   };
   return [[...IMPORT_COLUMNS], IMPORT_COLUMNS.map((name) => example[name])];
 }

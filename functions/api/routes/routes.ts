@@ -335,6 +335,7 @@ interface RouteShape {
   starts_at: string;
   shift_end: string;
   capacity: number;
+  stops: StopRef[];
 }
 
 export const setRouteStops = defineRoute({
@@ -343,7 +344,8 @@ export const setRouteStops = defineRoute({
   tag: "routes",
   summary: "Put a route's stops in a new order",
   description: "The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise " +
-    "422). A stop may come from another draft route of the company (its delivery leaves that route), or be a " +
+    "422). A stop may come from another draft route of the company (its delivery leaves that route, which is " +
+    "then timed again in its order), or be a " +
     "`pending` delivery in no route. A draft or published route; in a published one a delivery that joins is " +
     "assigned to the driver at once, none may leave (422: cancel the route), and the driver gets `route_updated`. " +
     "The route is timed again from its start with one routing table call and answered with the `violations` the " +
@@ -364,46 +366,87 @@ export const setRouteStops = defineRoute({
     502: { description: "The routing service gave no table" },
   },
   async handler({ params, body, asCaller }) {
-    const [route, input] = await asCaller(async (tx) => [
-      await rpc(tx, "get_route", { route_id: params.id }),
-      await rpc(tx, "route_stops_input", { route_id: params.id, stops: body.stops as never }),
-    ]) as unknown as [RouteShape, PlanInput];
-    const vehicle: PlannedVehicle = {
-      driver_id: route.driver_id,
-      start: route.start,
-      end: route.end,
-      shift_start: Date.parse(route.starts_at),
-      shift_end: Date.parse(route.shift_end),
-      capacity: route.capacity,
-    };
-    const places = new Places();
-    places.of(vehicle.start);
-    if (vehicle.end) places.of(vehicle.end);
-    input.deliveries.forEach((d) => {
-      places.of(d.origin);
-      places.of(d.destination);
-    });
-    // Every delivery is timed as the dispatcher ordered it, even one a plan would have left out.
-    const built = buildProblem([vehicle], input.deliveries, places, await matrixOf(places), { exclude: false });
-    const [row] = routeRows(built, [{
-      vehicle: route.driver_id,
-      steps: body.stops.map((s) => ({ type: s.kind === "pickup" ? "pickup" : "delivery", id: s.delivery_id })),
-    }]);
-    const stops = body.stops.map((s, i) => ({ ...s, arrival_at: row.stops[i]?.arrival_at ?? null }));
-    return {
-      body: await asCaller((tx) =>
-        rpc(tx, "set_route_stops", {
-          route_id: params.id,
-          stops: stops as never,
-          distance_m: row.distance_m,
-          duration_s: row.duration_s,
-          ends_at: row.ends_at,
-          violations: row.violations as never,
-        })
-      ),
-    };
+    const [route, input, left] = await asCaller(async (tx) => {
+      const route = await rpc(tx, "get_route", { route_id: params.id }) as unknown as RouteShape;
+      const input = await rpc(tx, "route_stops_input", { route_id: params.id, stops: body.stops as never });
+      // The drafts the deliveries that join come from: timed again once they have left (below).
+      const joining = new Set(body.stops.map((s) => s.delivery_id));
+      for (const s of route.stops) joining.delete(s.delivery_id);
+      return [route, input, joining.size ? await draftsHolding(tx, joining, route.id) : []];
+    }) as unknown as [RouteShape, PlanInput, string[]];
+    const stops = await timedStops(route, input, body.stops);
+    const answer = await asCaller((tx) => rpc(tx, "set_route_stops", { route_id: params.id, ...stops }));
+    // A draft a stop left keeps its order, timed again from its start (its arrivals, distance and duration).
+    for (const id of left) {
+      const [draft, order, input] = await asCaller(async (tx) => {
+        const draft = await rpc(tx, "get_route", { route_id: id }) as unknown as RouteShape;
+        const order = draft.stops.map((s) => ({ delivery_id: s.delivery_id, kind: s.kind }));
+        return [draft, order, await rpc(tx, "route_stops_input", { route_id: id, stops: order as never })];
+      }) as unknown as [RouteShape, StopRef[], PlanInput];
+      if (draft.status !== "draft" || order.length === 0) continue;
+      const timed = await timedStops(draft, input, order);
+      await asCaller(async (tx) => {
+        // Changed meanwhile (another dispatcher's order): that change timed it.
+        const now = await rpc(tx, "get_route", { route_id: id }) as unknown as RouteShape;
+        const same = now.stops.map((s) => `${s.delivery_id}:${s.kind}`).join() ===
+          order.map((s) => `${s.delivery_id}:${s.kind}`).join();
+        if (same && now.status === "draft") await rpc(tx, "set_route_stops", { route_id: id, ...timed });
+      });
+    }
+    return { body: answer };
   },
 });
+
+type StopRef = { delivery_id: string; kind: "pickup" | "dropoff" };
+
+/** The company's drafts other than `except` holding any of `deliveries`. */
+async function draftsHolding(tx: Parameters<typeof rpc>[0], deliveries: Set<string>, except: string) {
+  const found = new Set<string>();
+  let cursor: string | null = null;
+  do {
+    const page = await rpc(tx, "list_routes", { status: "draft", page_limit: 100, cursor } as never) as unknown as {
+      items: RouteShape[];
+      next_cursor: string | null;
+    };
+    for (const r of page.items) {
+      if (r.id !== except && r.stops.some((s) => deliveries.has(s.delivery_id))) found.add(r.id);
+    }
+    cursor = page.next_cursor;
+  } while (cursor);
+  return [...found];
+}
+
+/** `order` of a route's stops timed from its start with one routing table call and the validator. */
+async function timedStops(route: RouteShape, input: PlanInput, order: StopRef[]) {
+  const vehicle: PlannedVehicle = {
+    driver_id: route.driver_id,
+    start: route.start,
+    end: route.end,
+    shift_start: Date.parse(route.starts_at),
+    shift_end: Date.parse(route.shift_end),
+    capacity: route.capacity,
+  };
+  const places = new Places();
+  places.of(vehicle.start);
+  if (vehicle.end) places.of(vehicle.end);
+  input.deliveries.forEach((d) => {
+    places.of(d.origin);
+    places.of(d.destination);
+  });
+  // Every delivery is timed as the dispatcher ordered it, even one a plan would have left out.
+  const built = buildProblem([vehicle], input.deliveries, places, await matrixOf(places), { exclude: false });
+  const [row] = routeRows(built, [{
+    vehicle: route.driver_id,
+    steps: order.map((s) => ({ type: s.kind === "pickup" ? "pickup" : "delivery", id: s.delivery_id })),
+  }]);
+  return {
+    stops: order.map((s, i) => ({ ...s, arrival_at: row.stops[i]?.arrival_at ?? null })) as never,
+    distance_m: row.distance_m,
+    duration_s: row.duration_s,
+    ends_at: row.ends_at,
+    violations: row.violations as never,
+  };
+}
 
 function routeMove(move: "publish" | "cancel", summary: string, description: string, refusals: Record<number, string>) {
   return defineRoute({

@@ -390,6 +390,23 @@ describe("POST /api/v1/deliveries/import", () => {
     expect(await list(company.owner, {})).toHaveLength(2);
   });
 
+  it("takes a row's size and drop-off time (routes), the defaults where the cells are empty", async () => {
+    const company = await createCompany("Lifecycle import loads");
+    const res = await importCsv(
+      company.owner,
+      "external_id,origin_address,origin.lat,origin.lng,destination_address,destination.lat,destination.lng,size," +
+        "service_s\n" +
+        "L-1,A,-23.55,-46.63,B,-23.56,-46.64,3,300\n" +
+        "L-2,A,-23.55,-46.63,C,-23.57,-46.64,,\n" +
+        "L-3,A,-23.55,-46.63,D,-23.58,-46.64,0,\n",
+    );
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ created: 2, errors: [{ row: 4, detail: expect.stringContaining("size") }] });
+    const created = await list(company.owner, {});
+    expect(created.find((d) => d.external_id === "L-1")).toMatchObject({ size: 3, service_s: 300 });
+    expect(created.find((d) => d.external_id === "L-2")).toMatchObject({ size: 1, service_s: 120 });
+  });
+
   it("refuses Pix rows, unknown columns, other media types and more than 5,000 rows", async () => {
     const company = await createCompany("Lifecycle import refusals");
     const pix = await importCsv(

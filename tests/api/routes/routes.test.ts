@@ -354,6 +354,46 @@ describe("a dispatcher's order, publish, cancel", () => {
   });
 });
 
+describe("a stop moved between drafts", () => {
+  it("moves a delivery from one draft to another: it joins the end of one, the other is renumbered and timed again", async () => {
+    const [a, b, c, d] = await Promise.all([at(1), at(1.5), at(-1), at(-1.5)].map((p) => delivery(p)));
+    const first = await plan({ delivery_ids: [a.id, b.id], drivers: [shift(company.driver.driverId)] });
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const second = await plan({ delivery_ids: [c.id, d.id], drivers: [shift(company.driver2.driverId)] });
+    expect(second.status, JSON.stringify(second.body)).toBe(201);
+    const [from, to] = [first.body.routes[0], second.body.routes[0]];
+    const moved = from.stops[0].delivery_id;
+    const stops = [
+      ...to.stops.map((s: any) => ({ delivery_id: s.delivery_id, kind: s.kind })),
+      { delivery_id: moved, kind: "pickup" },
+      { delivery_id: moved, kind: "dropoff" },
+    ];
+    const put = await api(`/api/v1/routes/${to.id}/stops`, {
+      method: "PUT",
+      token: company.owner.token,
+      body: { stops },
+    });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body.stops.slice(-2).map((s: any) => [s.delivery_id, s.kind])).toEqual([
+      [moved, "pickup"],
+      [moved, "dropoff"],
+    ]);
+    const left = await api(`/api/v1/routes/${from.id}`, { token: company.owner.token });
+    expect(left.body.stops.map((s: any) => s.seq)).toEqual(
+      Array.from({ length: from.stops.length - 2 }, (_, i) => i + 1),
+    );
+    expect(left.body.stops.map((s: any) => s.delivery_id)).not.toContain(moved);
+    // The draft it left is timed again without it: from its start straight to the stop that is now first.
+    expect(left.body.duration_s).toBeLessThan(from.duration_s);
+    expect(left.body.distance_m).toBeLessThan(from.distance_m);
+    expect(Date.parse(left.body.ends_at)).toBeLessThan(Date.parse(from.ends_at));
+    for (const r of [from, to]) {
+      await api(`/api/v1/routes/${r.id}/cancel`, { token: company.owner.token, body: {} });
+    }
+    for (const x of [a, b, c, d]) await moveDelivery(company.owner, x.id, "cancel");
+  });
+});
+
 describe("plans as jobs", () => {
   it("answers 202 with a Location beyond the request's budget, and the job ends done with the plan", async () => {
     const d = await delivery(at(0.8));

@@ -19,11 +19,15 @@ export interface MapMarker {
   text?: string;
   /** Movable by hand; `onMarkerMove` hears where it was dropped. */
   draggable?: boolean;
+  /** A colour of its own (a route's stops), besides its kind's shape and sign. */
+  color?: string;
 }
 export interface MapLine {
   id: string;
   points: [number, number][];
   kind: "route" | "trail";
+  /** A colour of its own (one per route on the Routes page); the kind's otherwise. */
+  color?: string;
 }
 
 /**
@@ -78,7 +82,7 @@ export default function MapView(
       if (line.points.length < 2) continue;
       L.polyline(line.points, {
         className: `map-line map-line-${line.kind}`,
-        color: line.kind === "route" ? "#2563eb" : "#16a34a",
+        color: line.color ?? (line.kind === "route" ? "#2563eb" : "#16a34a"),
         weight: line.kind === "route" ? 4 : 3,
         dashArray: line.kind === "route" ? "8 6" : undefined,
       }).addTo(group);
@@ -88,7 +92,10 @@ export default function MapView(
       const signed = marker.text != null || SIGNS[marker.kind] != null;
       const icon = L.divIcon({
         className: `map-marker map-marker-${marker.kind}`,
-        html: signed ? markerHtml(marker) : `<span aria-hidden="true"></span>`,
+        html: (signed ? markerHtml(marker) : `<span aria-hidden="true"></span>`).replace(
+          "<span",
+          marker.color ? `<span style="background:${marker.color}"` : "<span",
+        ),
         iconSize: marker.kind === "load" ? [30, 20] : signed ? [22, 22] : [18, 18],
       });
       const pin = L.marker([marker.lat, marker.lng], {

@@ -12,6 +12,7 @@ import { useAuth } from "../lib/auth.tsx";
 import { setAvailable, useAvailable } from "../lib/availability.ts";
 import { outbox } from "../lib/outbox.ts";
 import { DeliveryCard } from "./DeliveryCard.tsx";
+import { DriverRoute, routeOrder, useMyRoute } from "./DriverRoute.tsx";
 import { OfferCard } from "./OfferCard.tsx";
 import { usePay, useShift } from "./shift.ts";
 
@@ -57,6 +58,9 @@ function Notice({ text, onDismiss }: { text: string; onDismiss: () => void }) {
 export default function DriverHome() {
   const { t } = useTranslation();
   const shift = useShift();
+  const route = useMyRoute();
+  // In a route, the deliveries under way in the route's order: the next stop's delivery first.
+  const active = routeOrder(route, shift.active);
   const pay = usePay();
   const earned = shift.completedToday.reduce((sum, d) => sum + (pay(d.price) ?? 0), 0);
   const notices = shift.notices.length + shift.cancelled.length;
@@ -92,16 +96,17 @@ export default function DriverHome() {
           </ul>
         </section>
       )}
+      {route && <DriverRoute route={route} active={shift.active} />}
       <section aria-labelledby="mine-title">
         <h1 id="mine-title">{t("driver.mine")}</h1>
         <ErrorNote error={shift.error} />
-        {shift.loading && shift.active.length === 0
+        {shift.loading && active.length === 0
           ? <Loading />
-          : shift.active.length === 0
+          : active.length === 0
           ? <p>{t("driver.noCurrent")}</p>
           : (
             <ol className="deliveries">
-              {shift.active.map((item, index) => (
+              {active.map((item, index) => (
                 <DeliveryCard
                   key={item.delivery.id}
                   item={item}

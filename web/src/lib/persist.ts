@@ -4,7 +4,7 @@
 import { dehydrate, hydrate, type QueryClient } from "@tanstack/react-query";
 import { device, type SavedUser } from "./device.ts";
 
-const KEPT = new Set(["deliveries", "delivery", "prices", "proof-requirements", "wallet", "withdrawals"]);
+const KEPT = new Set(["deliveries", "delivery", "prices", "proof-requirements", "wallet", "withdrawals", "routes"]);
 /** Changes that come together are saved together, at once: what the screen showed is on the device. */
 const SAVE_EVERY_MS = 0;
 

@@ -6,13 +6,14 @@
 // which driver_location keeps current here.
 import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
-import type { Delivery, DriverLocation, DriverLocationItem, Page, Withdrawal } from "../api/client.ts";
+import type { Delivery, DriverLocation, DriverLocationItem, Page, Schemas, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
 import { applyDelivery, dropUnavailable, newest } from "./deliveries.ts";
 import { reportAnswer } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
 type Versioned = { id: string; updated_at: string };
+type Route = Schemas["Route"];
 type Listener = (event: string, payload: Record<string, unknown>) => void;
 
 interface RealtimeState {
@@ -42,6 +43,18 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
   } else if (event === "driver_deactivated") {
     // The company deactivated this driver: the next request says so (403), and ends the session with a sentence.
     void client.invalidateQueries();
+  } else if (event === "route_published" || event === "route_updated") {
+    // To a driver: its route, as it is now (published, a stop done, a delivery inserted, the dispatcher's order).
+    const route = payload as unknown as Route;
+    client.setQueriesData<Page<Route>>({ queryKey: ["routes"] }, (page) => {
+      if (!page?.items) return page;
+      const known = page.items.some((r) => r.id === route.id);
+      return {
+        ...page,
+        items: known ? page.items.map((r) => (r.id === route.id ? newest(r, route) : r)) : [route, ...page.items],
+      };
+    });
+    void client.invalidateQueries({ queryKey: ["routes"] });
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
     client.setQueryData<Withdrawal>(["withdrawal", withdrawal.id], (cached) => newest(cached, withdrawal));

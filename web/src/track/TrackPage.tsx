@@ -136,6 +136,11 @@ export default function TrackPage({ token }: { token: string }) {
             : t("track.etaUnknown")}
         </p>
       )}
+      {view.stops_before != null && (
+        <p role="status" className="stops-before" aria-live="polite">
+          {view.stops_before > 0 ? t("track.stopsBefore", { count: view.stops_before }) : t("track.stopsBeforeNone")}
+        </p>
+      )}
       {view.status === "in_progress" && (
         <Suspense fallback={<Loading />}>
           <MapView markers={markers} lines={lines} label={t("track.map")} follow />
