@@ -85,7 +85,13 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     privateOnly: config.realtime.privateOnly,
   });
   const rest = await createRest({ sql, keys, configUrl: new URL("supabase/config.toml", projectRoot) });
-  const storage = createStorage({ sql, verifyToken: verify, jwtSecret: keys.jwtSecret, dataDir: config.env.DATA_DIR });
+  const storage = createStorage({
+    sql,
+    verifyToken: verify,
+    jwtSecret: keys.jwtSecret,
+    dataDir: config.env.DATA_DIR,
+    apiKeys: [keys.anonKey, keys.serviceRoleKey],
+  });
   const gateway = createGatewaySimulator({ pngQrCodes: true });
   const routing = createRoutingSimulator();
   const cep = createCepSimulator();

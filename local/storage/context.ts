@@ -2,6 +2,7 @@
 // the request scope its database work runs in, and the path's bucket and
 // object key, decoded from the raw URL so that nothing is decoded twice.
 import type { Context } from "hono";
+import { isApiKey } from "../api-gateway.ts";
 import { bearerToken, type Claims } from "../../functions/_shared/jwt.ts";
 import type { Caller, RequestScope, StorageDb } from "./database.ts";
 import { ERRORS, validationError } from "./errors.ts";
@@ -13,6 +14,8 @@ export interface StorageContext {
   db: StorageDb;
   files: ObjectFiles;
   verifyToken: (token: string) => Promise<Claims>;
+  /** The project's API keys: an `apikey` header stands for the bearer only when it is one of them. */
+  apiKeys: string[];
   /** The key Storage signs its URL tokens with (the project's JWT secret). */
   urlSigningKey: Uint8Array;
   /** The project's upload limit (config.toml [storage] file_size_limit). */
@@ -24,13 +27,20 @@ export interface StorageContext {
 const ANON: Caller = { claims: { role: "anon" }, jwt: "", authenticated: false };
 
 /**
- * The caller, as Storage's JWT plugin sees it: the bearer token (or, as the
- * API gateway passes it on, the apikey). With `optional` (routes that serve
- * public buckets), a missing or invalid token is the unauthenticated anon.
+ * The caller, as Storage's JWT plugin sees it: the bearer token, or the
+ * apikey when it is one of the project's keys and no Authorization was sent.
+ * Supabase's gateway runs no key check on /storage/v1 (Storage "manages its
+ * own auth": supabase/docker's kong.yml has no key-auth there, only a
+ * transformer that makes a known key the bearer), so a missing or unknown
+ * apikey is no gateway 401 here: without a bearer it is Storage's 400, with a
+ * bearer the bearer alone counts. With `optional` (routes that serve public
+ * buckets), a missing or invalid token is the unauthenticated anon.
  */
 export async function authenticate(ctx: StorageContext, c: Context, optional = false): Promise<Caller> {
   const authorization = c.req.header("authorization");
-  const token = bearerToken(authorization) ?? (authorization ? authorization : c.req.header("apikey") ?? "");
+  const apikey = c.req.header("apikey");
+  const token = bearerToken(authorization) ??
+    (authorization ? authorization : apikey && isApiKey(apikey, ctx.apiKeys) ? apikey : "");
   if (!token) {
     if (optional) return ANON;
     throw validationError("headers must have required property 'authorization'");

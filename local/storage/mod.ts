@@ -29,6 +29,8 @@ export interface StorageOptions {
   /** The legacy HS256 secret, which Storage signs its URL tokens with. */
   jwtSecret: string;
   dataDir: string;
+  /** The project's API keys (anon, service_role): the gateway turns one of them, and only one of them, into the bearer. */
+  apiKeys: string[];
   /** The project's config.toml; its [storage] file_size_limit caps every upload. */
   configUrl?: URL;
 }
@@ -74,6 +76,7 @@ export function createStorage(options: StorageOptions): Storage {
     db: new StorageDb(options.sql),
     files: new ObjectFiles(`${options.dataDir}/storage`),
     verifyToken: options.verifyToken,
+    apiKeys: options.apiKeys,
     urlSigningKey: new TextEncoder().encode(options.jwtSecret),
     fileSizeLimit: projectFileSizeLimit(options.configUrl ?? new URL("supabase/config.toml", projectRoot)),
     uploadUrlSeconds: UPLOAD_URL_SECONDS,

@@ -169,7 +169,8 @@ grant execute on function public.editable_delivery(uuid, boolean) to authenticat
 
 -- The change itself (service role: the route figures come from the edge's call to the routing service), under the
 -- delivery's lock, checked again: each field `changes` names (null clears an optional one), the ends with the
--- measured route when `changes` has `distance_m`. The price is quoted again for an invoice delivery and kept for a
+-- measured route when `changes` has `distance_m`, `collect` (checked as on create; null removes it) until the delivery is
+-- picked up. The price is quoted again for an invoice delivery and kept for a
 -- Pix one (paid, or its charge would no longer match: the edge refuses moving an unpaid one). One history row
 -- (`update`, with the changed fields' old and new values); the company and the driver who has it get
 -- `delivery_updated`. A route holding the delivery would be timed again here (routes: another branch).
@@ -184,6 +185,7 @@ declare
   old_row public.deliveries;
   new_row public.deliveries;
   moves_ends boolean := changes ? 'distance_m';
+  collect jsonb := nullif(changes -> 'collect', 'null'::jsonb);
   diff jsonb;
   payload jsonb;
 begin
@@ -195,6 +197,15 @@ begin
   if changes ? 'external_id' and changes ->> 'external_id' is distinct from old_row.external_id
      and changes ->> 'external_id' is not null then
     perform private.check_external_id(old_row.company_id, changes ->> 'external_id');
+  end if;
+  -- What the driver collects at the door (17_cash.sql) changes, or goes (null), until the delivery is picked up.
+  if changes ? 'collect' then
+    if old_row.status not in ('awaiting_payment', 'pending', 'accepted') then
+      raise exception using errcode = 'PT422',
+        message = format('what a delivery collects cannot change once it is picked up (it is %s)', old_row.status);
+    end if;
+    perform private.check_collect((collect ->> 'amount')::numeric, collect ->> 'method',
+      (collect ->> 'change_for')::numeric);
   end if;
   update public.deliveries d set
     recipient_name = case when changes ? 'recipient_name' then changes ->> 'recipient_name' else d.recipient_name end,
@@ -212,6 +223,9 @@ begin
     destination_lng = case when moves_ends then (changes ->> 'destination_lng')::double precision else d.destination_lng end,
     distance_m = case when moves_ends then round((changes ->> 'distance_m')::numeric)::integer else d.distance_m end,
     duration_s = case when moves_ends then round((changes ->> 'duration_s')::numeric)::integer else d.duration_s end,
+    collect_amount = case when changes ? 'collect' then (collect ->> 'amount')::numeric else d.collect_amount end,
+    collect_method = case when changes ? 'collect' then collect ->> 'method' else d.collect_method end,
+    collect_change_for = case when changes ? 'collect' then (collect ->> 'change_for')::numeric else d.collect_change_for end,
     price = case when moves_ends and d.payment_method = 'invoice'
       then private.price_for(d.company_id, round((changes ->> 'distance_m')::numeric)::integer) else d.price end,
     updated_at = now()

@@ -7,7 +7,7 @@ import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway, type GatewayObject, GatewayRejected } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { Email, IdParams, LatLng, Phone, Text, Timestamp } from "../schemas.ts";
-import { Delivery, locateEnds, measure } from "./deliveries.ts";
+import { Collect, Delivery, locateEnds, measure } from "./deliveries.ts";
 
 type DeliveryRow = z.infer<typeof Delivery>;
 
@@ -189,6 +189,9 @@ const UpdateDelivery = z.strictObject({
   destination: LatLng.nullish().describe(
     "The drop-off's coordinates; omitted with a new destination_address: geocoded.",
   ),
+  collect: Collect.nullable().optional().describe(
+    "What the driver collects at the door, checked as on create; null removes it. Until the delivery is picked up.",
+  ),
 }).meta({ id: "DeliveryChanges" });
 
 export const updateDelivery = defineRoute({
@@ -201,7 +204,8 @@ export const updateDelivery = defineRoute({
     "(a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their " +
     "coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is " +
     "geocoded as on create, the road distance and duration are measured again, and the price is quoted again for " +
-    "an invoice delivery and kept for a paid Pix one. Moving an unpaid Pix delivery's ends is refused (422: cancel " +
+    "an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up " +
+    "(`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends is refused (422: cancel " +
     "it and create it again, so that its client is charged the new price) in this version. Every change is one " +
     "`update` row of the delivery's history with each changed field's old and new value; the company and the " +
     "driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).",
@@ -242,6 +246,15 @@ export const updateDelivery = defineRoute({
     const changes: Record<string, unknown> = {};
     for (const field of CONTACT_FIELDS) {
       if (field in body) changes[field] = body[field] ?? null;
+    }
+    if ("collect" in body) {
+      changes.collect = body.collect
+        ? {
+          amount: body.collect.amount,
+          method: body.collect.method,
+          change_for: body.collect.change_for ?? null,
+        }
+        : null;
     }
     if (movesEnds) {
       const originAddress = body.origin_address ?? current.origin_address;

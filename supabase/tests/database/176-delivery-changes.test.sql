@@ -1,9 +1,9 @@
 -- Changing a delivery (PATCH /api/v1/deliveries/{id}, 11_lifecycle.sql): who may (owner, admin; 403 for the others,
 -- 404 for a foreign company), in which states (contact fields until completed, the ends until picked up), what a
--- change writes (the fields, a re-quoted price for an invoice delivery, the price kept for a paid Pix one, one
+-- change writes (the fields, what the driver collects until pickup, a re-quoted price for an invoice delivery, the price kept for a paid Pix one, one
 -- history row with each field's old and new value) and who is told (the company, the driver who has it).
 begin;
-select plan(17);
+select plan(21);
 
 create temp table t as select tests.create_tenant('edit-a') as a, tests.create_tenant('edit-b') as b;
 grant select on t to public;
@@ -76,6 +76,19 @@ select throws_ok($$ select public.update_delivery(pg_temp.id('done'), null, '{"n
 select tests.reset_role();
 select is((select count(*)::int from public.delivery_history where delivery_id = pg_temp.id('pending') and trigger = 'update'),
   1, 'one history row per change');
+
+-- What the driver collects at the door, until pickup.
+select tests.act_as_service_role();
+select is((public.update_delivery(pg_temp.id('accepted'), null,
+    '{"collect": {"amount": 57.5, "method": "cash", "change_for": 100}}')).collect,
+  row(57.5, 'cash', 100, 42.5)::public.delivery_collect, 'collect is set before pickup');
+select is((public.update_delivery(pg_temp.id('accepted'), null, '{"collect": null}')).collect, null, 'and removed with null');
+select throws_ok($$ select public.update_delivery(pg_temp.id('accepted'), null,
+    '{"collect": {"amount": 10, "method": "card", "change_for": 20}}') $$, 'PT400',
+  'collect.change_for is the cash note the recipient pays with: cash only, at least collect.amount',
+  'checked as on create');
+select throws_ok($$ select public.update_delivery(pg_temp.id('trip'), null, '{"collect": {"amount": 10, "method": "cash"}}') $$,
+  'PT422', 'what a delivery collects cannot change once it is picked up (it is in_progress)', 'not once picked up');
 
 select * from finish();
 rollback;

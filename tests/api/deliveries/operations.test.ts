@@ -354,6 +354,50 @@ describe("PATCH /api/v1/deliveries/{id}", () => {
     expect((await patch(a.owner, done, { notes: "x" })).status).toBe(422);
   });
 
+  it("sets, changes and removes what the driver collects until pickup, recording each change", async () => {
+    const id = await deliveryIn(a, "accepted");
+    const set = await patch(a.owner, id, { collect: { amount: 57.5, method: "cash", change_for: 100 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.collect).toMatchObject({ amount: 57.5, method: "cash", change_for: 100 });
+    const changed = await patch(a.admin, id, { collect: { amount: 80, method: "card" } });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body.collect).toMatchObject({ amount: 80, method: "card", change_for: null });
+    const removed = await patch(a.owner, id, { collect: null });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    expect(removed.body.collect).toBeNull();
+    const history = await db()`select changes from public.delivery_history
+                               where delivery_id = ${id} and trigger = 'update' order by id`;
+    expect(history.map((h) => h.changes.collect_amount)).toEqual([
+      { from: null, to: 57.5 },
+      { from: 57.5, to: 80 },
+      { from: 80, to: null },
+    ]);
+    expect(history[1].changes.collect_method).toEqual({ from: "cash", to: "card" });
+
+    const trip = await deliveryIn(a, "in_progress");
+    const late = await patch(a.owner, trip, { collect: { amount: 10, method: "cash" } });
+    expect(late.status).toBe(422);
+    expect(late.body.detail).toContain("cannot change once it is picked up");
+    expect((await patch(a.owner, trip, { collect: null })).status).toBe(422);
+  });
+
+  it("refuses a collect that is not whole: 400", async () => {
+    const id = await deliveryIn(a, "pending");
+    for (
+      const collect of [
+        { amount: 0, method: "cash" },
+        { amount: 10, method: "pix" },
+        { amount: 10, method: "card", change_for: 20 },
+        { amount: 50, method: "cash", change_for: 20 },
+        { method: "cash" },
+      ]
+    ) {
+      const res = await patch(a.owner, id, { collect });
+      expect(res.status, JSON.stringify(collect)).toBe(400);
+    }
+    expect((await read(id)).collect).toBeNull();
+  });
+
   it("refuses an unpaid Pix delivery's new ends, unknown fields, other roles and other companies", async () => {
     const pix = await createPixDelivery(a);
     const moved = await patch(a.owner, pix.body.id, { destination_address: "Rua Augusta, 100" });

@@ -133,3 +133,40 @@ describe("malformed input", () => {
     expect(await res.text()).toBe("a");
   });
 });
+
+// Supabase's gateway runs no key check on /storage/v1 (supabase/docker's kong.yml: Storage "manages its own auth";
+// a transformer only makes one of the project's keys the bearer), so Storage answers in its own words: no gateway
+// 401 "No API key found in request" / "Invalid API key" here, unlike /rest/v1 and /auth/v1.
+describe("the apikey, as the gateway passes it to Storage", () => {
+  const bare = async (path: string, headers: Record<string, string>) => {
+    const res = await fetch(`${stack().apiUrl}/storage/v1${path}`, { headers });
+    return { status: res.status, body: await res.json().catch(() => null) };
+  };
+  const noAuthorization = {
+    statusCode: "400",
+    code: "InvalidRequest",
+    error: "Error",
+    message: "headers must have required property 'authorization'",
+  };
+
+  it("no apikey and no Authorization: Storage's 400 asking for authorization", async () => {
+    expect(await bare("/bucket", {})).toEqual({ status: 400, body: noAuthorization });
+  });
+
+  it("an apikey that is not one of the project's keys is not a bearer: the same 400", async () => {
+    expect(await bare("/bucket", { apikey: "nonsense" })).toEqual({ status: 400, body: noAuthorization });
+  });
+
+  it("a project key with a nonsense Authorization: the bearer counts, and Storage refuses it", async () => {
+    const res = await bare("/bucket", { apikey: stack().anonKey, authorization: "Bearer nonsense" });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ statusCode: "403", error: "Unauthorized" });
+  });
+
+  it("the anon key alone is the anon caller, and a public object needs no key at all", async () => {
+    expect((await bare("/bucket", { apikey: stack().anonKey })).status).toBe(200);
+    const res = await fetch(`${stack().apiUrl}/storage/v1/object/public/${bucket}/a.txt`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("a");
+  });
+});

@@ -476,7 +476,7 @@ export interface paths {
     head?: never;
     /**
      * Change a delivery
-     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. Moving an unpaid Pix delivery's ends is refused (422: cancel it and create it again, so that its client is charged the new price) in this version. Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
+     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up (`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends is refused (422: cancel it and create it again, so that its client is charged the new price) in this version. Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
      *
      *     Roles: the set `company_managers`.
      *
@@ -1958,6 +1958,18 @@ export interface components {
       destination?: {
         lat: number;
         lng: number;
+      } | null;
+      /** @description What the driver collects at the door, checked as on create; null removes it. Until the delivery is picked up. */
+      collect?: {
+        /** @description BRL as a JSON number with at most 2 decimal places */
+        amount: number;
+        /**
+         * @description cash, or card on the driver's card machine.
+         * @enum {string}
+         */
+        method: "cash" | "card";
+        /** @description Cash only: the note the recipient will pay with (e.g. 100.00): the driver brings change_for − amount. */
+        change_for?: number | null;
       } | null;
     };
     DispatchSettings: {
