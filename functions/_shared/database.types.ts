@@ -1513,6 +1513,16 @@ export type Database = {
         };
       };
       "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
+      "driver_day": {
+        Args: { "day": string; "driver_id": string };
+        Returns: Database["public"]["CompositeTypes"]["driver_day"];
+        SetofOptions: {
+          from: "*";
+          to: "driver_day";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "editable_delivery": {
         Args: { "delivery_id": string; "moves_ends"?: boolean };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1983,6 +1993,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "report_drivers": {
+        Args: { "from_day": string; "to_day": string };
+        Returns: Database["public"]["CompositeTypes"]["driver_report"];
+        SetofOptions: {
+          from: "*";
+          to: "driver_report";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -2467,6 +2487,18 @@ export type Database = {
         "card_collected": number | null;
         "entries": (Database["public"]["CompositeTypes"]["cash_entry"])[] | null;
       };
+      "driver_day": {
+        "date": string | null;
+        "driver_id": string | null;
+        "online_minutes": number | null;
+        "distance_m": number | null;
+        "completed": number | null;
+        "failed": number | null;
+        "returned": number | null;
+        "earnings": number | null;
+        "cash_collected": number | null;
+        "deliveries": (Database["public"]["CompositeTypes"]["delivery"])[] | null;
+      };
       "driver_location": {
         "driver_id": string | null;
         "lat": number | null;
@@ -2479,6 +2511,20 @@ export type Database = {
       "driver_page": {
         "items": (Database["public"]["CompositeTypes"]["driver"])[] | null;
         "next_cursor": string | null;
+      };
+      "driver_report": {
+        "from_day": string | null;
+        "to_day": string | null;
+        "items": (Database["public"]["CompositeTypes"]["driver_report_line"])[] | null;
+      };
+      "driver_report_line": {
+        "driver_id": string | null;
+        "name": string | null;
+        "completed": number | null;
+        "failed": number | null;
+        "on_time_rate": number | null;
+        "avg_delivery_minutes": number | null;
+        "earnings": number | null;
       };
       "gateway_status": {
         "configured": boolean | null;

@@ -210,3 +210,169 @@ grant execute on function public.report_summary(date, date) to authenticated;
 
 grant execute on function private.report_day(timestamptz), private.day_share(public.deliveries),
   private.roll_up_slot() to service_role;
+
+-- Section: a driver's day and the per-driver report
+
+-- A driver's day (GET /api/v1/drivers/{id}/day). Days are São Paulo's, as everywhere in the reports.
+--   deliveries: the driver's deliveries accepted, completed, failed or returned that day, as the API shows a
+--     delivery (private.delivery_row), in the order they were accepted;
+--   completed, failed, returned: of those, the ones whose outcome (completed_at, failed_at, returned_at) fell
+--     that day and that are in that status now;
+--   earnings: the driver's wallet entries of the day for deliveries (credits, returned deliveries' included, less
+--     reversals); cash_collected: the driver's `collected` cash entries of the day;
+--   online_minutes, distance_m: from the positions the driver sent that were accepted that day while carrying a
+--     delivery (public.delivery_trail_points of those deliveries). A position sent for several deliveries at
+--     once counts once; the positions in time order are walked, and a step counts (its minutes to online, its
+--     great-circle metres to the distance) when it follows the previous one by at most 10 minutes; a longer
+--     silence is time off. Positions are only kept while a delivery is in progress, so time online between
+--     deliveries is not counted.
+create type public.driver_day as (
+  date date,
+  driver_id uuid,
+  online_minutes integer,
+  distance_m integer,
+  completed integer,
+  failed integer,
+  returned integer,
+  earnings numeric,
+  cash_collected numeric,
+  deliveries public.delivery[]
+);
+comment on type public.driver_day is 'A driver''s day in São Paulo: time online and distance from its positions, outcomes, earnings, cash collected, and its deliveries.';
+
+create function public.driver_day(driver_id uuid, day date)
+returns public.driver_day
+language plpgsql
+stable
+-- It reads the driver's positions and ledgers after authorizing the caller: the company's managers, or the
+-- driver itself (another driver, another company: 404, private.cash_driver).
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.cash_driver(driver_day.driver_id);
+  day_start timestamptz := (driver_day.day::timestamp at time zone 'America/Sao_Paulo');
+  day_end timestamptz := ((driver_day.day + 1)::timestamp at time zone 'America/Sao_Paulo');
+  result public.driver_day;
+  day_rows public.deliveries[];
+begin
+  if driver_day.day is null then
+    raise exception using errcode = 'PT400', message = 'date is required';
+  end if;
+  result.date := driver_day.day;
+  result.driver_id := driver_day.driver_id;
+  -- Only this driver's rows (deliveries_driver_created_idx), then the day's.
+  select coalesce(array_agg(d order by coalesce(d.accepted_at, d.created_at), d.id), '{}') into day_rows
+  from public.deliveries d
+  where d.driver_id = driver_day.driver_id and d.company_id = company
+    and ((d.accepted_at >= day_start and d.accepted_at < day_end)
+      or (d.completed_at >= day_start and d.completed_at < day_end)
+      or (d.failed_at >= day_start and d.failed_at < day_end)
+      or (d.returned_at >= day_start and d.returned_at < day_end));
+  select count(*) filter (where r.status = 'completed' and r.completed_at >= day_start and r.completed_at < day_end),
+    count(*) filter (where r.status = 'failed' and r.failed_at >= day_start and r.failed_at < day_end),
+    count(*) filter (where r.status = 'returned' and r.returned_at >= day_start and r.returned_at < day_end),
+    coalesce(array_agg(private.delivery_row(r) order by coalesce(r.accepted_at, r.created_at), r.id), '{}')
+  into result.completed, result.failed, result.returned, result.deliveries
+  from unnest(day_rows) r;
+  select coalesce(sum(w.amount), 0)::numeric(12, 2) into result.earnings
+  from public.wallet_entries w
+  where w.driver_id = driver_day.driver_id and w.kind in ('delivery_credit', 'credit_reversal')
+    and w.created_at >= day_start and w.created_at < day_end;
+  select coalesce(sum(e.amount), 0)::numeric(12, 2) into result.cash_collected
+  from public.cash_entries e
+  where e.driver_id = driver_day.driver_id and e.kind = 'collected'
+    and e.created_at >= day_start and e.created_at < day_end;
+  select coalesce(round(sum(extract(epoch from s.step)) filter (where s.step <= interval '10 minutes') / 60), 0),
+    coalesce(round(sum(s.metres) filter (where s.step <= interval '10 minutes')), 0)
+  into result.online_minutes, result.distance_m
+  from (
+    select p.recorded_at - lag(p.recorded_at) over w as step,
+      private.distance_m(lag(p.lat) over w, lag(p.lng) over w, p.lat, p.lng) as metres
+    from (
+      select distinct t.recorded_at, t.lat, t.lng
+      from unnest(day_rows) r
+      join public.delivery_trail_points t on t.delivery_id = r.id
+      where t.recorded_at >= day_start and t.recorded_at < day_end
+    ) p
+    window w as (order by p.recorded_at)
+  ) s;
+  return result;
+end;
+$$;
+comment on function public.driver_day(uuid, date) is 'A driver''s day in São Paulo: minutes online and metres from its positions, completed, failed and returned, earnings (returned deliveries'' credits included), cash collected, and the day''s deliveries (managers; the driver itself; otherwise 404).';
+grant execute on function public.driver_day(uuid, date) to authenticated;
+
+-- The per-driver report (GET /api/v1/reports/drivers): every driver of the company, over a range of São Paulo
+-- days. completed and failed: the driver's deliveries in that status now whose outcome fell in the range;
+-- on_time_rate and avg_delivery_minutes over those completed, as public.report_summary computes them; earnings:
+-- the driver's wallet entries for deliveries in the range (credits, returned deliveries' included, less
+-- reversals).
+create type public.driver_report_line as (
+  driver_id uuid,
+  name text,
+  completed integer,
+  failed integer,
+  on_time_rate numeric,
+  avg_delivery_minutes numeric,
+  earnings numeric
+);
+comment on type public.driver_report_line is 'One driver over a range of days: outcomes, punctuality, time to deliver, earnings.';
+
+create type public.driver_report as (from_day date, to_day date, items public.driver_report_line[]);
+comment on type public.driver_report is 'The company''s drivers over a range of days, one line each, by name.';
+
+create function public.report_drivers(from_day date, to_day date)
+returns public.driver_report
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  company uuid := private.authorize(variadic private.company_managers());
+  range_start timestamptz := (report_drivers.from_day::timestamp at time zone 'America/Sao_Paulo');
+  range_end timestamptz := ((report_drivers.to_day + 1)::timestamp at time zone 'America/Sao_Paulo');
+  lines public.driver_report_line[];
+begin
+  if report_drivers.from_day is null or report_drivers.to_day is null then
+    raise exception using errcode = 'PT400', message = 'from and to are required';
+  end if;
+  if report_drivers.to_day < report_drivers.from_day then
+    raise exception using errcode = 'PT400', message = 'to must not be before from';
+  end if;
+  if report_drivers.to_day - report_drivers.from_day >= 366 then
+    raise exception using errcode = 'PT400', message = 'a report covers at most 366 days';
+  end if;
+  select coalesce(array_agg(row(dr.id, dr.name, o.completed, o.failed,
+      case when o.with_window > 0 then round(o.on_time::numeric / o.with_window, 4) end,
+      case when o.completed > 0 then round(o.seconds / o.completed / 60, 1) end,
+      e.earnings)::public.driver_report_line order by dr.name, dr.id), '{}')
+  into lines
+  from public.drivers dr
+  cross join lateral (
+    select count(*) filter (where d.status = 'completed' and d.completed_at >= range_start
+        and d.completed_at < range_end)::integer as completed,
+      count(*) filter (where d.status = 'failed' and d.failed_at >= range_start and d.failed_at < range_end)::integer
+        as failed,
+      count(*) filter (where d.status = 'completed' and d.completed_at >= range_start and d.completed_at < range_end
+        and d.window_end is not null) as with_window,
+      count(*) filter (where d.status = 'completed' and d.completed_at >= range_start and d.completed_at < range_end
+        and d.completed_at <= d.window_end) as on_time,
+      coalesce(sum(extract(epoch from d.completed_at - d.created_at)) filter (where d.status = 'completed'
+        and d.completed_at >= range_start and d.completed_at < range_end), 0) as seconds
+    from public.deliveries d
+    where d.driver_id = dr.id and d.status in ('completed', 'failed')
+  ) o
+  cross join lateral (
+    select coalesce(sum(w.amount), 0)::numeric(12, 2) as earnings
+    from public.wallet_entries w
+    where w.driver_id = dr.id and w.kind in ('delivery_credit', 'credit_reversal')
+      and w.created_at >= range_start and w.created_at < range_end
+  ) e
+  where dr.company_id = company;
+  return row(report_drivers.from_day, report_drivers.to_day, lines)::public.driver_report;
+end;
+$$;
+comment on function public.report_drivers(date, date) is 'The caller''s company''s drivers from from_day to to_day (São Paulo days, both included): completed, failed, on-time rate, average minutes to deliver and earnings (returned deliveries'' credits included), one line per driver (owner, admin).';
+grant execute on function public.report_drivers(date, date) to authenticated;

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(324);
+select plan(334);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -78,6 +78,8 @@ from t, o, lateral (values
   (format('select to_jsonb(public.get_driver_cash(%L))', t.a ->> 'driver_id'), array['owner', 'admin', 'driver']),
   (format('select to_jsonb(public.record_cash_settlement(%L, 1))', t.a ->> 'driver_id'), array['owner', 'admin']),
   ('select to_jsonb(public.cash_summary(current_date))', array['owner', 'admin']),
+  (format('select to_jsonb(public.driver_day(%L, current_date))', t.a ->> 'driver_id'), array['owner', 'admin', 'driver']),
+  ('select to_jsonb(public.report_drivers(current_date, current_date))', array['owner', 'admin']),
   ('select to_jsonb(public.create_api_key(''k'', ''{deliveries:read}'', repeat(''a'', 64), ''dp_live_a''))',
     array['owner', 'admin']),
   ('select to_jsonb(public.list_api_keys())', array['owner', 'admin']),
@@ -146,7 +148,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 74 calls x 4 roles = 296 assertions, then 23 foreign ones
+-- 76 calls x 4 roles = 304 assertions, then 25 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$
@@ -203,7 +205,9 @@ begin
       ('admin', format('select to_jsonb(public.recall_delivery(%L, %L))', (select delivery from o), 'x')),
       ('driver', format('select to_jsonb(public.return_delivery(%L))', (select delivery from o))),
       ('owner', format('select to_jsonb(public.refundable_delivery(%L))', (select delivery from o))),
-      ('admin', format('select to_jsonb(public.editable_delivery(%L))', (select delivery from o)))
+      ('admin', format('select to_jsonb(public.editable_delivery(%L))', (select delivery from o))),
+      ('owner', format('select to_jsonb(public.driver_day(%L, current_date))', (select a ->> 'driver_id' from t))),
+      ('driver', format('select to_jsonb(public.driver_day(%L, current_date))', (select a ->> 'driver_id' from t)))
     ) as f (role_name, call)
   loop
     perform tests.act_as_member(b, entry.role_name) from t;

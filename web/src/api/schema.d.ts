@@ -1137,6 +1137,54 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/drivers/{id}/day": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A driver's day
+     * @description What a driver did on a day (America/Sao_Paulo; default: today): time online and distance from the positions sent while carrying a delivery, the deliveries completed, failed and returned, earnings (returned deliveries' credits included), cash collected, and the day's deliveries. The company's owner and admins; a driver for themself (another driver, or a driver of another company: 404).
+     *
+     *     Roles: the set `withdrawal_readers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getDriversByIdDay"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/reports/drivers": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * How each driver did over a range of days
+     * @description One line per driver of the company, by name, over the days from `from` to `to`, both included, days in America/Sao_Paulo (an instant counts as its day there; without them, the last 30 days): deliveries completed and failed in the range, on-time rate and average minutes to deliver as in GET /api/v1/reports/summary, and earnings (returned deliveries' credits included). At most 366 days. `?format=csv`: the same lines as `text/csv` (columns driver_id, name, completed, failed, on_time_rate, avg_delivery_minutes, earnings), in the `dialect` of the export: `csv` (default) or `excel-br` (byte order mark, semicolons, decimal commas); a name a spreadsheet would read as a formula is written with a leading apostrophe.
+     *
+     *     Roles: the set `company_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getReportsDrivers"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/routes/plan": {
     parameters: {
       query?: never;
@@ -2267,6 +2315,50 @@ export interface components {
       failed: number;
       /** @description The prices of that day's completed deliveries. */
       revenue: number;
+    };
+    DriverDay: {
+      /** Format: date */
+      date: string;
+      /** Format: uuid */
+      driver_id: string;
+      /** @description Minutes between the positions the driver sent that day while carrying a delivery, counting each step of at most 10 minutes (a longer silence is time off; time between deliveries has no positions and is not counted). */
+      online_minutes: number;
+      /** @description Metres between those same positions, step by step (great-circle). */
+      distance_m: number;
+      /** @description Deliveries completed that day (and completed now). */
+      completed: number;
+      /** @description Deliveries failed that day (and failed now). */
+      failed: number;
+      /** @description Recalled deliveries the driver brought back that day. */
+      returned: number;
+      /** @description The driver's wallet credits of the day for deliveries, returned deliveries' included, less reversals. */
+      earnings: number;
+      /** @description Cash collected at the door that day (the driver's `collected` cash entries). */
+      cash_collected: number;
+      /** @description The driver's deliveries accepted, completed, failed or returned that day, as GET /api/v1/deliveries/{id} shows them, in the order they were accepted. */
+      deliveries: components["schemas"]["Delivery"][];
+    };
+    DriverReport: {
+      /** Format: date */
+      from: string;
+      /** Format: date */
+      to: string;
+      items: components["schemas"]["DriverReportLine"][];
+    };
+    DriverReportLine: {
+      /** Format: uuid */
+      driver_id: string;
+      name: string;
+      /** @description Deliveries the driver completed in the range (and completed now). */
+      completed: number;
+      /** @description Deliveries the driver failed in the range (and failed now). */
+      failed: number;
+      /** @description Of the completed ones that had a window, the share (0 to 1, 4 decimals) completed by window_end; null when none had one. */
+      on_time_rate: number | null;
+      /** @description Average minutes from creation to completion of the completed ones (1 decimal); null when none. */
+      avg_delivery_minutes: number | null;
+      /** @description The driver's wallet credits in the range for deliveries, returned deliveries' included, less reversals. */
+      earnings: number;
     };
     RoutePlanResult: {
       /** @description Draft routes (`status: "draft"`); their deliveries stay `pending` until publish. */
@@ -7634,6 +7726,153 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["ReportSummary"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getDriversByIdDay: {
+    parameters: {
+      query?: {
+        /** @description The day (YYYY-MM-DD); today in São Paulo when omitted. */
+        date?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The driver's day */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DriverDay"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such driver */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getReportsDrivers: {
+    parameters: {
+      query?: {
+        /** @description The first day (YYYY-MM-DD). */
+        from?: string;
+        /** @description The last day (YYYY-MM-DD), included. */
+        to?: string;
+        format?: "json" | "csv";
+        /** @description With format=csv: `csv` (default) or `excel-br`. */
+        dialect?: "csv" | "excel-br";
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The report (JSON, or CSV with format=csv) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DriverReport"];
         };
       };
       /** @description Malformed request: the body, query or path failed validation */
