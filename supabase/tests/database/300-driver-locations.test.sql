@@ -87,7 +87,8 @@ select is(
    where l.driver_id = (select (a ->> 'driver_id')::uuid from t)),
   '{"lat": -23.55, "lng": -46.63, "heading": 90}'::jsonb,
   'a refused update changes nothing');
-select is((select count(*)::integer from realtime.messages where event = 'driver_location'), 1,
+select is((select count(*)::integer from realtime.messages where event = 'driver_location'
+  and topic = 'company:' || (select a ->> 'company_id' from t)), 1,
   'a refused update broadcasts nothing');
 
 select pg_temp.age_driver1(10);
@@ -99,7 +100,8 @@ select is(
 select throws_ok($$ select to_jsonb(public.update_my_location(lat => 2, lng => 2)) $$, 'PT429', null,
   'and the one after that is refused again');
 select tests.reset_role();
-select is((select count(*)::integer from realtime.messages where event = 'driver_location'), 2,
+select is((select count(*)::integer from realtime.messages where event = 'driver_location'
+  and topic = 'company:' || (select a ->> 'company_id' from t)), 2,
   'each accepted update is broadcast once');
 
 -- The limit is per driver: driver 2 is not held back by driver 1.

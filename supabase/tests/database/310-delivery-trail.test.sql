@@ -27,7 +27,7 @@ create temp table ids as select (tests.delivery_in(a, 'completed', 'invoice')).i
 grant select on ids to public;
 
 select pg_temp.driver_a_moves(1, 1);
-select is((select count(*)::integer from public.delivery_trail_points), 0,
+select is((select count(*)::integer from public.delivery_trail_points p where p.company_id in (select (x ->> 'company_id')::uuid from t, lateral (values (a), (b)) v (x))), 0,
   'with no delivery in progress, a position adds no trail point');
 
 update ids set running = (select (tests.delivery_in(a, 'in_progress', 'invoice')).id from t);
@@ -44,7 +44,7 @@ select is(
 select tests.act_as_member(a, 'driver') from t;
 select throws_ok($$ select to_jsonb(public.update_my_location(lat => 3, lng => 3)) $$, 'PT429', null, 'a refused position');
 select tests.reset_role();
-select is((select count(*)::integer from public.delivery_trail_points), 1, 'adds no point');
+select is((select count(*)::integer from public.delivery_trail_points p where p.company_id in (select (x ->> 'company_id')::uuid from t, lateral (values (a), (b)) v (x))), 1, 'adds no point');
 
 select pg_temp.driver_a_moves(4, 4);
 select results_eq($$ select * from pg_temp.trail((select running from ids)) $$,
@@ -65,7 +65,7 @@ select results_eq($$ select * from pg_temp.trail((select running from ids)) orde
 select tests.act_as_member(b, 'driver') from t;
 select lives_ok($$ select to_jsonb(public.update_my_location(lat => 7, lng => 7)) $$, 'a driver of company B sends a position');
 select tests.reset_role();
-select is((select count(*)::integer from public.delivery_trail_points), 500, 'and no trail changes');
+select is((select count(*)::integer from public.delivery_trail_points p where p.company_id in (select (x ->> 'company_id')::uuid from t, lateral (values (a), (b)) v (x))), 500, 'and no trail changes');
 
 -- Reading ------------------------------------------------------------------------
 select tests.act_as_member(a, 'owner') from t;

@@ -17,6 +17,8 @@ create function pg_temp.id(name text) returns uuid
 language sql as $$ select ids.id from ids where ids.name = id.name $$;
 grant execute on function pg_temp.id(text) to public;
 
+-- The stack's own secrets, if any, are replaced inside this rolled-back transaction (npm run db:test:cli).
+delete from vault.secrets where name in ('project_url', 'service_role_key');
 select vault.create_secret('http://project.test', 'project_url');
 select vault.create_secret('service-key', 'service_role_key');
 create function pg_temp.wakes() returns bigint

@@ -92,12 +92,24 @@ describe("a day of cash with a kill -9 in the middle", () => {
     await sleep(30);
     const postmaster = stack.postmasterPid();
     const server = [postmaster, ...processes().filter((p) => p.ppid === postmaster).map((p) => p.pid)];
-    stack.child.kill("SIGKILL");
     for (const pid of server) {
       try {
         process.kill(pid, "SIGKILL");
       } catch { /* already gone */ }
     }
+    // Postgres first, gone for good (reaped by the stack, its parent) before the stack is killed too: a postmaster
+    // killed after its parent may be left a zombie that no process reaps, whose pid in postmaster.pid then stops
+    // the next Postgres from starting ("lock file already exists").
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const until = Date.now() + 10_000; server.some(alive) && Date.now() < until;) await sleep(20);
+    stack.child.kill("SIGKILL");
     await inFlight;
     await new Promise((done) =>
       stack.child.exitCode !== null || stack.child.signalCode !== null ? done(null) : stack.child.once("exit", done)
