@@ -155,6 +155,12 @@ function atItemEnd(c: Cursor) {
 
 export function parseSelect(text: string): SelectItem[] {
   const c = new Cursor(text, `failed to parse select parameter (${text})`);
+  // No field name, JSON key or alias takes a NUL: refused here, before any part of the select reaches SQL.
+  const nul = text.indexOf("\0");
+  if (nul >= 0) {
+    c.pos = nul;
+    c.fail("any character but NUL");
+  }
   const items = selectForest(c);
   if (!c.done) c.fail('"," or end of input');
   return items;
