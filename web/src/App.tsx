@@ -6,7 +6,7 @@ import { config } from "./config.ts";
 import type { ptBR } from "./i18n/pt-BR.ts";
 import { type AuthProblem, can, COMPANY_MANAGERS, DELIVERY_MANAGERS, type Role, useAuth } from "./lib/auth.tsx";
 import { useOnline } from "./lib/online.ts";
-import { outbox } from "./lib/outbox.ts";
+import { outbox, useDriverOutbox } from "./lib/outbox.ts";
 import { useRealtime } from "./lib/realtime.tsx";
 import { Link, match, navigate, usePath } from "./lib/router.tsx";
 import { ConfirmDialog, LanguageSelect, Loading } from "./components/ui.tsx";
@@ -162,6 +162,7 @@ export function App() {
   // The navigation on a narrow screen: closed behind the menu button, closed again once a page is chosen.
   const [menuOpen, setMenuOpen] = useState(false);
   const { connected } = useRealtime();
+  useDriverOutbox(identity);
 
   const publicPage = PUBLIC_PAGES.map((p) => ({ page: p, params: match(p.path, path) })).find((p) => p.params);
 

@@ -2,7 +2,6 @@
 // wait for it, and whether the position reaches the company. It also runs what works in the background while
 // the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is in progress or the driver
 // is available for offers (lib/availability.ts), the one location sender (lib/location.ts).
-import { useQueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { errorMessage } from "../api/errors.ts";
@@ -12,7 +11,6 @@ import { useAvailable } from "../lib/availability.ts";
 import { useClock } from "../lib/clock.ts";
 import { publishSharing, shareLocation, type SharingState, useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
-import { openOutbox } from "../lib/outbox.ts";
 import { useShift } from "./shift.ts";
 
 /** Seconds until `at`, counting down on screen. */
@@ -72,17 +70,8 @@ function SharingLine({ state, active }: { state: SharingState | null; active: bo
 export default function DriverBar() {
   const { t } = useTranslation();
   const { identity } = useAuth();
-  const client = useQueryClient();
   const online = useOnline();
-  const userId = identity?.userId;
   const driverId = identity?.driverId;
-  const companyId = identity?.companyId;
-
-  useEffect(() => {
-    if (!userId || !driverId || !companyId) return;
-    openOutbox(client, { userId, driverId, companyId });
-    return () => void openOutbox(client, null);
-  }, [client, userId, driverId, companyId]);
 
   const shift = useShift();
   const available = useAvailable(driverId);

@@ -5,8 +5,8 @@
 // says when it changed). An answer lost on the way leaves the action queued: it is sent again with the same key,
 // and a refusal then is checked against the delivery (an accept whose delivery is now ours took effect). A refusal
 // is kept as a sentence for the driver until dismissed.
-import type { QueryClient } from "@tanstack/react-query";
-import { useSyncExternalStore } from "react";
+import { type QueryClient, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useSyncExternalStore } from "react";
 import { api, ApiError, call, type Delivery, type Page } from "../api/client.ts";
 import { errorMessage } from "../api/errors.ts";
 import { i18n } from "../i18n/index.ts";
@@ -398,6 +398,22 @@ const opened = new Set<() => void>();
 
 export function outbox(): Outbox | null {
   return current;
+}
+
+/**
+ * Opens the signed-in driver's queue for as long as the app shows them (a driver is whoever has a driverId). The app's shell calls it, not a lazily
+ * loaded screen: a card's button must never be on screen before the queue it adds to (a tap would be lost).
+ */
+export function useDriverOutbox(who: { userId: string; driverId: string | null; companyId: string | null } | null) {
+  const client = useQueryClient();
+  const userId = who?.userId;
+  const driverId = who?.driverId;
+  const companyId = who?.companyId;
+  useEffect(() => {
+    if (!userId || !driverId || !companyId) return;
+    openOutbox(client, { userId, driverId, companyId });
+    return () => void openOutbox(client, null);
+  }, [client, userId, driverId, companyId]);
 }
 
 /** The queued and refused actions, live. */
