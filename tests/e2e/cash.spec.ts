@@ -42,12 +42,6 @@ test("the driver collects cash with change; the owner settles the day's cash", a
   });
   expect(created.status(), await created.text()).toBe(201);
 
-  // The driver's status bar arrives late, as its chunk did on CI's cold first load: a card's buttons work anyway
-  // (the driver's outbox is the app shell's, not the bar's; a tap before the bar arrived used to be lost).
-  await driverPage.route(/\/assets\/DriverBar-[^/]*\.js$/, async (route) => {
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    await route.continue();
-  });
   await signIn(driverPage, CIDA.email, CIDA.password);
   const card = driverPage.getByRole("listitem").filter({ hasText: "Rua Líbero Badaró, 425" });
   await expect(card.getByText(/^cobrar R\$\s57,50, levar troco para R\$\s100,00 \(R\$\s42,50\)$/)).toBeVisible();
