@@ -602,9 +602,9 @@ end;
 $$;
 comment on function private.record_delivery_history(public.deliveries, public.deliveries, text, uuid) is 'Appends one row to a delivery''s history.';
 
--- The delivery `delivery_id` of `company_id`, locked until the transaction ends;
--- 404 when there is none.
-create function private.lock_delivery(delivery_id uuid, company_id uuid)
+-- The delivery `delivery_id` of `company_id` (of any company when null: the service role's own moves), locked until
+-- the transaction ends; 404 when there is none.
+create function private.lock_delivery(delivery_id uuid, company_id uuid default null)
 returns public.deliveries
 language plpgsql
 set search_path = ''
@@ -613,7 +613,8 @@ declare
   delivery public.deliveries;
 begin
   select * into delivery from public.deliveries d
-  where d.id = lock_delivery.delivery_id and d.company_id = lock_delivery.company_id
+  where d.id = lock_delivery.delivery_id
+    and (lock_delivery.company_id is null or d.company_id = lock_delivery.company_id)
   for update;
   if not found then
     raise exception using errcode = 'PT404', message = 'delivery not found';
@@ -622,6 +623,29 @@ begin
 end;
 $$;
 comment on function private.lock_delivery(uuid, uuid) is 'Locks one delivery of a company (select ... for update) so that concurrent moves serialize; 404 when absent.';
+-- The service role's own moves (public.record_refund) run as their caller.
+grant execute on function private.lock_delivery(uuid, uuid) to service_role;
+
+-- The delivery `delivery_id` as the caller's policies let it see it (functions that run as their caller): 404 when
+-- they do not, as for one that does not exist. The one place a read of one delivery says "not found".
+create function private.visible_delivery(delivery_id uuid)
+returns public.deliveries
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries;
+begin
+  select * into delivery from public.deliveries d where d.id = visible_delivery.delivery_id;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'delivery not found';
+  end if;
+  return delivery;
+end;
+$$;
+comment on function private.visible_delivery(uuid) is 'One delivery the caller''s policies let it see; 404 otherwise.';
+grant execute on function private.visible_delivery(uuid) to authenticated, service_role;
 
 -- Moves a locked delivery by `trigger`, or raises PT422 naming both states.
 create function private.move_delivery(
@@ -1157,15 +1181,9 @@ language plpgsql
 stable
 set search_path = ''
 as $$
-declare
-  delivery public.deliveries;
 begin
   perform private.authorize(variadic private.members());
-  select * into delivery from public.deliveries d where d.id = get_delivery.delivery_id;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
-  return private.delivery_row(delivery);
+  return private.delivery_row(private.visible_delivery(get_delivery.delivery_id));
 end;
 $$;
 comment on function public.get_delivery(uuid) is 'One delivery the caller may see (row-level security hides the others: 404).';

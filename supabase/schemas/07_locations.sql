@@ -254,9 +254,7 @@ as $$
 begin
   perform private.authorize(variadic private.delivery_managers());
   -- The deliveries policy hides another company's delivery: 404.
-  if not exists (select from public.deliveries d where d.id = get_delivery_trail.delivery_id) then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  perform private.visible_delivery(get_delivery_trail.delivery_id);
   return row(
     get_delivery_trail.delivery_id,
     coalesce((

@@ -152,14 +152,10 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
   delivery public.deliveries;
 begin
-  select * into delivery from public.deliveries d
-  where d.id = editable_delivery.delivery_id and d.company_id = company;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  perform private.authorize(variadic private.company_managers());
+  delivery := private.visible_delivery(editable_delivery.delivery_id);
   perform private.check_editable(delivery, editable_delivery.moves_ends);
   return private.delivery_row(delivery);
 end;
@@ -189,10 +185,7 @@ declare
   diff jsonb;
   payload jsonb;
 begin
-  select * into old_row from public.deliveries d where d.id = update_delivery.delivery_id for update;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  old_row := private.lock_delivery(update_delivery.delivery_id);
   perform private.check_editable(old_row, moves_ends);
   if changes ? 'external_id' and changes ->> 'external_id' is distinct from old_row.external_id
      and changes ->> 'external_id' is not null then
@@ -273,14 +266,10 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
   delivery public.deliveries;
 begin
-  select * into delivery from public.deliveries d
-  where d.id = refundable_delivery.delivery_id and d.company_id = company;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  perform private.authorize(variadic private.company_managers());
+  delivery := private.visible_delivery(refundable_delivery.delivery_id);
   if delivery.payment_method <> 'pix' or delivery.status <> 'cancelled'
      or delivery.payment_status not in ('received', 'confirmed', 'refunded') then
     raise exception using errcode = 'PT422',
@@ -306,10 +295,7 @@ declare
   delivery public.deliveries;
   changed public.deliveries;
 begin
-  select * into delivery from public.deliveries d where d.id = record_refund.delivery_id for update;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  delivery := private.lock_delivery(record_refund.delivery_id);
   if delivery.refund_requested_at is null then
     update public.deliveries d set refund_requested_at = now(), updated_at = now() where d.id = delivery.id
     returning * into changed;

@@ -937,10 +937,7 @@ declare
   delivery public.deliveries;
 begin
   perform private.authorize(variadic private.delivery_managers());
-  select * into delivery from public.deliveries d where d.id = get_delivery_dispatch.delivery_id;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  delivery := private.visible_delivery(get_delivery_dispatch.delivery_id);
   return row(
     delivery.id,
     delivery.dispatch_status,
