@@ -1505,11 +1505,15 @@ as $$
 declare
   -- The company's managers get the tracking link; drivers never do, whoever made the change. Nobody gets the
   -- offer of whoever made it.
-  payload jsonb := private.delivery_json(new)
-    || jsonb_build_object('tracking_token', null, 'tracking_url', null, 'offer_expires_at', null);
+  payload jsonb := private.delivery_json(new);
+  -- The row as the service role or a manager made it already holds the link (private.delivery_row): read it
+  -- again only for a change a driver made.
+  link jsonb := case when payload ->> 'tracking_token' is not null
+    then jsonb_build_object('tracking_token', payload -> 'tracking_token', 'tracking_url', payload -> 'tracking_url')
+    else private.delivery_tracking_link(new.id) end;
 begin
-  perform private.broadcast('company:' || new.company_id, 'delivery_updated',
-    payload || private.delivery_tracking_link(new.id));
+  payload := payload || jsonb_build_object('tracking_token', null, 'tracking_url', null, 'offer_expires_at', null);
+  perform private.broadcast('company:' || new.company_id, 'delivery_updated', payload || link);
   if new.driver_id is not null and new.accepted_at is not null then
     perform private.broadcast('driver:' || new.driver_id, 'delivery_updated', payload);
   end if;

@@ -217,34 +217,9 @@ create trigger deliveries_broadcast_tracking after update of status, eta_refresh
   for each row when (old.status is distinct from new.status or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
   execute function private.broadcast_tracking_change();
 
--- An accepted position of a driver with a delivery in progress:
--- `driver_location` on that delivery's tracking topic (never before the
--- pick-up, never after the delivery ends).
-create function private.broadcast_tracking_location()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  delivery record;
-begin
-  if tg_op = 'UPDATE' and new.updated_at <= old.updated_at then
-    return null;
-  end if;
-  for delivery in
-    select t.token_hash from public.deliveries d join private.delivery_tracking t on t.delivery_id = d.id
-    where d.driver_id = new.driver_id and d.status = 'in_progress'
-  loop
-    perform private.broadcast(private.tracking_topic(delivery.token_hash), 'driver_location',
-      jsonb_build_object('lat', new.lat, 'lng', new.lng, 'heading', new.heading, 'updated_at', new.updated_at));
-  end loop;
-  return null;
-end;
-$$;
-comment on function private.broadcast_tracking_location() is 'Sends an accepted driver position to the tracking topics of the driver''s deliveries in progress.';
-create trigger driver_locations_broadcast_tracking after insert or update on public.driver_locations
-  for each row execute function private.broadcast_tracking_location();
+-- An accepted position of a driver with a delivery in progress is sent on that delivery's tracking topic as
+-- `driver_location` by the trail's trigger (private.append_delivery_trail, 07_locations.sql), which looks the
+-- deliveries in progress up once for both.
 
 -- Section: live ETA
 
