@@ -1,6 +1,7 @@
 // Verification of Supabase access tokens and API keys, for HS256 (the legacy
 // JWT secret) and for asymmetric keys (ES256/RS256/EdDSA) published as a JWKS.
 // `alg: none` and any algorithm not listed here are refused by construction.
+// Neutral code (common/): the Edge Functions and the local stand-ins both verify tokens with it.
 import { createHash } from "node:crypto";
 import {
   createLocalJWKSet,
