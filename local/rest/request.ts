@@ -5,8 +5,7 @@
 // the request's settings first, then the pre-request function, then the work,
 // rolled back instead of committed when `db-tx-end` and `Prefer: tx=` say so.
 import type postgres from "postgres";
-import { HttpError } from "../../functions/_shared/errors.ts";
-import { MAX_BODY_BYTES, readBody } from "../../functions/_shared/route.ts";
+import { MAX_BODY_BYTES, readBody } from "../../common/body.ts";
 import type { RestConfig } from "./config.ts";
 import { errors, RestError } from "./errors.ts";
 import { parseFilterValue } from "./parse.ts";
@@ -293,16 +292,9 @@ export function bodyExpression(media: Media, shape: "rows" | "row" | "scalar" | 
 /** Request bodies are bounded like /api/v1's: refused (413) as they arrive past the limit, never read whole. */
 export const MAX_REST_BODY_BYTES = MAX_BODY_BYTES;
 
-/** The gateway's answer to a body over the limit: it never reaches PostgREST. */
-export class BodyTooLarge extends Error {}
-
-export async function readRawBody(req: Request): Promise<Uint8Array> {
-  try {
-    return await readBody(req, MAX_REST_BODY_BYTES);
-  } catch (error) {
-    if (error instanceof HttpError && error.status === 413) throw new BodyTooLarge();
-    throw error;
-  }
+/** The body; a body over the limit throws BodyTooLargeError, the gateway's 413 (it never reaches PostgREST). */
+export function readRawBody(req: Request): Promise<Uint8Array> {
+  return readBody(req, MAX_REST_BODY_BYTES);
 }
 
 export function bodyTooLargeResponse(cors: Headers): Response {
