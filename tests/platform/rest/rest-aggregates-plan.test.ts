@@ -10,7 +10,7 @@
 import { createClient } from "@supabase/supabase-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, stack } from "../../support/api.ts";
-import { eventually } from "../../support/wait.ts";
+import { configurePostgrest as configure } from "../../support/postgrest.ts";
 
 const FIXTURE = `
   create schema rest_agg;
@@ -50,19 +50,6 @@ const rest = (path: string, headers: Record<string, string> = {}, init: RequestI
       ...headers,
     },
   });
-
-/** Sets the in-database settings on authenticator and waits until the stand-in answers as `effective` expects. */
-async function configure(settings: Record<string, string | null>, effective: () => Promise<void>) {
-  for (const [name, value] of Object.entries(settings)) {
-    await db().unsafe(
-      value === null
-        ? `alter role authenticator reset pgrst.${name}`
-        : `alter role authenticator set pgrst.${name} = '${value}'`,
-    );
-  }
-  await db().unsafe("notify pgrst, 'reload config'");
-  await eventually(effective);
-}
 
 const aggregatesOn = async () => expect((await client().from("orders").select("count()")).error).toBeNull();
 const aggregatesOff = async () =>
@@ -248,9 +235,14 @@ describe("with pgrst.db_plan_enabled", () => {
   });
 
   it("explains a single object's, a function's and a write's query; a write without analyze changes nothing", async () => {
-    const single = await client().from("orders").select("id").eq("id", 1).single().explain();
-    expect(single.error).toBeNull();
-    expect(single.data as unknown as string).toMatch(/Index (Only )?Scan using orders_pkey on orders/);
+    const single = await rest("/orders?select=id&id=eq.1", {
+      accept: 'application/vnd.pgrst.plan; for="application/vnd.pgrst.object+json"',
+    });
+    expect(single.status).toBe(200);
+    expect(single.headers.get("content-type")).toBe(
+      'application/vnd.pgrst.plan+text; for="application/vnd.pgrst.object+json"; charset=utf-8',
+    );
+    expect(await single.text()).toMatch(/Index (Only )?Scan using orders_pkey on orders/);
     const rpc = await client().rpc("big_orders", { minimum: 10 }).explain();
     expect(rpc.error).toBeNull();
     // The SQL function is inlined into the query: its scan of orders is in the plan.
