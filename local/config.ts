@@ -4,7 +4,7 @@
 import { parse as parseToml } from "smol-toml";
 import type { JWK } from "jose";
 import { z } from "zod";
-import { EncryptionKey } from "../functions/_shared/env.ts";
+import { AES_256_KEY_RULE, isAes256Key } from "../common/crypto.ts";
 import { type AuthProject, parseAuthProject } from "./auth/project.ts";
 import { DEFAULT_JWT_SECRET } from "./keys.ts";
 
@@ -17,7 +17,8 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default(".local"),
   DATABASE_URL: url.optional(),
   SUPABASE_JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEFAULT_JWT_SECRET),
-  SECRETS_ENCRYPTION_KEY: EncryptionKey.optional(),
+  // Checked before anything starts, as the functions check it (functions/_shared/env.ts).
+  SECRETS_ENCRYPTION_KEY: z.string().refine(isAes256Key, AES_256_KEY_RULE).optional(),
   GATEWAY_SANDBOX_URL: url.optional(),
   GATEWAY_PRODUCTION_URL: url.optional(),
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),

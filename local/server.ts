@@ -6,7 +6,7 @@
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type postgres from "postgres";
-import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
+import { bearerToken, createVerifier } from "../common/jwt.ts";
 import { type ClientInfo, createAuth } from "./auth/mod.ts";
 import type { Mailbox } from "./auth/mailbox.ts";
 import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";

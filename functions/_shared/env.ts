@@ -1,17 +1,10 @@
 // Configuration of the Edge Functions (docs/contract.md, Configuration), validated with zod the
 // first time it is read; a missing or malformed setting names itself.
 import { z } from "zod";
+import { AES_256_KEY_RULE, isAes256Key } from "../../common/crypto.ts";
 
 const url = z.string().url();
 
-/** The AES-256 key for secrets at rest; the local stack checks it with this too, before it starts anything. */
-export const EncryptionKey = z.string().refine((key) => {
-  try {
-    return atob(key).length === 32;
-  } catch {
-    return false;
-  }
-}, "must be 32 random bytes, base64-encoded");
 const Schema = z.object({
   SUPABASE_URL: url,
   SUPABASE_DB_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL"),
@@ -36,7 +29,8 @@ const Schema = z.object({
   OPTIMIZATION_URL: url.optional(),
   CEP_URL: url,
   GEOCODING_URL: url,
-  SECRETS_ENCRYPTION_KEY: EncryptionKey,
+  /** The AES-256 key for secrets at rest (the local stack checks it with the same rule before it starts anything). */
+  SECRETS_ENCRYPTION_KEY: z.string().refine(isAes256Key, AES_256_KEY_RULE),
   /** The web app's public origin: recipients' tracking links are `{WEB_APP_URL}/track/{token}`. */
   WEB_APP_URL: url.transform((value) => value.replace(/\/+$/, "")),
   /** WhatsApp Cloud API: `{WHATSAPP_URL}/{WHATSAPP_PHONE_ID}/messages` with `Authorization: Bearer {WHATSAPP_TOKEN}`. */
