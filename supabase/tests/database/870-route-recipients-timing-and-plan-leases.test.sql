@@ -30,10 +30,11 @@ delete from realtime.messages;
 select tests.act_as_member(a, 'owner') from t;
 select lives_ok(format('select public.publish_route(%L)', (select route from r)), 'the owner publishes a route of three');
 select tests.reset_role();
-select is(array[(pg_temp.stops_before(e1))[array_length(pg_temp.stops_before(e1), 1)],
-  (pg_temp.stops_before(e2))[array_length(pg_temp.stops_before(e2), 1)],
-  (pg_temp.stops_before(e3))[array_length(pg_temp.stops_before(e3), 1)]], array['0', '1', '2'],
-  'each recipient''s last tracking_updated says how many drop-offs come before theirs') from o;
+-- (The assign's own tracking_updated, before the route was published, says null; one transaction's messages share
+-- their time, so only the values are compared, not their order.)
+select is(array[array_remove(pg_temp.stops_before(e1), 'null'), array_remove(pg_temp.stops_before(e2), 'null'),
+  array_remove(pg_temp.stops_before(e3), 'null')], array[array['0'], array['1'], array['2']],
+  'each recipient hears how many drop-offs come before theirs') from o;
 
 -- A pickup done changes nobody's place.
 delete from realtime.messages;
@@ -111,7 +112,8 @@ delete from realtime.messages;
 select tests.act_as_member(a, 'owner') from t;
 select lives_ok(format('select public.cancel_route(%L)', (select route from r)), 'the owner cancels the route');
 select tests.reset_role();
-select is(pg_temp.stops_before(e3), array['null'], 'the last recipient hears it is in no route now') from o;
+select is(array(select distinct x from unnest(pg_temp.stops_before(e3)) x), array['null'],
+  'the last recipient hears it is in no route now (from the cancel and from its delivery back to pending)') from o;
 
 -- A plan job whose worker stopped speaking.
 select tests.act_as_member(a, 'owner') from t;
