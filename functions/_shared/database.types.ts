@@ -892,6 +892,7 @@ export type Database = {
           "created_by": string | null;
           "error": string | null;
           "id": string;
+          "lease_until": string;
           "progress": number;
           "request": NonNullable<Json>;
           "result": Json | null;
@@ -905,6 +906,7 @@ export type Database = {
           "created_by"?: string | null;
           "error"?: string | null;
           "id"?: string;
+          "lease_until"?: string;
           "progress"?: number;
           "request": NonNullable<Json>;
           "result"?: Json | null;
@@ -917,6 +919,7 @@ export type Database = {
           "created_by"?: string | null;
           "error"?: string | null;
           "id"?: string;
+          "lease_until"?: string;
           "progress"?: number;
           "request"?: NonNullable<Json>;
           "result"?: Json | null;
@@ -1003,6 +1006,9 @@ export type Database = {
           "start_lng": number;
           "starts_at": string;
           "status": string;
+          "timed_from_lat": number | null;
+          "timed_from_lng": number | null;
+          "timing_requested_at": string | null;
           "updated_at": string;
           "violations": NonNullable<Json>;
         };
@@ -1027,6 +1033,9 @@ export type Database = {
           "start_lng": number;
           "starts_at": string;
           "status"?: string;
+          "timed_from_lat"?: number | null;
+          "timed_from_lng"?: number | null;
+          "timing_requested_at"?: string | null;
           "updated_at"?: string;
           "violations"?: NonNullable<Json>;
         };
@@ -1050,6 +1059,9 @@ export type Database = {
           "start_lng"?: number;
           "starts_at"?: string;
           "status"?: string;
+          "timed_from_lat"?: number | null;
+          "timed_from_lng"?: number | null;
+          "timing_requested_at"?: string | null;
           "updated_at"?: string;
           "violations"?: NonNullable<Json>;
         };
@@ -1960,6 +1972,10 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "record_route_timing": {
+        Args: { "ends_at"?: string; "from_lat": number; "from_lng": number; "route_id": string; "stops": Json };
+        Returns: boolean;
+      };
       "record_webhook_attempt": {
         Args: {
           "attempt": number;
@@ -2069,6 +2085,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "route_timing_input": { Args: { "route_id": string }; Returns: Json };
       "save_gateway_config": {
         Args: {
           "api_key_ciphertext": string;

@@ -268,7 +268,7 @@ $$;
 comment on function private.claim_eta_refreshes(uuid) is 'Claims the driver''s deliveries in progress due a new ETA (30 s since the last request, moved > 100 m) and answers where from and to.';
 
 create type public.location_update as (location public.driver_location, eta_due jsonb);
-comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}].';
+comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}], and the live route due a new timing: [{route_id, from}].';
 
 -- What PUT /api/v1/locations/me runs: the position (update_my_location: its
 -- rate limit, trail and broadcasts) and, in the same statement and
@@ -296,8 +296,10 @@ declare
 begin
   located := public.update_my_location(update_my_location_with_eta.lat, update_my_location_with_eta.lng,
     update_my_location_with_eta.heading, update_my_location_with_eta.speed, update_my_location_with_eta.accuracy);
-  -- It sees the position just stored: the claim measures from there.
-  return row(located, private.claim_eta_refreshes(located.driver_id))::public.location_update;
+  -- It sees the position just stored: the claims measure from there (a live route's stops are timed again at the
+  -- same cadence: private.claim_route_timing, 16_routes.sql).
+  return row(located, private.claim_eta_refreshes(located.driver_id) || private.claim_route_timing(located.driver_id))
+    ::public.location_update;
 end;
 $$;
 comment on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)

@@ -1218,7 +1218,7 @@ export interface paths {
     };
     /**
      * A plan running as a job
-     * @description `running` with its `progress`, then `done` with `result` (the answer of a plan within the request) or `failed` with `error`.
+     * @description `running` with its `progress`, then `done` with `result` (the answer of a plan within the request) or `failed` with `error`. A job whose worker stopped (no word from it for 30 s) is `failed` with that reason: plan again.
      *
      *     Roles: the set `route_managers`.
      *

@@ -1031,6 +1031,7 @@ export const en = {
     plan: "Plan routes",
     planning: "Planning…",
     date: "Day",
+    dateHint: "Today: shifts run from now to the end of the day. Another day: from its start to its end.",
     deliveries: "Pending deliveries with no route",
     deliveriesCount: "{{selected}} of {{count}} deliveries chosen",
     noDeliveries: "No pending delivery without a route.",

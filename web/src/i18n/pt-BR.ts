@@ -1048,6 +1048,7 @@ export const ptBR = {
     plan: "Planejar rotas",
     planning: "Planejando…",
     date: "Dia",
+    dateHint: "Hoje: os turnos vão de agora até o fim do dia. Outro dia: do início ao fim dele.",
     deliveries: "Entregas pendentes sem rota",
     deliveriesCount: "{{selected}} de {{count}} entregas escolhidas",
     noDeliveries: "Nenhuma entrega pendente sem rota.",
