@@ -170,7 +170,7 @@ try {
     `POST /api/v1/routes/plan: ${DELIVERIES} deliveries, ${DRIVERS} drivers (cars, capacity 20), ` +
       `a third with a 2-hour window, 8-hour shifts; the built-in planner`,
   );
-  let published: { id: string }[] = [];
+  const published: { id: string }[] = [];
   for (const maxSeconds of [undefined]) {
     const body = {
       delivery_ids: created.map((d) => d.id),
