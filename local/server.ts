@@ -109,7 +109,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
         html: `<p>${m.text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`,
       }),
   });
-  const webpush = createWebPushSimulator({ basePath: "/_sim/webpush" });
+  const webpush = createWebPushSimulator({ publicUrl: `${options.apiUrl}/_sim/webpush` });
   const web = createWebApp({
     apiUrl: options.apiUrl,
     anonKey: keys.anonKey,

@@ -59,6 +59,11 @@ export interface WebPushSimulator {
   delayMs: number;
   subscriptions: Map<string, PushSubscriptionRecord>;
   messages: PushedMessage[];
+  /**
+   * Where senders reach it: endpoints are made under it, and a VAPID token's `aud` must be its origin. Unset, the
+   * request's own URL tells (a server that sees its requests as they were sent).
+   */
+  publicUrl: string | null;
 }
 
 const MAX_KEPT = 500;
@@ -104,8 +109,8 @@ export function decryptPush(body: Uint8Array, privateKey: string, auth: string):
 }
 
 export interface WebPushSimulatorOptions {
-  /** Where the simulator is mounted (the local stack's /_sim/webpush): endpoints are made under it. */
-  basePath?: string;
+  /** The simulator's public URL (the local stack's {API URL}/_sim/webpush): endpoints are made under it. */
+  publicUrl?: string;
 }
 
 export function createWebPushSimulator(options: WebPushSimulatorOptions = {}): WebPushSimulator {
@@ -115,8 +120,11 @@ export function createWebPushSimulator(options: WebPushSimulatorOptions = {}): W
     delayMs: 0,
     subscriptions: new Map(),
     messages: [],
+    publicUrl: options.publicUrl ?? null,
     fetch: async (req) => await app.fetch(req),
   };
+  const origin = (req: Request) => new URL(sim.publicUrl ?? req.url).origin;
+  const base = (req: Request) => sim.publicUrl?.replace(/\/+$/, "") ?? new URL(req.url).origin;
   app.use("*", controlled(sim));
 
   app.post("/subscriptions", async (c) => {
@@ -126,7 +134,7 @@ export function createWebPushSimulator(options: WebPushSimulatorOptions = {}): W
     const id = crypto.randomUUID().replaceAll("-", "");
     const record: PushSubscriptionRecord = {
       id,
-      endpoint: `${new URL(c.req.url).origin}${options.basePath ?? ""}/push/${id}`,
+      endpoint: `${base(c.req.raw)}/push/${id}`,
       keys: {
         p256dh: base64url(ecdh.getPublicKey()),
         auth: base64url(crypto.getRandomValues(new Uint8Array(16))),
@@ -152,7 +160,7 @@ export function createWebPushSimulator(options: WebPushSimulatorOptions = {}): W
     const record = sim.subscriptions.get(c.req.param("id"));
     if (!record) return c.json({ reason: "NotFound", detail: "no such push resource" }, 404);
     if (record.gone) return c.json({ reason: "Gone", detail: "the subscription has expired or been removed" }, 410);
-    const vapid = await checkVapid(c.req.header("authorization") ?? null, new URL(c.req.url).origin);
+    const vapid = await checkVapid(c.req.header("authorization") ?? null, origin(c.req.raw));
     if (vapid.status !== 201) return c.json({ reason: "Unauthorized", detail: vapid.detail }, vapid.status);
     const ttl = Number(c.req.header("ttl"));
     if (!/^\d+$/.test(c.req.header("ttl") ?? "") || !Number.isSafeInteger(ttl)) {
@@ -197,7 +205,7 @@ export function createWebPushSimulator(options: WebPushSimulatorOptions = {}): W
     }
     sim.messages.unshift(message);
     sim.messages.length = Math.min(sim.messages.length, MAX_KEPT);
-    return c.body(null, 201, { location: `${new URL(c.req.url).origin}/messages/${message.id}` });
+    return c.body(null, 201, { location: `${base(c.req.raw)}/messages/${message.id}` });
   });
   app.notFound((c) => c.json({ detail: "Not Found" }, 404));
   return sim;
