@@ -198,7 +198,9 @@ test("the dispatcher offers a delivery on the board, the driver takes it on a ph
   await expect(offer.getByRole("button", { name: "Recusar" })).toBeVisible();
   await expectNoSidewaysScroll(phone);
   await shot(phone, "390-driver-offer");
-  await offer.getByRole("button", { name: "Aceitar" }).click();
+  // The offer also took the whole screen (alerts.spec.ts): Dora takes it there.
+  await phone.getByRole("alertdialog", { name: "Nova oferta de entrega" }).getByRole("button", { name: "Aceitar" })
+    .click();
   await expect(phone.getByRole("region", { name: "Suas entregas" })).toContainText(b.destination_address);
   await expect.poll(async () => (await serverView(b)).driver_id).toBe(doraId);
   expect(await serverView(b)).toMatchObject({ status: "accepted", dispatch_status: "assigned" });

@@ -180,7 +180,8 @@ describe("an offer", () => {
     // Both drivers were offered it; nothing reached the push service for driver2's gone subscriptions.
     expect((await received()).filter((m) => m.subscription_id === unsubscribed.id)).toEqual([]);
     const gone = await waitFor("driver2's subscriptions removed", async () => {
-      const rows = await db()`select endpoint from public.push_subscriptions where driver_id = ${company.driver2.driverId}`;
+      const rows =
+        await db()`select endpoint from public.push_subscriptions where driver_id = ${company.driver2.driverId}`;
       return rows.length === 0 && rows;
     });
     expect(gone).toEqual([]);

@@ -67,7 +67,8 @@ export default function DriverHome() {
   const pay = usePay();
   const { identity } = useAuth();
   // On shift: available for offers, or with deliveries under way. The screen stays on meanwhile.
-  useWakeLock(useAvailable(identity?.driverId) || active.length > 0);
+  const available = useAvailable(identity?.driverId);
+  useWakeLock(available || active.length > 0);
   const earned = shift.completedToday.reduce((sum, d) => sum + (pay(d.price) ?? 0), 0);
   const notices = shift.notices.length + shift.cancelled.length;
   const cancelledText = (d: Delivery): string => {

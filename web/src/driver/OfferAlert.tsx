@@ -11,7 +11,15 @@ import { useClock } from "../lib/clock.ts";
 import { secondsLeft } from "../lib/dispatch.ts";
 import { outbox } from "../lib/outbox.ts";
 import { useRealtimeEvent } from "../lib/realtime.tsx";
+import { useMyRoute } from "./DriverRoute.tsx";
 import { OfferCountdown } from "./OfferCard.tsx";
+
+/** A route's stops in order, as one text: what the dispatcher changes, not their status. */
+function stopsOf(stops: unknown): string {
+  return Array.isArray(stops)
+    ? stops.map((s: { delivery_id?: string; kind?: string }) => `${s.delivery_id}:${s.kind}`).join(",")
+    : "";
+}
 
 type Alert =
   | { kind: "offer"; delivery: Delivery & { expires_at?: string } }
@@ -22,6 +30,12 @@ export function OfferAlert({ pay }: { pay: (price: number) => number | null }) {
   const [alert, setAlert] = useState<Alert | null>(null);
   const now = useClock();
   const first = useRef<HTMLButtonElement>(null);
+  // The stops of the routes seen, to tell a changed route from a stop done.
+  const known = useRef(new Map<string, string>());
+  const route = useMyRoute();
+  useEffect(() => {
+    if (route && !known.current.has(route.id)) known.current.set(route.id, stopsOf(route.stops));
+  }, [route]);
 
   useRealtimeEvent((event, payload) => {
     if (event === "delivery_offered") {
@@ -34,11 +48,17 @@ export function OfferAlert({ pay }: { pay: (price: number) => number | null }) {
       );
     } else if (event === "route_published" || event === "route_updated") {
       const stops = Array.isArray(payload.stops) ? payload.stops.length : 0;
-      setAlert({ kind: "route", event, stops, id: String(payload.id) });
+      const id = String(payload.id);
+      const before = known.current.get(id);
+      const now = stopsOf(payload.stops);
+      known.current.set(id, now);
+      // The driver's own moves (a stop done) change no stop: only a new route, or stops added, removed or reordered.
+      if (event === "route_updated" && (before === undefined || before === now)) return;
+      setAlert({ kind: "route", event, stops, id });
       void notifyWhenHidden(
         t(event === "route_published" ? "alerts.routeNew" : "alerts.routeChanged"),
         t("alerts.stops", { count: stops }),
-        `route-${payload.id}`,
+        `route-${id}`,
       );
     } else return;
     chime();
@@ -83,7 +103,11 @@ export function OfferAlert({ pay }: { pay: (price: number) => number | null }) {
   return (
     <div className="take-screen" role="alertdialog" aria-modal="true" aria-label={t("alerts.offerTitle")}>
       <h2>{t("alerts.offerTitle")}</h2>
-      {expiresAt && <p className="take-screen-big"><OfferCountdown expiresAt={expiresAt} /></p>}
+      {expiresAt && (
+        <p className="take-screen-big">
+          <OfferCountdown expiresAt={expiresAt} />
+        </p>
+      )}
       <p>
         <span className="muted">{t("driver.pickup")}:</span> {d.origin_address}
         <br />

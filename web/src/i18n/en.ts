@@ -1109,7 +1109,8 @@ export const en = {
     confirmDecline: "Decline this delivery? It will be offered to another driver.",
     enable: "Get alerts with the app closed",
     enableHint: "New offers and routes arrive as notifications, even with the app closed.",
-    denied: "Notifications are blocked in this browser: allow them in the site's settings to get offers with the app closed.",
+    denied:
+      "Notifications are blocked in this browser: allow them in the site's settings to get offers with the app closed.",
     failed: "Alerts could not be turned on now. Try again.",
   },
 } as const satisfies Messages;

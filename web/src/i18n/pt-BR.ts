@@ -1126,7 +1126,8 @@ export const ptBR = {
     confirmDecline: "Recusar esta entrega? Ela será oferecida a outro entregador.",
     enable: "Receber alertas com o app fechado",
     enableHint: "Ofertas e rotas novas chegam como notificação, mesmo com o app fechado.",
-    denied: "Notificações bloqueadas neste navegador: libere-as nas configurações do site para receber ofertas com o app fechado.",
+    denied:
+      "Notificações bloqueadas neste navegador: libere-as nas configurações do site para receber ofertas com o app fechado.",
     failed: "Não foi possível ativar os alertas agora. Tente de novo.",
   },
 } as const;

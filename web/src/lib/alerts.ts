@@ -44,7 +44,13 @@ export function vibrate() {
 export async function notifyWhenHidden(title: string, body: string, tag: string): Promise<boolean> {
   if (document.visibilityState === "visible") return false;
   if (typeof Notification === "undefined" || Notification.permission !== "granted") return false;
-  const options = { body, tag, renotify: true, requireInteraction: true, data: { url: "/driver" } } as NotificationOptions;
+  const options = {
+    body,
+    tag,
+    renotify: true,
+    requireInteraction: true,
+    data: { url: "/driver" },
+  } as NotificationOptions;
   try {
     const registration = "serviceWorker" in navigator ? await navigator.serviceWorker.getRegistration() : undefined;
     if (registration) {
