@@ -1112,5 +1112,12 @@ export const en = {
     denied:
       "Notifications are blocked in this browser: allow them in the site's settings to get offers with the app closed.",
     failed: "Alerts could not be turned on now. Try again.",
+    sim: {
+      title: "Web Push (simulator)",
+      none: "No push notification received.",
+      to: "To {{to}}, at {{at}}",
+      meta: "TTL {{ttl}} s · urgency {{urgency}} · {{size}} encrypted bytes",
+      undecrypted: "Not decrypted: {{why}}",
+    },
   },
 } as const satisfies Messages;

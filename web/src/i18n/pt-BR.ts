@@ -1129,5 +1129,12 @@ export const ptBR = {
     denied:
       "Notificações bloqueadas neste navegador: libere-as nas configurações do site para receber ofertas com o app fechado.",
     failed: "Não foi possível ativar os alertas agora. Tente de novo.",
+    sim: {
+      title: "Web Push (simulador)",
+      none: "Nenhuma notificação push recebida.",
+      to: "Para {{to}}, em {{at}}",
+      meta: "TTL {{ttl}} s · urgência {{urgency}} · {{size}} bytes cifrados",
+      undecrypted: "Não decifrada: {{why}}",
+    },
   },
 } as const;
