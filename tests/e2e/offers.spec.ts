@@ -283,7 +283,9 @@ test("an offer whose deadline passes leaves the phone; an accept kept offline pa
   const lateOffer = offerOn(phone, late);
   await expect(lateOffer.getByRole("timer")).toBeVisible({ timeout: 15_000 });
   await phone.context().setOffline(true);
-  await lateOffer.getByRole("button", { name: "Aceitar" }).click();
+  // Taken on the screen the offer fills (alerts.spec.ts).
+  await phone.getByRole("alertdialog", { name: "Nova oferta de entrega" }).getByRole("button", { name: "Aceitar" })
+    .click();
   const mine = phone.getByRole("region", { name: "Suas entregas" }).getByRole("listitem").filter({
     hasText: late.destination_address,
   });
