@@ -33,6 +33,10 @@ const EnvSchema = z.object({
   WHATSAPP_PHONE_ID: z.string().regex(/^\d{1,30}$/, "must be digits").default("100000000000001"),
   SMTP_URL: z.string().optional(),
   SMTP_FROM: z.email().default("entregas@delivery.local"),
+  /** Web Push (docs/push.md): the VAPID pair, both or neither (neither: the stack's own, kept in DATA_DIR). */
+  VAPID_PUBLIC_KEY: z.string().optional(),
+  VAPID_PRIVATE_KEY: z.string().optional(),
+  VAPID_SUBJECT: z.string().default("mailto:push@delivery.local"),
   /** Hosts webhooks may reach over plain http or on private addresses: the stack's own receivers. */
   WEBHOOK_ALLOWED_HOSTS: z.string().default("127.0.0.1,localhost"),
   /** The local mailbox's SMTP listener; 0 (the default): any free port, printed at start. */

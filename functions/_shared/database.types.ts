@@ -885,6 +885,61 @@ export type Database = {
           },
         ];
       };
+      "push_subscriptions": {
+        Row: {
+          "auth": string;
+          "company_id": string;
+          "created_at": string;
+          "driver_id": string;
+          "endpoint": string;
+          "id": string;
+          "last_sent_at": string | null;
+          "p256dh": string;
+          "updated_at": string;
+          "user_agent": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "auth": string;
+          "company_id": string;
+          "created_at"?: string;
+          "driver_id": string;
+          "endpoint": string;
+          "id"?: string;
+          "last_sent_at"?: string | null;
+          "p256dh": string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+        };
+        Update: {
+          "auth"?: string;
+          "company_id"?: string;
+          "created_at"?: string;
+          "driver_id"?: string;
+          "endpoint"?: string;
+          "id"?: string;
+          "last_sent_at"?: string | null;
+          "p256dh"?: string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "push_subscriptions_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "push_subscriptions_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "route_plans": {
         Row: {
           "company_id": string;
@@ -1411,6 +1466,7 @@ export type Database = {
       };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
+      "claim_push_messages": { Args: { "batch"?: number }; Returns: Json };
       "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
         Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "note"?: string };
@@ -1524,6 +1580,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "delete_push_subscription": { Args: { "subscription_id": string }; Returns: undefined };
       "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
       "driver_day": {
         Args: { "day": string; "driver_id": string };
@@ -1813,6 +1870,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "list_push_subscriptions": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["push_subscription_list"];
+        SetofOptions: {
+          from: "*";
+          to: "push_subscription_list";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_routes": {
         Args: { "cursor"?: string; "day"?: string; "driver_id"?: string; "page_limit"?: number; "status"?: string };
         Returns: Database["public"]["CompositeTypes"]["route_page"];
@@ -1952,6 +2019,10 @@ export type Database = {
         };
         Returns: string;
       };
+      "record_push_outcome": {
+        Args: { "attempt": number; "error"?: string; "message_id": string; "status_code": number };
+        Returns: string;
+      };
       "record_refund": {
         Args: { "actor_id": string; "delivery_id": string; "refunded": boolean };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -2002,6 +2073,16 @@ export type Database = {
       "register_company": {
         Args: { "company_name": string; "document"?: string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
+      };
+      "register_push_subscription": {
+        Args: { "auth": string; "endpoint": string; "p256dh": string; "user_agent"?: string };
+        Returns: Database["public"]["CompositeTypes"]["push_subscription"];
+        SetofOptions: {
+          from: "*";
+          to: "push_subscription";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "reopen_delivery": {
         Args: { "delivery_id": string };
@@ -2611,6 +2692,16 @@ export type Database = {
         "signature": boolean | null;
         "note": boolean | null;
         "handover_code": boolean | null;
+      };
+      "push_subscription": {
+        "id": string | null;
+        "endpoint": string | null;
+        "user_agent": string | null;
+        "created_at": string | null;
+        "last_sent_at": string | null;
+      };
+      "push_subscription_list": {
+        "items": (Database["public"]["CompositeTypes"]["push_subscription"])[] | null;
       };
       "report_day": {
         "day": string | null;

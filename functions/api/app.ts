@@ -22,6 +22,7 @@ import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
 import operations from "./routes/operations.ts";
 import proof from "./routes/proof.ts";
+import push from "./routes/push.ts";
 import reports from "./routes/reports.ts";
 import routePlans from "./routes/routes.ts";
 import settings from "./routes/settings.ts";
@@ -47,6 +48,7 @@ export const routes: AnyRoute[] = [
   ...routePlans,
   ...cash,
   ...integrations,
+  ...push,
 ];
 
 const healthRoute = defineRoute({

@@ -1098,4 +1098,27 @@ export const en = {
     navigate: "Navigate",
     status: { pending: "", done: "Done", failed: "Failed", skipped: "Left the route" },
   },
+  alerts: {
+    offerTitle: "New delivery offer",
+    offerBody: "Pickup at {{from}}, drop-off at {{to}}. Tap to answer.",
+    routeNew: "A new route for you",
+    routeChanged: "Your route changed",
+    stops_one: "{{count}} stop",
+    stops_other: "{{count}} stops",
+    seeRoute: "See the route",
+    later: "Later",
+    confirmDecline: "Decline this delivery? It will be offered to another driver.",
+    enable: "Get alerts with the app closed",
+    enableHint: "New offers and routes arrive as notifications, even with the app closed.",
+    denied:
+      "Notifications are blocked in this browser: allow them in the site's settings to get offers with the app closed.",
+    failed: "Alerts could not be turned on now. Try again.",
+    sim: {
+      title: "Web Push (simulator)",
+      none: "No push notification received.",
+      to: "To {{to}}, at {{at}}",
+      meta: "TTL {{ttl}} s · urgency {{urgency}} · {{size}} encrypted bytes",
+      undecrypted: "Not decrypted: {{why}}",
+    },
+  },
 } as const satisfies Messages;

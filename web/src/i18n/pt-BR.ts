@@ -1115,4 +1115,27 @@ export const ptBR = {
     navigate: "Navegar",
     status: { pending: "", done: "Feita", failed: "Falhou", skipped: "Saiu da rota" },
   },
+  alerts: {
+    offerTitle: "Nova oferta de entrega",
+    offerBody: "Retirada em {{from}}, entrega em {{to}}. Toque para responder.",
+    routeNew: "Nova rota para você",
+    routeChanged: "Sua rota mudou",
+    stops_one: "{{count}} parada",
+    stops_other: "{{count}} paradas",
+    seeRoute: "Ver a rota",
+    later: "Depois",
+    confirmDecline: "Recusar esta entrega? Ela será oferecida a outro entregador.",
+    enable: "Receber alertas com o app fechado",
+    enableHint: "Ofertas e rotas novas chegam como notificação, mesmo com o app fechado.",
+    denied:
+      "Notificações bloqueadas neste navegador: libere-as nas configurações do site para receber ofertas com o app fechado.",
+    failed: "Não foi possível ativar os alertas agora. Tente de novo.",
+    sim: {
+      title: "Web Push (simulador)",
+      none: "Nenhuma notificação push recebida.",
+      to: "Para {{to}}, em {{at}}",
+      meta: "TTL {{ttl}} s · urgência {{urgency}} · {{size}} bytes cifrados",
+      undecrypted: "Não decifrada: {{why}}",
+    },
+  },
 } as const;
