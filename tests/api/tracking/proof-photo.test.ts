@@ -5,14 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createClient } from "@supabase/supabase-js";
 import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  apiFrom,
-  createCompany,
-  type Member,
-  stack,
-  type TestCompany,
-} from "../../support/api.ts";
+import { api, apiFrom, createCompany, type Member, stack, type TestCompany } from "../../support/api.ts";
 import { deliveryIn, moveDelivery } from "../../support/deliveries.ts";
 import { listen, until } from "../../support/realtime.ts";
 import { supabaseClient } from "../../support/supabase.ts";
@@ -33,8 +26,7 @@ const track = (token: string) =>
     `127.${randomBytes(3).join(".")}`,
     `/api/v1/track/${encodeURIComponent(token)}`,
   );
-const topicOf = (token: string) =>
-  `track:${createHash("sha256").update(token).digest("hex")}`;
+const topicOf = (token: string) => `track:${createHash("sha256").update(token).digest("hex")}`;
 const tokenOf = async (company: TestCompany, id: string) =>
   (await api(`/api/v1/deliveries/${id}`, { token: company.owner.token })).body
     .tracking_token as string;
@@ -93,9 +85,7 @@ describe("the proof photo on the tracking link", () => {
     });
     expect(recipient.status).toBe("SUBSCRIBED");
     expect((await moveDelivery(a.driver, id, "complete")).status).toBe(200);
-    await until(() =>
-      recipient.inbox.some((m) => m.payload.status === "completed")
-    );
+    await until(() => recipient.inbox.some((m) => m.payload.status === "completed"));
     const done = recipient.inbox.find((m) => m.payload.status === "completed");
     expect(done).toBeDefined();
     expect(JSON.stringify(done!.payload)).not.toMatch(/proof|photo|sign/);

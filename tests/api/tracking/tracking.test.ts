@@ -4,26 +4,10 @@
 // location update).
 import { createHash, randomBytes } from "node:crypto";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  api,
-  apiFrom,
-  createCompany,
-  db,
-  type DriverMember,
-  stack,
-  type TestCompany,
-} from "../../support/api.ts";
-import {
-  createInvoiceDelivery,
-  deliveryIn,
-  moveDelivery,
-  PAULISTA,
-} from "../../support/deliveries.ts";
+import { api, apiFrom, createCompany, db, type DriverMember, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, deliveryIn, moveDelivery, PAULISTA } from "../../support/deliveries.ts";
 import { routing } from "../../support/fakes.ts";
-import {
-  lastAcceptedAgo,
-  putLocation as put,
-} from "../../support/locations.ts";
+import { lastAcceptedAgo, putLocation as put } from "../../support/locations.ts";
 import { listen, until } from "../../support/realtime.ts";
 import { supabaseClient } from "../../support/supabase.ts";
 
@@ -35,8 +19,7 @@ const track = (
   address = someAddress(),
   headers: Record<string, string> = {},
 ) => apiFrom(address, `/api/v1/track/${encodeURIComponent(token)}`, headers);
-const topicOf = (token: string) =>
-  `track:${createHash("sha256").update(token).digest("hex")}`;
+const topicOf = (token: string) => `track:${createHash("sha256").update(token).digest("hex")}`;
 
 const VIEW_KEYS = [
   "accepted_at",
@@ -93,8 +76,7 @@ async function settle(id: string, claimedAfter: Date, expectClaim = true) {
   await new Promise((r) => setTimeout(r, 300)); // the routing call and the record after the claim
 }
 
-const dbNow = async () =>
-  (await db()<{ now: Date }[]>`select clock_timestamp() as now`)[0].now;
+const dbNow = async () => (await db()<{ now: Date }[]>`select clock_timestamp() as now`)[0].now;
 
 describe("the tracking link", () => {
   let a: TestCompany;
@@ -245,13 +227,10 @@ describe("the tracking link", () => {
         expect(res.status).toBe(kind === "hit" ? 200 : 404);
       }
     }
-    const median = (xs: number[]) =>
-      [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     const [hit, miss] = [median(timings.hit), median(timings.miss)];
     console.log(
-      `tracking lookup medians over 40 calls each: hit ${
-        hit.toFixed(2)
-      } ms, miss ${miss.toFixed(2)} ms`,
+      `tracking lookup medians over 40 calls each: hit ${hit.toFixed(2)} ms, miss ${miss.toFixed(2)} ms`,
     );
     expect(Math.abs(hit - miss)).toBeLessThan(
       Math.max(5, 0.5 * Math.min(hit, miss)),
@@ -292,8 +271,7 @@ describe("the tracking link", () => {
         .status,
     ).toBe(429);
     expect((await track(token, victim)).status).toBe(200);
-    const [{ clients }] =
-      await db()`select array_agg(client order by client) as clients from private.tracking_requests
+    const [{ clients }] = await db()`select array_agg(client order by client) as clients from private.tracking_requests
                                      where client in (${address}, ${victim}, '203.0.113.7', '198.51.100.0')`;
     expect(clients).toEqual([address, victim].sort());
   });
@@ -331,20 +309,14 @@ describe("the tracking channel", () => {
       heading: 10,
     });
     expect(sent.status).toBe(200);
-    await until(() =>
-      recipient.inbox.some((m) => m.event === "driver_location")
-    );
+    await until(() => recipient.inbox.some((m) => m.event === "driver_location"));
     expect((await moveDelivery(a.driver, id, "complete")).status).toBe(200);
-    await until(() =>
-      recipient.inbox.some((m) => m.payload.status === "completed")
-    );
+    await until(() => recipient.inbox.some((m) => m.payload.status === "completed"));
     await lastAcceptedAgo(a.driver);
     expect((await put(a.driver, { lat: -23.6, lng: -46.7 })).status).toBe(200); // after the end
     await new Promise((r) => setTimeout(r, 300));
 
-    const positions = recipient.inbox.filter((m) =>
-      m.event === "driver_location"
-    ).map((m) => m.payload);
+    const positions = recipient.inbox.filter((m) => m.event === "driver_location").map((m) => m.payload);
     // With the id Realtime gives a message whose payload has none (realtime.send).
     expect(positions).toEqual([
       {
@@ -355,9 +327,7 @@ describe("the tracking channel", () => {
         id: expect.any(String),
       },
     ]);
-    const statuses = recipient.inbox.filter((m) =>
-      m.event === "tracking_updated"
-    ).map((m) => m.payload.status);
+    const statuses = recipient.inbox.filter((m) => m.event === "tracking_updated").map((m) => m.payload.status);
     expect(statuses[0]).toBe("in_progress");
     expect(statuses.at(-1)).toBe("completed");
     for (const m of recipient.inbox) {
@@ -407,11 +377,7 @@ describe("the live ETA", () => {
     expect(first.eta_at!.getTime()).toBeGreaterThan(
       first.eta_refreshed_at!.getTime(),
     );
-    await until(() =>
-      owner.inbox.some((m) =>
-        m.payload.id === id && m.payload.remaining_m === first.remaining_m
-      )
-    );
+    await until(() => owner.inbox.some((m) => m.payload.id === id && m.payload.remaining_m === first.remaining_m));
     expect(owner.inbox.find((m) => m.payload.id === id)?.payload.remaining_m)
       .toBe(first.remaining_m);
 

@@ -462,7 +462,7 @@ export const en = {
     activate: "Activate {{name}}",
     lastSeen: "Last position",
     empty: "No drivers yet.",
-    created: "{{name}} was added.",
+    created: "{{name}} is now on the team.",
   },
   liveMap: {
     title: "Live map of drivers",

@@ -471,7 +471,7 @@ export const ptBR = {
     activate: "Ativar {{name}}",
     lastSeen: "Última posição",
     empty: "Nenhum entregador ainda.",
-    created: "{{name}} foi adicionado.",
+    created: "{{name}} agora faz parte da equipe.",
   },
   liveMap: {
     title: "Mapa ao vivo dos entregadores",

@@ -88,7 +88,13 @@ export default function TrackPage({ token }: { token: string }) {
   const { markers, lines } = useMemo(() => {
     const markers: MapMarker[] = [
       ...(dropoff
-        ? [{ id: "dst", kind: "destination" as const, lat: dropoff.lat, lng: dropoff.lng, label: t("track.dropoffMarker") }]
+        ? [{
+          id: "dst",
+          kind: "destination" as const,
+          lat: dropoff.lat,
+          lng: dropoff.lng,
+          label: t("track.dropoffMarker"),
+        }]
         : []),
       ...(live
         ? [{ id: "drv", kind: "driver" as const, lat: live.lat, lng: live.lng, label: t("track.driverMarker") }]
