@@ -20,24 +20,12 @@ export function normalizedQuery(text: string): string {
 
 /** Counts one lookup of the user: 429 with Retry-After (from the database's PT429) past the limit. */
 export async function meterLookup(userId: string): Promise<void> {
-  await asServiceAtOnce([
-    inlined(["select private.meter_address_lookup($1, $2)", [
-      userId,
-      LOOKUPS_PER_MINUTE,
-    ]]),
-  ]);
+  await asServiceAtOnce([inlined(["select private.meter_address_lookup($1, $2)", [userId, LOOKUPS_PER_MINUTE]])]);
 }
 
-async function cached<T>(
-  kind: Kind,
-  query: string,
-  ask: () => Promise<T>,
-): Promise<T> {
+async function cached<T>(kind: Kind, query: string, ask: () => Promise<T>): Promise<T> {
   const [[row]] = await asServiceAtOnce([
-    inlined(["select private.cached_address_lookup($1, $2) as answer", [
-      kind,
-      query,
-    ]]),
+    inlined(["select private.cached_address_lookup($1, $2) as answer", [kind, query]]),
   ]);
   const answer = row.answer as { value: T } | null;
   if (answer) return answer.value;
@@ -64,8 +52,4 @@ export const postcodeOf = (digits: string): Promise<Postcode | null> =>
 
 /** The places for a text, best first: from the cache, or the service. */
 export const placesFor = (text: string): Promise<Place[]> =>
-  cached(
-    "geocode",
-    normalizedQuery(text).slice(0, 400),
-    () => searchPlaces(env().GEOCODING_URL, text),
-  );
+  cached("geocode", normalizedQuery(text).slice(0, 400), () => searchPlaces(env().GEOCODING_URL, text));

@@ -6,19 +6,9 @@ import { z } from "zod";
 import { createApp } from "../_shared/app.ts";
 import { ping } from "../_shared/db.ts";
 import { HttpError } from "../_shared/errors.ts";
-import {
-  type AnyRoute,
-  defineRoute,
-  IDEMPOTENCY_PARAMETER,
-  mount,
-  type RouteDeclaration,
-} from "../_shared/route.ts";
+import { type AnyRoute, defineRoute, IDEMPOTENCY_PARAMETER, mount, type RouteDeclaration } from "../_shared/route.ts";
 import { roleSets } from "../_shared/role-sets.ts";
-import {
-  companyWebhook,
-  platformWebhook,
-  WEBHOOK_FUNCTION_PATHS,
-} from "../_shared/webhook-contract.ts";
+import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
 import addresses from "./routes/addresses.ts";
 import cash from "./routes/cash.ts";
 import companies from "./routes/companies.ts";
@@ -66,25 +56,16 @@ const healthRoute = defineRoute({
   summary: "Liveness and database reachability",
   auth: "none",
   responses: {
-    200: {
-      description: "Up",
-      schema: z.object({ status: z.literal("ok"), database: z.literal("ok") }),
-    },
+    200: { description: "Up", schema: z.object({ status: z.literal("ok"), database: z.literal("ok") }) },
     503: {
       description: "The database is unreachable",
-      schema: z.object({
-        status: z.literal("degraded"),
-        database: z.literal("unreachable"),
-      }),
+      schema: z.object({ status: z.literal("degraded"), database: z.literal("unreachable") }),
     },
   },
   async handler() {
     // Within a second, whatever the database does (away, restarting, every connection busy).
     if (await ping(500)) return { body: { status: "ok", database: "ok" } };
-    return {
-      status: 503,
-      body: { status: "degraded", database: "unreachable" },
-    };
+    return { status: 503, body: { status: "degraded", database: "unreachable" } };
   },
 });
 
@@ -93,8 +74,7 @@ const openApiRoute = defineRoute({
   path: "/api/v1/openapi.json",
   tag: "platform",
   summary: "This document",
-  description:
-    "Each operation's `x-role-set` names the role set that may call it (a function of the database's " +
+  description: "Each operation's `x-role-set` names the role set that may call it (a function of the database's " +
     "`private` schema); `x-roles` lists that set's roles as the database returns them.",
   auth: "none",
   responses: { 200: { description: "The OpenAPI 3.1 document of the API" } },
@@ -113,9 +93,7 @@ function servedByGatewayWebhook(declaration: RouteDeclaration): AnyRoute {
       throw new HttpError(
         404,
         `The gateway webhooks are served by the gateway-webhook function: ` +
-          `${declaration.method.toUpperCase()} ${
-            WEBHOOK_FUNCTION_PATHS[declaration.path]
-          }`,
+          `${declaration.method.toUpperCase()} ${WEBHOOK_FUNCTION_PATHS[declaration.path]}`,
       );
     },
   });
@@ -130,27 +108,19 @@ mount(app, [
   servedByGatewayWebhook(platformWebhook),
 ]);
 // Through /functions/v1/api/health the function sees its own name first.
-app.get(
-  "/api/health",
-  (c) => app.fetch(new Request(new URL("/health", c.req.url), c.req.raw)),
-);
+app.get("/api/health", (c) => app.fetch(new Request(new URL("/health", c.req.url), c.req.raw)));
 
 app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
   type: "http",
   scheme: "bearer",
   bearerFormat: "JWT",
 });
-app.openAPIRegistry.registerComponent(
-  "parameters",
-  "IdempotencyKey",
-  IDEMPOTENCY_PARAMETER,
-);
+app.openAPIRegistry.registerComponent("parameters", "IdempotencyKey", IDEMPOTENCY_PARAMETER);
 app.openAPIRegistry.registerComponent("securitySchemes", "gatewaySignature", {
   type: "apiKey",
   in: "header",
   name: "gateway-signature",
-  description:
-    "Lowercase hex HMAC-SHA256 of the raw body under the webhook secret.",
+  description: "Lowercase hex HMAC-SHA256 of the raw body under the webhook secret.",
 });
 
 /** The OpenAPI 3.1 document of every route above, as the library writes it from their declarations. */
@@ -159,8 +129,7 @@ export const document = app.getOpenAPI31Document({
   info: {
     title: "Delivery platform API",
     version: "1.0.0",
-    description:
-      'Multi-tenant delivery platform on Supabase. Errors: `{"detail": "message"}`, or for a ' +
+    description: 'Multi-tenant delivery platform on Supabase. Errors: `{"detail": "message"}`, or for a ' +
       'malformed request 400 with `{"detail": [{type, loc, msg, input}]}`. Lists take `limit` (1..100, default 20) ' +
       "and an opaque `cursor`, and answer `{items, next_cursor}`. Money is a JSON number of BRL with at most 2 " +
       "decimals. Browsers may call it from any origin (CORS); a trailing slash is ignored. A caller whose role may " +
@@ -172,20 +141,14 @@ export const document = app.getOpenAPI31Document({
 });
 
 /** The document with each operation's `x-roles`: the roles of its `x-role-set`, as the database names them. */
-function withRoles(
-  doc: typeof document,
-  sets: ReadonlyMap<string, readonly string[]>,
-): typeof document {
+function withRoles(doc: typeof document, sets: ReadonlyMap<string, readonly string[]>): typeof document {
   const paths = Object.fromEntries(
     Object.entries(doc.paths ?? {}).map(([path, operations]) => [
       path,
       Object.fromEntries(
         Object.entries(operations).map(([method, operation]) => {
           const set = (operation as { "x-role-set"?: string })["x-role-set"];
-          return [
-            method,
-            set ? { ...operation, "x-roles": sets.get(set) } : operation,
-          ];
+          return [method, set ? { ...operation, "x-roles": sets.get(set) } : operation];
         }),
       ),
     ]),

@@ -7,11 +7,7 @@ import { timeoutSignal } from "../_shared/timeout.ts";
 
 function headers(): HeadersInit {
   const key = env().SUPABASE_SERVICE_ROLE_KEY;
-  return {
-    apikey: key,
-    authorization: `Bearer ${key}`,
-    "content-type": "application/json",
-  };
+  return { apikey: key, authorization: `Bearer ${key}`, "content-type": "application/json" };
 }
 
 /** The identity provider's answer, its JSON body read within the same deadline ({} when it has none). */
@@ -22,27 +18,16 @@ interface Answer {
   body: Record<string, any>;
 }
 
-async function call(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Answer> {
+async function call(method: string, path: string, body?: unknown): Promise<Answer> {
   const timeout = timeoutSignal(10_000);
   try {
-    const res = await fetch(
-      `${env().SUPABASE_URL}/auth/v1/admin/users${path}`,
-      {
-        method,
-        headers: headers(),
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: timeout.signal,
-      },
-    );
-    return {
-      ok: res.ok,
-      status: res.status,
-      body: await res.json().catch(() => ({})),
-    };
+    const res = await fetch(`${env().SUPABASE_URL}/auth/v1/admin/users${path}`, {
+      method,
+      headers: headers(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: timeout.signal,
+    });
+    return { ok: res.ok, status: res.status, body: await res.json().catch(() => ({})) };
   } catch {
     throw new HttpError(502, "The identity provider is unreachable");
   } finally {
@@ -58,20 +43,14 @@ export interface NewUser {
 
 /** Creates a confirmed e-mail user; 409 when the e-mail is taken. */
 export async function createAuthUser(user: NewUser): Promise<{ id: string }> {
-  const { ok, status, body } = await call("POST", "", {
-    ...user,
-    email_confirm: true,
-  });
+  const { ok, status, body } = await call("POST", "", { ...user, email_confirm: true });
   if (ok && typeof body.id === "string") return { id: body.id };
   const code = body.error_code ?? body.code;
   if (code === "email_exists" || status === 409) {
     throw new HttpError(409, "A user with this e-mail address already exists");
   }
   if (status === 422 || status === 400) {
-    throw new HttpError(
-      422,
-      body.msg ?? body.message ?? "The identity provider refused the user",
-    );
+    throw new HttpError(422, body.msg ?? body.message ?? "The identity provider refused the user");
   }
   throw new HttpError(502, "The identity provider failed");
 }
@@ -79,21 +58,12 @@ export async function createAuthUser(user: NewUser): Promise<{ id: string }> {
 export async function deleteAuthUser(id: string): Promise<void> {
   const res = await call("DELETE", `/${id}`);
   if (!res.ok && res.status !== 404) {
-    console.error(
-      JSON.stringify({
-        event: "auth_user_cleanup_failed",
-        user_id: id,
-        status: res.status,
-      }),
-    );
+    console.error(JSON.stringify({ event: "auth_user_cleanup_failed", user_id: id, status: res.status }));
   }
 }
 
 /** Runs `work` for a freshly created auth user; removes the user if `work` fails. */
-export async function withNewAuthUser<T>(
-  user: NewUser,
-  work: (userId: string) => Promise<T>,
-): Promise<T> {
+export async function withNewAuthUser<T>(user: NewUser, work: (userId: string) => Promise<T>): Promise<T> {
   const { id } = await createAuthUser(user);
   try {
     return await work(id);

@@ -6,25 +6,16 @@ export const COMPANY_TIME_ZONE = "America/Sao_Paulo";
 
 export const Day = z.iso.date();
 /** A day (YYYY-MM-DD) or an instant (ISO 8601 with an offset). */
-export const DayOrTime = z.union([
-  z.iso.date(),
-  z.iso.datetime({ offset: true }),
-]);
+export const DayOrTime = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 
-const offsets = new Intl.DateTimeFormat("en-US", {
-  timeZone: COMPANY_TIME_ZONE,
-  timeZoneName: "longOffset",
-});
+const offsets = new Intl.DateTimeFormat("en-US", { timeZone: COMPANY_TIME_ZONE, timeZoneName: "longOffset" });
 
 /** The zone's offset from UTC at an instant, in minutes (-180 for GMT-03:00). */
 function offsetMinutes(at: number): number {
-  const name =
-    offsets.formatToParts(at).find((part) => part.type === "timeZoneName")
-      ?.value ?? "GMT";
+  const name = offsets.formatToParts(at).find((part) => part.type === "timeZoneName")?.value ?? "GMT";
   const match = /GMT([+-])(\d\d):(\d\d)/.exec(name);
   if (!match) return 0;
-  return (match[1] === "-" ? -1 : 1) *
-    (Number(match[2]) * 60 + Number(match[3]));
+  return (match[1] === "-" ? -1 : 1) * (Number(match[2]) * 60 + Number(match[3]));
 }
 
 /** When a São Paulo day starts, as an instant. */
@@ -39,16 +30,12 @@ export function dayStart(day: string): Date {
 
 /** The São Paulo day (YYYY-MM-DD) an instant falls on. */
 export function dayOf(instant: Date): string {
-  return new Intl.DateTimeFormat("en-CA", { timeZone: COMPANY_TIME_ZONE })
-    .format(instant);
+  return new Intl.DateTimeFormat("en-CA", { timeZone: COMPANY_TIME_ZONE }).format(instant);
 }
 
 const nextDay = (day: string) => {
   const [year, month, date] = day.split("-").map(Number);
-  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(
-    0,
-    10,
-  );
+  return new Date(Date.UTC(year, month - 1, date + 1)).toISOString().slice(0, 10);
 };
 
 /**
@@ -57,31 +44,17 @@ const nextDay = (day: string) => {
  */
 export function dayBounds(value: string): { start: string; end: string } {
   if (Day.safeParse(value).success) {
-    return {
-      start: dayStart(value).toISOString(),
-      end: dayStart(nextDay(value)).toISOString(),
-    };
+    return { start: dayStart(value).toISOString(), end: dayStart(nextDay(value)).toISOString() };
   }
   return { start: value, end: value };
 }
 
 /** The day a bound falls on: a day itself, or the São Paulo day of an instant. */
-export const dayOfBound = (
-  value: string,
-): string => (Day.safeParse(value).success ? value : dayOf(new Date(value)));
+export const dayOfBound = (value: string): string => (Day.safeParse(value).success ? value : dayOf(new Date(value)));
 
 /** Today in São Paulo, and the day `days` before it. */
-export function recentDays(
-  days: number,
-  now = new Date(),
-): { from: string; to: string } {
+export function recentDays(days: number, now = new Date()): { from: string; to: string } {
   const to = dayOf(now);
   const [year, month, date] = to.split("-").map(Number);
-  return {
-    from: new Date(Date.UTC(year, month - 1, date - days)).toISOString().slice(
-      0,
-      10,
-    ),
-    to,
-  };
+  return { from: new Date(Date.UTC(year, month - 1, date - days)).toISOString().slice(0, 10), to };
 }

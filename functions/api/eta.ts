@@ -36,12 +36,7 @@ export function refreshEtas(due: DueRefresh[]): void {
 async function measure(due: DueRefresh[]): Promise<void> {
   await Promise.all(due.map(async (refresh) => {
     try {
-      const route = await routeBetween(
-        env().ROUTING_URL,
-        refresh.from,
-        refresh.destination,
-        ETA_ROUTING_TIMEOUT_MS,
-      );
+      const route = await routeBetween(env().ROUTING_URL, refresh.from, refresh.destination, ETA_ROUTING_TIMEOUT_MS);
       await asService((tx) =>
         rpc(tx, "record_eta", {
           delivery_id: refresh.delivery_id,
@@ -53,17 +48,12 @@ async function measure(due: DueRefresh[]): Promise<void> {
       );
     } catch (error) {
       // The ETA stays at its last known value; the next claim may try again in 30 s.
-      log("eta_refresh_failed", {
-        delivery_id: refresh.delivery_id,
-        error: (error as Error).message,
-      });
+      log("eta_refresh_failed", { delivery_id: refresh.delivery_id, error: (error as Error).message });
     }
   }));
 }
 
-declare const EdgeRuntime:
-  | { waitUntil(promise: Promise<unknown>): void }
-  | undefined;
+declare const EdgeRuntime: { waitUntil(promise: Promise<unknown>): void } | undefined;
 
 /**
  * Work after the response: the Edge Runtime keeps the worker alive for a

@@ -25,11 +25,7 @@ export class GeocodingUnavailable extends HttpError {
 }
 
 const coordinate = (value: unknown, limit: number) => {
-  const n = typeof value === "string" && value.trim() !== ""
-    ? Number(value)
-    : typeof value === "number"
-    ? value
-    : NaN;
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : typeof value === "number" ? value : NaN;
   return Number.isFinite(n) && Math.abs(n) <= limit ? n : null;
 };
 
@@ -42,9 +38,7 @@ function postcodeOf(value: unknown): string | null {
   const given = text(value);
   if (!given) return null;
   const digits = given.replace(/\D/g, "");
-  return digits.length === 8
-    ? `${digits.slice(0, 5)}-${digits.slice(5)}`
-    : given;
+  return digits.length === 8 ? `${digits.slice(0, 5)}-${digits.slice(5)}` : given;
 }
 
 /**
@@ -85,9 +79,7 @@ export function placesFromNominatim(answer: unknown): Place[] {
       text(display_name),
     ];
     if (latitude === null || longitude === null || !name) continue;
-    const details = address !== null && typeof address === "object"
-      ? address as Record<string, unknown>
-      : undefined;
+    const details = address !== null && typeof address === "object" ? address as Record<string, unknown> : undefined;
     const postcode = postcodeOf(details?.postcode);
     places.push({
       label: labelOf(name, details, postcode),

@@ -27,8 +27,7 @@ export interface PixPayment {
 export function pixDueDate(now: Date = new Date()): string {
   const tomorrow = new Date(now.getTime() + 86_400_000);
   // en-CA formats dates as YYYY-MM-DD.
-  return new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" })
-    .format(tomorrow);
+  return new Intl.DateTimeFormat("en-CA", { timeZone: "America/Sao_Paulo" }).format(tomorrow);
 }
 
 /**
@@ -37,15 +36,9 @@ export function pixDueDate(now: Date = new Date()): string {
  * the same document at once may both make one; the last remembered wins, and
  * either works for charging.
  */
-async function gatewayCustomerId(
-  gateway: CompanyGateway,
-  companyId: string,
-  customer: PixCustomer,
-): Promise<string> {
+async function gatewayCustomerId(gateway: CompanyGateway, companyId: string, customer: PixCustomer): Promise<string> {
   const [known] = await asService((tx) =>
-    tx<
-      { id: string | null }[]
-    >`select private.gateway_customer_id(${companyId}, ${customer.document}) as id`
+    tx<{ id: string | null }[]>`select private.gateway_customer_id(${companyId}, ${customer.document}) as id`
   );
   if (known?.id) return known.id;
   const created = await gateway.client.createCustomer({
@@ -56,9 +49,7 @@ async function gatewayCustomerId(
   // A cache of the gateway's, not an effect of the request: a retry with the same Idempotency-Key after a later
   // failure (the charge refused, say) is run again rather than told the first changed data.
   await outsideIdempotencyKey(() =>
-    asService((tx) =>
-      tx`select private.remember_gateway_customer(${companyId}, ${customer.document}, ${created.id})`
-    )
+    asService((tx) => tx`select private.remember_gateway_customer(${companyId}, ${customer.document}, ${created.id})`)
   );
   return created.id;
 }
@@ -101,19 +92,12 @@ export async function createPixCharge(
 }
 
 /** A charge that will never have its delivery: logged so that it can be cancelled at the gateway. */
-export function logOrphanCharge(
-  companyId: string,
-  deliveryId: string,
-  paymentId: string,
-  error: unknown,
-): void {
+export function logOrphanCharge(companyId: string, deliveryId: string, paymentId: string, error: unknown): void {
   console.error(JSON.stringify({
     event: "pix_charge_without_delivery",
     company_id: companyId,
     delivery_id: deliveryId,
     gateway_payment_id: paymentId,
-    error: error instanceof Error
-      ? `${error.name}: ${error.message}`
-      : String(error),
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
   }));
 }

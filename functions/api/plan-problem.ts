@@ -3,11 +3,7 @@
 // matrix of the plan's distinct places. Pure (no I/O, no configuration), so that the API, the tests and the bench
 // build the same problem; functions/api/planning.ts asks the routing service and the engine around it.
 import { type Matrix, type Point, UNREACHABLE } from "../_shared/osrm.ts";
-import type {
-  Problem,
-  Shipment,
-  UnassignedReason,
-} from "../_shared/planner/problem.ts";
+import type { Problem, Shipment, UnassignedReason } from "../_shared/planner/problem.ts";
 
 /** Seconds spent at a pickup (a delivery's `service_s` is its drop-off's). */
 export const PICKUP_SERVICE_S = 60;
@@ -64,11 +60,7 @@ export interface RouteRow {
   distance_m: number;
   duration_s: number;
   violations: Violation[];
-  stops: {
-    delivery_id: string;
-    kind: "pickup" | "dropoff";
-    arrival_at: string;
-  }[];
+  stops: { delivery_id: string; kind: "pickup" | "dropoff"; arrival_at: string }[];
 }
 
 export interface Planned {
@@ -78,10 +70,7 @@ export interface Planned {
   engine_error?: string;
 }
 
-export type Steps = {
-  vehicle: string;
-  steps: { type: "pickup" | "delivery"; id: string }[];
-}[];
+export type Steps = { vehicle: string; steps: { type: "pickup" | "delivery"; id: string }[] }[];
 
 /** The distinct places of a plan, each once: the matrix's rows (stops at one place cost no travel between them). */
 export class Places {
@@ -101,18 +90,10 @@ export class Places {
 export const seconds = (ms: number) => Math.round(ms / 1000);
 
 /** The window of a drop-off in seconds from `origin` (ms), or undefined when it has none. */
-function windowOf(
-  delivery: PlanDelivery,
-  origin: number,
-  horizon: number,
-): [number, number] | undefined {
+function windowOf(delivery: PlanDelivery, origin: number, horizon: number): [number, number] | undefined {
   if (!delivery.window_start && !delivery.window_end) return undefined;
-  const start = delivery.window_start
-    ? Math.max(0, seconds(Date.parse(delivery.window_start) - origin))
-    : 0;
-  const end = delivery.window_end
-    ? seconds(Date.parse(delivery.window_end) - origin)
-    : horizon;
+  const start = delivery.window_start ? Math.max(0, seconds(Date.parse(delivery.window_start) - origin)) : 0;
+  const end = delivery.window_end ? seconds(Date.parse(delivery.window_end) - origin) : horizon;
   return [Math.min(start, end), end];
 }
 
@@ -139,31 +120,20 @@ export function buildProblem(
   { exclude = true }: { exclude?: boolean } = {},
 ): Built {
   const origin = Math.min(...vehicles.map((v) => v.shift_start));
-  const horizon = Math.max(
-    ...vehicles.map((v) => seconds(v.shift_end - origin)),
-  );
+  const horizon = Math.max(...vehicles.map((v) => seconds(v.shift_end - origin)));
   const biggest = Math.max(...vehicles.map((v) => v.capacity));
   const excluded: Built["excluded"] = [];
   const shipments: Shipment[] = [];
   for (const delivery of deliveries) {
     const window = windowOf(delivery, origin, horizon);
-    if (exclude && delivery.size > biggest) {
-      excluded.push({ delivery_id: delivery.id, reason: "capacity" });
-    } else if (exclude && window && window[1] < 0) {
-      excluded.push({ delivery_id: delivery.id, reason: "window" });
-    } else {
+    if (exclude && delivery.size > biggest) excluded.push({ delivery_id: delivery.id, reason: "capacity" });
+    else if (exclude && window && window[1] < 0) excluded.push({ delivery_id: delivery.id, reason: "window" });
+    else {
       shipments.push({
         id: delivery.id,
         amount: delivery.size,
-        pickup: {
-          location: places.of(delivery.origin),
-          service: PICKUP_SERVICE_S,
-        },
-        delivery: {
-          location: places.of(delivery.destination),
-          service: delivery.service_s,
-          window,
-        },
+        pickup: { location: places.of(delivery.origin), service: PICKUP_SERVICE_S },
+        delivery: { location: places.of(delivery.destination), service: delivery.service_s, window },
       });
     }
   }
@@ -195,20 +165,16 @@ export function reasonFor(problem: Problem, id: string): Reason {
   const d = problem.durations;
   const { pickup, delivery } = shipment;
   const reachable = fitting.filter((v) =>
-    d[v.start][pickup.location] < UNREACHABLE &&
-    d[pickup.location][delivery.location] < UNREACHABLE
+    d[v.start][pickup.location] < UNREACHABLE && d[pickup.location][delivery.location] < UNREACHABLE
   );
   if (reachable.length === 0) return "unreachable";
   // The earliest each vehicle could be done with it alone.
   const alone = reachable.map((v) => {
-    const arrival = v.shift[0] + d[v.start][pickup.location] + pickup.service +
-      d[pickup.location][delivery.location];
+    const arrival = v.shift[0] + d[v.start][pickup.location] + pickup.service + d[pickup.location][delivery.location];
     const begin = Math.max(arrival, delivery.window?.[0] ?? 0);
     return { v, arrival, done: begin + delivery.service };
   });
-  if (delivery.window && alone.every((a) => a.arrival > delivery.window![1])) {
-    return "window";
-  }
+  if (delivery.window && alone.every((a) => a.arrival > delivery.window![1])) return "window";
   if (alone.every((a) => a.done > a.v.shift[1])) return "shift";
   return null;
 }

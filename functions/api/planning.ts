@@ -31,11 +31,7 @@ const BUILTIN_RESERVE_MS = 1_000;
 
 /** The matrix of the plan's places from one table call; 502 when the routing service gives none. */
 export async function matrixOf(places: Places): Promise<Matrix> {
-  const got = await osrmMatrix(
-    env().ROUTING_URL,
-    places.points,
-    TABLE_TIMEOUT_MS,
-  );
+  const got = await osrmMatrix(env().ROUTING_URL, places.points, TABLE_TIMEOUT_MS);
   if ("error" in got) throw new RoutingUnavailable(got.error);
   return got.matrix;
 }
@@ -62,11 +58,7 @@ export async function solve(
   let engineError: string | undefined;
   if (url && problem.shipments.length > 0) {
     try {
-      const answer = await askVroom(
-        url,
-        problem,
-        Math.max(budgetMs - BUILTIN_RESERVE_MS, budgetMs / 2),
-      );
+      const answer = await askVroom(url, problem, Math.max(budgetMs - BUILTIN_RESERVE_MS, budgetMs / 2));
       const checked = checkPlan(problem, {
         routes: answer.routes.map((r) => ({
           vehicle: r.vehicle,
@@ -76,26 +68,19 @@ export async function solve(
       });
       if (!checked.valid) {
         const first = checked.violations[0];
-        throw new Error(
-          `answered a plan that breaks a constraint (${first?.kind}: ${first?.detail})`,
-        );
+        throw new Error(`answered a plan that breaks a constraint (${first?.kind}: ${first?.detail})`);
       }
       return {
         steps: answer.routes.map((r) => ({
           vehicle: r.vehicle,
           steps: r.steps.map((s) => ({ type: s.type, id: s.id })),
         })),
-        unassigned: answer.unassigned.map((id) => ({
-          delivery_id: id,
-          reason: reasonFor(problem, id),
-        })),
+        unassigned: answer.unassigned.map((id) => ({ delivery_id: id, reason: reasonFor(problem, id) })),
         engine: "vroom",
       };
     } catch (error) {
       engineError = (error as Error).message;
-      console.error(
-        JSON.stringify({ event: "optimization_failed", error: engineError }),
-      );
+      console.error(JSON.stringify({ event: "optimization_failed", error: engineError }));
     }
   }
   const left = Math.max(budgetMs - (Date.now() - started), BUILTIN_RESERVE_MS);
@@ -107,30 +92,23 @@ export async function solve(
   return {
     steps: solution.routes.map((r) => ({
       vehicle: r.vehicle,
-      steps: r.steps.filter((s) => s.type === "pickup" || s.type === "delivery")
-        .map((s) => ({
-          type: s.type as "pickup" | "delivery",
-          id: s.id!,
-        })),
+      steps: r.steps.filter((s) => s.type === "pickup" || s.type === "delivery").map((s) => ({
+        type: s.type as "pickup" | "delivery",
+        id: s.id!,
+      })),
     })).filter((r) => r.steps.length > 0),
-    unassigned: solution.unassigned.map((u) => ({
-      delivery_id: u.id,
-      reason: u.reason ?? reasonFor(problem, u.id),
-    })),
+    unassigned: solution.unassigned.map((u) => ({ delivery_id: u.id, reason: u.reason ?? reasonFor(problem, u.id) })),
     engine: "builtin",
     ...(engineError ? { engine_error: engineError } : {}),
   };
 }
 
-const iso = (origin: number, s: number) =>
-  new Date(origin + s * 1000).toISOString();
+const iso = (origin: number, s: number) => new Date(origin + s * 1000).toISOString();
 
 /** Per step, the value of a validator's list that may also hold the route's start (and end). */
 function perStep<T>(values: T[], count: number): T[] {
   if (values.length === count) return values;
-  if (values.length === count + 1 || values.length === count + 2) {
-    return values.slice(1, 1 + count);
-  }
+  if (values.length === count + 1 || values.length === count + 2) return values.slice(1, 1 + count);
   return values.slice(0, count);
 }
 
@@ -142,17 +120,12 @@ export function routeRows(built: Built, steps: Steps): RouteRow[] {
   const checked = checkPlan(built.problem, { routes: steps });
   return steps.map((route, r) => {
     const vehicle = built.vehicles.find((v) => v.driver_id === route.vehicle)!;
-    const timed = checked.routes.find((t) => t.vehicle === route.vehicle) ??
-      checked.routes[r];
+    const timed = checked.routes.find((t) => t.vehicle === route.vehicle) ?? checked.routes[r];
     const arrivals = perStep(timed?.arrivals ?? [], route.steps.length);
     const begins = perStep(timed?.begins ?? arrivals, route.steps.length);
     const last = route.steps.length - 1;
-    const lastService = last < 0
-      ? 0
-      : serviceOf(built.problem, route.steps[last]);
-    const endsAt = last < 0
-      ? seconds(vehicle.shift_start - built.origin)
-      : (begins[last] ?? 0) + lastService;
+    const lastService = last < 0 ? 0 : serviceOf(built.problem, route.steps[last]);
+    const endsAt = last < 0 ? seconds(vehicle.shift_start - built.origin) : (begins[last] ?? 0) + lastService;
     return {
       driver_id: vehicle.driver_id,
       start: vehicle.start,
@@ -163,10 +136,7 @@ export function routeRows(built: Built, steps: Steps): RouteRow[] {
       capacity: vehicle.capacity,
       distance_m: Math.round(timed?.distance ?? 0),
       duration_s: Math.round(timed?.duration ?? 0),
-      violations: violationsOf(
-        checked.violations.filter((v) => v.vehicle === route.vehicle),
-        route.steps.length,
-      ),
+      violations: violationsOf(checked.violations.filter((v) => v.vehicle === route.vehicle), route.steps.length),
       stops: route.steps.map((step, i) => ({
         delivery_id: step.id,
         kind: step.type === "pickup" ? "pickup" : "dropoff",
@@ -176,24 +146,14 @@ export function routeRows(built: Built, steps: Steps): RouteRow[] {
   });
 }
 
-function serviceOf(
-  problem: Problem,
-  step: { type: string; id: string },
-): number {
+function serviceOf(problem: Problem, step: { type: string; id: string }): number {
   const shipment = problem.shipments.find((s) => s.id === step.id);
-  return shipment
-    ? (step.type === "pickup"
-      ? shipment.pickup.service
-      : shipment.delivery.service)
-    : 0;
+  return shipment ? (step.type === "pickup" ? shipment.pickup.service : shipment.delivery.service) : 0;
 }
 
 const KINDS = new Set(["window", "capacity", "order", "shift"]);
 
-function violationsOf(
-  found: { seq: number; kind: string; detail: string }[],
-  count: number,
-): Violation[] {
+function violationsOf(found: { seq: number; kind: string; detail: string }[], count: number): Violation[] {
   return found.filter((v) => KINDS.has(v.kind)).map((v) => ({
     // The validator counts a route's steps from 0; a route's stops count from 1 (a violation of the route's end,
     // past its last stop, is told on its last stop).

@@ -25,8 +25,7 @@ export class PostcodeServiceUnavailable extends HttpError {
 }
 
 /** 01310-200 from its 8 digits. */
-export const formatCep = (digits: string) =>
-  `${digits.slice(0, 5)}-${digits.slice(5)}`;
+export const formatCep = (digits: string) => `${digits.slice(0, 5)}-${digits.slice(5)}`;
 
 /** ViaCEP's answer as ours; null for its `erro` (a CEP it does not know); anything else is the service failing. */
 export function postcodeFromViaCep(

@@ -13,17 +13,14 @@ import { timeoutSignal } from "../_shared/timeout.ts";
 const BUCKET = "delivery-proofs";
 const HEAD_BYTES = 16;
 
-const startsWith = (bytes: Uint8Array, prefix: number[], at = 0) =>
-  prefix.every((b, i) => bytes[at + i] === b);
+const startsWith = (bytes: Uint8Array, prefix: number[], at = 0) => prefix.every((b, i) => bytes[at + i] === b);
 const ascii = (text: string) => [...text].map((c) => c.charCodeAt(0));
 
 /** Each image type by the bytes it starts with (its signature, as the formats define them). */
 const SIGNATURES: Record<string, (head: Uint8Array) => boolean> = {
-  "image/png": (head) =>
-    startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+  "image/png": (head) => startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
   "image/jpeg": (head) => startsWith(head, [0xff, 0xd8, 0xff]),
-  "image/webp": (head) =>
-    startsWith(head, ascii("RIFF")) && startsWith(head, ascii("WEBP"), 8),
+  "image/webp": (head) => startsWith(head, ascii("RIFF")) && startsWith(head, ascii("WEBP"), 8),
 };
 
 /** Whether `head`, an object's first bytes, starts an image of `type`. */
@@ -41,11 +38,7 @@ function serviceHeaders(): Record<string, string> {
   return { apikey: key, authorization: `Bearer ${key}` };
 }
 
-const unavailable = () =>
-  new HttpError(
-    502,
-    "Storage is unavailable: the proof of delivery cannot be checked",
-  );
+const unavailable = () => new HttpError(502, "Storage is unavailable: the proof of delivery cannot be checked");
 
 /** An object's first bytes; empty for an empty object, null when it is gone. */
 async function headOf(name: string): Promise<Uint8Array | null> {
@@ -57,9 +50,7 @@ async function headOf(name: string): Promise<Uint8Array | null> {
     });
     if (!res.ok) {
       // Storage answers its errors with the status they mean in the body's statusCode (HTTP 400 or the status).
-      const error = await res.json().catch(() => ({})) as {
-        statusCode?: string;
-      };
+      const error = await res.json().catch(() => ({})) as { statusCode?: string };
       const status = Number(error.statusCode ?? res.status);
       if (status === 404) return null;
       // A range that an empty object cannot satisfy.
@@ -90,11 +81,7 @@ async function headOf(name: string): Promise<Uint8Array | null> {
 async function remove(name: string): Promise<void> {
   const timeout = timeoutSignal(5_000);
   try {
-    const res = await fetch(storage(name), {
-      method: "DELETE",
-      headers: serviceHeaders(),
-      signal: timeout.signal,
-    });
+    const res = await fetch(storage(name), { method: "DELETE", headers: serviceHeaders(), signal: timeout.signal });
     await res.body?.cancel();
     if (!res.ok && res.status !== 404) throw unavailable();
   } catch (error) {
@@ -108,13 +95,11 @@ async function remove(name: string): Promise<void> {
 /** What each move attaches, so checks first: completion the photo and the signature; a failure its attempt's photo. */
 const CHECKED = {
   complete: {
-    refused: (what: string[]) =>
-      `Proof of delivery refused: ${what.join("; ")}`,
+    refused: (what: string[]) => `Proof of delivery refused: ${what.join("; ")}`,
     what: (kind: string) => `the ${kind}`,
   },
   fail: {
-    refused: (what: string[]) =>
-      `Photo of the failed attempt refused: ${what.join("; ")}`,
+    refused: (what: string[]) => `Photo of the failed attempt refused: ${what.join("; ")}`,
     what: () => "it",
   },
 } as const;
@@ -124,11 +109,7 @@ const CHECKED = {
  * for anyone else's delivery (the move is refused anyway). 422 naming each upload that is not the image its name
  * says, after removing it; 502 when Storage cannot be asked.
  */
-export async function checkProofImages(
-  userId: string,
-  deliveryId: string,
-  move: keyof typeof CHECKED,
-): Promise<void> {
+export async function checkProofImages(userId: string, deliveryId: string, move: keyof typeof CHECKED): Promise<void> {
   const checked = CHECKED[move];
   const proofs = await asService((tx) =>
     tx<{ name: string; kind: string; type: string }[]>`
@@ -146,16 +127,11 @@ export async function checkProofImages(
     if (head === null || isImageOf(proof.type, head)) continue;
     await remove(proof.name);
     refused.push(
-      `${checked.what(proof.kind)} is not a ${
-        proof.type.slice("image/".length).toUpperCase()
-      } image as its name says`,
+      `${checked.what(proof.kind)} is not a ${proof.type.slice("image/".length).toUpperCase()} image as its name says`,
     );
   }
   if (refused.length > 0) {
-    throw new HttpError(
-      422,
-      `${checked.refused(refused)}. It was removed: upload it again`,
-    );
+    throw new HttpError(422, `${checked.refused(refused)}. It was removed: upload it again`);
   }
 }
 
@@ -169,14 +145,9 @@ export async function signedProofUrl(
   seconds: number,
 ): Promise<{ url: string; expires_at: string } | null> {
   const timeout = timeoutSignal(5_000);
-  const sign = storage(name).replace(
-    "/storage/v1/object/",
-    "/storage/v1/object/sign/",
-  );
+  const sign = storage(name).replace("/storage/v1/object/", "/storage/v1/object/sign/");
   // Storage counts from when it signs, in whole seconds: this is no later than that.
-  const expiresAt = new Date(
-    Math.floor(Date.now() / 1000) * 1000 + seconds * 1000,
-  ).toISOString();
+  const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + seconds * 1000).toISOString();
   try {
     const res = await fetch(sign, {
       method: "POST",
@@ -184,16 +155,9 @@ export async function signedProofUrl(
       body: JSON.stringify({ expiresIn: seconds }),
       signal: timeout.signal,
     });
-    const answer = await res.json().catch(() => ({})) as {
-      signedURL?: unknown;
-    };
+    const answer = await res.json().catch(() => ({})) as { signedURL?: unknown };
     if (!res.ok || typeof answer.signedURL !== "string") return null;
-    return {
-      url: `${
-        env().SUPABASE_URL.replace(/\/$/, "")
-      }/storage/v1${answer.signedURL}`,
-      expires_at: expiresAt,
-    };
+    return { url: `${env().SUPABASE_URL.replace(/\/$/, "")}/storage/v1${answer.signedURL}`, expires_at: expiresAt };
   } catch {
     return null;
   } finally {

@@ -26,16 +26,9 @@ const isMeasure = (value: unknown): value is number =>
 
 /** The first route of an OSRM answer; anything else is the routing service failing. */
 export function routeFromOsrm(answer: unknown): MeasuredRoute {
-  const body = answer as {
-    code?: unknown;
-    routes?: { distance?: unknown; duration?: unknown }[];
-  } | null;
+  const body = answer as { code?: unknown; routes?: { distance?: unknown; duration?: unknown }[] } | null;
   if (body?.code !== "Ok") {
-    throw new RoutingUnavailable(
-      typeof body?.code === "string"
-        ? `answered ${body.code}`
-        : "answered without a code",
-    );
+    throw new RoutingUnavailable(typeof body?.code === "string" ? `answered ${body.code}` : "answered without a code");
   }
   const route = Array.isArray(body.routes) ? body.routes[0] : undefined;
   if (!route || !isMeasure(route.distance) || !isMeasure(route.duration)) {
@@ -44,11 +37,7 @@ export function routeFromOsrm(answer: unknown): MeasuredRoute {
   return { distance_m: route.distance, duration_s: route.duration };
 }
 
-export function osrmRouteUrl(
-  baseUrl: string,
-  origin: Point,
-  destination: Point,
-): string {
+export function osrmRouteUrl(baseUrl: string, origin: Point, destination: Point): string {
   return osrmUrl(baseUrl, "route", [origin, destination], "overview=false");
 }
 
@@ -59,10 +48,7 @@ export async function routeBetween(
   destination: Point,
   timeoutMs = ROUTING_TIMEOUT_MS,
 ): Promise<MeasuredRoute> {
-  const got = await fetchOsrm(
-    osrmRouteUrl(baseUrl, origin, destination),
-    timeoutMs,
-  );
+  const got = await fetchOsrm(osrmRouteUrl(baseUrl, origin, destination), timeoutMs);
   if ("error" in got) throw new RoutingUnavailable(got.error);
   return routeFromOsrm(got.answer);
 }

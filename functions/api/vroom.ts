@@ -17,35 +17,21 @@ export interface VroomInput {
   }[];
   shipments: {
     amount: number[];
-    pickup: {
-      id: number;
-      location_index: number;
-      service: number;
-      time_windows?: [number, number][];
-    };
-    delivery: {
-      id: number;
-      location_index: number;
-      service: number;
-      time_windows?: [number, number][];
-    };
+    pickup: { id: number; location_index: number; service: number; time_windows?: [number, number][] };
+    delivery: { id: number; location_index: number; service: number; time_windows?: [number, number][] };
   }[];
   matrices: { car: { durations: number[][]; distances: number[][] } };
 }
 
 /** A plan as VROOM answered it, in the problem's ids: each vehicle's pickups and deliveries in order. */
 export interface VroomPlan {
-  routes: {
-    vehicle: string;
-    steps: { type: "pickup" | "delivery"; id: string; arrival: number }[];
-  }[];
+  routes: { vehicle: string; steps: { type: "pickup" | "delivery"; id: string; arrival: number }[] }[];
   unassigned: string[];
 }
 
 export class VroomFailed extends Error {}
 
-const windows = (window: [number, number] | undefined) =>
-  window ? { time_windows: [window] } : {};
+const windows = (window: [number, number] | undefined) => window ? { time_windows: [window] } : {};
 
 /** VROOM's input for a problem (jobs, the goods already on board, are not sent: VROOM plans new work only). */
 export function vroomInput(problem: Problem): VroomInput {
@@ -53,9 +39,7 @@ export function vroomInput(problem: Problem): VroomInput {
     vehicles: problem.vehicles.map((vehicle, i) => ({
       id: i + 1,
       start_index: vehicle.start,
-      ...(vehicle.end === null || vehicle.end === undefined
-        ? {}
-        : { end_index: vehicle.end }),
+      ...(vehicle.end === null || vehicle.end === undefined ? {} : { end_index: vehicle.end }),
       capacity: [vehicle.capacity],
       time_window: vehicle.shift,
     })),
@@ -74,12 +58,7 @@ export function vroomInput(problem: Problem): VroomInput {
         ...windows(shipment.delivery.window),
       },
     })),
-    matrices: {
-      car: {
-        durations: problem.durations,
-        distances: problem.distances ?? problem.durations,
-      },
-    },
+    matrices: { car: { durations: problem.durations, distances: problem.distances ?? problem.durations } },
   };
 }
 
@@ -88,77 +67,44 @@ export function planFromVroom(problem: Problem, answer: unknown): VroomPlan {
   const body = answer as {
     code?: unknown;
     error?: unknown;
-    routes?: {
-      vehicle?: unknown;
-      steps?: { type?: unknown; id?: unknown; arrival?: unknown }[];
-    }[];
+    routes?: { vehicle?: unknown; steps?: { type?: unknown; id?: unknown; arrival?: unknown }[] }[];
     unassigned?: { id?: unknown; type?: unknown }[];
   } | null;
   if (body?.code !== 0) {
     throw new VroomFailed(
-      typeof body?.error === "string"
-        ? `answered code ${body?.code}: ${body.error}`
-        : `answered code ${body?.code}`,
+      typeof body?.error === "string" ? `answered code ${body?.code}: ${body.error}` : `answered code ${body?.code}`,
     );
   }
-  if (!Array.isArray(body.routes)) {
-    throw new VroomFailed("answered without routes");
-  }
+  if (!Array.isArray(body.routes)) throw new VroomFailed("answered without routes");
   const shipment = (id: unknown) => {
-    const found = typeof id === "number"
-      ? problem.shipments[id - 1]
-      : undefined;
-    if (!found) {
-      throw new VroomFailed(`answered a step of an unknown shipment: ${id}`);
-    }
+    const found = typeof id === "number" ? problem.shipments[id - 1] : undefined;
+    if (!found) throw new VroomFailed(`answered a step of an unknown shipment: ${id}`);
     return found.id;
   };
   const routes = body.routes.map((route) => {
-    const vehicle = typeof route.vehicle === "number"
-      ? problem.vehicles[route.vehicle - 1]
-      : undefined;
-    if (!vehicle || !Array.isArray(route.steps)) {
-      throw new VroomFailed(`answered a route of an unknown vehicle`);
-    }
-    const steps = route.steps.filter((step) =>
-      step.type === "pickup" || step.type === "delivery"
-    ).map((step) => {
-      if (typeof step.arrival !== "number") {
-        throw new VroomFailed("answered a step without its arrival");
-      }
-      return {
-        type: step.type as "pickup" | "delivery",
-        id: shipment(step.id),
-        arrival: step.arrival,
-      };
+    const vehicle = typeof route.vehicle === "number" ? problem.vehicles[route.vehicle - 1] : undefined;
+    if (!vehicle || !Array.isArray(route.steps)) throw new VroomFailed(`answered a route of an unknown vehicle`);
+    const steps = route.steps.filter((step) => step.type === "pickup" || step.type === "delivery").map((step) => {
+      if (typeof step.arrival !== "number") throw new VroomFailed("answered a step without its arrival");
+      return { type: step.type as "pickup" | "delivery", id: shipment(step.id), arrival: step.arrival };
     });
     return { vehicle: vehicle.id, steps };
   });
   const unassigned = [
     ...new Set((body.unassigned ?? []).map((step) => shipment(step.id))),
   ];
-  return {
-    routes: routes.filter((route) => route.steps.length > 0),
-    unassigned,
-  };
+  return { routes: routes.filter((route) => route.steps.length > 0), unassigned };
 }
 
 /** Asks VROOM within `timeoutMs` (the body included); VroomFailed saying why when it gives no plan. */
-export async function askVroom(
-  baseUrl: string,
-  problem: Problem,
-  timeoutMs: number,
-): Promise<VroomPlan> {
+export async function askVroom(baseUrl: string, problem: Problem, timeoutMs: number): Promise<VroomPlan> {
   const timeout = timeoutSignal(timeoutMs);
   try {
     let res: Response;
     try {
       res = await fetch(`${baseUrl.replace(/\/+$/, "")}/`, {
         method: "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json",
-        },
+        headers: { "content-type": "application/json", accept: "application/json" },
         body: JSON.stringify(vroomInput(problem)),
         signal: timeout.signal,
       });
@@ -169,11 +115,7 @@ export async function askVroom(
     try {
       answer = await res.json();
     } catch (error) {
-      throw new VroomFailed(
-        isTimeout(error)
-          ? "timed out"
-          : `HTTP ${res.status} without a JSON body`,
-      );
+      throw new VroomFailed(isTimeout(error) ? "timed out" : `HTTP ${res.status} without a JSON body`);
     }
     if (!res.ok && (answer as { code?: unknown } | null)?.code === undefined) {
       throw new VroomFailed(`HTTP ${res.status}`);

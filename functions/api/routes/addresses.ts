@@ -5,23 +5,14 @@
 import { z } from "zod";
 import { ErrorBody, HttpError } from "../../_shared/errors.ts";
 import { defineRoute, rateLimited } from "../../_shared/route.ts";
-import {
-  LOOKUPS_PER_MINUTE,
-  meterLookup,
-  placesFor,
-  postcodeOf,
-} from "../address-lookups.ts";
+import { LOOKUPS_PER_MINUTE, meterLookup, placesFor, postcodeOf } from "../address-lookups.ts";
 import { formatCep } from "../postcodes.ts";
 import { Text } from "../schemas.ts";
 
 const Postcode = z.object({
   cep: z.string().describe("00000-000, as the Correios write it."),
-  street: z.string().describe(
-    "The street (logradouro); empty for a town of a single CEP.",
-  ),
-  neighborhood: z.string().describe(
-    "The neighbourhood (bairro); empty for a town of a single CEP.",
-  ),
+  street: z.string().describe("The street (logradouro); empty for a town of a single CEP."),
+  neighborhood: z.string().describe("The neighbourhood (bairro); empty for a town of a single CEP."),
   city: z.string(),
   state: z.string().describe("The state's two letters, e.g. SP."),
 }).meta({ id: "Postcode" });
@@ -33,9 +24,7 @@ export const Place = z.object({
   ),
   lat: z.number(),
   lng: z.number(),
-  postcode: z.string().nullable().describe(
-    "The place's CEP (00000-000), when the service knows it.",
-  ),
+  postcode: z.string().nullable().describe("The place's CEP (00000-000), when the service knows it."),
 }).meta({ id: "Place" });
 
 const LIMITED = rateLimited(
@@ -48,10 +37,7 @@ const METERED =
 
 /** A CEP typed with or without its hyphen. */
 const CepParams = z.object({
-  cep: z.string().regex(
-    /^\d{5}-?\d{3}$/,
-    "must be a CEP of 8 digits, e.g. 01310-200 or 01310200",
-  ),
+  cep: z.string().regex(/^\d{5}-?\d{3}$/, "must be a CEP of 8 digits, e.g. 01310-200 or 01310200"),
 });
 
 export const getPostcode = defineRoute({
@@ -59,8 +45,7 @@ export const getPostcode = defineRoute({
   path: "/api/v1/postcodes/{cep}",
   tag: "addresses",
   summary: "The address of a CEP",
-  description:
-    "The street, neighbourhood, city and state of a CEP (8 digits, with or without its hyphen), from the " +
+  description: "The street, neighbourhood, city and state of a CEP (8 digits, with or without its hyphen), from the " +
     "ViaCEP-compatible service at `CEP_URL`. A CEP of another form is 400; one the service does not know, 404; the " +
     "service down, slower than 5 s or answering anything else, 502." + METERED,
   auth: "bearer",
@@ -70,10 +55,7 @@ export const getPostcode = defineRoute({
     200: { description: "The CEP's address", schema: Postcode },
     404: { description: "The service knows no such CEP", schema: ErrorBody },
     429: LIMITED,
-    502: {
-      description:
-        "The postcode service is down, slower than 5 s, or answered something else",
-    },
+    502: { description: "The postcode service is down, slower than 5 s, or answered something else" },
   },
   async handler({ params, authorize, claims }) {
     await authorize();
@@ -90,26 +72,16 @@ export const geocode = defineRoute({
   path: "/api/v1/geocode",
   tag: "addresses",
   summary: "Places for an address",
-  description:
-    "Up to 5 places in Brazil for a free text (an address, part of one, a CEP), best first, from the " +
+  description: "Up to 5 places in Brazil for a free text (an address, part of one, a CEP), best first, from the " +
     "Nominatim-compatible service at `GEOCODING_URL`; `items` is empty when nothing matches. The service down, " +
-    "slower than 5 s or answering anything but a list of places: 502." +
-    METERED,
+    "slower than 5 s or answering anything but a list of places: 502." + METERED,
   auth: "bearer",
   roles: "members",
-  query: z.object({
-    q: Text(300).describe("The text to look for, e.g. Avenida Paulista, 1578"),
-  }),
+  query: z.object({ q: Text(300).describe("The text to look for, e.g. Avenida Paulista, 1578") }),
   responses: {
-    200: {
-      description: "The places found",
-      schema: z.object({ items: z.array(Place) }),
-    },
+    200: { description: "The places found", schema: z.object({ items: z.array(Place) }) },
     429: LIMITED,
-    502: {
-      description:
-        "The geocoding service is down, slower than 5 s, or answered something else",
-    },
+    502: { description: "The geocoding service is down, slower than 5 s, or answered something else" },
   },
   async handler({ query, authorize, claims }) {
     await authorize();

@@ -3,16 +3,7 @@ import { z } from "zod";
 import { withNewAuthUser } from "../auth-admin.ts";
 import { asService, rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import {
-  Email,
-  IdParams,
-  Name,
-  pageOf,
-  PageQuery,
-  Password,
-  Phone,
-  Timestamp,
-} from "../schemas.ts";
+import { Email, IdParams, Name, pageOf, PageQuery, Password, Phone, Timestamp } from "../schemas.ts";
 
 const VehicleType = z.enum(["bike", "moto", "car", "van"]);
 const VEHICLE =
@@ -22,15 +13,10 @@ const Vehicle = z.object({
   type: VehicleType,
   plate: z.string().nullable(),
   capacity: z.number().int(),
-}).describe(`The driver's vehicle (routes). ${VEHICLE}`).meta({
-  id: "Vehicle",
-});
+}).describe(`The driver's vehicle (routes). ${VEHICLE}`).meta({ id: "Vehicle" });
 const VehicleChange = z.object({
   type: VehicleType.optional(),
-  plate: z.string().trim().min(1).max(20).regex(
-    /^[A-Za-z0-9 -]+$/,
-    "letters, digits, spaces and dashes",
-  ).optional(),
+  plate: z.string().trim().min(1).max(20).regex(/^[A-Za-z0-9 -]+$/, "letters, digits, spaces and dashes").optional(),
   capacity: z.number().int().min(1).max(10_000).optional(),
 }).strict().describe(`A field left out keeps its value. ${VEHICLE}`);
 
@@ -51,8 +37,7 @@ export const createDriver = defineRoute({
   path: "/api/v1/drivers",
   tag: "drivers",
   summary: "Create a driver with its login",
-  description:
-    "The driver signs in with this e-mail and password. All or nothing: if the driver cannot be " +
+  description: "The driver signs in with this e-mail and password. All or nothing: if the driver cannot be " +
     "created, the login is removed again.",
   auth: "bearer",
   roles: "company_managers",
@@ -71,11 +56,7 @@ export const createDriver = defineRoute({
     // Refuse a caller without the right before any login is created.
     const companyId = await authorize();
     let driver = await withNewAuthUser(
-      {
-        email: body.email,
-        password: body.password,
-        user_metadata: { name: body.name },
-      },
+      { email: body.email, password: body.password, user_metadata: { name: body.name } },
       (userId) =>
         asService((tx) =>
           rpc(tx, "create_driver", {
@@ -89,9 +70,7 @@ export const createDriver = defineRoute({
     );
     if (body.vehicle) {
       const { id } = driver as unknown as { id: string };
-      driver = await asCaller((tx) =>
-        rpc(tx, "set_driver_vehicle", vehicleArgs(id, body.vehicle!))
-      );
+      driver = await asCaller((tx) => rpc(tx, "set_driver_vehicle", vehicleArgs(id, body.vehicle!)));
     }
     return { status: 201, body: driver };
   },
@@ -108,9 +87,7 @@ export const listDrivers = defineRoute({
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Driver) } },
   handler: async ({ query, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "list_drivers", { page_limit: query.limit, cursor: query.cursor })
-    ),
+    body: await asCaller((tx) => rpc(tx, "list_drivers", { page_limit: query.limit, cursor: query.cursor })),
   }),
 });
 
@@ -125,9 +102,7 @@ export const getDriver = defineRoute({
   params: IdParams,
   responses: { 200: { description: "The driver", schema: Driver } },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "get_driver", { driver_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "get_driver", { driver_id: params.id })),
   }),
 });
 
@@ -136,8 +111,7 @@ export const updateDriver = defineRoute({
   path: "/api/v1/drivers/{id}",
   tag: "drivers",
   summary: "Update or deactivate a driver",
-  description:
-    "`active: false` deactivates the driver: from then on every driver endpoint answers it 403, " +
+  description: "`active: false` deactivates the driver: from then on every driver endpoint answers it 403, " +
     "until it is reactivated with `active: true`. Deactivating an active driver also broadcasts " +
     "`driver_deactivated` (`{id, active: false, updated_at}`) on the driver's private Realtime topic " +
     "`driver:{driver_id}`, so that an app it has open learns it at once.",
@@ -159,24 +133,13 @@ export const updateDriver = defineRoute({
         phone: body.phone,
         active: body.active,
       });
-      return body.vehicle
-        ? await rpc(
-          tx,
-          "set_driver_vehicle",
-          vehicleArgs(params.id, body.vehicle),
-        )
-        : driver;
+      return body.vehicle ? await rpc(tx, "set_driver_vehicle", vehicleArgs(params.id, body.vehicle)) : driver;
     }),
   }),
 });
 
 function vehicleArgs(driverId: string, vehicle: z.infer<typeof VehicleChange>) {
-  return {
-    driver_id: driverId,
-    vehicle_type: vehicle.type,
-    plate: vehicle.plate,
-    capacity: vehicle.capacity,
-  };
+  return { driver_id: driverId, vehicle_type: vehicle.type, plate: vehicle.plate, capacity: vehicle.capacity };
 }
 
 export default [createDriver, listDrivers, getDriver, updateDriver];

@@ -4,22 +4,13 @@
 // queues the events (supabase/schemas/18_integrations.sql); the webhooks-out
 // function sends them.
 import { z } from "zod";
-import {
-  API_KEY_SCOPES,
-  apiKeyHash,
-  apiKeyPrefix,
-  newApiKey,
-} from "../../_shared/api-keys.ts";
+import { API_KEY_SCOPES, apiKeyHash, apiKeyPrefix, newApiKey } from "../../_shared/api-keys.ts";
 import { encryptSecret } from "../../_shared/crypto.ts";
 import { rpc } from "../../_shared/db.ts";
 import { env } from "../../_shared/env.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import {
-  allowedHosts,
-  checkWebhookUrl,
-  WebhookUrlError,
-} from "../../_shared/webhook-url.ts";
+import { allowedHosts, checkWebhookUrl, WebhookUrlError } from "../../_shared/webhook-url.ts";
 import { IdParams, pageOf, PageQuery, Text, Timestamp } from "../schemas.ts";
 
 // Section: API keys
@@ -40,8 +31,7 @@ const ApiKey = z.object({
   last_used_at: Timestamp.nullable().describe("Updated at most once a minute"),
 }).meta({ id: "ApiKey" });
 
-const KEY_RULES =
-  "A key is sent as `Authorization: Bearer <key>` on /api/v1 and acts for the company within its " +
+const KEY_RULES = "A key is sent as `Authorization: Bearer <key>` on /api/v1 and acts for the company within its " +
   "scopes (403 outside them). Every company's keys share one rate limit: 20 requests a second sustained, bursts of " +
   "40 (a token bucket kept in the database, shared by every instance), with `RateLimit-Limit`, " +
   "`RateLimit-Remaining` and `RateLimit-Reset` (seconds until the bucket is full) on every answer, and beyond it " +
@@ -52,22 +42,16 @@ export const createApiKey = defineRoute({
   path: "/api/v1/api-keys",
   tag: "integrations",
   summary: "Create an API key",
-  description:
-    `${KEY_RULES} The key is in this answer only: it is stored as its SHA-256 and cannot be shown again. ` +
+  description: `${KEY_RULES} The key is in this answer only: it is stored as its SHA-256 and cannot be shown again. ` +
     "So the answer is never kept for an Idempotency-Key: a retry makes another key (revoke the one you did not get).",
   auth: "bearer",
   roles: "company_managers",
   answerHoldsSecret: true,
-  body: z.object({
-    name: Text(100),
-    scopes: z.array(Scope).min(1).max(API_KEY_SCOPES.length),
-  }),
+  body: z.object({ name: Text(100), scopes: z.array(Scope).min(1).max(API_KEY_SCOPES.length) }),
   responses: {
     201: {
       description: "Created; `key` is shown this once",
-      schema: ApiKey.omit({ last_used_at: true }).extend({
-        key: z.string().describe("`dp_live_` and 43 characters"),
-      })
+      schema: ApiKey.omit({ last_used_at: true }).extend({ key: z.string().describe("`dp_live_` and 43 characters") })
         .meta({ id: "NewApiKey" }),
     },
     409: { description: "The company has 50 keys already" },
@@ -82,10 +66,7 @@ export const createApiKey = defineRoute({
         prefix: apiKeyPrefix(key),
       })
     );
-    const { last_used_at: _unused, ...shown } = saved as unknown as Record<
-      string,
-      unknown
-    >;
+    const { last_used_at: _unused, ...shown } = saved as unknown as Record<string, unknown>;
     return { status: 201, body: { ...shown, key } };
   },
 });
@@ -95,19 +76,11 @@ export const listApiKeys = defineRoute({
   path: "/api/v1/api-keys",
   tag: "integrations",
   summary: "The company's API keys",
-  description:
-    `Newest first, revoked keys left out; never the keys themselves. ${KEY_RULES}`,
+  description: `Newest first, revoked keys left out; never the keys themselves. ${KEY_RULES}`,
   auth: "bearer",
   roles: "company_managers",
-  responses: {
-    200: {
-      description: "The keys",
-      schema: z.object({ items: z.array(ApiKey) }),
-    },
-  },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "list_api_keys")),
-  }),
+  responses: { 200: { description: "The keys", schema: z.object({ items: z.array(ApiKey) }) } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "list_api_keys")) }),
 });
 
 export const revokeApiKey = defineRoute({
@@ -121,10 +94,7 @@ export const revokeApiKey = defineRoute({
   params: IdParams,
   responses: {
     204: { description: "Revoked" },
-    404: {
-      description:
-        "No key of the company has this id (or it was revoked already)",
-    },
+    404: { description: "No key of the company has this id (or it was revoked already)" },
   },
   async handler({ params, asCaller }) {
     await asCaller((tx) => rpc(tx, "revoke_api_key", { key_id: params.id }));
@@ -154,18 +124,13 @@ const WebhookEndpoint = z.object({
   events: z.array(EventType),
   description: z.string().nullable(),
   enabled: z.boolean(),
-  disabled_reason: z.string().nullable().describe(
-    "Why it is disabled: by the company, or after 5 days of failure",
-  ),
-  failing_since: Timestamp.nullable().describe(
-    "The first failed attempt since the last success",
-  ),
+  disabled_reason: z.string().nullable().describe("Why it is disabled: by the company, or after 5 days of failure"),
+  failing_since: Timestamp.nullable().describe("The first failed attempt since the last success"),
   created_at: Timestamp,
   updated_at: Timestamp,
 }).meta({ id: "WebhookEndpoint" });
 
-const WEBHOOK_RULES =
-  "Each event is a POST of `{type, timestamp, data}` (`data`: the delivery as the API shows it, " +
+const WEBHOOK_RULES = "Each event is a POST of `{type, timestamp, data}` (`data`: the delivery as the API shows it, " +
   "without the recipient's personal data) signed as Standard Webhooks sign: headers `webhook-id` (the event's id, " +
   "the same on every attempt), `webhook-timestamp` (the attempt's Unix time) and `webhook-signature` (`v1,` and the " +
   "base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` under the secret's base64-decoded bytes after `whsec_`). Sent " +
@@ -175,25 +140,15 @@ const WEBHOOK_RULES =
   "The URL must be `https` and must not resolve to a private, loopback or link-local address (checked when saved " +
   "and before every send), except for the hosts in WEBHOOK_ALLOWED_HOSTS.";
 
-const Url = Text(2000).describe(
-  "https; no private, loopback or link-local address",
-);
+const Url = Text(2000).describe("https; no private, loopback or link-local address");
 
 /** The URL when webhooks may go there; 400 naming the field otherwise. */
 async function checkedUrl(url: string): Promise<string> {
   try {
-    return (await checkWebhookUrl(
-      url,
-      allowedHosts(env().WEBHOOK_ALLOWED_HOSTS),
-    )).href;
+    return (await checkWebhookUrl(url, allowedHosts(env().WEBHOOK_ALLOWED_HOSTS))).href;
   } catch (error) {
     if (!(error instanceof WebhookUrlError)) throw error;
-    throw new HttpError(400, [{
-      type: "value_error",
-      loc: ["body", "url"],
-      msg: error.message,
-      input: url,
-    }]);
+    throw new HttpError(400, [{ type: "value_error", loc: ["body", "url"], msg: error.message, input: url }]);
   }
 }
 
@@ -225,9 +180,7 @@ export const createWebhookEndpoint = defineRoute({
   responses: {
     201: {
       description: "Created; `secret` is shown this once",
-      schema: WebhookEndpoint.extend({
-        secret: z.string().describe("`whsec_` and base64"),
-      })
+      schema: WebhookEndpoint.extend({ secret: z.string().describe("`whsec_` and base64") })
         .meta({ id: "NewWebhookEndpoint" }),
     },
     409: { description: "The company has 20 endpoints already" },
@@ -245,10 +198,7 @@ export const createWebhookEndpoint = defineRoute({
         description: body.description ?? null,
       })
     );
-    return {
-      status: 201,
-      body: { ...saved as unknown as Record<string, unknown>, secret },
-    };
+    return { status: 201, body: { ...saved as unknown as Record<string, unknown>, secret } };
   },
 });
 
@@ -261,15 +211,8 @@ export const listWebhookEndpoints = defineRoute({
   auth: "bearer",
   roles: "webhook_managers",
   scope: "webhooks:manage",
-  responses: {
-    200: {
-      description: "Oldest first",
-      schema: z.object({ items: z.array(WebhookEndpoint) }),
-    },
-  },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "list_webhook_endpoints")),
-  }),
+  responses: { 200: { description: "Oldest first", schema: z.object({ items: z.array(WebhookEndpoint) }) } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "list_webhook_endpoints")) }),
 });
 
 export const getWebhookEndpoint = defineRoute({
@@ -282,16 +225,11 @@ export const getWebhookEndpoint = defineRoute({
   scope: "webhooks:manage",
   params: IdParams,
   responses: {
-    200: {
-      description: "The endpoint (never its secret)",
-      schema: WebhookEndpoint,
-    },
+    200: { description: "The endpoint (never its secret)", schema: WebhookEndpoint },
     404: { description: "No endpoint of the company has this id" },
   },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "get_webhook_endpoint", { endpoint_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "get_webhook_endpoint", { endpoint_id: params.id })),
   }),
 });
 
@@ -299,10 +237,8 @@ export const updateWebhookEndpoint = defineRoute({
   method: "patch",
   path: "/api/v1/webhook-endpoints/{id}",
   tag: "integrations",
-  summary:
-    "Change a webhook endpoint: its URL, events, description, or enable or disable it",
-  description:
-    "Fields left out stay as they are. Disabling fails what is still pending for it; enabling clears its " +
+  summary: "Change a webhook endpoint: its URL, events, description, or enable or disable it",
+  description: "Fields left out stay as they are. Disabling fails what is still pending for it; enabling clears its " +
     "failure record (resend what it missed with POST /api/v1/webhook-events/{id}/resend).",
   auth: "bearer",
   roles: "webhook_managers",
@@ -350,9 +286,7 @@ export const deleteWebhookEndpoint = defineRoute({
     404: { description: "No endpoint of the company has this id" },
   },
   async handler({ params, asCaller }) {
-    await asCaller((tx) =>
-      rpc(tx, "delete_webhook_endpoint", { endpoint_id: params.id })
-    );
+    await asCaller((tx) => rpc(tx, "delete_webhook_endpoint", { endpoint_id: params.id }));
     return new Response(null, { status: 204 });
   },
 });
@@ -361,9 +295,7 @@ const WebhookAttempt = z.object({
   event_id: z.uuid().describe("The event's id: its `webhook-id`"),
   type: z.string(),
   attempt: z.number().int().describe("1 for the first, up to 8"),
-  status: z.number().int().nullable().describe(
-    "The HTTP status answered, or null when no answer came",
-  ),
+  status: z.number().int().nullable().describe("The HTTP status answered, or null when no answer came"),
   duration_ms: z.number().int(),
   response: z.string().nullable().describe("The answer's first bytes"),
   error: z.string().nullable().describe("Why the attempt failed, when it did"),
@@ -387,26 +319,19 @@ export const listWebhookAttempts = defineRoute({
   },
   handler: async ({ params, query, asCaller }) => ({
     body: await asCaller((tx) =>
-      rpc(tx, "list_webhook_attempts", {
-        endpoint_id: params.id,
-        page_limit: query.limit,
-        cursor: query.cursor,
-      })
+      rpc(tx, "list_webhook_attempts", { endpoint_id: params.id, page_limit: query.limit, cursor: query.cursor })
     ),
   }),
 });
 
-const Queued = z.object({ event_id: z.uuid(), queued: z.number().int() }).meta({
-  id: "WebhookQueued",
-});
+const Queued = z.object({ event_id: z.uuid(), queued: z.number().int() }).meta({ id: "WebhookQueued" });
 
 export const sendTestWebhook = defineRoute({
   method: "post",
   path: "/api/v1/webhook-endpoints/{id}/test",
   tag: "integrations",
   summary: "Send a test event to an endpoint",
-  description:
-    "A `webhook.test` event (`data: {endpoint_id}`), signed and retried as every event is.",
+  description: "A `webhook.test` event (`data: {endpoint_id}`), signed and retried as every event is.",
   auth: "bearer",
   roles: "webhook_managers",
   scope: "webhooks:manage",
@@ -418,9 +343,7 @@ export const sendTestWebhook = defineRoute({
   },
   handler: async ({ params, asCaller }) => ({
     status: 202,
-    body: await asCaller((tx) =>
-      rpc(tx, "send_test_webhook", { endpoint_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "send_test_webhook", { endpoint_id: params.id })),
   }),
 });
 
@@ -429,8 +352,7 @@ export const resendWebhookEvent = defineRoute({
   path: "/api/v1/webhook-events/{id}/resend",
   tag: "integrations",
   summary: "Send an outgoing event again",
-  description:
-    "`id` is the event's id (`event_id` of an attempt, its `webhook-id`). It is sent again, with the " +
+  description: "`id` is the event's id (`event_id` of an attempt, its `webhook-id`). It is sent again, with the " +
     "same id and body, to every enabled endpoint it was for, on the same schedule; a receiver recognises a copy by " +
     "its `webhook-id`.",
   auth: "bearer",
@@ -444,9 +366,7 @@ export const resendWebhookEvent = defineRoute({
   },
   handler: async ({ params, asCaller }) => ({
     status: 202,
-    body: await asCaller((tx) =>
-      rpc(tx, "resend_webhook_event", { event_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "resend_webhook_event", { event_id: params.id })),
   }),
 });
 

@@ -7,14 +7,7 @@ import { rpc } from "../../_shared/db.ts";
 import { toHttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { normalizePixKey, PIX_KEYS, PixKeyType } from "../brazil.ts";
-import {
-  IdParams,
-  pageOf,
-  PageQuery,
-  PositiveMoney,
-  Text,
-  Timestamp,
-} from "../schemas.ts";
+import { IdParams, pageOf, PageQuery, PositiveMoney, Text, Timestamp } from "../schemas.ts";
 
 const Wallet = z.object({
   driver_id: z.uuid(),
@@ -26,9 +19,7 @@ const Wallet = z.object({
 const WalletEntry = z.object({
   id: z.uuid(),
   kind: z.enum(["delivery_credit", "credit_reversal", "withdrawal_debit"]),
-  amount: z.number().describe(
-    "Signed: credits positive, reversals and debits negative.",
-  ),
+  amount: z.number().describe("Signed: credits positive, reversals and debits negative."),
   delivery_id: z.uuid().nullable(),
   withdrawal_id: z.uuid().nullable(),
   created_at: Timestamp,
@@ -39,9 +30,7 @@ const Withdrawal = z.object({
   company_id: z.uuid(),
   driver_id: z.uuid(),
   amount: z.number(),
-  pix_key: z.string().describe(
-    "Masked: only the last four characters are shown.",
-  ),
+  pix_key: z.string().describe("Masked: only the last four characters are shown."),
   pix_key_type: PixKeyType,
   status: z.enum(["processing", "completed", "failed"]),
   in_doubt: z.boolean().describe(
@@ -50,11 +39,10 @@ const Withdrawal = z.object({
   ),
   gateway_transfer_id: z.string().nullable(),
   error_message: z.string().nullable(),
-  failure_kind: z.enum(["gateway_rejected", "transfer_failed", "no_transfer"])
-    .nullable().describe(
-      "Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the " +
-        "gateway has no transfer for it. Kept when a later DONE from the gateway completes it.",
-    ),
+  failure_kind: z.enum(["gateway_rejected", "transfer_failed", "no_transfer"]).nullable().describe(
+    "Why it failed: the gateway refused the request, the gateway reports the transfer failed or cancelled, or the " +
+      "gateway has no transfer for it. Kept when a later DONE from the gateway completes it.",
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
   completed_at: Timestamp.nullable(),
@@ -72,9 +60,7 @@ const WithdrawalRequest = z.object({
     ctx.addIssue({
       code: "custom",
       path: ["pix_key"],
-      message: `a ${body.pix_key_type} key must be ${
-        PIX_KEYS[body.pix_key_type].description
-      }`,
+      message: `a ${body.pix_key_type} key must be ${PIX_KEYS[body.pix_key_type].description}`,
     });
     return z.NEVER;
   }
@@ -87,15 +73,12 @@ export const getWallet = defineRoute({
   path: "/api/v1/wallets/me",
   tag: "wallet",
   summary: "The driver's wallet",
-  description:
-    "balance is the sum of the driver's ledger; available_balance also holds back the withdrawals " +
+  description: "balance is the sum of the driver's ledger; available_balance also holds back the withdrawals " +
     "still processing, and is what may be withdrawn.",
   auth: "bearer",
   roles: "drivers",
   responses: { 200: { description: "The wallet", schema: Wallet } },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "get_wallet")),
-  }),
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_wallet")) }),
 });
 
 export const listTransactions = defineRoute({
@@ -103,8 +86,7 @@ export const listTransactions = defineRoute({
   path: "/api/v1/wallets/me/transactions",
   tag: "wallet",
   summary: "The driver's ledger, newest first",
-  description:
-    "Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is " +
+  description: "Append-only: a delivery credit when a delivery completes, a credit reversal when its payment is " +
     "refunded, a withdrawal debit when a withdrawal completes.",
   auth: "bearer",
   roles: "drivers",
@@ -112,10 +94,7 @@ export const listTransactions = defineRoute({
   responses: { 200: { description: "One page", schema: pageOf(WalletEntry) } },
   handler: async ({ query, asCaller }) => ({
     body: await asCaller((tx) =>
-      rpc(tx, "list_wallet_transactions", {
-        page_limit: query.limit,
-        cursor: query.cursor,
-      })
+      rpc(tx, "list_wallet_transactions", { page_limit: query.limit, cursor: query.cursor })
     ),
   }),
 });
@@ -139,25 +118,16 @@ function logFailure(event: string, withdrawal: Withdrawal, error: unknown) {
  * recorded, still processing with its amount held, and not (yet) failed or marked in doubt. No Retry-After: a
  * retry without the request's Idempotency-Key would be a second withdrawal.
  */
-function outcomeNotRecorded(
-  withdrawal: Withdrawal,
-  gateway: HttpError,
-  rejected: boolean,
-  cause: unknown,
-): HttpError {
+function outcomeNotRecorded(withdrawal: Withdrawal, gateway: HttpError, rejected: boolean, cause: unknown): HttpError {
   const database = toHttpError(cause).status === 503;
   const happened = rejected
     ? `The gateway refused the transfer (${gateway.detail})`
     : `The gateway did not answer the transfer request (${gateway.detail}), so it may have made the transfer`;
-  const why = database
-    ? "the database became unavailable"
-    : "an error occurred";
+  const why = database ? "the database became unavailable" : "an error occurred";
   return new HttpError(
     database ? 503 : gateway.status,
     `${happened}, but ${why} before the withdrawal ${withdrawal.id} could be marked ` +
-      `${
-        rejected ? "failed" : "in doubt"
-      }: it stays processing with its amount held until the reconciliation ` +
+      `${rejected ? "failed" : "in doubt"}: it stays processing with its amount held until the reconciliation ` +
       "(every 5 minutes) learns from the gateway whether the transfer was made, and settles it.",
   );
 }
@@ -168,25 +138,15 @@ function outcomeNotRecorded(
  * released, with the gateway's 422 or 502. A transfer: its id is stored; the
  * transfer events settle the withdrawal later.
  */
-async function requestTransfer(
-  withdrawal: Withdrawal,
-  request: WithdrawalRequest,
-): Promise<Withdrawal> {
+async function requestTransfer(withdrawal: Withdrawal, request: WithdrawalRequest): Promise<Withdrawal> {
   let transfer: GatewayObject;
   try {
     const gateway = await companyGateway(withdrawal.company_id);
-    if (!gateway) {
-      throw new HttpError(
-        422,
-        "the company has not configured the payment gateway",
-      );
-    }
+    if (!gateway) throw new HttpError(422, "the company has not configured the payment gateway");
     transfer = await gateway.client.createPixTransfer({
       value: withdrawal.amount,
       pixAddressKey: request.pix_key,
-      pixAddressKeyType: request.pix_key_type.toUpperCase() as Uppercase<
-        typeof request.pix_key_type
-      >,
+      pixAddressKeyType: request.pix_key_type.toUpperCase() as Uppercase<typeof request.pix_key_type>,
       description: `Withdrawal ${withdrawal.id}`,
       externalReference: withdrawal.id,
     });
@@ -205,10 +165,7 @@ async function requestTransfer(
             error_message: String(http.detail),
             failure_kind: "gateway_rejected",
           })
-          : rpc(tx, "mark_transfer_in_doubt", {
-            withdrawal_id: withdrawal.id,
-            error_message: String(http.detail),
-          })
+          : rpc(tx, "mark_transfer_in_doubt", { withdrawal_id: withdrawal.id, error_message: String(http.detail) })
       );
     } catch (recordError) {
       // Unrecorded, the withdrawal is still processing without a transfer id: reconciliation asks the gateway.
@@ -224,10 +181,7 @@ async function requestTransfer(
   }
   try {
     return await asService((tx) =>
-      rpc(tx, "attach_transfer", {
-        withdrawal_id: withdrawal.id,
-        gateway_transfer_id: transfer.id,
-      }) as Promise<
+      rpc(tx, "attach_transfer", { withdrawal_id: withdrawal.id, gateway_transfer_id: transfer.id }) as Promise<
         Withdrawal
       >
     );
@@ -244,8 +198,7 @@ export const createWithdrawal = defineRoute({
   path: "/api/v1/withdrawals",
   tag: "withdrawals",
   summary: "Withdraw from the wallet by Pix",
-  description:
-    "The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, " +
+  description: "The withdrawal is recorded `processing` (holding the amount) under a lock on the driver's wallet, " +
     "so concurrent requests can never withdraw more than the available balance (422). Then the Pix transfer is " +
     "requested at the gateway with externalReference = the withdrawal id. If the gateway refuses it (422, with the " +
     "gateway's message), the withdrawal is `failed` (failure_kind gateway_rejected) and the amount is released. If " +
@@ -265,35 +218,22 @@ export const createWithdrawal = defineRoute({
   roles: "drivers",
   body: WithdrawalRequest,
   responses: {
-    201: {
-      description: "Processing, with the gateway's transfer id",
-      schema: Withdrawal,
-    },
-    422: {
-      description:
-        "More than the available balance, no gateway configured, or the gateway refused",
-    },
+    201: { description: "Processing, with the gateway's transfer id", schema: Withdrawal },
+    422: { description: "More than the available balance, no gateway configured, or the gateway refused" },
     502: {
-      description:
-        "The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, " +
+      description: "The gateway did not answer; the withdrawal stays processing and in doubt, its amount held, " +
         "until the gateway says whether it made the transfer",
     },
     503: {
-      description:
-        "The database is unavailable or too busy to answer in time. Before the withdrawal was recorded: " +
+      description: "The database is unavailable or too busy to answer in time. Before the withdrawal was recorded: " +
         "nothing was done. After (the gateway asked, its answer not yet recorded): the message names the " +
         "withdrawal, which stays processing with its amount held until the reconciliation settles it; retry only " +
         "with the same Idempotency-Key",
-      headers: {
-        "Retry-After":
-          "Whole seconds to wait before trying again (when nothing was done)",
-      },
+      headers: { "Retry-After": "Whole seconds to wait before trying again (when nothing was done)" },
     },
   },
   async handler({ body, asCaller }) {
-    const withdrawal = await asCaller((tx) =>
-      rpc(tx, "request_withdrawal", body) as Promise<Withdrawal>
-    );
+    const withdrawal = await asCaller((tx) => rpc(tx, "request_withdrawal", body) as Promise<Withdrawal>);
     return { status: 201, body: await requestTransfer(withdrawal, body) };
   },
 });
@@ -309,12 +249,7 @@ export const listWithdrawals = defineRoute({
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(Withdrawal) } },
   handler: async ({ query, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "list_withdrawals", {
-        page_limit: query.limit,
-        cursor: query.cursor,
-      })
-    ),
+    body: await asCaller((tx) => rpc(tx, "list_withdrawals", { page_limit: query.limit, cursor: query.cursor })),
   }),
 });
 
@@ -323,23 +258,14 @@ export const getWithdrawal = defineRoute({
   path: "/api/v1/withdrawals/{id}",
   tag: "withdrawals",
   summary: "One withdrawal",
-  description:
-    "A driver reads its own; an owner or admin the company's. Anyone else's is 404.",
+  description: "A driver reads its own; an owner or admin the company's. Anyone else's is 404.",
   auth: "bearer",
   roles: "withdrawal_readers",
   params: IdParams,
   responses: { 200: { description: "The withdrawal", schema: Withdrawal } },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "get_withdrawal", { withdrawal_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "get_withdrawal", { withdrawal_id: params.id })),
   }),
 });
 
-export default [
-  getWallet,
-  listTransactions,
-  createWithdrawal,
-  listWithdrawals,
-  getWithdrawal,
-];
+export default [getWallet, listTransactions, createWithdrawal, listWithdrawals, getWithdrawal];

@@ -6,10 +6,7 @@
 import { z } from "zod";
 import { rpc } from "../../_shared/db.ts";
 import { defineRoute } from "../../_shared/route.ts";
-import {
-  NOTIFICATION_CHANNELS,
-  NOTIFICATION_EVENTS,
-} from "../../_shared/notifications.ts";
+import { NOTIFICATION_CHANNELS, NOTIFICATION_EVENTS } from "../../_shared/notifications.ts";
 import { IdParams, Timestamp } from "../schemas.ts";
 import { Delivery } from "./deliveries.ts";
 
@@ -27,8 +24,7 @@ const NotificationSettings = z.object({
   channels: z.array(NotificationChannel).max(10),
 }).meta({ id: "NotificationSettings" });
 
-const SETTINGS_RULES =
-  "Each message is queued in the transaction of the change that causes it, at most once per " +
+const SETTINGS_RULES = "Each message is queued in the transaction of the change that causes it, at most once per " +
   "delivery, event and channel (an event that happens again, as a reopened delivery starting again, sends nothing " +
   "more), on each chosen channel the recipient has an address for, and carries the delivery's tracking link. The " +
   "default, until the company chooses: `started`, `nearby`, `completed` and `failed` on both channels.";
@@ -37,36 +33,24 @@ export const getNotificationSettings = defineRoute({
   method: "get",
   path: "/api/v1/notifications/settings",
   tag: "notifications",
-  summary:
-    "Which events the company's recipients are told of, on which channels",
+  summary: "Which events the company's recipients are told of, on which channels",
   description: SETTINGS_RULES,
   auth: "bearer",
   roles: "company_managers",
-  responses: {
-    200: { description: "The settings", schema: NotificationSettings },
-  },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "get_notification_settings")),
-  }),
+  responses: { 200: { description: "The settings", schema: NotificationSettings } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_notification_settings")) }),
 });
 
 export const putNotificationSettings = defineRoute({
   method: "put",
   path: "/api/v1/notifications/settings",
   tag: "notifications",
-  summary:
-    "Choose which events the company's recipients are told of, on which channels",
-  description:
-    `${SETTINGS_RULES} Empty lists send nothing. Applies to messages queued from now on.`,
+  summary: "Choose which events the company's recipients are told of, on which channels",
+  description: `${SETTINGS_RULES} Empty lists send nothing. Applies to messages queued from now on.`,
   auth: "bearer",
   roles: "company_managers",
   body: NotificationSettings,
-  responses: {
-    200: {
-      description: "The settings, each event and channel once",
-      schema: NotificationSettings,
-    },
-  },
+  responses: { 200: { description: "The settings, each event and channel once", schema: NotificationSettings } },
   handler: async ({ body, asCaller }) => ({
     body: await asCaller((tx) => rpc(tx, "set_notification_settings", body)),
   }),
@@ -86,9 +70,7 @@ const DeliveryNotification = z.object({
   ),
   attempts: z.number().int(),
   sent_at: Timestamp.nullable(),
-  error: z.string().nullable().describe(
-    "Why it failed, or why the last attempt failed while it is retried.",
-  ),
+  error: z.string().nullable().describe("Why it failed, or why the last attempt failed while it is retried."),
 }).meta({ id: "DeliveryNotification" });
 
 export const listDeliveryNotifications = defineRoute({
@@ -96,22 +78,16 @@ export const listDeliveryNotifications = defineRoute({
   path: "/api/v1/deliveries/{id}/notifications",
   tag: "notifications",
   summary: "The messages to a delivery's recipient",
-  description:
-    "In the order they were queued. Destinations are masked here and in every log.",
+  description: "In the order they were queued. Destinations are masked here and in every log.",
   auth: "bearer",
   roles: "delivery_managers",
   params: IdParams,
   responses: {
-    200: {
-      description: "The messages",
-      schema: z.object({ items: z.array(DeliveryNotification) }),
-    },
+    200: { description: "The messages", schema: z.object({ items: z.array(DeliveryNotification) }) },
     404: { description: "No delivery of the company has this id" },
   },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "list_delivery_notifications", { delivery_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "list_delivery_notifications", { delivery_id: params.id })),
   }),
 });
 
@@ -120,8 +96,7 @@ export const eraseRecipient = defineRoute({
   path: "/api/v1/deliveries/{id}/erase-recipient",
   tag: "notifications",
   summary: "Erase the recipient's personal data from a delivery (LGPD)",
-  description:
-    "`recipient_name`, `recipient_phone` and `recipient_email` become null, in any state of the " +
+  description: "`recipient_name`, `recipient_phone` and `recipient_email` become null, in any state of the " +
     "delivery, at once and for good; messages not yet sent are not sent (`failed`). The delivery's history keeps " +
     "every move and records who erased the recipient, and when. The Pix payer's document is never stored with the " +
     "delivery (only the gateway holds it). Erasing again changes nothing more. Also: a tracking link stops " +
@@ -131,22 +106,12 @@ export const eraseRecipient = defineRoute({
   roles: "delivery_managers",
   params: IdParams,
   responses: {
-    200: {
-      description: "The delivery, without its recipient's data",
-      schema: Delivery,
-    },
+    200: { description: "The delivery, without its recipient's data", schema: Delivery },
     404: { description: "No delivery of the company has this id" },
   },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "erase_delivery_recipient", { delivery_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "erase_delivery_recipient", { delivery_id: params.id })),
   }),
 });
 
-export default [
-  getNotificationSettings,
-  putNotificationSettings,
-  listDeliveryNotifications,
-  eraseRecipient,
-];
+export default [getNotificationSettings, putNotificationSettings, listDeliveryNotifications, eraseRecipient];

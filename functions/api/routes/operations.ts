@@ -4,11 +4,7 @@
 import { z } from "zod";
 import { asService, rpc } from "../../_shared/db.ts";
 import { HttpError } from "../../_shared/errors.ts";
-import {
-  companyGateway,
-  type GatewayObject,
-  GatewayRejected,
-} from "../../_shared/gateway.ts";
+import { companyGateway, type GatewayObject, GatewayRejected } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { Email, IdParams, LatLng, Phone, Text, Timestamp } from "../schemas.ts";
 import { Collect, Delivery, locateEnds, measure } from "./deliveries.ts";
@@ -20,8 +16,7 @@ export const recallDelivery = defineRoute({
   path: "/api/v1/deliveries/{id}/recall",
   tag: "deliveries",
   summary: "Call a delivery back",
-  description:
-    "The company takes a delivery back from its driver, with the reason. `accepted` (not picked up " +
+  description: "The company takes a delivery back from its driver, with the reason. `accepted` (not picked up " +
     "yet): `then` `redispatch` (the default) puts it back to `pending`, nobody's, dispatched again as a new pending " +
     "delivery is (offered to the drivers, or to dispatch's next round); `cancel` cancels it (`cancel_reason` the " +
     "reason; a Pix delivery, paid before it was accepted, then shows `refund_due`: POST /refund). " +
@@ -43,8 +38,7 @@ export const recallDelivery = defineRoute({
       schema: Delivery,
     },
     422: {
-      description:
-        "Only an accepted or in_progress delivery can be recalled (the message names its state)",
+      description: "Only an accepted or in_progress delivery can be recalled (the message names its state)",
     },
   },
   handler: async ({ params, body, asCaller }) => ({
@@ -63,8 +57,7 @@ export const returnDelivery = defineRoute({
   path: "/api/v1/deliveries/{id}/return",
   tag: "deliveries",
   summary: "Bring a recalled delivery back",
-  description:
-    "returning → returned, by the driver who has it, once the goods are back at the origin: terminal, " +
+  description: "returning → returned, by the driver who has it, once the goods are back at the origin: terminal, " +
     "and the driver is credited as for a completion (price * driver_share, one ledger entry, once). Another " +
     "driver's delivery is 404; any other state 422.",
   auth: "bearer",
@@ -73,14 +66,11 @@ export const returnDelivery = defineRoute({
   responses: {
     200: { description: "The returned delivery", schema: Delivery },
     422: {
-      description:
-        "The delivery's state does not allow this move (the message names both states)",
+      description: "The delivery's state does not allow this move (the message names both states)",
     },
   },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "return_delivery", { delivery_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "return_delivery", { delivery_id: params.id })),
   }),
 });
 
@@ -96,8 +86,7 @@ export const refundDelivery = defineRoute({
   path: "/api/v1/deliveries/{id}/refund",
   tag: "deliveries",
   summary: "Refund the Pix payment of a cancelled delivery",
-  description:
-    "For a cancelled Pix delivery whose payment was received (`refund_due`): the gateway is asked to " +
+  description: "For a cancelled Pix delivery whose payment was received (`refund_due`): the gateway is asked to " +
     "refund the whole payment (`POST /v3/payments/{id}/refund`). It answers with the payment: `REFUNDED` " +
     "(`refund_status` `refunded`, payment_status `refunded`, `refund_due` false at once) or a refund on its way " +
     "(`refund_status` `requested`; the gateway's PAYMENT_REFUNDED then sets `refunded` and clears `refund_due`). " +
@@ -120,13 +109,11 @@ export const refundDelivery = defineRoute({
       schema: Delivery,
     },
     422: {
-      description:
-        "Not a cancelled Pix delivery with its payment received, the gateway is not configured, or the " +
+      description: "Not a cancelled Pix delivery with its payment received, the gateway is not configured, or the " +
         "gateway refused the refund (its description)",
     },
     502: {
-      description:
-        "The gateway failed or did not answer in time; nothing was recorded",
+      description: "The gateway failed or did not answer in time; nothing was recorded",
     },
   },
   async handler({ params, body, claims, asCaller }) {
@@ -212,8 +199,7 @@ export const updateDelivery = defineRoute({
   path: "/api/v1/deliveries/{id}",
   tag: "deliveries",
   summary: "Change a delivery",
-  description:
-    "Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, " +
+  description: "Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, " +
     "`recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed " +
     "(a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their " +
     "coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is " +
@@ -230,16 +216,13 @@ export const updateDelivery = defineRoute({
   responses: {
     200: { description: "The changed delivery", schema: Delivery },
     409: {
-      description:
-        "external_id is used by another delivery of the company (named)",
+      description: "external_id is used by another delivery of the company (named)",
     },
     422: {
-      description:
-        "The delivery's state does not allow the change (the message says why)",
+      description: "The delivery's state does not allow the change (the message says why)",
     },
     502: {
-      description:
-        "The geocoding or the routing service failed; nothing changed",
+      description: "The geocoding or the routing service failed; nothing changed",
     },
   },
   async handler({ params, body, claims, asCaller }) {

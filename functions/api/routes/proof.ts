@@ -7,9 +7,7 @@ import { defineRoute } from "../../_shared/route.ts";
 
 const ProofRequirements = z.object({
   photo: z.boolean().describe("A photo must be uploaded before completing."),
-  signature: z.boolean().describe(
-    "The recipient's signature must be uploaded before completing.",
-  ),
+  signature: z.boolean().describe("The recipient's signature must be uploaded before completing."),
   note: z.boolean().describe("Completing must carry a note."),
   handover_code: z.boolean().default(false).describe(
     "Each delivery created from now on gets a 4-digit code, given to the recipient (GET /api/v1/track/{token}, the " +
@@ -26,12 +24,8 @@ export const getProofRequirements = defineRoute({
   description: "Nothing is required until the company says so.",
   auth: "bearer",
   roles: "members",
-  responses: {
-    200: { description: "The requirements", schema: ProofRequirements },
-  },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "get_proof_requirements")),
-  }),
+  responses: { 200: { description: "The requirements", schema: ProofRequirements } },
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_proof_requirements")) }),
 });
 
 export const putProofRequirements = defineRoute({
@@ -39,18 +33,13 @@ export const putProofRequirements = defineRoute({
   path: "/api/v1/companies/me/proof-requirements",
   tag: "companies",
   summary: "Set which proof of delivery the company requires",
-  description:
-    "POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver " +
+  description: "POST /api/v1/deliveries/{id}/complete then answers 422, naming what is missing, until the driver " +
     "has uploaded the required photo and signature and sends the required note.",
   auth: "bearer",
   roles: "company_managers",
   body: ProofRequirements,
-  responses: {
-    200: { description: "The requirements", schema: ProofRequirements },
-  },
-  handler: async ({ body, asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "set_proof_requirements", body)),
-  }),
+  responses: { 200: { description: "The requirements", schema: ProofRequirements } },
+  handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_proof_requirements", body)) }),
 });
 
 export default [getProofRequirements, putProofRequirements];

@@ -44,8 +44,7 @@ export const reportSummary = defineRoute({
   path: "/api/v1/reports/summary",
   tag: "reports",
   summary: "How the company's deliveries went over a range of days",
-  description:
-    "Over the company's deliveries created from `from` to `to`, both days included, days in " +
+  description: "Over the company's deliveries created from `from` to `to`, both days included, days in " +
     "America/Sao_Paulo (an instant given instead of a day counts as its day there). Each count is by the " +
     "delivery's status now, so it equals the count of GET /api/v1/deliveries with the same days and that status. " +
     "Without `from` and `to`: the last 30 days, today included. At most 366 days.",
@@ -105,8 +104,7 @@ export const driverDay = defineRoute({
   path: "/api/v1/drivers/{id}/day",
   tag: "reports",
   summary: "A driver's day",
-  description:
-    "What a driver did on a day (America/Sao_Paulo; default: today): time online and distance from the " +
+  description: "What a driver did on a day (America/Sao_Paulo; default: today): time online and distance from the " +
     "positions sent while carrying a delivery, the deliveries completed, failed and returned, earnings (returned " +
     "deliveries' credits included), cash collected, and the day's deliveries. The company's owner and admins; a " +
     "driver for themself (another driver, or a driver of another company: 404).",
@@ -176,14 +174,11 @@ export const reportDrivers = defineRoute({
   path: "/api/v1/reports/drivers",
   tag: "reports",
   summary: "How each driver did over a range of days",
-  description:
-    "One line per driver of the company, by name, over the days from `from` to `to`, both included, days " +
+  description: "One line per driver of the company, by name, over the days from `from` to `to`, both included, days " +
     "in America/Sao_Paulo (an instant counts as its day there; without them, the last 30 days): deliveries completed " +
     "and failed in the range, on-time rate and average minutes to deliver as in GET /api/v1/reports/summary, and " +
     "earnings (returned deliveries' credits included). At most 366 days. `?format=csv`: the same lines as " +
-    `\`text/csv\` (columns ${
-      DRIVER_REPORT_COLUMNS.join(", ")
-    }), in the \`dialect\` of the export: \`csv\` ` +
+    `\`text/csv\` (columns ${DRIVER_REPORT_COLUMNS.join(", ")}), in the \`dialect\` of the export: \`csv\` ` +
     "(default) or `excel-br` (byte order mark, semicolons, decimal commas); a name a spreadsheet would read as a " +
     "formula is written with a leading apostrophe.",
   auth: "bearer",
@@ -206,25 +201,17 @@ export const reportDrivers = defineRoute({
     const recent = recentDays(29);
     const from = query.from ? dayOfBound(query.from) : recent.from;
     const to = query.to ? dayOfBound(query.to) : recent.to;
-    const report = await asCaller((tx) =>
-      rpc(tx, "report_drivers", { from_day: from, to_day: to })
-    ) as unknown as {
+    const report = await asCaller((tx) => rpc(tx, "report_drivers", { from_day: from, to_day: to })) as unknown as {
       items: z.infer<typeof DriverReportLine>[];
     };
     if (query.format === "json") {
       return { body: { from, to, items: report.items } };
     }
     const cell = (value: unknown) =>
-      query.dialect === "excel-br" && typeof value === "number"
-        ? String(value).replace(".", ",")
-        : value;
+      query.dialect === "excel-br" && typeof value === "number" ? String(value).replace(".", ",") : value;
     const lines = [
       DRIVER_REPORT_COLUMNS,
-      ...report.items.map((line) =>
-        DRIVER_REPORT_COLUMNS.map((name) =>
-          cell(escapeFormula(line[name])) ?? ""
-        )
-      ),
+      ...report.items.map((line) => DRIVER_REPORT_COLUMNS.map((name) => cell(escapeFormula(line[name])) ?? "")),
     ];
     return new Response(
       (query.dialect === "excel-br" ? "\uFEFF" : "") +
@@ -232,8 +219,7 @@ export const reportDrivers = defineRoute({
       {
         headers: {
           "content-type": "text/csv; charset=utf-8",
-          "content-disposition":
-            `attachment; filename="drivers-${from}-${to}.csv"`,
+          "content-disposition": `attachment; filename="drivers-${from}-${to}.csv"`,
         },
       },
     );

@@ -31,15 +31,11 @@ const StopKind = z.enum(["pickup", "dropoff"]);
 const RouteStop = z.object({
   seq: z.number().int().describe("1, 2, ... in the route's order."),
   delivery_id: z.uuid(),
-  kind: StopKind.describe(
-    "`pickup` at the delivery's origin, `dropoff` at its destination (always after its pickup).",
-  ),
+  kind: StopKind.describe("`pickup` at the delivery's origin, `dropoff` at its destination (always after its pickup)."),
   lat: z.number(),
   lng: z.number(),
   address: z.string(),
-  arrival_at: Timestamp.nullable().describe(
-    "When the route arrives, as timed when it was planned or last changed.",
-  ),
+  arrival_at: Timestamp.nullable().describe("When the route arrives, as timed when it was planned or last changed."),
   window_start: Timestamp.nullable(),
   window_end: Timestamp.nullable().describe(
     "The drop-off is due no later than this (waiting allowed before the start).",
@@ -48,9 +44,7 @@ const RouteStop = z.object({
     "`done`: the driver started (pickup) or completed (drop-off) the delivery; `failed`: the drop-off failed; " +
       "`skipped`: the delivery left the route (cancelled, or the route was cancelled).",
   ),
-  recipient_name: z.string().nullable().describe(
-    "The recipient, on a drop-off.",
-  ),
+  recipient_name: z.string().nullable().describe("The recipient, on a drop-off."),
   size: z.number().int(),
   service_s: z.number().int().describe("Seconds at the drop-off."),
 }).meta({ id: "RouteStop" });
@@ -64,65 +58,42 @@ const Violation = z.object({
 export const Route = z.object({
   id: z.uuid(),
   company_id: z.uuid(),
-  status: z.enum([
-    "draft",
-    "published",
-    "in_progress",
-    "completed",
-    "cancelled",
-  ]),
+  status: z.enum(["draft", "published", "in_progress", "completed", "cancelled"]),
   driver_id: z.uuid(),
   start: LatLng,
-  end: LatLng.nullable().describe(
-    "Where the route must end; null for an open route (it ends at its last stop).",
-  ),
+  end: LatLng.nullable().describe("Where the route must end; null for an open route (it ends at its last stop)."),
   starts_at: Timestamp.describe("When the route leaves (the shift's start)."),
   ends_at: Timestamp.describe("When its last stop is planned to be done."),
   shift_end: Timestamp,
-  capacity: z.number().int().describe(
-    "Units the vehicle carries at most at any moment.",
-  ),
+  capacity: z.number().int().describe("Units the vehicle carries at most at any moment."),
   distance_m: z.number().int(),
-  duration_s: z.number().int().describe(
-    "Travel, waiting and service, from the start to the last stop (or the end).",
-  ),
+  duration_s: z.number().int().describe("Travel, waiting and service, from the start to the last stop (or the end)."),
   engine: z.enum(["vroom", "builtin"]),
-  violations: z.array(Violation).describe(
-    "What the route's order breaks, as last timed (empty for a planned one).",
-  ),
+  violations: z.array(Violation).describe("What the route's order breaks, as last timed (empty for a planned one)."),
   stops: z.array(RouteStop),
   created_at: Timestamp,
   updated_at: Timestamp,
   published_at: Timestamp.nullable(),
 }).meta({ id: "Route" });
 
-const Reason = z.enum(["window", "capacity", "shift", "unreachable"]).nullable()
-  .describe(
-    "`window`: no driver can arrive in time; `capacity`: bigger than every vehicle; `shift`: no driver's shift is " +
-      "long enough; `unreachable`: the routing service finds no road; null: it did not fit with the rest.",
-  );
+const Reason = z.enum(["window", "capacity", "shift", "unreachable"]).nullable().describe(
+  "`window`: no driver can arrive in time; `capacity`: bigger than every vehicle; `shift`: no driver's shift is " +
+    "long enough; `unreachable`: the routing service finds no road; null: it did not fit with the rest.",
+);
 
 const PlanResult = z.object({
-  routes: z.array(Route).describe(
-    'Draft routes (`status: "draft"`); their deliveries stay `pending` until publish.',
-  ),
+  routes: z.array(Route).describe('Draft routes (`status: "draft"`); their deliveries stay `pending` until publish.'),
   unassigned: z.array(z.object({ delivery_id: z.uuid(), reason: Reason })),
   engine: z.enum(["vroom", "builtin"]),
-  engine_error: z.string().optional().describe(
-    "Why VROOM's plan was not used, when OPTIMIZATION_URL is set.",
-  ),
-  computed_ms: z.number().int().describe(
-    "Time spent planning, the routing table call included.",
-  ),
+  engine_error: z.string().optional().describe("Why VROOM's plan was not used, when OPTIMIZATION_URL is set."),
+  computed_ms: z.number().int().describe("Time spent planning, the routing table call included."),
 }).meta({ id: "RoutePlanResult" });
 
 const PlanJob = z.object({
   id: z.uuid(),
   status: z.enum(["running", "done", "failed"]),
   progress: z.number().describe("0 to 1."),
-  result: PlanResult.nullable().describe(
-    "Once done: the answer a plan within the request gives.",
-  ),
+  result: PlanResult.nullable().describe("Once done: the answer a plan within the request gives."),
   error: z.string().nullable().describe("Once failed: why."),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -130,21 +101,11 @@ const PlanJob = z.object({
 
 const DriverShift = z.object({
   driver_id: z.uuid(),
-  start: LatLng.optional().describe(
-    "Where the route leaves from; default the driver's last position.",
-  ),
-  end: LatLng.nullish().describe(
-    "Where it must end; default none (an open route).",
-  ),
-  shift_start: Timestamp.optional().describe(
-    "Default now (or the start of `date` when later).",
-  ),
-  shift_end: Timestamp.optional().describe(
-    "Default the end of `date` (São Paulo).",
-  ),
-  capacity: z.number().int().min(1).max(10_000).optional().describe(
-    "Default the driver's vehicle's.",
-  ),
+  start: LatLng.optional().describe("Where the route leaves from; default the driver's last position."),
+  end: LatLng.nullish().describe("Where it must end; default none (an open route)."),
+  shift_start: Timestamp.optional().describe("Default now (or the start of `date` when later)."),
+  shift_end: Timestamp.optional().describe("Default the end of `date` (São Paulo)."),
+  capacity: z.number().int().min(1).max(10_000).optional().describe("Default the driver's vehicle's."),
 });
 
 const PlanRequest = z.object({
@@ -169,26 +130,12 @@ const PlanRequest = z.object({
       });
     }
     seen.add(driver.driver_id);
-    if (
-      driver.shift_start && driver.shift_end &&
-      Date.parse(driver.shift_start) >= Date.parse(driver.shift_end)
-    ) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["drivers", i, "shift_end"],
-        message: "must be after shift_start",
-      });
+    if (driver.shift_start && driver.shift_end && Date.parse(driver.shift_start) >= Date.parse(driver.shift_end)) {
+      ctx.addIssue({ code: "custom", path: ["drivers", i, "shift_end"], message: "must be after shift_start" });
     }
   });
-  if (
-    body.delivery_ids &&
-    new Set(body.delivery_ids).size !== body.delivery_ids.length
-  ) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["delivery_ids"],
-      message: "a delivery is listed twice",
-    });
+  if (body.delivery_ids && new Set(body.delivery_ids).size !== body.delivery_ids.length) {
+    ctx.addIssue({ code: "custom", path: ["delivery_ids"], message: "a delivery is listed twice" });
   }
 });
 type PlanBody = z.infer<typeof PlanRequest>;
@@ -201,12 +148,7 @@ const StopsBody = z.object({
 
 interface PlanInput {
   deliveries: (PlanDelivery & { origin: { lat: number; lng: number } })[];
-  drivers: {
-    id: string;
-    name: string;
-    position: { lat: number; lng: number } | null;
-    capacity: number;
-  }[];
+  drivers: { id: string; name: string; position: { lat: number; lng: number } | null; capacity: number }[];
 }
 
 /** The drivers' vehicles: the request's start, end, shift and capacity, else the defaults (422 without a start). */
@@ -218,21 +160,11 @@ function vehiclesOf(body: PlanBody, input: PlanInput): PlannedVehicle[] {
     const driver = input.drivers.find((d) => d.id === asked.driver_id)!;
     const start = asked.start ?? driver.position;
     if (!start) {
-      throw new HttpError(
-        422,
-        `driver ${asked.driver_id} has no known position: give its start`,
-      );
+      throw new HttpError(422, `driver ${asked.driver_id} has no known position: give its start`);
     }
-    const shiftStart = asked.shift_start
-      ? Date.parse(asked.shift_start)
-      : Math.max(Date.now(), dayBegins);
+    const shiftStart = asked.shift_start ? Date.parse(asked.shift_start) : Math.max(Date.now(), dayBegins);
     const shiftEnd = asked.shift_end ? Date.parse(asked.shift_end) : dayEnds;
-    if (shiftEnd <= shiftStart) {
-      throw new HttpError(
-        422,
-        `the shift of driver ${asked.driver_id} has ended`,
-      );
-    }
+    if (shiftEnd <= shiftStart) throw new HttpError(422, `the shift of driver ${asked.driver_id} has ended`);
     return {
       driver_id: asked.driver_id,
       start,
@@ -271,18 +203,13 @@ async function planRoutes(
   const matrix = await matrixOf(places);
   const built = buildProblem(vehicles, input.deliveries, places, matrix);
   const left = budgetMs - (Date.now() - started);
-  const solved: Awaited<ReturnType<typeof solve>> =
-    built.problem.shipments.length === 0
-      ? { steps: [], unassigned: [], engine: "builtin" }
-      : await solve(built.problem, Math.max(left, 500), onProgress);
+  const solved: Awaited<ReturnType<typeof solve>> = built.problem.shipments.length === 0
+    ? { steps: [], unassigned: [], engine: "builtin" }
+    : await solve(built.problem, Math.max(left, 500), onProgress);
   const rows = routeRows(built, solved.steps);
   const routes = rows.length === 0
     ? []
-    : await asUser(claims, (tx) =>
-      rpc(tx, "create_routes", {
-        engine: solved.engine,
-        routes: rows as never,
-      }));
+    : await asUser(claims, (tx) => rpc(tx, "create_routes", { engine: solved.engine, routes: rows as never }));
   return {
     routes: routes as unknown as z.infer<typeof Route>[],
     unassigned: [...built.excluded, ...solved.unassigned].map((u) => ({
@@ -295,18 +222,11 @@ async function planRoutes(
   };
 }
 
-declare const EdgeRuntime:
-  | { waitUntil(promise: Promise<unknown>): void }
-  | undefined;
+declare const EdgeRuntime: { waitUntil(promise: Promise<unknown>): void } | undefined;
 
 /** A plan as a job: progress and outcome recorded (plan_progress to the company), after the request answered. */
 function runPlanJob(claims: Claims, id: string, body: PlanBody): Promise<void> {
-  const record = (
-    status: string,
-    progress: number,
-    result?: unknown,
-    error?: string,
-  ) =>
+  const record = (status: string, progress: number, result?: unknown, error?: string) =>
     asService((tx) =>
       rpc(tx, "record_route_plan", {
         plan_id: id,
@@ -319,29 +239,16 @@ function runPlanJob(claims: Claims, id: string, body: PlanBody): Promise<void> {
   let lastTold = 0;
   const work = detached(async () => {
     try {
-      const result = await planRoutes(
-        claims,
-        body,
-        (body.max_seconds ?? DEFAULT_PLAN_SECONDS) * 1000,
-        (fraction) => {
-          // At most once a second: each is a broadcast to the company.
-          if (Date.now() - lastTold < 1000) return;
-          lastTold = Date.now();
-          record("running", Math.min(fraction, 0.99)).catch(() => {});
-        },
-      );
+      const result = await planRoutes(claims, body, (body.max_seconds ?? DEFAULT_PLAN_SECONDS) * 1000, (fraction) => {
+        // At most once a second: each is a broadcast to the company.
+        if (Date.now() - lastTold < 1000) return;
+        lastTold = Date.now();
+        record("running", Math.min(fraction, 0.99)).catch(() => {});
+      });
       await record("done", 1, result);
     } catch (error) {
-      const detail = error instanceof HttpError
-        ? String(error.detail)
-        : (error as Error).message;
-      console.error(
-        JSON.stringify({
-          event: "route_plan_failed",
-          plan_id: id,
-          error: detail,
-        }),
-      );
+      const detail = error instanceof HttpError ? String(error.detail) : (error as Error).message;
+      console.error(JSON.stringify({ event: "route_plan_failed", plan_id: id, error: detail }));
       await record("failed", 1, undefined, detail).catch(() => {});
     }
   });
@@ -356,8 +263,7 @@ export const planRoutesRoute = defineRoute({
   path: "/api/v1/routes/plan",
   tag: "routes",
   summary: "Plan routes for the day",
-  description:
-    "Each delivery is a pickup at its origin and a drop-off at its destination, the pickup first, on one " +
+  description: "Each delivery is a pickup at its origin and a drop-off at its destination, the pickup first, on one " +
     "route. Without `delivery_ids`, every `pending` delivery of the company that is in no route and whose window " +
     "(if any) meets `date`. Each driver's route leaves from `start` (default: its last position) at `shift_start` " +
     "(default now), ends at `end` (default: its last stop) by `shift_end` (default the end of the day), and " +
@@ -381,24 +287,15 @@ export const planRoutesRoute = defineRoute({
       headers: { Location: "/api/v1/route-plans/{id}" },
     },
     404: { description: "A driver or delivery of another company, or none" },
-    409: {
-      description:
-        "A named delivery is already in a route (named), or was put in one while planning",
-    },
-    422: {
-      description:
-        "A named delivery is not pending, a driver is deactivated or has no position to start from",
-    },
+    409: { description: "A named delivery is already in a route (named), or was put in one while planning" },
+    422: { description: "A named delivery is not pending, a driver is deactivated or has no position to start from" },
     502: { description: "The routing service gave no table" },
   },
   async handler({ body, claims, authorize }) {
     await authorize();
     const seconds = body.max_seconds ?? DEFAULT_PLAN_SECONDS;
     if (seconds > SYNC_PLAN_SECONDS) {
-      const job = await asUser(
-        claims,
-        (tx) => rpc(tx, "start_route_plan", { request: body as never }),
-      ) as unknown as {
+      const job = await asUser(claims, (tx) => rpc(tx, "start_route_plan", { request: body as never })) as unknown as {
         id: string;
       };
       runPlanJob(claims, job.id, body);
@@ -408,10 +305,7 @@ export const planRoutesRoute = defineRoute({
         headers: { Location: `/api/v1/route-plans/${job.id}` },
       };
     }
-    return {
-      status: 201,
-      body: await planRoutes(claims, body, seconds * 1000),
-    };
+    return { status: 201, body: await planRoutes(claims, body, seconds * 1000) };
   },
 });
 
@@ -420,21 +314,15 @@ export const getRoutePlan = defineRoute({
   path: "/api/v1/route-plans/{id}",
   tag: "routes",
   summary: "A plan running as a job",
-  description:
-    "`running` with its `progress`, then `done` with `result` (the answer of a plan within the request) " +
+  description: "`running` with its `progress`, then `done` with `result` (the answer of a plan within the request) " +
     "or `failed` with `error`.",
   auth: "bearer",
   roles: "route_managers",
   scope: "routes:write",
   params: IdParams,
-  responses: {
-    200: { description: "The job", schema: PlanJob },
-    404: { description: "No plan of the company" },
-  },
+  responses: { 200: { description: "The job", schema: PlanJob }, 404: { description: "No plan of the company" } },
   handler: async ({ params, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "get_route_plan", { plan_id: params.id })
-    ),
+    body: await asCaller((tx) => rpc(tx, "get_route_plan", { plan_id: params.id })),
   }),
 });
 
@@ -455,8 +343,7 @@ export const setRouteStops = defineRoute({
   path: "/api/v1/routes/{id}/stops",
   tag: "routes",
   summary: "Put a route's stops in a new order",
-  description:
-    "The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise " +
+  description: "The stops in the wanted order (each delivery's pickup and drop-off, the pickup first: otherwise " +
     "422). A stop may come from another draft route of the company (its delivery leaves that route, which is " +
     "then timed again in its order), or be a " +
     "`pending` delivery in no route. A draft or published route; in a published one a delivery that joins is " +
@@ -469,76 +356,41 @@ export const setRouteStops = defineRoute({
   params: IdParams,
   body: StopsBody,
   responses: {
-    200: {
-      description: "The route, timed, with its violations",
-      schema: Route,
-    },
-    404: {
-      description: "No route of the company, or a delivery of another company",
-    },
+    200: { description: "The route, timed, with its violations", schema: Route },
+    404: { description: "No route of the company, or a delivery of another company" },
     409: { description: "A delivery is in a published route" },
     422: {
-      description:
-        "A pickup after its drop-off (named), a stop without its pair or twice, a delivery that is not " +
+      description: "A pickup after its drop-off (named), a stop without its pair or twice, a delivery that is not " +
         "pending or would leave a published route, or a route that is no longer a draft or published",
     },
     502: { description: "The routing service gave no table" },
   },
   async handler({ params, body, asCaller }) {
     const [route, input, left] = await asCaller(async (tx) => {
-      const route = await rpc(tx, "get_route", {
-        route_id: params.id,
-      }) as unknown as RouteShape;
-      const input = await rpc(tx, "route_stops_input", {
-        route_id: params.id,
-        stops: body.stops as never,
-      });
+      const route = await rpc(tx, "get_route", { route_id: params.id }) as unknown as RouteShape;
+      const input = await rpc(tx, "route_stops_input", { route_id: params.id, stops: body.stops as never });
       // The drafts the deliveries that join come from: timed again once they have left (below).
       const joining = new Set(body.stops.map((s) => s.delivery_id));
       for (const s of route.stops) joining.delete(s.delivery_id);
-      return [
-        route,
-        input,
-        joining.size ? await draftsHolding(tx, joining, route.id) : [],
-      ];
+      return [route, input, joining.size ? await draftsHolding(tx, joining, route.id) : []];
     }) as unknown as [RouteShape, PlanInput, string[]];
     const stops = await timedStops(route, input, body.stops);
-    const answer = await asCaller((tx) =>
-      rpc(tx, "set_route_stops", { route_id: params.id, ...stops })
-    );
+    const answer = await asCaller((tx) => rpc(tx, "set_route_stops", { route_id: params.id, ...stops }));
     // A draft a stop left keeps its order, timed again from its start (its arrivals, distance and duration).
     for (const id of left) {
       const [draft, order, input] = await asCaller(async (tx) => {
-        const draft = await rpc(tx, "get_route", {
-          route_id: id,
-        }) as unknown as RouteShape;
-        const order = draft.stops.map((s) => ({
-          delivery_id: s.delivery_id,
-          kind: s.kind,
-        }));
-        return [
-          draft,
-          order,
-          await rpc(tx, "route_stops_input", {
-            route_id: id,
-            stops: order as never,
-          }),
-        ];
+        const draft = await rpc(tx, "get_route", { route_id: id }) as unknown as RouteShape;
+        const order = draft.stops.map((s) => ({ delivery_id: s.delivery_id, kind: s.kind }));
+        return [draft, order, await rpc(tx, "route_stops_input", { route_id: id, stops: order as never })];
       }) as unknown as [RouteShape, StopRef[], PlanInput];
       if (draft.status !== "draft" || order.length === 0) continue;
       const timed = await timedStops(draft, input, order);
       await asCaller(async (tx) => {
         // Changed meanwhile (another dispatcher's order): that change timed it.
-        const now = await rpc(tx, "get_route", {
-          route_id: id,
-        }) as unknown as RouteShape;
-        const same = now.stops.map((s) =>
-          `${s.delivery_id}:${s.kind}`
-        ).join() ===
+        const now = await rpc(tx, "get_route", { route_id: id }) as unknown as RouteShape;
+        const same = now.stops.map((s) => `${s.delivery_id}:${s.kind}`).join() ===
           order.map((s) => `${s.delivery_id}:${s.kind}`).join();
-        if (same && now.status === "draft") {
-          await rpc(tx, "set_route_stops", { route_id: id, ...timed });
-        }
+        if (same && now.status === "draft") await rpc(tx, "set_route_stops", { route_id: id, ...timed });
       });
     }
     return { body: answer };
@@ -548,26 +400,16 @@ export const setRouteStops = defineRoute({
 type StopRef = { delivery_id: string; kind: "pickup" | "dropoff" };
 
 /** The company's drafts other than `except` holding any of `deliveries`. */
-async function draftsHolding(
-  tx: Parameters<typeof rpc>[0],
-  deliveries: Set<string>,
-  except: string,
-) {
+async function draftsHolding(tx: Parameters<typeof rpc>[0], deliveries: Set<string>, except: string) {
   const found = new Set<string>();
   let cursor: string | null = null;
   do {
-    const page = await rpc(
-      tx,
-      "list_routes",
-      { status: "draft", page_limit: 100, cursor } as never,
-    ) as unknown as {
+    const page = await rpc(tx, "list_routes", { status: "draft", page_limit: 100, cursor } as never) as unknown as {
       items: RouteShape[];
       next_cursor: string | null;
     };
     for (const r of page.items) {
-      if (
-        r.id !== except && r.stops.some((s) => deliveries.has(s.delivery_id))
-      ) found.add(r.id);
+      if (r.id !== except && r.stops.some((s) => deliveries.has(s.delivery_id))) found.add(r.id);
     }
     cursor = page.next_cursor;
   } while (cursor);
@@ -575,11 +417,7 @@ async function draftsHolding(
 }
 
 /** `order` of a route's stops timed from its start with one routing table call and the validator. */
-async function timedStops(
-  route: RouteShape,
-  input: PlanInput,
-  order: StopRef[],
-) {
+async function timedStops(route: RouteShape, input: PlanInput, order: StopRef[]) {
   const vehicle: PlannedVehicle = {
     driver_id: route.driver_id,
     start: route.start,
@@ -596,25 +434,13 @@ async function timedStops(
     places.of(d.destination);
   });
   // Every delivery is timed as the dispatcher ordered it, even one a plan would have left out.
-  const built = buildProblem(
-    [vehicle],
-    input.deliveries,
-    places,
-    await matrixOf(places),
-    { exclude: false },
-  );
+  const built = buildProblem([vehicle], input.deliveries, places, await matrixOf(places), { exclude: false });
   const [row] = routeRows(built, [{
     vehicle: route.driver_id,
-    steps: order.map((s) => ({
-      type: s.kind === "pickup" ? "pickup" : "delivery",
-      id: s.delivery_id,
-    })),
+    steps: order.map((s) => ({ type: s.kind === "pickup" ? "pickup" : "delivery", id: s.delivery_id })),
   }]);
   return {
-    stops: order.map((s, i) => ({
-      ...s,
-      arrival_at: row.stops[i]?.arrival_at ?? null,
-    })) as never,
+    stops: order.map((s, i) => ({ ...s, arrival_at: row.stops[i]?.arrival_at ?? null })) as never,
     distance_m: row.distance_m,
     duration_s: row.duration_s,
     ends_at: row.ends_at,
@@ -622,12 +448,7 @@ async function timedStops(
   };
 }
 
-function routeMove(
-  move: "publish" | "cancel",
-  summary: string,
-  description: string,
-  refusals: Record<number, string>,
-) {
+function routeMove(move: "publish" | "cancel", summary: string, description: string, refusals: Record<number, string>) {
   return defineRoute({
     method: "post",
     path: `/api/v1/routes/{id}/${move}`,
@@ -641,16 +462,10 @@ function routeMove(
     responses: {
       200: { description: "The route", schema: Route },
       404: { description: "No route of the company" },
-      ...Object.fromEntries(
-        Object.entries(refusals).map((
-          [status, text],
-        ) => [status, { description: text }]),
-      ),
+      ...Object.fromEntries(Object.entries(refusals).map(([status, text]) => [status, { description: text }])),
     },
     handler: async ({ params, asCaller }) => ({
-      body: await asCaller((tx) =>
-        rpc(tx, `${move}_route`, { route_id: params.id })
-      ),
+      body: await asCaller((tx) => rpc(tx, `${move}_route`, { route_id: params.id })),
     }),
   });
 }
@@ -664,8 +479,7 @@ export const publishRoute = routeMove(
     "marks a pickup done, `complete` or `fail` its drop-off; the route is `in_progress` from its first stop done " +
     "and `completed` when no stop is pending.",
   {
-    409:
-      "A delivery was taken, cancelled or moved meanwhile (named), or the driver already has a live route",
+    409: "A delivery was taken, cancelled or moved meanwhile (named), or the driver already has a live route",
     422: "The route is not a draft, has no stops, or its driver is deactivated",
   },
 );
@@ -680,9 +494,7 @@ export const cancelRoute = routeMove(
 );
 
 const RouteQuery = PageQuery.extend({
-  date: z.iso.date().optional().describe(
-    "Routes that run on this São Paulo day.",
-  ),
+  date: z.iso.date().optional().describe("Routes that run on this São Paulo day."),
   status: Route.shape.status.optional(),
   driver_id: z.uuid().optional(),
 });
@@ -692,8 +504,7 @@ export const listRoutes = defineRoute({
   path: "/api/v1/routes",
   tag: "routes",
   summary: "List routes, newest first",
-  description:
-    "Owners and admins list the company's routes; a driver its own, once published.",
+  description: "Owners and admins list the company's routes; a driver its own, once published.",
   auth: "bearer",
   roles: "route_readers",
   scope: "routes:read",
@@ -717,27 +528,15 @@ export const getRoute = defineRoute({
   path: "/api/v1/routes/{id}",
   tag: "routes",
   summary: "One route with its stops",
-  description:
-    "Owners and admins: any route of the company; a driver: its own, once published. Anything else 404.",
+  description: "Owners and admins: any route of the company; a driver: its own, once published. Anything else 404.",
   auth: "bearer",
   roles: "route_readers",
   scope: "routes:read",
   params: IdParams,
-  responses: {
-    200: { description: "The route", schema: Route },
-    404: { description: "Not a route the caller sees" },
-  },
+  responses: { 200: { description: "The route", schema: Route }, 404: { description: "Not a route the caller sees" } },
   handler: async ({ params, asCaller }) => ({
     body: await asCaller((tx) => rpc(tx, "get_route", { route_id: params.id })),
   }),
 });
 
-export default [
-  planRoutesRoute,
-  getRoutePlan,
-  setRouteStops,
-  publishRoute,
-  cancelRoute,
-  listRoutes,
-  getRoute,
-];
+export default [planRoutesRoute, getRoutePlan, setRouteStops, publishRoute, cancelRoute, listRoutes, getRoute];

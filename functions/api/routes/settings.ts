@@ -19,20 +19,14 @@ export const getPrices = defineRoute({
   path: "/api/v1/prices",
   tag: "prices",
   summary: "The company's price table",
-  description:
-    "A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is " +
+  description: "A delivery costs max(minimum_fee, base_fee + per_km * km), rounded to cents; the driver is " +
     "credited price * driver_share when it completes the delivery.",
   auth: "bearer",
   roles: "members",
   responses: {
-    200: {
-      description: "The prices",
-      schema: Prices.extend({ updated_at: Timestamp }).meta({ id: "Prices" }),
-    },
+    200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }).meta({ id: "Prices" }) },
   },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "get_prices")),
-  }),
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_prices")) }),
 });
 
 export const putPrices = defineRoute({
@@ -43,15 +37,8 @@ export const putPrices = defineRoute({
   auth: "bearer",
   roles: "delivery_managers",
   body: Prices,
-  responses: {
-    200: {
-      description: "The prices",
-      schema: Prices.extend({ updated_at: Timestamp }),
-    },
-  },
-  handler: async ({ body, asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "set_prices", body)),
-  }),
+  responses: { 200: { description: "The prices", schema: Prices.extend({ updated_at: Timestamp }) } },
+  handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_prices", body)) }),
 });
 
 const Subscription = z.object({
@@ -68,9 +55,7 @@ export const getSubscription = defineRoute({
   auth: "bearer",
   roles: "owners",
   responses: { 200: { description: "The subscription", schema: Subscription } },
-  handler: async ({ asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "get_subscription")),
-  }),
+  handler: async ({ asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "get_subscription")) }),
 });
 
 export const putSubscription = defineRoute({
@@ -78,15 +63,12 @@ export const putSubscription = defineRoute({
   path: "/api/v1/billing/subscription",
   tag: "billing",
   summary: "Change the company's plan",
-  description:
-    "A new company starts on `free`. Paid plans run in 30-day periods from the change.",
+  description: "A new company starts on `free`. Paid plans run in 30-day periods from the change.",
   auth: "bearer",
   roles: "owners",
   body: z.object({ plan: z.enum(["free", "pro", "enterprise"]) }),
   responses: { 200: { description: "The subscription", schema: Subscription } },
-  handler: async ({ body, asCaller }) => ({
-    body: await asCaller((tx) => rpc(tx, "set_subscription", body)),
-  }),
+  handler: async ({ body, asCaller }) => ({ body: await asCaller((tx) => rpc(tx, "set_subscription", body)) }),
 });
 
 const WebhookEvent = z.object({
@@ -108,19 +90,8 @@ export const listWebhookEvents = defineRoute({
   query: PageQuery,
   responses: { 200: { description: "One page", schema: pageOf(WebhookEvent) } },
   handler: async ({ query, asCaller }) => ({
-    body: await asCaller((tx) =>
-      rpc(tx, "list_webhook_events", {
-        page_limit: query.limit,
-        cursor: query.cursor,
-      })
-    ),
+    body: await asCaller((tx) => rpc(tx, "list_webhook_events", { page_limit: query.limit, cursor: query.cursor })),
   }),
 });
 
-export default [
-  getPrices,
-  putPrices,
-  getSubscription,
-  putSubscription,
-  listWebhookEvents,
-];
+export default [getPrices, putPrices, getSubscription, putSubscription, listWebhookEvents];

@@ -21,9 +21,7 @@ export const Tracking = z.object({
       plate: z.string().nullable(),
     }).describe("The vehicle to look out for at the door."),
   }).nullable().describe("Once a driver has the delivery."),
-  destination: z.object({ lat: z.number(), lng: z.number() }).describe(
-    "The drop-off, for the page's pin.",
-  ),
+  destination: z.object({ lat: z.number(), lng: z.number() }).describe("The drop-off, for the page's pin."),
   position: z.object({
     lat: z.number(),
     lng: z.number(),
@@ -40,12 +38,8 @@ export const Tracking = z.object({
     "While the delivery is in a published or in-progress route: how many drop-offs still pending come before this " +
       "one; null otherwise.",
   ),
-  remaining_m: z.number().int().nullable().describe(
-    "Metres by road still to go, while in progress.",
-  ),
-  eta_refreshed_at: Timestamp.nullable().describe(
-    "When the ETA was last measured.",
-  ),
+  remaining_m: z.number().int().nullable().describe("Metres by road still to go, while in progress."),
+  eta_refreshed_at: Timestamp.nullable().describe("When the ETA was last measured."),
   created_at: Timestamp,
   accepted_at: Timestamp.nullable(),
   started_at: Timestamp.nullable(),
@@ -60,9 +54,7 @@ export const Tracking = z.object({
       `for ${PROOF_URL_SECONDS} s (\`proof_photo_expires_at\`), made for this answer only (never broadcast); null ` +
       "otherwise, or when Storage cannot sign it now. Ask again for a new one.",
   ),
-  proof_photo_expires_at: Timestamp.nullable().describe(
-    "When `proof_photo_url` stops answering.",
-  ),
+  proof_photo_expires_at: Timestamp.nullable().describe("When `proof_photo_url` stops answering."),
   realtime_topic: z.string().describe(
     "The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the " +
       "`tracking_updated` broadcasts).",
@@ -71,12 +63,8 @@ export const Tracking = z.object({
 
 /** `track:` and the hex SHA-256 of the token: the topic the database broadcasts on and lets a token holder join. */
 export async function trackingTopic(token: string): Promise<string> {
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
-  );
-  return `track:${
-    Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")
-  }`;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  return `track:${Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 const NOT_FOUND = "tracking link not found";
@@ -86,12 +74,12 @@ export const trackDelivery = defineRoute({
   path: "/api/v1/track/{token}",
   tag: "tracking",
   summary: "A delivery as its recipient sees it",
-  description:
-    "Public: the tracking token is the credential (every delivery has one, shown to its company's " +
+  description: "Public: the tracking token is the credential (every delivery has one, shown to its company's " +
     "managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name and vehicle, " +
     "the drop-off's position, the driver's last position while the delivery is in progress, the ETA and remaining " +
     "distance while in progress, the drop-offs before this one in the driver's route, the handover code where the " +
-    "company requires one, the timeline, and once delivered a short-lived signed URL of the proof photo. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. " +
+    "company requires one, the timeline, and once delivered a short-lived signed URL of the proof photo. " +
+    "A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. " +
     "At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy " +
     "appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 " +
     "with `Retry-After`. " +
@@ -107,10 +95,7 @@ export const trackDelivery = defineRoute({
   responses: {
     200: { description: "The delivery's tracking view", schema: Tracking },
     404: { description: "No delivery has this token", schema: ErrorBody },
-    429: rateLimited(
-      "Too many lookups from this client in the last minute",
-      60,
-    ),
+    429: rateLimited("Too many lookups from this client in the last minute", 60),
   },
   async handler({ params, req }) {
     // Before the lookup, so that a miss does this work too.
@@ -118,32 +103,14 @@ export const trackDelivery = defineRoute({
     // Past the limit the function raises PT429 with the wait, which errors.ts answers as 429 with Retry-After.
     // Without an address from the platform, each link is counted on its own rather than every caller as one.
     const view = await asService((tx) =>
-      rpc(tx, "track_delivery", {
-        token: params.token,
-        client: clientAddress(req) ?? topic,
-      })
+      rpc(tx, "track_delivery", { token: params.token, client: clientAddress(req) ?? topic })
     );
-    const headers = {
-      "Cache-Control": "no-store",
-      "Referrer-Policy": "no-referrer",
-    };
+    const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);
-    const { proof_photo_path: photo, ...rest } = view as Record<
-      string,
-      unknown
-    >;
-    const signed = typeof photo === "string"
-      ? await signedProofUrl(photo, PROOF_URL_SECONDS)
-      : null;
-    return {
-      body: {
-        ...rest,
-        proof_photo_url: signed?.url ?? null,
-        proof_photo_expires_at: signed?.expires_at ?? null,
-        realtime_topic: topic,
-      },
-      headers,
-    };
+    const { proof_photo_path: photo, ...rest } = view as Record<string, unknown>;
+    const signed = typeof photo === "string" ? await signedProofUrl(photo, PROOF_URL_SECONDS) : null;
+    const proof = { proof_photo_url: signed?.url ?? null, proof_photo_expires_at: signed?.expires_at ?? null };
+    return { body: { ...rest, ...proof, realtime_topic: topic }, headers };
   },
 });
 

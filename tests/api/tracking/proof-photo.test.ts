@@ -22,27 +22,16 @@ const PNG = Uint8Array.from(
 const LIFETIME_S = 300;
 
 const track = (token: string) =>
-  apiFrom(
-    `127.${randomBytes(3).join(".")}`,
-    `/api/v1/track/${encodeURIComponent(token)}`,
-  );
+  apiFrom(`127.${randomBytes(3).join(".")}`, `/api/v1/track/${encodeURIComponent(token)}`);
 const topicOf = (token: string) => `track:${createHash("sha256").update(token).digest("hex")}`;
 const tokenOf = async (company: TestCompany, id: string) =>
-  (await api(`/api/v1/deliveries/${id}`, { token: company.owner.token })).body
-    .tracking_token as string;
+  (await api(`/api/v1/deliveries/${id}`, { token: company.owner.token })).body.tracking_token as string;
 
-async function uploadPhoto(
-  company: TestCompany,
-  id: string,
-  driver: Member = company.driver,
-) {
+async function uploadPhoto(company: TestCompany, id: string, driver: Member = company.driver) {
   const client = createClient(stack().apiUrl, stack().anonKey, {
     auth: { persistSession: false, autoRefreshToken: false },
   });
-  const signedIn = await client.auth.signInWithPassword({
-    email: driver.email,
-    password: driver.password,
-  });
+  const signedIn = await client.auth.signInWithPassword({ email: driver.email, password: driver.password });
   expect(signedIn.error).toBeNull();
   const { error } = await client.storage.from(BUCKET).upload(
     `${company.companyId}/${id}/photo.png`,
@@ -60,29 +49,17 @@ describe("the proof photo on the tracking link", () => {
   let view: Record<string, unknown>;
   beforeAll(async () => {
     a = await createCompany("Track Proof");
-    [id, other] = await Promise.all([
-      deliveryIn(a, "in_progress"),
-      deliveryIn(a, "in_progress", a.driver2),
-    ]);
-    [token, otherToken] = await Promise.all([
-      tokenOf(a, id),
-      tokenOf(a, other),
-    ]);
+    [id, other] = await Promise.all([deliveryIn(a, "in_progress"), deliveryIn(a, "in_progress", a.driver2)]);
+    [token, otherToken] = await Promise.all([tokenOf(a, id), tokenOf(a, other)]);
   });
 
   it("is null until the delivery is delivered, and is never broadcast on the link's topic", async () => {
     await uploadPhoto(a, id);
     const before = await track(token);
     expect(before.status).toBe(200);
-    expect(before.body).toMatchObject({
-      status: "in_progress",
-      proof_photo_url: null,
-      proof_photo_expires_at: null,
-    });
+    expect(before.body).toMatchObject({ status: "in_progress", proof_photo_url: null, proof_photo_expires_at: null });
 
-    const recipient = await listen(topicOf(token), stack().anonKey, {
-      client: supabaseClient(),
-    });
+    const recipient = await listen(topicOf(token), stack().anonKey, { client: supabaseClient() });
     expect(recipient.status).toBe("SUBSCRIBED");
     expect((await moveDelivery(a.driver, id, "complete")).status).toBe(200);
     await until(() => recipient.inbox.some((m) => m.payload.status === "completed"));
@@ -99,9 +76,7 @@ describe("the proof photo on the tracking link", () => {
     expect(view.status).toBe("completed");
     expect(Object.keys(view)).not.toContain("proof_photo_path");
     const url = new URL(view.proof_photo_url as string);
-    expect(url.pathname).toBe(
-      `/storage/v1/object/sign/${BUCKET}/${a.companyId}/${id}/photo.png`,
-    );
+    expect(url.pathname).toBe(`/storage/v1/object/sign/${BUCKET}/${a.companyId}/${id}/photo.png`);
     const photo = await fetch(url);
     expect(photo.status).toBe(200);
     expect(new Uint8Array(await photo.arrayBuffer())).toEqual(PNG);
@@ -110,10 +85,9 @@ describe("the proof photo on the tracking link", () => {
     const exp = decodeJwt(url.searchParams.get("token")!).exp!;
     expect(exp).toBeGreaterThan(started);
     expect(exp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + LIFETIME_S);
-    expect(Date.parse(view.proof_photo_expires_at as string) / 1000)
-      .toBeLessThanOrEqual(exp);
-    expect(Date.parse(view.proof_photo_expires_at as string) / 1000)
-      .toBeGreaterThan(exp - 5);
+    const expiresAt = Date.parse(view.proof_photo_expires_at as string) / 1000;
+    expect(expiresAt).toBeLessThanOrEqual(exp);
+    expect(expiresAt).toBeGreaterThan(exp - 5);
   });
 
   it("the URL opens that photo only: another object under its token is refused", async () => {
@@ -129,21 +103,14 @@ describe("the proof photo on the tracking link", () => {
     expect(wrong.status).toBe(404);
     expect(JSON.stringify(wrong.body)).not.toMatch(/photo|storage/);
     // The managers' view of the delivery names the object, never a URL that opens it without their credentials.
-    const managed = await api(`/api/v1/deliveries/${id}`, {
-      token: a.owner.token,
-    });
+    const managed = await api(`/api/v1/deliveries/${id}`, { token: a.owner.token });
     expect(JSON.stringify(managed.body)).not.toMatch(/object\/sign|token=/);
   });
 
   it("a URL past its lifetime is refused", async () => {
     // The same kind of URL as the answer's, signed for one second (as the edge signs, as the service role).
-    const service = createClient(stack().apiUrl, stack().serviceRoleKey, {
-      auth: { persistSession: false },
-    });
-    const { data, error } = await service.storage.from(BUCKET).createSignedUrl(
-      `${a.companyId}/${id}/photo.png`,
-      1,
-    );
+    const service = createClient(stack().apiUrl, stack().serviceRoleKey, { auth: { persistSession: false } });
+    const { data, error } = await service.storage.from(BUCKET).createSignedUrl(`${a.companyId}/${id}/photo.png`, 1);
     expect(error).toBeNull();
     expect((await fetch(data!.signedUrl)).status).toBe(200);
     await new Promise((r) => setTimeout(r, 2_100));

@@ -14,11 +14,8 @@ import { supabaseClient } from "../../support/supabase.ts";
 /** A loopback address of its own (127.x.y.z), which the stack sees as another client. */
 const someAddress = () => `127.${randomBytes(3).join(".")}`;
 /** Each lookup from its own address unless told, so the per-client limit stays out of the way. */
-const track = (
-  token: string,
-  address = someAddress(),
-  headers: Record<string, string> = {},
-) => apiFrom(address, `/api/v1/track/${encodeURIComponent(token)}`, headers);
+const track = (token: string, address = someAddress(), headers: Record<string, string> = {}) =>
+  apiFrom(address, `/api/v1/track/${encodeURIComponent(token)}`, headers);
 const topicOf = (token: string) => `track:${createHash("sha256").update(token).digest("hex")}`;
 
 const VIEW_KEYS = [
@@ -42,25 +39,16 @@ const VIEW_KEYS = [
 ];
 
 async function tokenOf(company: TestCompany, id: string): Promise<string> {
-  const res = await api(`/api/v1/deliveries/${id}`, {
-    token: company.owner.token,
-  });
+  const res = await api(`/api/v1/deliveries/${id}`, { token: company.owner.token });
   expect(res.status).toBe(200);
   return res.body.tracking_token;
 }
 
 const etaRow = async (id: string) =>
   (await db()<
-    {
-      eta_at: Date | null;
-      remaining_m: number | null;
-      eta_refreshed_at: Date | null;
-      eta_requested_at: Date | null;
-    }[]
+    { eta_at: Date | null; remaining_m: number | null; eta_refreshed_at: Date | null; eta_requested_at: Date | null }[]
   >`
-    select eta_at, remaining_m, eta_refreshed_at, eta_requested_at from public.deliveries where id = ${id}`)[
-    0
-  ];
+    select eta_at, remaining_m, eta_refreshed_at, eta_requested_at from public.deliveries where id = ${id}`)[0];
 
 /**
  * Waits for the background refresh after a location update to have claimed (and finished with) the
@@ -82,10 +70,7 @@ describe("the tracking link", () => {
   let a: TestCompany;
   let b: TestCompany;
   beforeAll(async () => {
-    [a, b] = await Promise.all([
-      createCompany("Track A"),
-      createCompany("Track B"),
-    ]);
+    [a, b] = await Promise.all([createCompany("Track A"), createCompany("Track B")]);
     await db()`update public.drivers set name = 'Ana Costa' where id = ${a.driver.driverId}`;
     await db()`update public.drivers set name = 'Bruno Silva' where id = ${b.driver.driverId}`;
   });
@@ -95,22 +80,14 @@ describe("the tracking link", () => {
     expect(created.tracking_token).toMatch(/^[A-Za-z0-9_-]{22}$/);
     expect(created.tracking_url).toBe(`/track/${created.tracking_token}`);
     for (const who of [a.admin, a.legacyAdmin]) {
-      const res = await api(`/api/v1/deliveries/${created.id}`, {
-        token: who.token,
-      });
+      const res = await api(`/api/v1/deliveries/${created.id}`, { token: who.token });
       expect(res.body.tracking_token).toBe(created.tracking_token);
     }
-    const offered = await api(`/api/v1/deliveries/${created.id}`, {
-      token: a.driver.token,
-    });
+    const offered = await api(`/api/v1/deliveries/${created.id}`, { token: a.driver.token });
     expect(offered.status).toBe(200);
     expect(offered.body.tracking_token).toBeNull();
-    expect(
-      (await moveDelivery(a.driver, created.id, "accept")).body.tracking_url,
-    ).toBeNull();
-    expect((await createInvoiceDelivery(a)).tracking_token).not.toBe(
-      created.tracking_token,
-    );
+    expect((await moveDelivery(a.driver, created.id, "accept")).body.tracking_url).toBeNull();
+    expect((await createInvoiceDelivery(a)).tracking_token).not.toBe(created.tracking_token);
   });
 
   it("shows status, first name, position and ETA only while it should, and nothing else", async () => {
@@ -130,16 +107,10 @@ describe("the tracking link", () => {
     expect(pending.body.realtime_topic).toBe(topicOf(token));
 
     await lastAcceptedAgo(a.driver);
-    expect((await put(a.driver, { lat: -23.50, lng: -46.60 })).status).toBe(
-      200,
-    ); // before the pick-up
+    expect((await put(a.driver, { lat: -23.50, lng: -46.60 })).status).toBe(200); // before the pick-up
     expect((await moveDelivery(a.driver, id, "accept")).status).toBe(200);
     const accepted = await track(token);
-    expect(accepted.body).toMatchObject({
-      status: "accepted",
-      driver: { first_name: "Ana" },
-      position: null,
-    });
+    expect(accepted.body).toMatchObject({ status: "accepted", driver: { first_name: "Ana" }, position: null });
     expect(accepted.body.accepted_at).not.toBeNull();
 
     expect((await moveDelivery(a.driver, id, "start")).status).toBe(200);
@@ -147,10 +118,7 @@ describe("the tracking link", () => {
 
     await lastAcceptedAgo(a.driver);
     const since = await dbNow();
-    expect(
-      (await put(a.driver, { lat: -23.5505, lng: -46.6333, heading: 45 }))
-        .status,
-    ).toBe(200);
+    expect((await put(a.driver, { lat: -23.5505, lng: -46.6333, heading: 45 })).status).toBe(200);
     await settle(id, since);
     const moving = await track(token);
     expect(moving.body).toMatchObject({
@@ -160,18 +128,11 @@ describe("the tracking link", () => {
     });
     expect(moving.body.remaining_m).toBeGreaterThan(0);
     expect(Date.parse(moving.body.eta_at)).toBeGreaterThan(Date.now() - 1_000);
-    expect(JSON.stringify(moving.body)).not.toMatch(
-      /price|address|recipient|company|driver_id|Costa/,
-    );
+    expect(JSON.stringify(moving.body)).not.toMatch(/price|address|recipient|company|driver_id|Costa/);
 
     expect((await moveDelivery(a.driver, id, "complete")).status).toBe(200);
     const done = await track(token);
-    expect(done.body).toMatchObject({
-      status: "completed",
-      position: null,
-      eta_at: null,
-      remaining_m: null,
-    });
+    expect(done.body).toMatchObject({ status: "completed", position: null, eta_at: null, remaining_m: null });
     expect(done.body.completed_at).not.toBeNull();
   });
 
@@ -184,20 +145,11 @@ describe("the tracking link", () => {
     const viewA = await track(tokenA);
     expect(viewA.body.position).toBeNull();
     expect(viewA.body.driver.first_name).not.toBe("Bruno");
-    expect((await track(tokenB)).body.driver).toEqual({
-      first_name: "Bruno",
-      vehicle: { type: "car", plate: null },
-    });
+    expect((await track(tokenB)).body.driver).toEqual({ first_name: "Bruno", vehicle: { type: "car", plate: null } });
     // Company B's managers cannot reach A's delivery, its token included.
-    expect(
-      (await api(`/api/v1/deliveries/${idA}`, { token: b.owner.token })).status,
-    ).toBe(404);
-    const listB = await api("/api/v1/deliveries?limit=100", {
-      token: b.owner.token,
-    });
-    expect(
-      listB.body.items.map((d: { tracking_token: string }) => d.tracking_token),
-    ).not.toContain(tokenA);
+    expect((await api(`/api/v1/deliveries/${idA}`, { token: b.owner.token })).status).toBe(404);
+    const listB = await api("/api/v1/deliveries?limit=100", { token: b.owner.token });
+    expect(listB.body.items.map((d: { tracking_token: string }) => d.tracking_token)).not.toContain(tokenA);
   });
 
   it("a wrong token is 404, in about the time a right one takes", async () => {
@@ -215,12 +167,7 @@ describe("the tracking link", () => {
     // Interleaved so that load on the machine falls on both alike; medians, because one slow call says nothing.
     const timings: { hit: number[]; miss: number[] } = { hit: [], miss: [] };
     for (let i = 0; i < 40; i++) {
-      for (
-        const [kind, candidate] of [["hit", token], [
-          "miss",
-          randomBytes(16).toString("base64url"),
-        ]] as const
-      ) {
+      for (const [kind, candidate] of [["hit", token], ["miss", randomBytes(16).toString("base64url")]] as const) {
         const started = performance.now();
         const res = await track(candidate);
         timings[kind].push(performance.now() - started);
@@ -229,28 +176,18 @@ describe("the tracking link", () => {
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     const [hit, miss] = [median(timings.hit), median(timings.miss)];
-    console.log(
-      `tracking lookup medians over 40 calls each: hit ${hit.toFixed(2)} ms, miss ${miss.toFixed(2)} ms`,
-    );
-    expect(Math.abs(hit - miss)).toBeLessThan(
-      Math.max(5, 0.5 * Math.min(hit, miss)),
-    );
+    console.log(`tracking lookup medians over 40 calls each: hit ${hit.toFixed(2)} ms, miss ${miss.toFixed(2)} ms`);
+    expect(Math.abs(hit - miss)).toBeLessThan(Math.max(5, 0.5 * Math.min(hit, miss)));
   });
 
   it("limits each client to 60 lookups a minute: then 429 with Retry-After", async () => {
     const address = someAddress();
     await db()`delete from private.tracking_requests where client = ${address}`;
     const token = await tokenOf(a, await deliveryIn(a, "pending"));
-    for (let i = 0; i < 60; i++) {
-      expect((await track(i % 2 ? token : "nope", address)).status).toBe(
-        i % 2 ? 200 : 404,
-      );
-    }
+    for (let i = 0; i < 60; i++) expect((await track(i % 2 ? token : "nope", address)).status).toBe(i % 2 ? 200 : 404);
     const refused = await track(token, address);
     expect(refused.status).toBe(429);
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get("retry-after"))).toBeLessThanOrEqual(60);
     expect((await track(token)).status).toBe(200); // another client is not held back
   });
@@ -261,15 +198,10 @@ describe("the tracking link", () => {
     const token = await tokenOf(a, await deliveryIn(a, "pending"));
     // The attacker writes a new address before each lookup, and then the victim's: the platform's hop is its own.
     for (let i = 0; i < 60; i++) {
-      const rotated = {
-        "x-forwarded-for": i === 59 ? victim : `198.51.100.${i}`,
-      };
+      const rotated = { "x-forwarded-for": i === 59 ? victim : `198.51.100.${i}` };
       expect((await track(token, address, rotated)).status).toBe(200);
     }
-    expect(
-      (await track(token, address, { "x-forwarded-for": "203.0.113.7" }))
-        .status,
-    ).toBe(429);
+    expect((await track(token, address, { "x-forwarded-for": "203.0.113.7" })).status).toBe(429);
     expect((await track(token, victim)).status).toBe(200);
     const [{ clients }] = await db()`select array_agg(client order by client) as clients from private.tracking_requests
                                      where client in (${address}, ${victim}, '203.0.113.7', '198.51.100.0')`;
@@ -285,29 +217,19 @@ describe("the tracking channel", () => {
 
   it("anon joins it while the delivery is under way and follows the driver; nothing before the pick-up or after the end", async () => {
     const pendingToken = await tokenOf(a, await deliveryIn(a, "pending"));
-    const refused = await listen(topicOf(pendingToken), stackAnonKey(), {
-      client: supabaseClient(),
-    });
+    const refused = await listen(topicOf(pendingToken), stackAnonKey(), { client: supabaseClient() });
     expect(refused.status).toBe("CHANNEL_ERROR");
 
     const id = await deliveryIn(a, "accepted");
     const token = await tokenOf(a, id);
-    const recipient = await listen(topicOf(token), stackAnonKey(), {
-      client: supabaseClient(),
-    });
+    const recipient = await listen(topicOf(token), stackAnonKey(), { client: supabaseClient() });
     expect(recipient.status).toBe("SUBSCRIBED");
     await lastAcceptedAgo(a.driver);
-    expect((await put(a.driver, { lat: -23.54, lng: -46.62 })).status).toBe(
-      200,
-    ); // accepted, not yet picked up
+    expect((await put(a.driver, { lat: -23.54, lng: -46.62 })).status).toBe(200); // accepted, not yet picked up
 
     expect((await moveDelivery(a.driver, id, "start")).status).toBe(200);
     await lastAcceptedAgo(a.driver);
-    const sent = await put(a.driver, {
-      lat: -23.545,
-      lng: -46.625,
-      heading: 10,
-    });
+    const sent = await put(a.driver, { lat: -23.545, lng: -46.625, heading: 10 });
     expect(sent.status).toBe(200);
     await until(() => recipient.inbox.some((m) => m.event === "driver_location"));
     expect((await moveDelivery(a.driver, id, "complete")).status).toBe(200);
@@ -319,24 +241,14 @@ describe("the tracking channel", () => {
     const positions = recipient.inbox.filter((m) => m.event === "driver_location").map((m) => m.payload);
     // With the id Realtime gives a message whose payload has none (realtime.send).
     expect(positions).toEqual([
-      {
-        lat: -23.545,
-        lng: -46.625,
-        heading: 10,
-        updated_at: sent.body.updated_at,
-        id: expect.any(String),
-      },
+      { lat: -23.545, lng: -46.625, heading: 10, updated_at: sent.body.updated_at, id: expect.any(String) },
     ]);
     const statuses = recipient.inbox.filter((m) => m.event === "tracking_updated").map((m) => m.payload.status);
     expect(statuses[0]).toBe("in_progress");
     expect(statuses.at(-1)).toBe("completed");
-    for (const m of recipient.inbox) {
-      expect(JSON.stringify(m.payload)).not.toMatch(/price|address|recipient/);
-    }
+    for (const m of recipient.inbox) expect(JSON.stringify(m.payload)).not.toMatch(/price|address|recipient/);
 
-    const late = await listen(topicOf(token), stackAnonKey(), {
-      client: supabaseClient(),
-    });
+    const late = await listen(topicOf(token), stackAnonKey(), { client: supabaseClient() });
     expect(late.status).toBe("CHANNEL_ERROR"); // ended: the topic no longer opens
   });
 });
@@ -368,18 +280,13 @@ describe("the live ETA", () => {
   }
 
   it("is measured from the driver's position, at most once per 30 s and only after 100 m, and broadcast to the company", async () => {
-    const owner = await listen(`company:${a.companyId}`, a.owner.token, {
-      event: "delivery_updated",
-    });
+    const owner = await listen(`company:${a.companyId}`, a.owner.token, { event: "delivery_updated" });
     await move(-23.5505, -46.6333);
     const first = await etaRow(id);
     expect(first.remaining_m).toBeGreaterThan(2_000); // Sé to Paulista by the simulator's roads
-    expect(first.eta_at!.getTime()).toBeGreaterThan(
-      first.eta_refreshed_at!.getTime(),
-    );
+    expect(first.eta_at!.getTime()).toBeGreaterThan(first.eta_refreshed_at!.getTime());
     await until(() => owner.inbox.some((m) => m.payload.id === id && m.payload.remaining_m === first.remaining_m));
-    expect(owner.inbox.find((m) => m.payload.id === id)?.payload.remaining_m)
-      .toBe(first.remaining_m);
+    expect(owner.inbox.find((m) => m.payload.id === id)?.payload.remaining_m).toBe(first.remaining_m);
 
     await move(-23.556, -46.645, false); // far, but within 30 s of the last request
     expect(await etaRow(id)).toEqual(first);
@@ -392,9 +299,7 @@ describe("the live ETA", () => {
     await move(PAULISTA.lat + 0.002, PAULISTA.lng); // 30 s later and 220 m from the destination
     const near = await etaRow(id);
     expect(near.remaining_m).toBeLessThan(first.remaining_m!);
-    expect(near.eta_refreshed_at!.getTime()).toBeGreaterThan(
-      first.eta_refreshed_at!.getTime(),
-    );
+    expect(near.eta_refreshed_at!.getTime()).toBeGreaterThan(first.eta_refreshed_at!.getTime());
   });
 
   it("is claimed in the position's own transaction", async () => {
@@ -423,29 +328,21 @@ describe("the live ETA", () => {
       const took = await move(lat, -46.64);
       expect(took).toBeLessThan(1_500);
       const after = await etaRow(id);
-      expect([after.eta_at, after.remaining_m, after.eta_refreshed_at]).toEqual(
-        [
-          before.eta_at,
-          before.remaining_m,
-          before.eta_refreshed_at,
-        ],
-      );
-      expect(after.eta_requested_at!.getTime()).toBeGreaterThan(
-        before.eta_requested_at!.getTime(),
-      );
+      expect([after.eta_at, after.remaining_m, after.eta_refreshed_at]).toEqual([
+        before.eta_at,
+        before.remaining_m,
+        before.eta_refreshed_at,
+      ]);
+      expect(after.eta_requested_at!.getTime()).toBeGreaterThan(before.eta_requested_at!.getTime());
       await routing.up();
       await routing.set("ok");
     }
     await new Promise((r) => setTimeout(r, 2_500)); // the slow call's own timeout passes without a late write
-    expect((await etaRow(id)).eta_refreshed_at).toEqual(
-      before.eta_refreshed_at,
-    );
+    expect((await etaRow(id)).eta_refreshed_at).toEqual(before.eta_refreshed_at);
 
     await db()`update public.deliveries set eta_requested_at = now() - interval '31 seconds' where id = ${id}`;
     await move(lat - 0.01, -46.64);
-    expect((await etaRow(id)).eta_refreshed_at!.getTime()).toBeGreaterThan(
-      before.eta_refreshed_at!.getTime(),
-    );
+    expect((await etaRow(id)).eta_refreshed_at!.getTime()).toBeGreaterThan(before.eta_refreshed_at!.getTime());
   });
 });
 

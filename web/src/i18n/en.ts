@@ -404,7 +404,7 @@ export const en = {
     handoverCode: "Handover code",
     handoverCodeHint: "Give this code at the door. Only you have it.",
     proofPhoto: "Delivery photo",
-    proofPhotoNote: "The photo the driver took on delivering.",
+    proofPhotoNote: "The photo taken on delivery.",
     lastSeen: "Position updated at {{time}}.",
     timeline: "Progress",
     steps: {

@@ -413,7 +413,7 @@ export const ptBR = {
     handoverCode: "Código de entrega",
     handoverCodeHint: "Informe este código na hora da entrega. Só você o tem.",
     proofPhoto: "Foto da entrega",
-    proofPhotoNote: "A foto que o entregador tirou ao entregar.",
+    proofPhotoNote: "A foto tirada na entrega.",
     lastSeen: "Posição atualizada às {{time}}.",
     timeline: "Andamento",
     steps: {
