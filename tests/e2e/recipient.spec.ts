@@ -63,6 +63,7 @@ const keptDrafts = (page: Page) =>
   );
 
 test("the phone stops a completion without the required signature, offline too; the photo and signature survive a reload", async ({ browser }) => {
+  test.setTimeout(180_000); // two reloads and a queued completion, on a busy machine
   await owner.call("PUT", "/api/v1/companies/me/proof-requirements", {
     photo: true,
     signature: true,
@@ -136,6 +137,7 @@ test("the phone stops a completion without the required signature, offline too; 
 });
 
 test("the recipient's page: the drop-off pin, the driver and vehicle, the code, a countdown, then the proof photo", async ({ browser }) => {
+  test.setTimeout(180_000);
   await owner.call("PUT", "/api/v1/companies/me/proof-requirements", {
     photo: true,
     signature: false,
