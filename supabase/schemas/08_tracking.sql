@@ -70,7 +70,14 @@ security definer
 set search_path = ''
 as $$
 begin
+  -- Beside what tracking_json says: the drop-off's pin, and the vehicle of the driver it names (the recipient
+  -- looks out for it at the door).
   return (select private.tracking_json(d, dr.name, l) || private.route_tracking(d.id)
+            || jsonb_build_object('destination', jsonb_build_object('lat', d.destination_lat, 'lng', d.destination_lng))
+            || case when d.status in ('accepted', 'in_progress', 'completed') and dr.name is not null
+                 then jsonb_build_object('driver', jsonb_build_object('first_name', split_part(btrim(dr.name), ' ', 1),
+                   'vehicle', jsonb_build_object('type', dr.vehicle_type, 'plate', dr.vehicle_plate)))
+                 else '{}'::jsonb end
           from public.deliveries d
           left join public.drivers dr on dr.id = d.driver_id
           left join public.driver_locations l on l.driver_id = d.driver_id
@@ -155,6 +162,12 @@ begin
   end if;
   -- On a miss too: the same query, which then finds nothing.
   view := private.tracking_json_of(found_id);
+  -- The proof photo of a completed delivery, to the token's holder only (never broadcast): the edge answers a
+  -- short-lived signed URL for it and drops the name.
+  if view is not null and view ->> 'status' = 'completed' then
+    view := view || jsonb_build_object('proof_photo_path',
+      (select d.proof_photo_path from public.deliveries d where d.id = found_id));
+  end if;
   return view;
 end;
 $$;

@@ -990,7 +990,7 @@ export interface paths {
     };
     /**
      * A delivery as its recipient sees it
-     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
+     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name and vehicle, the drop-off's position, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, the drop-offs before this one in the driver's route, the handover code where the company requires one, the timeline, and once delivered a short-lived signed URL of the proof photo. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
      */
     get: operations["getTrackByToken"];
     put?: never;
@@ -2279,7 +2279,18 @@ export interface components {
       /** @description Once a driver has the delivery. */
       driver: {
         first_name: string;
+        /** @description The vehicle to look out for at the door. */
+        vehicle: {
+          /** @enum {string} */
+          type: "bike" | "moto" | "car" | "van";
+          plate: string | null;
+        };
       } | null;
+      /** @description The drop-off, for the page's pin. */
+      destination: {
+        lat: number;
+        lng: number;
+      };
       /** @description The driver's last position, only while the delivery is in progress and only one sent since the pick-up. */
       position: {
         lat: number;
@@ -2314,6 +2325,13 @@ export interface components {
       cancelled_at: string | null;
       /** @description The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the delivery is delivered; null otherwise. Never shown to the driver. */
       handover_code: string | null;
+      /** @description Once the delivery is completed with a proof photo: a signed URL of the photo, readable without credentials for 300 s (`proof_photo_expires_at`), made for this answer only (never broadcast); null otherwise, or when Storage cannot sign it now. Ask again for a new one. */
+      proof_photo_url: string | null;
+      /**
+       * Format: date-time
+       * @description When `proof_photo_url` stops answering.
+       */
+      proof_photo_expires_at: string | null;
       /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
       realtime_topic: string;
     };
