@@ -689,6 +689,69 @@ export type Database = {
           },
         ];
       };
+      "imports": {
+        Row: {
+          "company_id": string;
+          "created": number;
+          "created_at": string;
+          "created_by": string | null;
+          "errors": NonNullable<Json>;
+          "failed_attempts": number;
+          "failure": string | null;
+          "id": string;
+          "leased_until": string | null;
+          "next_ordinal": number;
+          "processed": number;
+          "skipped": number;
+          "status": string;
+          "total": number;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "errors"?: NonNullable<Json>;
+          "failed_attempts"?: number;
+          "failure"?: string | null;
+          "id"?: string;
+          "leased_until"?: string | null;
+          "next_ordinal"?: number;
+          "processed"?: number;
+          "skipped"?: number;
+          "status"?: string;
+          "total": number;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "errors"?: NonNullable<Json>;
+          "failed_attempts"?: number;
+          "failure"?: string | null;
+          "id"?: string;
+          "leased_until"?: string | null;
+          "next_ordinal"?: number;
+          "processed"?: number;
+          "skipped"?: number;
+          "status"?: string;
+          "total"?: number;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "imports_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "memberships": {
         Row: {
           "company_id": string;
@@ -1398,6 +1461,7 @@ export type Database = {
         };
       };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
+      "claim_import_batch": { Args: { "batch_size": number; "lease_seconds": number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
       "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
@@ -1566,6 +1630,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "fail_import_batch": {
+        Args: { "failure": string; "from_ordinal": number; "import_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "fail_withdrawal": {
         Args: { "error_message": string; "failure_kind": string; "withdrawal_id": string };
         Returns: Database["public"]["CompositeTypes"]["withdrawal"];
@@ -1636,6 +1710,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "driver_cash";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_import": {
+        Args: { "import_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -2069,6 +2153,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "run_import_batch": {
+        Args: { "errors": Json; "from_ordinal": number; "import_id": string; "next_ordinal": number; "rows": Json };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "save_gateway_config": {
         Args: {
           "api_key_ciphertext": string;
@@ -2193,6 +2287,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "start_import": {
+        Args: { "company_id": string; "created_by": string; "errors": Json; "rows": Json; "total": number };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -2401,6 +2505,18 @@ export type Database = {
         "dispatch_status": string | null;
         "rounds": (Database["public"]["CompositeTypes"]["dispatch_round"])[] | null;
         "offers": (Database["public"]["CompositeTypes"]["dispatch_offer"])[] | null;
+      };
+      "delivery_import": {
+        "id": string | null;
+        "status": string | null;
+        "total": number | null;
+        "processed": number | null;
+        "created": number | null;
+        "skipped": number | null;
+        "errors": Json | null;
+        "failure": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
       };
       "delivery_notification": {
         "event": string | null;

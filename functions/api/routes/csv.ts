@@ -13,6 +13,7 @@ import { HttpError, ValidationErrorBody, type ValidationItem, validationItems } 
 import type { Claims } from "../../_shared/jwt.ts";
 import { defineRoute, readBody } from "../../_shared/route.ts";
 import { dayOf } from "../days.ts";
+import { IdParams } from "../schemas.ts";
 import {
   CreateDelivery,
   type Delivery,
@@ -453,6 +454,95 @@ async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Prom
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+/** Files of more than this many rows are imported as a job (202). */
+export const JOB_THRESHOLD = 500;
+/** Rows a worker takes at once: located, measured, then created in one transaction with the job's cursor. */
+const JOB_BATCH = 100;
+/** How long a batch is a worker's: a worker killed mid-batch lets it lapse, and the next takes it again. */
+const JOB_LEASE_S = 20;
+/** How long one worker call goes on taking batches before it leaves the rest to the next (woken by the commit). */
+const JOB_BUDGET_MS = 8_000;
+
+const DeliveryImport = z.object({
+  id: z.uuid(),
+  status: z.enum(["running", "done", "failed"]),
+  total: z.number().int().describe("The file's rows (blank ones apart)."),
+  processed: z.number().int().describe("Rows done with so far: created, skipped or refused."),
+  created: z.number().int(),
+  skipped: z.number().int().describe("Rows whose external_id the company already has."),
+  errors: ImportResult.shape.errors,
+  failure: z.string().nullable().describe(
+    "Why a failed import stopped (the geocoding or routing service failing 5 times in a row); the rows " +
+      "before it were created, the rest were not.",
+  ),
+  created_at: z.string(),
+  updated_at: z.string(),
+}).meta({ id: "DeliveryImport" });
+
+/** A checked row, located and measured: what public.import_deliveries takes. */
+type RoutedRow = Record<string, unknown> & { row: number };
+
+/**
+ * Locates (geocoding an address without coordinates, each distinct address once) and measures the rows, 8 at a
+ * time; a row whose address has no place is pushed to `errors`. The geocoding or routing service failing throws.
+ * In the file's order, so that of two rows with one external id the first is created.
+ */
+async function routeRows(fresh: { row: number; body: NewDelivery }[], errors: RowError[]): Promise<RoutedRow[]> {
+  // Each distinct address is geocoded once for the whole file (rows at once share the one lookup).
+  const lookups = new Map<string, Promise<Place[]>>();
+  const geocodeOnce = (address: string) => {
+    const key = normalizedQuery(address);
+    let found = lookups.get(key);
+    if (!found) lookups.set(key, found = placesFor(address));
+    return found;
+  };
+  const routed: RoutedRow[] = [];
+  await eachLimited(fresh, ROUTING_CONCURRENCY, async ({ row, body }) => {
+    let ends: Awaited<ReturnType<typeof locateEnds>>;
+    try {
+      ends = await locateEnds(body, geocodeOnce);
+    } catch (error) {
+      // An address the geocoding service has no place for refuses its row; the service failing, the import.
+      if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
+      errors.push({
+        row,
+        detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; "),
+        items: error.detail,
+      });
+      return;
+    }
+    const route = await measure(ends);
+    routed.push({
+      row,
+      origin_address: body.origin_address,
+      origin_lat: ends.origin.lat,
+      origin_lng: ends.origin.lng,
+      destination_address: body.destination_address,
+      destination_lat: ends.destination.lat,
+      destination_lng: ends.destination.lng,
+      distance_m: route.distance_m,
+      duration_s: route.duration_s,
+      recipient_name: body.recipient_name,
+      recipient_phone: body.recipient_phone,
+      recipient_email: body.recipient_email,
+      notes: body.notes,
+      driver_id: body.driver_id,
+      window_start: body.window_start,
+      window_end: body.window_end,
+      external_id: body.external_id,
+      collect_amount: body.collect?.amount,
+      collect_method: body.collect?.method,
+      collect_change_for: body.collect?.change_for ?? undefined,
+      // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
+      size: body.size,
+      service_s: body.service_s,
+    });
+  });
+  // In the file's order, so that of two rows with one external id the first is created.
+  routed.sort((a, b) => (a.row as number) - (b.row as number));
+  return routed;
+}
+
 export const importDeliveries = defineRoute({
   method: "post",
   path: "/api/v1/deliveries/import",
@@ -484,7 +574,15 @@ export const importDeliveries = defineRoute({
     "before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 " +
     "and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing " +
     "or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so " +
-    "5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.",
+    "5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.\n\n" +
+    `**Large files**: a file of more than ${JOB_THRESHOLD} rows is imported as a job. Its rows are checked at once ` +
+    "(a file that cannot be read is still 400), recorded, and the answer is **202** with the import " +
+    "(`{id, status: \"running\", total, ...}`) and `Location: /api/v1/imports/{id}`; the rows are then located, " +
+    "measured and created in batches, each batch wholly or not at all, its progress in GET /api/v1/imports/{id} " +
+    "and as `import_progress` on `company:{company_id}`. A job stopped by a crash resumes where its last batch " +
+    "ended, creating no row twice. The same file sent again with its Idempotency-Key answers the same 202 with " +
+    "the same `id`; sent again without a key, it is a new import, and only rows with an `external_id` are " +
+    "recognised and skipped.",
   auth: "bearer",
   roles: "delivery_managers",
   rawBody: z.string().describe("The CSV file"),
@@ -492,6 +590,11 @@ export const importDeliveries = defineRoute({
   rawBodyLimit: MAX_IMPORT_BYTES,
   responses: {
     200: { description: "What was created, skipped and refused", schema: ImportResult },
+    202: {
+      description: `A file of more than ${JOB_THRESHOLD} rows: the import job, running`,
+      schema: DeliveryImport,
+      headers: { Location: "/api/v1/imports/{id}: the job's progress" },
+    },
     413: { description: "The file is larger than 5 MiB" },
     415: { description: "The body is not sent as text/csv" },
     502: { description: "The geocoding or the routing service failed or was too slow; nothing was created" },
@@ -531,6 +634,19 @@ export const importDeliveries = defineRoute({
       }
     }
 
+    if (rows.length > JOB_THRESHOLD) {
+      const job = await asService((tx) =>
+        rpc(tx, "start_import", {
+          company_id: companyId,
+          created_by: claims.sub,
+          total: rows.length,
+          rows: valid as never,
+          errors: errors as never,
+        })
+      ) as unknown as z.infer<typeof DeliveryImport>;
+      return { status: 202, body: job, headers: { Location: `/api/v1/imports/${job.id}` } };
+    }
+
     // Rows the company already has are skipped before any route is measured.
     const ids = [...new Set(valid.map((v) => v.body.external_id).filter((id): id is string => !!id))];
     const known = new Set(
@@ -539,58 +655,7 @@ export const importDeliveries = defineRoute({
     const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
     let skipped = valid.length - fresh.length;
 
-    // Each distinct address is geocoded once for the whole file (rows at once share the one lookup).
-    const lookups = new Map<string, Promise<Place[]>>();
-    const geocodeOnce = (address: string) => {
-      const key = normalizedQuery(address);
-      let found = lookups.get(key);
-      if (!found) lookups.set(key, found = placesFor(address));
-      return found;
-    };
-    const routed: Record<string, unknown>[] = [];
-    await eachLimited(fresh, ROUTING_CONCURRENCY, async ({ row, body }) => {
-      let ends: Awaited<ReturnType<typeof locateEnds>>;
-      try {
-        ends = await locateEnds(body, geocodeOnce);
-      } catch (error) {
-        // An address the geocoding service has no place for refuses its row; the service failing, the import.
-        if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
-        errors.push({
-          row,
-          detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; "),
-          items: error.detail,
-        });
-        return;
-      }
-      const route = await measure(ends);
-      routed.push({
-        row,
-        origin_address: body.origin_address,
-        origin_lat: ends.origin.lat,
-        origin_lng: ends.origin.lng,
-        destination_address: body.destination_address,
-        destination_lat: ends.destination.lat,
-        destination_lng: ends.destination.lng,
-        distance_m: route.distance_m,
-        duration_s: route.duration_s,
-        recipient_name: body.recipient_name,
-        recipient_phone: body.recipient_phone,
-        recipient_email: body.recipient_email,
-        notes: body.notes,
-        driver_id: body.driver_id,
-        window_start: body.window_start,
-        window_end: body.window_end,
-        external_id: body.external_id,
-        collect_amount: body.collect?.amount,
-        collect_method: body.collect?.method,
-        collect_change_for: body.collect?.change_for ?? undefined,
-        // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
-        size: body.size,
-        service_s: body.service_s,
-      });
-    });
-    // In the file's order, so that of two rows with one external id the first is created.
-    routed.sort((a, b) => (a.row as number) - (b.row as number));
+    const routed = await routeRows(fresh, errors);
 
     let created = 0;
     for (let i = 0; i < routed.length; i += INSERT_BATCH) {
@@ -692,4 +757,98 @@ export const importTemplate = defineRoute({
   },
 });
 
-export default [exportDeliveries, importTemplate, importDeliveries];
+// Section: import jobs
+
+interface ImportClaim {
+  import_id: string;
+  company_id: string;
+  from_ordinal: number;
+  rows: { ordinal: number; row: number; body: NewDelivery }[];
+}
+
+const isConflict = (error: unknown) =>
+  error instanceof HttpError && error.status === 409 ||
+  (error as { code?: string })?.code === "PT409";
+
+/**
+ * The import worker (POST /functions/v1/api/imports/work, the service role): takes batches of the running imports
+ * under a lease, locates and measures their rows, and creates each batch with its cursor (public.run_import_batch)
+ * until its budget is spent. A batch another worker committed meanwhile is dropped (nothing twice); a batch the
+ * geocoding or routing service could not measure is counted (public.fail_import_batch) and taken again when its
+ * lease lapses.
+ */
+export async function workImports(): Promise<{ batches: number }> {
+  const until = Date.now() + JOB_BUDGET_MS;
+  let batches = 0;
+  while (Date.now() < until) {
+    const claim = await asService((tx) =>
+      rpc(tx, "claim_import_batch", { batch_size: JOB_BATCH, lease_seconds: JOB_LEASE_S })
+    ) as unknown as ImportClaim | null;
+    if (!claim) break;
+    const next = claim.rows.length ? claim.rows[claim.rows.length - 1].ordinal + 1 : claim.from_ordinal;
+    const errors: RowError[] = [];
+    try {
+      const ids = [...new Set(claim.rows.map((r) => r.body.external_id).filter((id): id is string => !!id))];
+      const known = new Set(
+        ids.length
+          ? (await asService((tx) =>
+            tx`select d.external_id from public.deliveries d
+               where d.company_id = ${claim.company_id} and d.external_id = any(${ids})`
+          )).map((r) => r.external_id as string)
+          : [],
+      );
+      const fresh = claim.rows.filter((r) => !r.body.external_id || !known.has(r.body.external_id));
+      const routed = await routeRows(fresh, errors);
+      // Rows skipped here are passed on with their known id alone: import_deliveries skips and counts them.
+      const skippedRows = claim.rows.filter((r) => r.body.external_id && known.has(r.body.external_id))
+        .map((r) => ({ row: r.row, origin_address: r.body.origin_address, external_id: r.body.external_id }));
+      await asService((tx) =>
+        rpc(tx, "run_import_batch", {
+          import_id: claim.import_id,
+          from_ordinal: claim.from_ordinal,
+          next_ordinal: next,
+          rows: [...skippedRows, ...routed].sort((a, b) => a.row - b.row) as never,
+          errors: errors.sort((a, b) => a.row - b.row) as never,
+        })
+      );
+      batches++;
+    } catch (error) {
+      if (isConflict(error)) continue;
+      const detail = error instanceof Error ? error.message : String(error);
+      console.error(JSON.stringify({ event: "import_batch_failed", import_id: claim.import_id, error: detail }));
+      await asService((tx) =>
+        rpc(tx, "fail_import_batch", {
+          import_id: claim.import_id,
+          from_ordinal: claim.from_ordinal,
+          failure: `rows from ${claim.rows[0]?.row ?? "?"} could not be located or measured: ${detail}`,
+        })
+      ).catch(() => {});
+      break;
+    }
+  }
+  return { batches };
+}
+
+export const getImport = defineRoute({
+  method: "get",
+  path: "/api/v1/imports/{id}",
+  tag: "deliveries",
+  summary: "An import job's progress",
+  description: `An import of more than ${JOB_THRESHOLD} rows (POST /api/v1/deliveries/import answered 202): ` +
+    "`running` while its rows are created, then `done` (`processed` equals `total`) or `failed` (`failure` says " +
+    "why). `created`, `skipped` and `errors` count and list the rows as the 200 of a smaller import does. The " +
+    "same progress is broadcast as `import_progress` on `company:{company_id}` (with `errors` as a number). " +
+    "Another company's import is 404.",
+  auth: "bearer",
+  roles: "delivery_managers",
+  params: IdParams,
+  responses: {
+    200: { description: "The import", schema: DeliveryImport },
+    404: { description: "No such import in the caller's company" },
+  },
+  async handler({ params, asCaller }) {
+    return { body: await asCaller((tx) => rpc(tx, "get_import", { import_id: params.id })) };
+  },
+});
+
+export default [exportDeliveries, importTemplate, importDeliveries, getImport];
