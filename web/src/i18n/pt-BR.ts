@@ -665,6 +665,8 @@ export const ptBR = {
     accept: "Aceitar",
     decline: "Recusar",
     start: "Iniciar entrega",
+    returned: "Devolvida ao remetente",
+    recalled: "A empresa chamou esta entrega de volta ({{reason}}): leve a mercadoria de volta à coleta e toque em Devolvida ao remetente.",
     complete: "Concluir entrega",
     mine: "Suas entregas",
     bar: "Conexão e localização",
@@ -689,6 +691,7 @@ export const ptBR = {
       complete: "a conclusão",
       fail: "o registro de entrega não realizada",
       decline: "a recusa",
+      return: "a devolução ao remetente",
     },
     sending: "Enviando {{action}}…",
     waiting: "Aguardando conexão: {{action}} vai assim que a conexão voltar.",
@@ -869,6 +872,8 @@ export const ptBR = {
     // Counts as figures after their names: "1 criadas" would need a plural of each.
     imported: "Criadas: {{created}}. Já existiam (puladas): {{skipped}}. Com erro: {{errors}}.",
     importRow: "Linha {{row}}: {{detail}}",
+    importRunning: "Importando {{processed}} de {{total}} linhas…",
+    importFailed: "A importação parou: {{reason}}",
     importHint:
       "Uma linha por entrega, com as colunas do modelo. Sem latitude e longitude, o endereço é localizado no mapa como na nova entrega. Entregas importadas são faturadas; as com Pix são criadas uma a uma. Linhas com um código de pedido que já existe são puladas, então pode enviar o mesmo arquivo de novo.",
     reports: "Relatórios",
