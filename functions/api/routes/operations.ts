@@ -209,7 +209,8 @@ export const updateDelivery = defineRoute({
     "(`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends to a route of " +
     "another price replaces its charge: a new Pix charge of the new price (`payment` gives its code), the old one " +
     "removed at the gateway so that it can no longer be paid; a charge paid meanwhile is 409 and the gateway " +
-    "failing 502, with nothing changed. Every change is one " +
+    "failing 502, with nothing changed; the same change sent again makes no other charge (the route's price is " +
+    "then the charge's). Every change is one " +
     "`update` row of the delivery's history with each changed field's old and new value; the company and the " +
     "driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).",
   auth: "bearer",

@@ -68,13 +68,13 @@ describe("POST /api/v1/deliveries/import of more than 500 rows", () => {
     expect({ rows, distinct }).toEqual({ rows: 1198, distinct: 1198 });
   }, 240_000);
 
-  it("a file of 500 rows is still answered at once", async () => {
-    const res = await importCsv(a.owner, largeFile(`IS${randomUUID().slice(0, 6)}`, 500));
+  it("a smaller file is still answered at once", async () => {
+    const res = await importCsv(a.owner, largeFile(`IS${randomUUID().slice(0, 6)}`, 50));
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.created).toBe(500);
+    expect(res.body).toMatchObject({ created: 50, skipped: 0, errors: [] });
   }, 60_000);
 
-  it("is read by the company's managers only", async () => {
+  it("starts at 501 rows, and is read by the company's managers only", async () => {
     const started = await importCsv(a.owner, largeFile(`IR${randomUUID().slice(0, 6)}`, 501));
     expect(started.status).toBe(202);
     expect((await api(`/api/v1/imports/${started.body.id}`, { token: a.admin.token })).status).toBe(200);
