@@ -5,8 +5,10 @@
  * the first `refused` rows have a window already over, which the import refuses.
  */
 export function largeFile(tag: string, rows: number, refused = 0): string {
-  const lines = ["origin_address,origin.lat,origin.lng,destination_address,destination.lat,destination.lng,notes," +
-    "external_id,window_end"];
+  const lines = [
+    "origin_address,origin.lat,origin.lng,destination_address,destination.lat,destination.lng,notes," +
+    "external_id,window_end",
+  ];
   for (let i = 0; i < rows; i++) {
     const lat = (-23.55 - (i % 50) * 0.001).toFixed(4);
     const windowEnd = i < refused ? "2020-01-01T10:00:00-03:00" : "";

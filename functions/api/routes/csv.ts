@@ -577,7 +577,7 @@ export const importDeliveries = defineRoute({
     "5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.\n\n" +
     `**Large files**: a file of more than ${JOB_THRESHOLD} rows is imported as a job. Its rows are checked at once ` +
     "(a file that cannot be read is still 400), recorded, and the answer is **202** with the import " +
-    "(`{id, status: \"running\", total, ...}`) and `Location: /api/v1/imports/{id}`; the rows are then located, " +
+    '(`{id, status: "running", total, ...}`) and `Location: /api/v1/imports/{id}`; the rows are then located, ' +
     "measured and created in batches, each batch wholly or not at all, its progress in GET /api/v1/imports/{id} " +
     "and as `import_progress` on `company:{company_id}`. A job stopped by a crash resumes where its last batch " +
     "ended, creating no row twice. The same file sent again with its Idempotency-Key answers the same 202 with " +

@@ -26,47 +26,56 @@ const importCsv = (who: Member, text: string, headers: Record<string, string> = 
   });
 
 describe("POST /api/v1/deliveries/import of more than 500 rows", () => {
-  it("is a job: 202, progress in GET /imports/{id} and import_progress, exactly the file's rows at the end", async () => {
-    const tag = `IJ${randomUUID().slice(0, 6)}`;
-    const progress = await listen(`company:${a.companyId}`, a.owner.token, { event: "import_progress" });
-    expect(progress.status).toBe("SUBSCRIBED");
-    const file = largeFile(tag, 1200, 2);
-    const key = `import-${tag}`;
+  it(
+    "is a job: 202, progress in GET /imports/{id} and import_progress, exactly the file's rows at the end",
+    async () => {
+      const tag = `IJ${randomUUID().slice(0, 6)}`;
+      const progress = await listen(`company:${a.companyId}`, a.owner.token, { event: "import_progress" });
+      expect(progress.status).toBe("SUBSCRIBED");
+      const file = largeFile(tag, 1200, 2);
+      const key = `import-${tag}`;
 
-    const started = await importCsv(a.admin, file, { "Idempotency-Key": key });
-    expect(started.status, JSON.stringify(started.body)).toBe(202);
-    expect(started.body).toMatchObject({ status: "running", total: 1200 });
-    expect(started.headers.get("location")).toBe(`/api/v1/imports/${started.body.id}`);
+      const started = await importCsv(a.admin, file, { "Idempotency-Key": key });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      expect(started.body).toMatchObject({ status: "running", total: 1200 });
+      expect(started.headers.get("location")).toBe(`/api/v1/imports/${started.body.id}`);
 
-    // The same file with its key: the same job.
-    const again = await importCsv(a.admin, file, { "Idempotency-Key": key });
-    expect(again.status).toBe(202);
-    expect(again.body.id).toBe(started.body.id);
+      // The same file with its key: the same job.
+      const again = await importCsv(a.admin, file, { "Idempotency-Key": key });
+      expect(again.status).toBe(202);
+      expect(again.body.id).toBe(started.body.id);
 
-    const seen: number[] = [];
-    const done = await waitFor("the import to be done", async () => {
-      const res = await api(`/api/v1/imports/${started.body.id}`, { token: a.owner.token });
-      expect(res.status).toBe(200);
-      seen.push(res.body.processed);
-      return res.body.status === "done" ? res.body : null;
-    }, 180_000, 200);
-    expect(done).toMatchObject({ total: 1200, processed: 1200, created: 1198, skipped: 0 });
-    expect(done.errors.map((e: { row: number }) => e.row)).toEqual([2, 3]);
-    // Progress as it went: the processed count only grows, and was seen between the start and the end.
-    expect(seen).toEqual([...seen].sort((x, y) => x - y));
-    // The last broadcast may come a moment after the GET that saw the end.
-    await until(() => progress.inbox.at(-1)?.payload.status === "done", 10_000);
-    const told = progress.inbox.map((m) => m.payload);
-    expect(told.some((p) => p.processed > 2 && p.processed < 1200), JSON.stringify(told.map((p) => p.processed)))
-      .toBe(true);
-    expect(told.at(-1)).toMatchObject({ id: started.body.id, status: "done", processed: 1200, errors: 2 });
+      const seen: number[] = [];
+      const done = await waitFor(
+        "the import to be done",
+        async () => {
+          const res = await api(`/api/v1/imports/${started.body.id}`, { token: a.owner.token });
+          expect(res.status).toBe(200);
+          seen.push(res.body.processed);
+          return res.body.status === "done" ? res.body : null;
+        },
+        180_000,
+        200,
+      );
+      expect(done).toMatchObject({ total: 1200, processed: 1200, created: 1198, skipped: 0 });
+      expect(done.errors.map((e: { row: number }) => e.row)).toEqual([2, 3]);
+      // Progress as it went: the processed count only grows, and was seen between the start and the end.
+      expect(seen).toEqual([...seen].sort((x, y) => x - y));
+      // The last broadcast may come a moment after the GET that saw the end.
+      await until(() => progress.inbox.at(-1)?.payload.status === "done", 10_000);
+      const told = progress.inbox.map((m) => m.payload);
+      expect(told.some((p) => p.processed > 2 && p.processed < 1200), JSON.stringify(told.map((p) => p.processed)))
+        .toBe(true);
+      expect(told.at(-1)).toMatchObject({ id: started.body.id, status: "done", processed: 1200, errors: 2 });
 
-    // Exactly the file's rows, each once (rows without an external_id too).
-    const [{ rows, distinct }] = await db()`
+      // Exactly the file's rows, each once (rows without an external_id too).
+      const [{ rows, distinct }] = await db()`
       select count(*)::integer as rows, count(distinct notes)::integer as distinct
       from public.deliveries where company_id = ${a.companyId} and notes like ${tag + " linha %"}`;
-    expect({ rows, distinct }).toEqual({ rows: 1198, distinct: 1198 });
-  }, 240_000);
+      expect({ rows, distinct }).toEqual({ rows: 1198, distinct: 1198 });
+    },
+    240_000,
+  );
 
   it("a smaller file is still answered at once", async () => {
     const res = await importCsv(a.owner, largeFile(`IS${randomUUID().slice(0, 6)}`, 50));
@@ -82,9 +91,14 @@ describe("POST /api/v1/deliveries/import of more than 500 rows", () => {
     expect((await api(`/api/v1/imports/${started.body.id}`, { token: b.owner.token })).status).toBe(404);
     expect((await api(`/api/v1/imports/${randomUUID()}`, { token: a.owner.token })).status).toBe(404);
     // Left to finish before the next file's tests.
-    await waitFor("the import to be done", async () => {
-      const res = await api(`/api/v1/imports/${started.body.id}`, { token: a.owner.token });
-      return res.body.status === "done" ? true : null;
-    }, 150_000, 250);
+    await waitFor(
+      "the import to be done",
+      async () => {
+        const res = await api(`/api/v1/imports/${started.body.id}`, { token: a.owner.token });
+        return res.body.status === "done" ? true : null;
+      },
+      150_000,
+      250,
+    );
   }, 180_000);
 });

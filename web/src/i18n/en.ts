@@ -656,7 +656,8 @@ export const en = {
     decline: "Decline",
     start: "Start delivery",
     returned: "Returned to the sender",
-    recalled: "The company called this delivery back ({{reason}}): take the goods back to the pickup, then tap Returned to the sender.",
+    recalled:
+      "The company called this delivery back ({{reason}}): take the goods back to the pickup, then tap Returned to the sender.",
     complete: "Complete delivery",
     mine: "Your deliveries",
     bar: "Connection and location",

@@ -666,7 +666,8 @@ export const ptBR = {
     decline: "Recusar",
     start: "Iniciar entrega",
     returned: "Devolvida ao remetente",
-    recalled: "A empresa chamou esta entrega de volta ({{reason}}): leve a mercadoria de volta à coleta e toque em Devolvida ao remetente.",
+    recalled:
+      "A empresa chamou esta entrega de volta ({{reason}}): leve a mercadoria de volta à coleta e toque em Devolvida ao remetente.",
     complete: "Concluir entrega",
     mine: "Suas entregas",
     bar: "Conexão e localização",
