@@ -102,6 +102,8 @@ test("the company calls back a delivery in progress and the driver returns it; h
 });
 
 test("a 1,200-row file is imported as a job, with its progress bar", async ({ browser }) => {
+  // 1,200 rows located, measured and created in batches: minutes on a busy machine.
+  test.setTimeout(480_000);
   const page = await (await newContext(browser)).newPage();
   await signIn(page, OWNER.email, OWNER.password);
   await expect(page.getByRole("heading", { name: "Entregas" })).toBeVisible();
@@ -117,7 +119,7 @@ test("a 1,200-row file is imported as a job, with its progress bar", async ({ br
   await expect(bar).toBeVisible();
   await expect(page.getByText(/Importando \d+ de 1200 linhas…/)).toBeVisible();
   await expect(page.getByText("Criadas: 1200. Já existiam (puladas): 0. Com erro: 0.")).toBeVisible({
-    timeout: 240_000,
+    timeout: 420_000,
   });
   await expect(bar).toHaveCount(0);
 });

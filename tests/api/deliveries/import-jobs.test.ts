@@ -54,7 +54,7 @@ describe("POST /api/v1/deliveries/import of more than 500 rows", () => {
           seen.push(res.body.processed);
           return res.body.status === "done" ? res.body : null;
         },
-        180_000,
+        420_000,
         200,
       );
       expect(done).toMatchObject({ total: 1200, processed: 1200, created: 1198, skipped: 0 });
@@ -74,7 +74,7 @@ describe("POST /api/v1/deliveries/import of more than 500 rows", () => {
       from public.deliveries where company_id = ${a.companyId} and notes like ${tag + " linha %"}`;
       expect({ rows, distinct }).toEqual({ rows: 1198, distinct: 1198 });
     },
-    240_000,
+    480_000,
   );
 
   it("a smaller file is still answered at once", async () => {
@@ -97,8 +97,8 @@ describe("POST /api/v1/deliveries/import of more than 500 rows", () => {
         const res = await api(`/api/v1/imports/${started.body.id}`, { token: a.owner.token });
         return res.body.status === "done" ? true : null;
       },
-      150_000,
+      300_000,
       250,
     );
-  }, 180_000);
+  }, 330_000);
 });
