@@ -82,7 +82,16 @@ describe("an import job killed mid-way", () => {
     );
 
     stack = await startOwnStack({ dataDir: stack.dataDir, apiPort: stack.apiPort, dbPort: stack.dbPort, args: [] });
-    owner = await passwordSignIn(stack, email, PASSWORD);
+    // A stack just restarted on a busy machine may take a while to answer its first sign-in.
+    for (let tries = 0;; tries++) {
+      try {
+        owner = await passwordSignIn(stack, email, PASSWORD);
+        break;
+      } catch (error) {
+        if (tries >= 5) throw error;
+        await sleep(2_000);
+      }
+    }
     const sql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
     const count = async () =>
       (await sql`select count(*)::integer as rows, count(distinct notes)::integer as distinct
