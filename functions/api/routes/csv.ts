@@ -9,7 +9,12 @@ import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import { asService, asUser, rpc } from "../../_shared/db.ts";
-import { HttpError, ValidationErrorBody, type ValidationItem, validationItems } from "../../_shared/errors.ts";
+import {
+  HttpError,
+  ValidationErrorBody,
+  type ValidationItem,
+  validationItems,
+} from "../../_shared/errors.ts";
 import type { Claims } from "../../_shared/jwt.ts";
 import { defineRoute, readBody } from "../../_shared/route.ts";
 import { dayOf } from "../days.ts";
@@ -56,7 +61,10 @@ const PAYMENT_STATUS_PT: Record<DeliveryRow["payment_status"], string> = {
   overdue: "Vencido",
   invoiced: "Faturado",
 };
-const PAYMENT_METHOD_PT: Record<DeliveryRow["payment_method"], string> = { pix: "Pix", invoice: "Fatura" };
+const PAYMENT_METHOD_PT: Record<DeliveryRow["payment_method"], string> = {
+  pix: "Pix",
+  invoice: "Fatura",
+};
 
 /** An instant as `dd/mm/aaaa HH:mm` in São Paulo. */
 const SAO_PAULO = new Intl.DateTimeFormat("pt-BR", {
@@ -69,7 +77,9 @@ const SAO_PAULO = new Intl.DateTimeFormat("pt-BR", {
   hourCycle: "h23",
 });
 export function brazilianTime(iso: string): string {
-  const parts = Object.fromEntries(SAO_PAULO.formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    SAO_PAULO.formatToParts(new Date(iso)).map((p) => [p.type, p.value]),
+  );
   return `${parts.day}/${parts.month}/${parts.year} ${parts.hour}:${parts.minute}`;
 }
 
@@ -78,13 +88,18 @@ export function brazilianTime(iso: string): string {
  * written so. São Paulo keeps UTC-3 all year (no daylight saving since 2019).
  */
 export function fromBrazilianTime(text: string): string | null {
-  const m = /^(\d{2})\/(\d{2})\/(\d{4})[ T]?(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text.trim());
+  const m = /^(\d{2})\/(\d{2})\/(\d{4})[ T]?(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(
+    text.trim(),
+  );
   if (!m) return null;
   const [, day, month, year, hour, minute, second = "00"] = m;
   const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}-03:00`;
   const date = new Date(iso);
   // 31/02 and 25:00 are not times.
-  if (Number.isNaN(date.getTime()) || brazilianTime(iso) !== `${day}/${month}/${year} ${hour}:${minute}`) return null;
+  if (
+    Number.isNaN(date.getTime()) ||
+    brazilianTime(iso) !== `${day}/${month}/${year} ${hour}:${minute}`
+  ) return null;
   return iso;
 }
 
@@ -92,7 +107,10 @@ export function fromBrazilianTime(text: string): string | null {
 type DriverNames = Map<string, string>;
 
 /** The export's columns: the create body's names where it has them (so an export can be imported again). */
-const EXPORT_COLUMNS: [string, (d: DeliveryRow, names: DriverNames) => unknown][] = [
+const EXPORT_COLUMNS: [
+  string,
+  (d: DeliveryRow, names: DriverNames) => unknown,
+][] = [
   ["id", (d) => d.id],
   ["external_id", (d) => d.external_id],
   ["status", (d) => d.status],
@@ -132,15 +150,27 @@ const EXPORT_COLUMNS: [string, (d: DeliveryRow, names: DriverNames) => unknown][
 ];
 /** Columns holding an instant, and money (two decimals), as excel-br writes them. */
 const TIME_COLUMNS = new Set(
-  EXPORT_COLUMNS.map(([name]) => name).filter((name) => /(_at|^window_(start|end))$/.test(name)),
+  EXPORT_COLUMNS.map(([name]) => name).filter((name) =>
+    /(_at|^window_(start|end))$/.test(name)
+  ),
 );
 
 /** The value of a cell as the dialect writes it (formula escaping apart: csvLines). */
-function dialectCell(dialect: DialectName, name: string, value: unknown): unknown {
+function dialectCell(
+  dialect: DialectName,
+  name: string,
+  value: unknown,
+): unknown {
   if (dialect === "csv" || value === null || value === undefined) return value;
-  if (name === "status") return STATUS_PT[value as DeliveryRow["status"]] ?? value;
-  if (name === "payment_status") return PAYMENT_STATUS_PT[value as DeliveryRow["payment_status"]] ?? value;
-  if (name === "payment_method") return PAYMENT_METHOD_PT[value as DeliveryRow["payment_method"]] ?? value;
+  if (name === "status") {
+    return STATUS_PT[value as DeliveryRow["status"]] ?? value;
+  }
+  if (name === "payment_status") {
+    return PAYMENT_STATUS_PT[value as DeliveryRow["payment_status"]] ?? value;
+  }
+  if (name === "payment_method") {
+    return PAYMENT_METHOD_PT[value as DeliveryRow["payment_method"]] ?? value;
+  }
   if (TIME_COLUMNS.has(name)) return brazilianTime(value as string);
   if (typeof value === "boolean") return value ? "Sim" : "Não";
   if (name === "price") return (value as number).toFixed(2).replace(".", ",");
@@ -169,15 +199,23 @@ export const escapeFormula = (value: unknown) =>
 export const csvLines = (rows: unknown[][], dialect: DialectName = "csv") =>
   stringify(rows, {
     delimiter: dialect === "excel-br" ? ";" : ",",
-    cast: { boolean: (value) => String(value), number: (value) => String(value) },
+    cast: {
+      boolean: (value) => String(value),
+      number: (value) => String(value),
+    },
   });
 
 /** The company's drivers' names by id: every page of the drivers list, in the export's transaction. */
-async function driverNames(tx: Parameters<typeof rpc>[0]): Promise<DriverNames> {
+async function driverNames(
+  tx: Parameters<typeof rpc>[0],
+): Promise<DriverNames> {
   const names: DriverNames = new Map();
   let cursor: string | null = null;
   do {
-    const page = await rpc(tx, "list_drivers", { page_limit: 100, cursor }) as unknown as {
+    const page = await rpc(tx, "list_drivers", {
+      page_limit: 100,
+      cursor,
+    }) as unknown as {
       items: { id: string; name: string }[];
       next_cursor: string | null;
     };
@@ -199,7 +237,8 @@ async function exportStream(
 ): Promise<ReadableStream> {
   const { readable, writable } = new TransformStream<string, Uint8Array>(
     {
-      transform: (text, controller) => controller.enqueue(new TextEncoder().encode(text)),
+      transform: (text, controller) =>
+        controller.enqueue(new TextEncoder().encode(text)),
     },
     undefined,
     { highWaterMark: 2 },
@@ -208,14 +247,24 @@ async function exportStream(
   let started!: () => void;
   const first = new Promise<void>((resolve) => (started = resolve));
   const done = asUser(claims, async (tx) => {
-    const cursor = await rpc(tx, "export_deliveries", filters) as unknown as string;
+    const cursor = await rpc(
+      tx,
+      "export_deliveries",
+      filters,
+    ) as unknown as string;
     const names = await driverNames(tx);
-    let text = (dialect === "excel-br" ? "\uFEFF" : "") + csvLines([EXPORT_COLUMNS.map(([name]) => name)], dialect);
+    let text = (dialect === "excel-br" ? "\uFEFF" : "") +
+      csvLines([EXPORT_COLUMNS.map(([name]) => name)], dialect);
     for (;;) {
-      const batch = await rpc(tx, "fetch_deliveries", { cursor, count: EXPORT_BATCH }) as unknown as DeliveryRow[];
+      const batch = await rpc(tx, "fetch_deliveries", {
+        cursor,
+        count: EXPORT_BATCH,
+      }) as unknown as DeliveryRow[];
       text += csvLines(
         batch.map((d) =>
-          EXPORT_COLUMNS.map(([name, value]) => dialectCell(dialect, name, escapeFormula(value(d, names))) ?? "")
+          EXPORT_COLUMNS.map(([name, value]) =>
+            dialectCell(dialect, name, escapeFormula(value(d, names))) ?? ""
+          )
         ),
         dialect,
       );
@@ -231,7 +280,10 @@ async function exportStream(
   await Promise.race([first, done]);
   done.then(() => writer.close(), (error) => {
     console.error(
-      JSON.stringify({ event: "export_cut", error: error instanceof Error ? error.message : String(error) }),
+      JSON.stringify({
+        event: "export_cut",
+        error: error instanceof Error ? error.message : String(error),
+      }),
     );
     writer.abort(error).catch(() => {});
   });
@@ -243,13 +295,16 @@ export const exportDeliveries = defineRoute({
   path: "/api/v1/deliveries/export",
   tag: "deliveries",
   summary: "The company's deliveries as CSV",
-  description: "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
+  description:
+    "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
     "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` with a " +
     "header line, the driver's name (`driver_name`) beside its id. `dialect=csv` (the default): UTF-8, " +
     "comma-separated, decimal points, times in ISO 8601 UTC, statuses as the API names them. `dialect=excel-br`, " +
     "as a spreadsheet in Portuguese (Brazil) opens it: UTF-8 with a byte order mark, semicolons, decimal commas " +
     "(`price` with two decimals), times as `dd/mm/aaaa HH:mm` in São Paulo, statuses in the app's words (" +
-    `${Object.values(STATUS_PT).map((word) => `\`${word}\``).join(", ")}), payment statuses and methods too, ` +
+    `${
+      Object.values(STATUS_PT).map((word) => `\`${word}\``).join(", ")
+    }), payment statuses and methods too, ` +
     "booleans `Sim`/`Não`. In both, a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return " +
     "is written with a leading apostrophe, so that no spreadsheet runs it as a formula (OWASP's CSV injection " +
     "rule; the import takes the apostrophe off again). The columns that POST /api/v1/deliveries/import reads have " +
@@ -258,12 +313,16 @@ export const exportDeliveries = defineRoute({
   auth: "bearer",
   roles: "delivery_managers",
   query: DeliveryFilters.extend({
-    dialect: Dialect.describe("`csv` (default) or `excel-br` (semicolons, decimal commas, São Paulo times, words)."),
+    dialect: Dialect.describe(
+      "`csv` (default) or `excel-br` (semicolons, decimal commas, São Paulo times, words).",
+    ),
   }),
   responses: {
     200: {
       description: "The deliveries, one per line after the header",
-      schema: z.string().describe(`Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`),
+      schema: z.string().describe(
+        `Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`,
+      ),
       mediaType: "text/csv",
     },
   },
@@ -272,9 +331,9 @@ export const exportDeliveries = defineRoute({
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="${query.dialect === "excel-br" ? "entregas" : "deliveries"}-${
-          dayOf(new Date())
-        }.csv"`,
+        "content-disposition": `attachment; filename="${
+          query.dialect === "excel-br" ? "entregas" : "deliveries"
+        }-${dayOf(new Date())}.csv"`,
       },
     });
   },
@@ -327,9 +386,13 @@ const NUMBER_COLUMNS = new Set([
 
 const ImportResult = z.object({
   created: z.number().int(),
-  skipped: z.number().int().describe("Rows whose external_id the company already has (an earlier upload)."),
+  skipped: z.number().int().describe(
+    "Rows whose external_id the company already has (an earlier upload).",
+  ),
   errors: z.array(z.object({
-    row: z.number().int().describe("The row as a spreadsheet numbers it: the header is row 1."),
+    row: z.number().int().describe(
+      "The row as a spreadsheet numbers it: the header is row 1.",
+    ),
     detail: z.string(),
     items: ValidationErrorBody.shape.detail.optional().describe(
       "What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the " +
@@ -354,11 +417,16 @@ const badFile = (type: string, msg: string, input: unknown = null) =>
   new HttpError(400, [{ type, loc: ["body"], msg, input }]);
 
 /** A number as a person types it: a decimal comma is read as a point. */
-const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
+const typedNumber = (
+  text: string,
+) => (/^-?\d+(,\d+)?$/.test(text)
+  ? Number(text.replace(",", "."))
+  : Number(text));
 
 const WINDOW_COLUMNS = new Set(["window_start", "window_end"]);
 /** What a window cell may hold, said when one is refused. */
-export const WINDOW_FORMAT = "a date and time as dd/mm/aaaa HH:mm in São Paulo time (e.g. 29/11/2026 14:30), or " +
+export const WINDOW_FORMAT =
+  "a date and time as dd/mm/aaaa HH:mm in São Paulo time (e.g. 29/11/2026 14:30), or " +
   "ISO 8601 with an offset (2026-11-29T14:30:00-03:00)";
 
 /**
@@ -368,10 +436,15 @@ export const WINDOW_FORMAT = "a date and time as dd/mm/aaaa HH:mm in São Paulo 
 function cellValue(name: string, text: string): unknown {
   const unescaped = /^'[=+\-@\t\r]/.test(text) ? text.slice(1) : text;
   if (NUMBER_COLUMNS.has(name)) return typedNumber(unescaped);
-  if (WINDOW_COLUMNS.has(name)) return fromBrazilianTime(unescaped) ?? unescaped;
+  if (WINDOW_COLUMNS.has(name)) {
+    return fromBrazilianTime(unescaped) ?? unescaped;
+  }
   // An excel-br export names the methods in Portuguese.
   if (name === "payment_method") {
-    return { fatura: "invoice", pix: "pix" }[unescaped.toLowerCase() as "fatura" | "pix"] ?? unescaped;
+    return {
+      fatura: "invoice",
+      pix: "pix",
+    }[unescaped.toLowerCase() as "fatura" | "pix"] ?? unescaped;
   }
   return unescaped;
 }
@@ -381,7 +454,9 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   header.forEach((name, i) => {
     const text = (cells[i] ?? "").trim();
-    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) return;
+    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) {
+      return;
+    }
     const value = cellValue(name, text);
     const [head, tail] = name.split(".");
     if (tail) body[head] = { ...(body[head] as object), [tail]: value };
@@ -393,23 +468,39 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
 
 /** A window the create body refused for its form says which forms a cell may take. */
 const issueMessage = (issue: z.core.$ZodIssue): string | undefined =>
-  WINDOW_COLUMNS.has(String(issue.path[0])) && issue.code === "invalid_format" ? `must be ${WINDOW_FORMAT}` : undefined;
+  WINDOW_COLUMNS.has(String(issue.path[0])) && issue.code === "invalid_format"
+    ? `must be ${WINDOW_FORMAT}`
+    : undefined;
 
 const issueText = (error: z.ZodError) =>
-  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issueMessage(issue) ?? issue.message}`).join("; ");
+  error.issues.map((issue) =>
+    `${issue.path.join(".") || "row"}: ${issueMessage(issue) ?? issue.message}`
+  ).join("; ");
 
 /** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
-function readCsv(text: string): { header: string[]; rows: { row: number; cells: string[] }[] } {
+function readCsv(
+  text: string,
+): { header: string[]; rows: { row: number; cells: string[] }[] } {
   const firstLine = text.slice(0, text.indexOf("\n") >>> 0);
   // A spreadsheet in Portuguese saves CSV with semicolons (its decimal separator is the comma).
-  const delimiter = (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? ";" : ",";
+  const delimiter =
+    (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0)
+      ? ";"
+      : ",";
   let records: string[][];
   try {
-    records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
+    records = parse(text, {
+      bom: true,
+      delimiter,
+      relax_column_count: true,
+      skip_empty_lines: false,
+    });
   } catch (error) {
     throw badFile(
       "csv_unreadable",
-      `The file is not a CSV file we can read (${(error as Error).message}): send UTF-8 text, a header line, ` +
+      `The file is not a CSV file we can read (${
+        (error as Error).message
+      }): send UTF-8 text, a header line, ` +
         "columns separated by commas or by semicolons (as a spreadsheet in Portuguese saves them), cells with a " +
         "separator or a line break in double quotes",
     );
@@ -417,20 +508,32 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
   if (names.length === 0 || names.every((name) => name === "")) {
-    throw badFile("csv_no_header", "The file has no header line naming its columns");
+    throw badFile(
+      "csv_no_header",
+      "The file has no header line naming its columns",
+    );
   }
   const unknown = names.filter((name) =>
-    !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
+    !(IMPORT_COLUMNS as readonly string[]).includes(name) &&
+    !EXPORT_ONLY.has(name)
   );
   if (unknown.length > 0) {
     throw badFile(
       "csv_unknown_columns",
-      `Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`,
+      `Unknown columns: ${unknown.join(", ")}; the columns are ${
+        IMPORT_COLUMNS.join(", ")
+      }`,
       unknown,
     );
   }
   for (const needed of ["origin_address", "destination_address"]) {
-    if (!names.includes(needed)) throw badFile("csv_missing_column", `The header has no ${needed} column`, needed);
+    if (!names.includes(needed)) {
+      throw badFile(
+        "csv_missing_column",
+        `The header has no ${needed} column`,
+        needed,
+      );
+    }
   }
   // Each record is a row of a spreadsheet, a blank one too (counted, not read).
   const rows = data.map((cells, i) => ({ row: i + 2, cells }))
@@ -446,16 +549,24 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
 }
 
 /** Runs `work` over the items with at most `limit` at a time; the first failure is thrown. */
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function eachLimited<T>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++]);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, worker),
+  );
 }
 
 /** Files of more than this many rows are imported as a job (202). */
 export const JOB_THRESHOLD = 500;
+/** How long recording a job's rows (up to 5,000) may take: more than a plain transaction's budget. */
+const JOB_START_BUDGET_MS = 6_000;
 /** Rows a worker takes at once: located, measured, then created in one transaction with the job's cursor. */
 const JOB_BATCH = 100;
 /** How long a batch is a worker's: a worker killed mid-batch lets it lapse, and the next takes it again. */
@@ -467,9 +578,13 @@ const DeliveryImport = z.object({
   id: z.uuid(),
   status: z.enum(["running", "done", "failed"]),
   total: z.number().int().describe("The file's rows (blank ones apart)."),
-  processed: z.number().int().describe("Rows done with so far: created, skipped or refused."),
+  processed: z.number().int().describe(
+    "Rows done with so far: created, skipped or refused.",
+  ),
   created: z.number().int(),
-  skipped: z.number().int().describe("Rows whose external_id the company already has."),
+  skipped: z.number().int().describe(
+    "Rows whose external_id the company already has.",
+  ),
   errors: ImportResult.shape.errors,
   failure: z.string().nullable().describe(
     "Why a failed import stopped (the geocoding or routing service failing 5 times in a row); the rows " +
@@ -487,7 +602,10 @@ type RoutedRow = Record<string, unknown> & { row: number };
  * time; a row whose address has no place is pushed to `errors`. The geocoding or routing service failing throws.
  * In the file's order, so that of two rows with one external id the first is created.
  */
-async function routeRows(fresh: { row: number; body: NewDelivery }[], errors: RowError[]): Promise<RoutedRow[]> {
+async function routeRows(
+  fresh: { row: number; body: NewDelivery }[],
+  errors: RowError[],
+): Promise<RoutedRow[]> {
   // Each distinct address is geocoded once for the whole file (rows at once share the one lookup).
   const lookups = new Map<string, Promise<Place[]>>();
   const geocodeOnce = (address: string) => {
@@ -503,10 +621,14 @@ async function routeRows(fresh: { row: number; body: NewDelivery }[], errors: Ro
       ends = await locateEnds(body, geocodeOnce);
     } catch (error) {
       // An address the geocoding service has no place for refuses its row; the service failing, the import.
-      if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
+      if (
+        !(error instanceof HttpError && error.status === 422 &&
+          Array.isArray(error.detail))
+      ) throw error;
       errors.push({
         row,
-        detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; "),
+        detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`)
+          .join("; "),
         items: error.detail,
       });
       return;
@@ -548,8 +670,11 @@ export const importDeliveries = defineRoute({
   path: "/api/v1/deliveries/import",
   tag: "deliveries",
   summary: "Create deliveries from a CSV file",
-  description: "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
-    `columns as the body of POST /api/v1/deliveries names its fields (${IMPORT_COLUMNS.join(", ")}), then at most ` +
+  description:
+    "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
+    `columns as the body of POST /api/v1/deliveries names its fields (${
+      IMPORT_COLUMNS.join(", ")
+    }), then at most ` +
     `${MAX_IMPORT_ROWS} rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves ` +
     "semicolons: the `excel-br` dialect of the export, a byte order mark included, is read as it is written), " +
     "coordinates may have a decimal comma, windows are ISO 8601 with an offset or `dd/mm/aaaa HH:mm` in São Paulo " +
@@ -589,21 +714,30 @@ export const importDeliveries = defineRoute({
   rawBodyType: "text/csv",
   rawBodyLimit: MAX_IMPORT_BYTES,
   responses: {
-    200: { description: "What was created, skipped and refused", schema: ImportResult },
+    200: {
+      description: "What was created, skipped and refused",
+      schema: ImportResult,
+    },
     202: {
-      description: `A file of more than ${JOB_THRESHOLD} rows: the import job, running`,
+      description:
+        `A file of more than ${JOB_THRESHOLD} rows: the import job, running`,
       schema: DeliveryImport,
       headers: { Location: "/api/v1/imports/{id}: the job's progress" },
     },
     413: { description: "The file is larger than 5 MiB" },
     415: { description: "The body is not sent as text/csv" },
-    502: { description: "The geocoding or the routing service failed or was too slow; nothing was created" },
+    502: {
+      description:
+        "The geocoding or the routing service failed or was too slow; nothing was created",
+    },
   },
   async handler({ req, claims, asCaller, authorize }) {
     const companyId = await authorize();
     let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
+      text = new TextDecoder("utf-8", { fatal: true }).decode(
+        await readBody(req, MAX_IMPORT_BYTES),
+      );
     } catch (error) {
       if (error instanceof HttpError) throw error;
       throw badFile("csv_not_utf8", "The file is not UTF-8 text");
@@ -615,12 +749,18 @@ export const importDeliveries = defineRoute({
     for (const { row, cells } of rows) {
       const raw = bodyOf(header, cells);
       if (raw.payment_method === "pix") {
-        const msg = "the import creates invoice deliveries; create a Pix delivery with POST /api/v1/deliveries, " +
+        const msg =
+          "the import creates invoice deliveries; create a Pix delivery with POST /api/v1/deliveries, " +
           "which charges its client";
         errors.push({
           row,
           detail: `payment_method: ${msg}`,
-          items: [{ type: "pix_not_imported", loc: ["body", "payment_method"], msg, input: "pix" }],
+          items: [{
+            type: "pix_not_imported",
+            loc: ["body", "payment_method"],
+            msg,
+            input: "pix",
+          }],
         });
         continue;
       }
@@ -629,7 +769,10 @@ export const importDeliveries = defineRoute({
       else {
         // One item per issue, in order: a window's says which forms it may take.
         const items = validationItems(parsed.error, "body", raw)
-          .map((item, i) => ({ ...item, msg: issueMessage(parsed.error.issues[i]) ?? item.msg }));
+          .map((item, i) => ({
+            ...item,
+            msg: issueMessage(parsed.error.issues[i]) ?? item.msg,
+          }));
         errors.push({ row, detail: issueText(parsed.error), items });
       }
     }
@@ -642,17 +785,32 @@ export const importDeliveries = defineRoute({
           total: rows.length,
           rows: valid as never,
           errors: errors as never,
-        })
-      ) as unknown as z.infer<typeof DeliveryImport>;
-      return { status: 202, body: job, headers: { Location: `/api/v1/imports/${job.id}` } };
+        }), {
+        deadline: Date.now() + JOB_START_BUDGET_MS,
+      }) as unknown as z.infer<typeof DeliveryImport>;
+      return {
+        status: 202,
+        body: job,
+        headers: { Location: `/api/v1/imports/${job.id}` },
+      };
     }
 
     // Rows the company already has are skipped before any route is measured.
-    const ids = [...new Set(valid.map((v) => v.body.external_id).filter((id): id is string => !!id))];
+    const ids = [
+      ...new Set(
+        valid.map((v) => v.body.external_id).filter((id): id is string => !!id),
+      ),
+    ];
     const known = new Set(
-      ids.length ? await asCaller((tx) => rpc(tx, "existing_external_ids", { external_ids: ids })) : [],
+      ids.length
+        ? await asCaller((tx) =>
+          rpc(tx, "existing_external_ids", { external_ids: ids })
+        )
+        : [],
     );
-    const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
+    const fresh = valid.filter((v) =>
+      !v.body.external_id || !known.has(v.body.external_id)
+    );
     let skipped = valid.length - fresh.length;
 
     const routed = await routeRows(fresh, errors);
@@ -665,7 +823,11 @@ export const importDeliveries = defineRoute({
           company_id: companyId,
           created_by: claims.sub,
           rows: batch as never,
-        }) as unknown as { created: { row: number; id: string }[]; skipped: unknown[]; errors: RowError[] };
+        }) as unknown as {
+          created: { row: number; id: string }[];
+          skipped: unknown[];
+          errors: RowError[];
+        };
         // A row's size and drop-off time (routes), with its creation: both or neither.
         for (const { row, id } of answer.created) {
           const load = batch.find((r) => r.row === row);
@@ -694,8 +856,13 @@ function templateRows(dialect: DialectName): unknown[][] {
   const tomorrow = new Date(Date.now() + 86_400_000);
   const day = brazilianTime(tomorrow.toISOString()).slice(0, 10);
   const [dd, mm, yyyy] = day.split("/");
-  const at = (hour: string) => dialect === "excel-br" ? `${day} ${hour}:00` : `${yyyy}-${mm}-${dd}T${hour}:00:00-03:00`;
-  const number = (value: number) => (dialect === "excel-br" ? String(value).replace(".", ",") : value);
+  const at = (hour: string) =>
+    dialect === "excel-br"
+      ? `${day} ${hour}:00`
+      : `${yyyy}-${mm}-${dd}T${hour}:00:00-03:00`;
+  const number = (
+    value: number,
+  ) => (dialect === "excel-br" ? String(value).replace(".", ",") : value);
   const example: Record<(typeof IMPORT_COLUMNS)[number], unknown> = {
     origin_address: "Praça da Sé, São Paulo",
     "origin.lat": number(-23.5505),
@@ -728,14 +895,17 @@ export const importTemplate = defineRoute({
   path: "/api/v1/deliveries/import/template",
   tag: "deliveries",
   summary: "A CSV template for the import, with an example row",
-  description: "The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row " +
+  description:
+    "The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row " +
     "(a delivery tomorrow afternoon, with its window), in the dialect asked for: `csv` (commas, decimal points, " +
     "ISO 8601 windows) or `excel-br` (UTF-8 with a byte order mark, semicolons, decimal commas, windows as " +
     "`dd/mm/aaaa HH:mm` in São Paulo), ready to open in a spreadsheet, fill in and send. Empty coordinates are " +
     "geocoded from the address; `payment_method` empty or `invoice`.",
   auth: "bearer",
   roles: "delivery_managers",
-  query: z.object({ dialect: Dialect.describe("`csv` (default) or `excel-br`.") }),
+  query: z.object({
+    dialect: Dialect.describe("`csv` (default) or `excel-br`."),
+  }),
   responses: {
     200: {
       description: "The template: a header line and one example row",
@@ -746,14 +916,19 @@ export const importTemplate = defineRoute({
   async handler({ query, authorize }) {
     await authorize();
     const bom = query.dialect === "excel-br" ? "\uFEFF" : "";
-    return new Response(bom + csvLines(templateRows(query.dialect), query.dialect), {
-      headers: {
-        "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="${
-          query.dialect === "excel-br" ? "modelo-entregas" : "deliveries-template"
-        }.csv"`,
+    return new Response(
+      bom + csvLines(templateRows(query.dialect), query.dialect),
+      {
+        headers: {
+          "content-type": "text/csv; charset=utf-8",
+          "content-disposition": `attachment; filename="${
+            query.dialect === "excel-br"
+              ? "modelo-entregas"
+              : "deliveries-template"
+          }.csv"`,
+        },
       },
-    });
+    );
   },
 });
 
@@ -782,13 +957,24 @@ export async function workImports(): Promise<{ batches: number }> {
   let batches = 0;
   while (Date.now() < until) {
     const claim = await asService((tx) =>
-      rpc(tx, "claim_import_batch", { batch_size: JOB_BATCH, lease_seconds: JOB_LEASE_S })
+      rpc(tx, "claim_import_batch", {
+        batch_size: JOB_BATCH,
+        lease_seconds: JOB_LEASE_S,
+      })
     ) as unknown as ImportClaim | null;
     if (!claim) break;
-    const next = claim.rows.length ? claim.rows[claim.rows.length - 1].ordinal + 1 : claim.from_ordinal;
+    const next = claim.rows.length
+      ? claim.rows[claim.rows.length - 1].ordinal + 1
+      : claim.from_ordinal;
     const errors: RowError[] = [];
     try {
-      const ids = [...new Set(claim.rows.map((r) => r.body.external_id).filter((id): id is string => !!id))];
+      const ids = [
+        ...new Set(
+          claim.rows.map((r) => r.body.external_id).filter((id): id is string =>
+            !!id
+          ),
+        ),
+      ];
       const known = new Set(
         ids.length
           ? (await asService((tx) =>
@@ -797,17 +983,27 @@ export async function workImports(): Promise<{ batches: number }> {
           )).map((r) => r.external_id as string)
           : [],
       );
-      const fresh = claim.rows.filter((r) => !r.body.external_id || !known.has(r.body.external_id));
+      const fresh = claim.rows.filter((r) =>
+        !r.body.external_id || !known.has(r.body.external_id)
+      );
       const routed = await routeRows(fresh, errors);
       // Rows skipped here are passed on with their known id alone: import_deliveries skips and counts them.
-      const skippedRows = claim.rows.filter((r) => r.body.external_id && known.has(r.body.external_id))
-        .map((r) => ({ row: r.row, origin_address: r.body.origin_address, external_id: r.body.external_id }));
+      const skippedRows = claim.rows.filter((r) =>
+        r.body.external_id && known.has(r.body.external_id)
+      )
+        .map((r) => ({
+          row: r.row,
+          origin_address: r.body.origin_address,
+          external_id: r.body.external_id,
+        }));
       await asService((tx) =>
         rpc(tx, "run_import_batch", {
           import_id: claim.import_id,
           from_ordinal: claim.from_ordinal,
           next_ordinal: next,
-          rows: [...skippedRows, ...routed].sort((a, b) => a.row - b.row) as never,
+          rows: [...skippedRows, ...routed].sort((a, b) =>
+            a.row - b.row
+          ) as never,
           errors: errors.sort((a, b) => a.row - b.row) as never,
         })
       );
@@ -815,12 +1011,20 @@ export async function workImports(): Promise<{ batches: number }> {
     } catch (error) {
       if (isConflict(error)) continue;
       const detail = error instanceof Error ? error.message : String(error);
-      console.error(JSON.stringify({ event: "import_batch_failed", import_id: claim.import_id, error: detail }));
+      console.error(
+        JSON.stringify({
+          event: "import_batch_failed",
+          import_id: claim.import_id,
+          error: detail,
+        }),
+      );
       await asService((tx) =>
         rpc(tx, "fail_import_batch", {
           import_id: claim.import_id,
           from_ordinal: claim.from_ordinal,
-          failure: `rows from ${claim.rows[0]?.row ?? "?"} could not be located or measured: ${detail}`,
+          failure: `rows from ${
+            claim.rows[0]?.row ?? "?"
+          } could not be located or measured: ${detail}`,
         })
       ).catch(() => {});
       break;
@@ -834,7 +1038,8 @@ export const getImport = defineRoute({
   path: "/api/v1/imports/{id}",
   tag: "deliveries",
   summary: "An import job's progress",
-  description: `An import of more than ${JOB_THRESHOLD} rows (POST /api/v1/deliveries/import answered 202): ` +
+  description:
+    `An import of more than ${JOB_THRESHOLD} rows (POST /api/v1/deliveries/import answered 202): ` +
     "`running` while its rows are created, then `done` (`processed` equals `total`) or `failed` (`failure` says " +
     "why). `created`, `skipped` and `errors` count and list the rows as the 200 of a smaller import does. The " +
     "same progress is broadcast as `import_progress` on `company:{company_id}` (with `errors` as a number). " +
@@ -847,7 +1052,11 @@ export const getImport = defineRoute({
     404: { description: "No such import in the caller's company" },
   },
   async handler({ params, asCaller }) {
-    return { body: await asCaller((tx) => rpc(tx, "get_import", { import_id: params.id })) };
+    return {
+      body: await asCaller((tx) =>
+        rpc(tx, "get_import", { import_id: params.id })
+      ),
+    };
   },
 });
 

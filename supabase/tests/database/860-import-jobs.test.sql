@@ -15,6 +15,7 @@ create function pg_temp.routed(r integer, ext text) returns jsonb language sql a
     'destination_address', 'Av. Paulista', 'destination_lat', -23.56, 'destination_lng', -46.65,
     'distance_m', 3000, 'duration_s', 600, 'external_id', ext, 'size', 3)
 $$;
+grant execute on function pg_temp.routed(integer, text) to public;
 
 select tests.act_as_service_role();
 create temp table j as
