@@ -386,11 +386,37 @@ export interface paths {
      *
      *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so 5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.
      *
+     *     **Large files**: a file of more than 500 rows is imported as a job. Its rows are checked at once (a file that cannot be read is still 400), recorded, and the answer is **202** with the import (`{id, status: "running", total, ...}`) and `Location: /api/v1/imports/{id}`; the rows are then located, measured and created in batches, each batch wholly or not at all, its progress in GET /api/v1/imports/{id} and as `import_progress` on `company:{company_id}`. A job stopped by a crash resumes where its last batch ended, creating no row twice. The same file sent again with its Idempotency-Key answers the same 202 with the same `id`; sent again without a key, it is a new import, and only rows with an `external_id` are recognised and skipped.
+     *
      *     Roles: the set `delivery_managers`.
      *
      *     API keys: refused (403).
      */
     post: operations["postDeliveriesImport"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/imports/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An import job's progress
+     * @description An import of more than 500 rows (POST /api/v1/deliveries/import answered 202): `running` while its rows are created, then `done` (`processed` equals `total`) or `failed` (`failure` says why). `created`, `skipped` and `errors` count and list the rows as the 200 of a smaller import does. The same progress is broadcast as `import_progress` on `company:{company_id}` (with `errors` as a number). Another company's import is 404.
+     *
+     *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getImportsById"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -476,7 +502,7 @@ export interface paths {
     head?: never;
     /**
      * Change a delivery
-     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up (`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends is refused (422: cancel it and create it again, so that its client is charged the new price) in this version. Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
+     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up (`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends to a route of another price replaces its charge: a new Pix charge of the new price (`payment` gives its code), the old one removed at the gateway so that it can no longer be paid; a charge paid meanwhile is 409 and the gateway failing 502, with nothing changed; the same change sent again makes no other charge (the route's price is then the charge's). Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
      *
      *     Roles: the set `company_managers`.
      *
@@ -1873,6 +1899,35 @@ export interface components {
           input?: unknown;
         }[];
       }[];
+    };
+    DeliveryImport: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: "running" | "done" | "failed";
+      /** @description The file's rows (blank ones apart). */
+      total: number;
+      /** @description Rows done with so far: created, skipped or refused. */
+      processed: number;
+      created: number;
+      /** @description Rows whose external_id the company already has. */
+      skipped: number;
+      errors: {
+        /** @description The row as a spreadsheet numbers it: the header is row 1. */
+        row: number;
+        detail: string;
+        /** @description What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the column's path, e.g. `["body", "destination", "lat"]`), so that an app can say it in its language; absent when the database refused the row (`detail` says why). */
+        items?: {
+          type: string;
+          loc: (string | number)[];
+          msg: string;
+          input?: unknown;
+        }[];
+      }[];
+      /** @description Why a failed import stopped (the geocoding or routing service failing 5 times in a row); the rows before it were created, the rest were not. */
+      failure: string | null;
+      created_at: string;
+      updated_at: string;
     };
     RouteQuote: {
       distance_m: number;
@@ -4421,6 +4476,19 @@ export interface operations {
           "application/json": components["schemas"]["ImportResult"];
         };
       };
+      /** @description A file of more than 500 rows: the import job, running */
+      202: {
+        headers: {
+          /** @description /api/v1/imports/{id}: the job's progress */
+          Location?: string;
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryImport"];
+        };
+      };
       /** @description Malformed request: the body, query or path failed validation */
       400: {
         headers: {
@@ -4495,6 +4563,75 @@ export interface operations {
       };
       /** @description The geocoding or the routing service failed or was too slow; nothing was created */
       502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getImportsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The import */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryImport"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such import in the caller's company */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -5049,7 +5186,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description external_id is used by another delivery of the company (named) */
+      /** @description external_id is used by another delivery of the company (named), or the unpaid Pix charge to replace was paid meanwhile */
       409: {
         headers: {
           [name: string]: unknown;
@@ -5085,7 +5222,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The geocoding or the routing service failed; nothing changed */
+      /** @description The geocoding or the routing service, or the payment gateway, failed; nothing changed */
       502: {
         headers: {
           [name: string]: unknown;

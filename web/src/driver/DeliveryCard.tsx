@@ -112,6 +112,7 @@ export function DeliveryCard(
     await kept.drop();
   };
   const target = status === "in_progress" ? delivery.destination : delivery.origin;
+  const recalled = status === "returning" ? delivery.recall_reason : null;
   const me = sharing && "lat" in sharing && sharing.lat != null && sharing.lng != null
     ? { lat: sharing.lat, lng: sharing.lng }
     : null;
@@ -130,6 +131,8 @@ export function DeliveryCard(
     );
   } else if (status === "accepted") {
     actions = <button type="button" onClick={() => void act("start")}>{t("driver.start")}</button>;
+  } else if (status === "returning") {
+    actions = <button type="button" onClick={() => void act("return")}>{t("driver.returned")}</button>;
   } else if (status === "in_progress") {
     actions = (
       <>
@@ -177,6 +180,7 @@ export function DeliveryCard(
       <CollectNote collect={delivery.collect} />
       {delivery.recipient_name && <p>{t("driver.recipient")}: {delivery.recipient_name}</p>}
       {delivery.notes && <p>{delivery.notes}</p>}
+      {recalled && <p role="note">{t("driver.recalled", { reason: recalled })}</p>}
       <p className="links">
         <a className="button secondary" href={directionsUrl(target)} target="_blank" rel="noopener noreferrer">
           {status === "in_progress" ? t("driver.toDropoff") : t("driver.toPickup")}

@@ -64,6 +64,11 @@ export const ACTIONS: Record<string, ActionKind> = {
       })),
     tookEffect: (d, me) => d.driver_id === me && d.status === "failed",
   },
+  // The goods of a recalled delivery back at the origin (returning → returned).
+  return: {
+    send: (id, key) => call(api.POST("/api/v1/deliveries/{id}/return", { params: path(id), headers: idempotent(key) })),
+    tookEffect: (d, me) => d.driver_id === me && d.status === "returned",
+  },
   // Declining an offer (docs/dispatch.md). Kept like the others, so a decline taken with no connection still
   // reaches the company (the next driver is offered the delivery at once instead of at the deadline). When it
   // arrives after the offer expired or was withdrawn, or was already declined by an answer lost on the way (422),
