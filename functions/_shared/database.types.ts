@@ -948,6 +948,61 @@ export type Database = {
           },
         ];
       };
+      "push_subscriptions": {
+        Row: {
+          "auth": string;
+          "company_id": string;
+          "created_at": string;
+          "driver_id": string;
+          "endpoint": string;
+          "id": string;
+          "last_sent_at": string | null;
+          "p256dh": string;
+          "updated_at": string;
+          "user_agent": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "auth": string;
+          "company_id": string;
+          "created_at"?: string;
+          "driver_id": string;
+          "endpoint": string;
+          "id"?: string;
+          "last_sent_at"?: string | null;
+          "p256dh": string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+        };
+        Update: {
+          "auth"?: string;
+          "company_id"?: string;
+          "created_at"?: string;
+          "driver_id"?: string;
+          "endpoint"?: string;
+          "id"?: string;
+          "last_sent_at"?: string | null;
+          "p256dh"?: string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "push_subscriptions_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "push_subscriptions_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "route_plans": {
         Row: {
           "company_id": string;
@@ -955,6 +1010,7 @@ export type Database = {
           "created_by": string | null;
           "error": string | null;
           "id": string;
+          "lease_until": string;
           "progress": number;
           "request": NonNullable<Json>;
           "result": Json | null;
@@ -968,6 +1024,7 @@ export type Database = {
           "created_by"?: string | null;
           "error"?: string | null;
           "id"?: string;
+          "lease_until"?: string;
           "progress"?: number;
           "request": NonNullable<Json>;
           "result"?: Json | null;
@@ -980,6 +1037,7 @@ export type Database = {
           "created_by"?: string | null;
           "error"?: string | null;
           "id"?: string;
+          "lease_until"?: string;
           "progress"?: number;
           "request"?: NonNullable<Json>;
           "result"?: Json | null;
@@ -1066,6 +1124,9 @@ export type Database = {
           "start_lng": number;
           "starts_at": string;
           "status": string;
+          "timed_from_lat": number | null;
+          "timed_from_lng": number | null;
+          "timing_requested_at": string | null;
           "updated_at": string;
           "violations": NonNullable<Json>;
         };
@@ -1090,6 +1151,9 @@ export type Database = {
           "start_lng": number;
           "starts_at": string;
           "status"?: string;
+          "timed_from_lat"?: number | null;
+          "timed_from_lng"?: number | null;
+          "timing_requested_at"?: string | null;
           "updated_at"?: string;
           "violations"?: NonNullable<Json>;
         };
@@ -1113,6 +1177,9 @@ export type Database = {
           "start_lng"?: number;
           "starts_at"?: string;
           "status"?: string;
+          "timed_from_lat"?: number | null;
+          "timed_from_lng"?: number | null;
+          "timing_requested_at"?: string | null;
           "updated_at"?: string;
           "violations"?: NonNullable<Json>;
         };
@@ -1463,6 +1530,7 @@ export type Database = {
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
       "claim_import_batch": { Args: { "batch_size": number; "lease_seconds": number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
+      "claim_push_messages": { Args: { "batch"?: number }; Returns: Json };
       "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
         Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "note"?: string };
@@ -1576,6 +1644,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "delete_push_subscription": { Args: { "subscription_id": string }; Returns: undefined };
       "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
       "driver_day": {
         Args: { "day": string; "driver_id": string };
@@ -1885,6 +1954,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "list_push_subscriptions": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["push_subscription_list"];
+        SetofOptions: {
+          from: "*";
+          to: "push_subscription_list";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_routes": {
         Args: { "cursor"?: string; "day"?: string; "driver_id"?: string; "page_limit"?: number; "status"?: string };
         Returns: Database["public"]["CompositeTypes"]["route_page"];
@@ -2024,6 +2103,10 @@ export type Database = {
         };
         Returns: string;
       };
+      "record_push_outcome": {
+        Args: { "attempt": number; "error"?: string; "message_id": string; "status_code": number };
+        Returns: string;
+      };
       "record_refund": {
         Args: { "actor_id": string; "delivery_id": string; "refunded": boolean };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -2043,6 +2126,10 @@ export type Database = {
           isOneToOne: true;
           isSetofReturn: false;
         };
+      };
+      "record_route_timing": {
+        Args: { "ends_at"?: string; "from_lat": number; "from_lng": number; "route_id": string; "stops": Json };
+        Returns: boolean;
       };
       "record_webhook_attempt": {
         Args: {
@@ -2070,6 +2157,16 @@ export type Database = {
       "register_company": {
         Args: { "company_name": string; "document"?: string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
+      };
+      "register_push_subscription": {
+        Args: { "auth": string; "endpoint": string; "p256dh": string; "user_agent"?: string };
+        Returns: Database["public"]["CompositeTypes"]["push_subscription"];
+        SetofOptions: {
+          from: "*";
+          to: "push_subscription";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "reopen_delivery": {
         Args: { "delivery_id": string };
@@ -2153,6 +2250,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "route_timing_input": { Args: { "route_id": string }; Returns: Json };
       "run_import_batch": {
         Args: { "errors": Json; "from_ordinal": number; "import_id": string; "next_ordinal": number; "rows": Json };
         Returns: Database["public"]["CompositeTypes"]["delivery_import"];
@@ -2710,6 +2808,16 @@ export type Database = {
         "signature": boolean | null;
         "note": boolean | null;
         "handover_code": boolean | null;
+      };
+      "push_subscription": {
+        "id": string | null;
+        "endpoint": string | null;
+        "user_agent": string | null;
+        "created_at": string | null;
+        "last_sent_at": string | null;
+      };
+      "push_subscription_list": {
+        "items": (Database["public"]["CompositeTypes"]["push_subscription"])[] | null;
       };
       "report_day": {
         "day": string | null;
