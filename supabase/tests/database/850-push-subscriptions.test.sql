@@ -98,7 +98,10 @@ update public.drivers set active = true where id = (select (a ->> 'driver2_id'):
 
 -- Section: the outbox
 
+-- Against a running stack (`supabase test db`) the outbox may hold other companies' messages: gone in this
+-- transaction, which is rolled back, so what is counted and claimed below is this file's own.
 truncate net.http_request_queue;
+delete from private.push_messages;
 insert into ids select 'offered', tests.create_delivery(a) from t;
 insert into public.dispatch_offers (delivery_id, company_id, driver_id, attempt, round, expires_at)
 select pg_temp.id('offered'), (a ->> 'company_id')::uuid, (a ->> 'driver_id')::uuid, 0, 1, now() + interval '45 seconds'

@@ -106,6 +106,7 @@ it("every function in supabase/config.toml names an entrypoint and a deno.json b
     "dispatch",
     "gateway-webhook",
     "notifications",
+    "push",
     "webhooks-out",
     "whoami",
   ]);

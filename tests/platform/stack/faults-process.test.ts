@@ -246,7 +246,7 @@ describe("a checkout in a private directory", () => {
     const parent = privateDir("delivery-platform-private-");
     const checkout = resolve(parent, "p");
     mkdirSync(checkout);
-    for (const entry of ["local", "functions", "supabase", "sql", "package.json", "deno.json"]) {
+    for (const entry of ["local", "common", "functions", "supabase", "sql", "package.json", "deno.json"]) {
       cpSync(resolve(projectRoot, entry), resolve(checkout, entry), { recursive: true });
     }
     const linked = spawnSync("cp", ["-al", resolve(projectRoot, "node_modules"), resolve(checkout, "node_modules")]);
