@@ -990,8 +990,8 @@ export const en = {
       dropoffPin: "Drop-off for {{recipient}} (order {{order}}): {{to}}, {{lane}}",
       legendDropoff: "A delivery's drop-off",
       driversHint: "Drag pending deliveries onto a driver to assign them. Click a driver to see only their deliveries.",
-      driversAssignHint_one: "Click a driver (or press Enter on one) to assign the selected delivery.",
-      driversAssignHint_other: "Click a driver (or press Enter on one) to assign the {{count}} selected deliveries.",
+      driversAssignHint_one: "Click a driver (or press Enter on one) to give them the ticked delivery.",
+      driversAssignHint_other: "Click a driver (or press Enter on one) to give them the {{count}} ticked deliveries.",
       keys: {
         title: "Keyboard shortcuts",
         space: "Space",

@@ -1008,9 +1008,9 @@ export const ptBR = {
       legendDropoff: "Destino de uma entrega",
       driversHint:
         "Arraste entregas pendentes até um entregador para atribuí-las. Clique num entregador para ver só as entregas dele.",
-      driversAssignHint_one: "Clique num entregador (ou tecle Enter nele) para atribuir a entrega selecionada.",
+      driversAssignHint_one: "Clique num entregador (ou tecle Enter nele) para atribuir-lhe a entrega marcada.",
       driversAssignHint_other:
-        "Clique num entregador (ou tecle Enter nele) para atribuir as {{count}} entregas selecionadas.",
+        "Clique num entregador (ou tecle Enter nele) para atribuir-lhe as {{count}} entregas marcadas.",
       keys: {
         title: "Atalhos de teclado",
         space: "Espaço",

@@ -270,6 +270,14 @@ export default function DispatchBoard() {
       return results.map((result, i) => {
         if (result.status === "fulfilled") {
           applyDelivery(client, result.value);
+          // On the board at once, in its new list (applyDelivery fetches that list again, which takes a while).
+          client.setQueryData<Page<Delivery>>(
+            ["deliveries", { status: result.value.status, board: true }],
+            (page) =>
+              page && !page.items.some((d) => d.id === result.value.id)
+                ? { ...page, items: [result.value, ...page.items] }
+                : page,
+          );
           return { delivery: result.value, driverName, error: null };
         }
         return { delivery: items[i].delivery, driverName, error: result.reason };
