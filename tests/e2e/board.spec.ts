@@ -250,7 +250,10 @@ test("500 open deliveries and 60 drivers on one 1366×768 screen: assigned by dr
   await page.keyboard.press("Escape");
   await expect(page.getByText("selecionar ou desmarcar a entrega (também x)")).toBeHidden();
   await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  // "l" goes back to the row last used in the list (the one dragged above); Home to the first.
   await page.keyboard.press("l");
+  await expect(rowOf(top[3])).toBeFocused();
+  await page.keyboard.press("Home");
   await expect(rowOf(top[0])).toBeFocused();
   // The late one (first), then the three assigned above; the next three are pending.
   for (let i = 0; i < 4; i++) await page.keyboard.press("ArrowDown");
