@@ -85,7 +85,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
   };
 
   const apiUrl = `http://127.0.0.1:${apiPort}`;
-  const startedBy = Date.now() + 60_000;
+  const startedBy = Date.now() + 180_000; // a loaded machine (or the web app being built) may take minutes
   let banner = "";
   while (!(banner = await output()).includes("Press Ctrl-C")) {
     if (exited || Date.now() > startedBy) {

@@ -2,9 +2,9 @@
 // Supabase's gateway on a hosted project): a request must carry the project's
 // anon or service_role key in the `apikey` header (or query parameter), else
 // the gateway answers 401 before the service sees it. One check for both
-// stand-ins, comparing in constant time (functions/_shared/crypto.ts); Realtime
+// stand-ins, comparing in constant time (common/crypto.ts); Realtime
 // checks its key with isApiKey, answering in its own words.
-import { timingSafeEqual } from "../functions/_shared/crypto.ts";
+import { timingSafeEqual } from "../common/crypto.ts";
 
 /** The gateway's 401 for a missing or wrong key, in its body. */
 export function gatewayError(kind: "missing_api_key" | "invalid_api_key"): Response {

@@ -4,7 +4,7 @@
 import { parse as parseToml } from "smol-toml";
 import type { JWK } from "jose";
 import { z } from "zod";
-import { EncryptionKey } from "../functions/_shared/env.ts";
+import { AES_256_KEY_RULE, isAes256Key } from "../common/crypto.ts";
 import { type AuthProject, parseAuthProject } from "./auth/project.ts";
 import { DEFAULT_JWT_SECRET } from "./keys.ts";
 
@@ -17,7 +17,8 @@ const EnvSchema = z.object({
   DATA_DIR: z.string().min(1).default(".local"),
   DATABASE_URL: url.optional(),
   SUPABASE_JWT_SECRET: z.string().min(32, "must be at least 32 characters").default(DEFAULT_JWT_SECRET),
-  SECRETS_ENCRYPTION_KEY: EncryptionKey.optional(),
+  // Checked before anything starts, as the functions check it (functions/_shared/env.ts).
+  SECRETS_ENCRYPTION_KEY: z.string().refine(isAes256Key, AES_256_KEY_RULE).optional(),
   GATEWAY_SANDBOX_URL: url.optional(),
   GATEWAY_PRODUCTION_URL: url.optional(),
   GATEWAY_PLATFORM_WEBHOOK_SECRET: z.string().min(1).default("local-platform-webhook-secret"),
@@ -32,6 +33,10 @@ const EnvSchema = z.object({
   WHATSAPP_PHONE_ID: z.string().regex(/^\d{1,30}$/, "must be digits").default("100000000000001"),
   SMTP_URL: z.string().optional(),
   SMTP_FROM: z.email().default("entregas@delivery.local"),
+  /** Web Push (docs/push.md): the VAPID pair, both or neither (neither: the stack's own, kept in DATA_DIR). */
+  VAPID_PUBLIC_KEY: z.string().optional(),
+  VAPID_PRIVATE_KEY: z.string().optional(),
+  VAPID_SUBJECT: z.string().default("mailto:push@delivery.local"),
   /** Hosts webhooks may reach over plain http or on private addresses: the stack's own receivers. */
   WEBHOOK_ALLOWED_HOSTS: z.string().default("127.0.0.1,localhost"),
   /** The local mailbox's SMTP listener; 0 (the default): any free port, printed at start. */

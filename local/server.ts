@@ -1,12 +1,13 @@
 // The one HTTP server of the local stack (docs/architecture.md, The local stack), a Hono app composed of the
 // services' own: the Edge Functions at /functions/v1/<name> and behind the public paths, the identity provider at
 // /auth/v1 (its mailbox at /_mail), PostgREST at /rest/v1, Realtime at /realtime/v1, Storage at /storage/v1, the
-// external-service simulators at /_sim/gateway, /_sim/routing, /_sim/cep, /_sim/geocoding and /_sim/whatsapp, the
+// external-service simulators at /_sim/gateway, /_sim/routing, /_sim/cep, /_sim/geocoding, /_sim/whatsapp and
+// /_sim/webpush (a Web Push service), the
 // simulators page's helpers at /_sim/web, and the web app at `/`.
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type postgres from "postgres";
-import { bearerToken, createVerifier } from "../functions/_shared/jwt.ts";
+import { bearerToken, createVerifier } from "../common/jwt.ts";
 import { type ClientInfo, createAuth } from "./auth/mod.ts";
 import type { Mailbox } from "./auth/mailbox.ts";
 import { type FunctionConfig, projectRoot, type StackConfig } from "./config.ts";
@@ -19,6 +20,7 @@ import { createCepSimulator } from "./simulators/cep.ts";
 import { createGeocodingSimulator } from "./simulators/geocoding.ts";
 import { createRoutingSimulator } from "./simulators/routing.ts";
 import { createWhatsAppSimulator } from "./simulators/whatsapp.ts";
+import { createWebPushSimulator } from "./simulators/webpush.ts";
 import { createStorage } from "./storage/mod.ts";
 import { createWebApp } from "./web.ts";
 
@@ -107,6 +109,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
         html: `<p>${m.text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</p>`,
       }),
   });
+  const webpush = createWebPushSimulator({ publicUrl: `${options.apiUrl}/_sim/webpush` });
   const web = createWebApp({
     apiUrl: options.apiUrl,
     anonKey: keys.anonKey,
@@ -178,6 +181,7 @@ export async function startServer(options: ServerOptions): Promise<Server> {
   app.mount("/_sim/cep", cep.fetch);
   app.mount("/_sim/geocoding", geocoding.fetch);
   app.mount("/_sim/whatsapp", whatsapp.fetch);
+  app.mount("/_sim/webpush", webpush.fetch);
   app.route("/_sim/web", web.simulators);
 
   app.all("/functions/v1/:name", functionsPath);

@@ -8,6 +8,7 @@ import { checkResources, ConfigError, loadConfig, projectRoot } from "./config.t
 import { clusterDir, type Database, migrate, startDatabase } from "./database.ts";
 import { stopLeftover } from "./postgres.ts";
 import { loadKeys } from "./keys.ts";
+import { loadVapidKeys } from "./vapid.ts";
 import { startServer } from "./server.ts";
 import { type Background, startBackground } from "./background.ts";
 import { buildWebIfStale } from "./web.ts";
@@ -120,6 +121,9 @@ try {
       `configuration error: MAIL_SMTP_PORT ${env.MAIL_SMTP_PORT} cannot be listened on (${error.message})`,
     );
   });
+  const vapid = env.VAPID_PUBLIC_KEY && env.VAPID_PRIVATE_KEY
+    ? { publicKey: env.VAPID_PUBLIC_KEY, privateKey: env.VAPID_PRIVATE_KEY }
+    : await loadVapidKeys(env.DATA_DIR);
   // The Edge Functions read the same variables they get as secrets on Supabase.
   const functionEnv: Record<string, string> = {
     SUPABASE_URL: apiUrl,
@@ -145,6 +149,9 @@ try {
     // No stand-in: without a VROOM server the built-in planner plans (docs/routes.md).
     ...(env.OPTIMIZATION_URL ? { OPTIMIZATION_URL: env.OPTIMIZATION_URL } : {}),
     WEBHOOK_ALLOWED_HOSTS: env.WEBHOOK_ALLOWED_HOSTS,
+    VAPID_PUBLIC_KEY: vapid.publicKey,
+    VAPID_PRIVATE_KEY: vapid.privateKey,
+    VAPID_SUBJECT: env.VAPID_SUBJECT,
   };
   for (const [name, value] of Object.entries(functionEnv)) Deno.env.set(name, value);
 
@@ -184,6 +191,7 @@ service_role key: ${keys.serviceRoleKey}
        CEP (sim): ${functionEnv.CEP_URL}
  Geocoding (sim): ${functionEnv.GEOCODING_URL}
   WhatsApp (sim): ${functionEnv.WHATSAPP_URL}
+  Web Push (sim): ${apiUrl}/_sim/webpush/messages  (VAPID public key ${vapid.publicKey})
      Notify SMTP: ${redactedSmtp(functionEnv.SMTP_URL)}
 ${demoUsers.length ? `\nDemo users (email / password / role):\n${demoUsers.map((u) => `  ${u}`).join("\n")}\n` : ""}
 Press Ctrl-C to stop.`);

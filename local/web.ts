@@ -5,7 +5,7 @@
 // local/simulators/local-only.ts's checks, mounted by local/server.ts). Also
 // builds the app when web/dist is missing or older than its sources.
 import { Hono } from "hono";
-import { hmacHex } from "../functions/_shared/crypto.ts";
+import { hmacHex } from "../common/crypto.ts";
 import { projectRoot } from "./config.ts";
 import type { GatewaySimulator } from "./simulators/gateway.ts";
 

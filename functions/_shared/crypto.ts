@@ -1,8 +1,9 @@
 // Pure cryptography: secrets at rest (AES-256-GCM under SECRETS_ENCRYPTION_KEY,
-// WebCrypto), webhook signatures (lowercase hex HMAC-SHA256 over the raw body,
-// node:crypto), and the one constant-time compare of the tree (the local
-// stand-ins use it too).
-import { createHash, createHmac, timingSafeEqual as equalBytes } from "node:crypto";
+// WebCrypto) and webhook signatures. The HMAC and the constant-time compare are
+// common/crypto.ts's, which the local stand-ins use too.
+import { hmacHex, timingSafeEqual } from "../../common/crypto.ts";
+
+export { hmacHex, timingSafeEqual };
 
 const encoder = new TextEncoder();
 
@@ -47,26 +48,6 @@ export async function decryptSecret(sealed: string, base64Key: string): Promise<
     fromBase64(data),
   );
   return new TextDecoder().decode(plain);
-}
-
-/**
- * Lowercase hex HMAC-SHA256 of `body` under `secret`, synchronously (node:crypto):
- * WebCrypto would import the key and sign in asynchronous ops, costlier than
- * the hashing of a webhook's body.
- */
-export function hmacHex(secret: string, body: Uint8Array<ArrayBuffer>): string {
-  return createHmac("sha256", secret).update(body).digest("hex");
-}
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest();
-
-/**
- * Whether two secrets are equal, in time that reveals neither them nor how much
- * of them matched, nor their lengths: node:crypto's timingSafeEqual over their
- * SHA-256 digests, which are always the same length.
- */
-export function timingSafeEqual(a: string, b: string): boolean {
-  return equalBytes(sha256(a), sha256(b));
 }
 
 /** True when `signature` is the HMAC of exactly these body bytes. */

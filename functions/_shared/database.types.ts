@@ -689,6 +689,69 @@ export type Database = {
           },
         ];
       };
+      "imports": {
+        Row: {
+          "company_id": string;
+          "created": number;
+          "created_at": string;
+          "created_by": string | null;
+          "errors": NonNullable<Json>;
+          "failed_attempts": number;
+          "failure": string | null;
+          "id": string;
+          "leased_until": string | null;
+          "next_ordinal": number;
+          "processed": number;
+          "skipped": number;
+          "status": string;
+          "total": number;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "company_id": string;
+          "created"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "errors"?: NonNullable<Json>;
+          "failed_attempts"?: number;
+          "failure"?: string | null;
+          "id"?: string;
+          "leased_until"?: string | null;
+          "next_ordinal"?: number;
+          "processed"?: number;
+          "skipped"?: number;
+          "status"?: string;
+          "total": number;
+          "updated_at"?: string;
+        };
+        Update: {
+          "company_id"?: string;
+          "created"?: number;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "errors"?: NonNullable<Json>;
+          "failed_attempts"?: number;
+          "failure"?: string | null;
+          "id"?: string;
+          "leased_until"?: string | null;
+          "next_ordinal"?: number;
+          "processed"?: number;
+          "skipped"?: number;
+          "status"?: string;
+          "total"?: number;
+          "updated_at"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "imports_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "memberships": {
         Row: {
           "company_id": string;
@@ -885,6 +948,61 @@ export type Database = {
           },
         ];
       };
+      "push_subscriptions": {
+        Row: {
+          "auth": string;
+          "company_id": string;
+          "created_at": string;
+          "driver_id": string;
+          "endpoint": string;
+          "id": string;
+          "last_sent_at": string | null;
+          "p256dh": string;
+          "updated_at": string;
+          "user_agent": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "auth": string;
+          "company_id": string;
+          "created_at"?: string;
+          "driver_id": string;
+          "endpoint": string;
+          "id"?: string;
+          "last_sent_at"?: string | null;
+          "p256dh": string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+        };
+        Update: {
+          "auth"?: string;
+          "company_id"?: string;
+          "created_at"?: string;
+          "driver_id"?: string;
+          "endpoint"?: string;
+          "id"?: string;
+          "last_sent_at"?: string | null;
+          "p256dh"?: string;
+          "updated_at"?: string;
+          "user_agent"?: string | null;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "push_subscriptions_company_id_fkey";
+            columns: ["company_id"];
+            isOneToOne: false;
+            referencedRelation: "companies";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "push_subscriptions_driver_id_fkey";
+            columns: ["driver_id"];
+            isOneToOne: false;
+            referencedRelation: "drivers";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
       "route_plans": {
         Row: {
           "company_id": string;
@@ -892,6 +1010,7 @@ export type Database = {
           "created_by": string | null;
           "error": string | null;
           "id": string;
+          "lease_until": string;
           "progress": number;
           "request": NonNullable<Json>;
           "result": Json | null;
@@ -905,6 +1024,7 @@ export type Database = {
           "created_by"?: string | null;
           "error"?: string | null;
           "id"?: string;
+          "lease_until"?: string;
           "progress"?: number;
           "request": NonNullable<Json>;
           "result"?: Json | null;
@@ -917,6 +1037,7 @@ export type Database = {
           "created_by"?: string | null;
           "error"?: string | null;
           "id"?: string;
+          "lease_until"?: string;
           "progress"?: number;
           "request"?: NonNullable<Json>;
           "result"?: Json | null;
@@ -1003,6 +1124,9 @@ export type Database = {
           "start_lng": number;
           "starts_at": string;
           "status": string;
+          "timed_from_lat": number | null;
+          "timed_from_lng": number | null;
+          "timing_requested_at": string | null;
           "updated_at": string;
           "violations": NonNullable<Json>;
         };
@@ -1027,6 +1151,9 @@ export type Database = {
           "start_lng": number;
           "starts_at": string;
           "status"?: string;
+          "timed_from_lat"?: number | null;
+          "timed_from_lng"?: number | null;
+          "timing_requested_at"?: string | null;
           "updated_at"?: string;
           "violations"?: NonNullable<Json>;
         };
@@ -1050,6 +1177,9 @@ export type Database = {
           "start_lng"?: number;
           "starts_at"?: string;
           "status"?: string;
+          "timed_from_lat"?: number | null;
+          "timed_from_lng"?: number | null;
+          "timing_requested_at"?: string | null;
           "updated_at"?: string;
           "violations"?: NonNullable<Json>;
         };
@@ -1398,7 +1528,9 @@ export type Database = {
         };
       };
       "claim_dispatches": { Args: { "batch"?: number }; Returns: Json };
+      "claim_import_batch": { Args: { "batch_size": number; "lease_seconds": number }; Returns: Json };
       "claim_notifications": { Args: { "batch"?: number }; Returns: Json };
+      "claim_push_messages": { Args: { "batch"?: number }; Returns: Json };
       "claim_webhook_deliveries": { Args: { "batch"?: number }; Returns: Json };
       "complete_delivery": {
         Args: { "collected_amount"?: number; "collected_method"?: string; "delivery_id": string; "note"?: string };
@@ -1512,6 +1644,7 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "delete_push_subscription": { Args: { "subscription_id": string }; Returns: undefined };
       "delete_webhook_endpoint": { Args: { "endpoint_id": string }; Returns: undefined };
       "driver_day": {
         Args: { "day": string; "driver_id": string };
@@ -1562,6 +1695,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "fail_import_batch": {
+        Args: { "failure": string; "from_ordinal": number; "import_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1636,6 +1779,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "driver_cash";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "get_import": {
+        Args: { "import_id": string };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -1801,6 +1954,16 @@ export type Database = {
           isSetofReturn: false;
         };
       };
+      "list_push_subscriptions": {
+        Args: Record<PropertyKey, never>;
+        Returns: Database["public"]["CompositeTypes"]["push_subscription_list"];
+        SetofOptions: {
+          from: "*";
+          to: "push_subscription_list";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
       "list_routes": {
         Args: { "cursor"?: string; "day"?: string; "driver_id"?: string; "page_limit"?: number; "status"?: string };
         Returns: Database["public"]["CompositeTypes"]["route_page"];
@@ -1940,6 +2103,10 @@ export type Database = {
         };
         Returns: string;
       };
+      "record_push_outcome": {
+        Args: { "attempt": number; "error"?: string; "message_id": string; "status_code": number };
+        Returns: string;
+      };
       "record_refund": {
         Args: { "actor_id": string; "delivery_id": string; "refunded": boolean };
         Returns: Database["public"]["CompositeTypes"]["delivery"];
@@ -1959,6 +2126,10 @@ export type Database = {
           isOneToOne: true;
           isSetofReturn: false;
         };
+      };
+      "record_route_timing": {
+        Args: { "ends_at"?: string; "from_lat": number; "from_lng": number; "route_id": string; "stops": Json };
+        Returns: boolean;
       };
       "record_webhook_attempt": {
         Args: {
@@ -1986,6 +2157,16 @@ export type Database = {
       "register_company": {
         Args: { "company_name": string; "document"?: string; "owner_name": string; "owner_user_id": string };
         Returns: Json;
+      };
+      "register_push_subscription": {
+        Args: { "auth": string; "endpoint": string; "p256dh": string; "user_agent"?: string };
+        Returns: Database["public"]["CompositeTypes"]["push_subscription"];
+        SetofOptions: {
+          from: "*";
+          to: "push_subscription";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
       };
       "reopen_delivery": {
         Args: { "delivery_id": string };
@@ -2065,6 +2246,17 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "plan_input";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "route_timing_input": { Args: { "route_id": string }; Returns: Json };
+      "run_import_batch": {
+        Args: { "errors": Json; "from_ordinal": number; "import_id": string; "next_ordinal": number; "rows": Json };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -2193,6 +2385,16 @@ export type Database = {
         SetofOptions: {
           from: "*";
           to: "delivery";
+          isOneToOne: true;
+          isSetofReturn: false;
+        };
+      };
+      "start_import": {
+        Args: { "company_id": string; "created_by": string; "errors": Json; "rows": Json; "total": number };
+        Returns: Database["public"]["CompositeTypes"]["delivery_import"];
+        SetofOptions: {
+          from: "*";
+          to: "delivery_import";
           isOneToOne: true;
           isSetofReturn: false;
         };
@@ -2402,6 +2604,18 @@ export type Database = {
         "rounds": (Database["public"]["CompositeTypes"]["dispatch_round"])[] | null;
         "offers": (Database["public"]["CompositeTypes"]["dispatch_offer"])[] | null;
       };
+      "delivery_import": {
+        "id": string | null;
+        "status": string | null;
+        "total": number | null;
+        "processed": number | null;
+        "created": number | null;
+        "skipped": number | null;
+        "errors": Json | null;
+        "failure": string | null;
+        "created_at": string | null;
+        "updated_at": string | null;
+      };
       "delivery_notification": {
         "event": string | null;
         "channel": string | null;
@@ -2594,6 +2808,16 @@ export type Database = {
         "signature": boolean | null;
         "note": boolean | null;
         "handover_code": boolean | null;
+      };
+      "push_subscription": {
+        "id": string | null;
+        "endpoint": string | null;
+        "user_agent": string | null;
+        "created_at": string | null;
+        "last_sent_at": string | null;
+      };
+      "push_subscription_list": {
+        "items": (Database["public"]["CompositeTypes"]["push_subscription"])[] | null;
       };
       "report_day": {
         "day": string | null;

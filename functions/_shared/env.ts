@@ -1,17 +1,10 @@
 // Configuration of the Edge Functions (docs/contract.md, Configuration), validated with zod the
 // first time it is read; a missing or malformed setting names itself.
 import { z } from "zod";
+import { AES_256_KEY_RULE, isAes256Key } from "../../common/crypto.ts";
 
 const url = z.string().url();
 
-/** The AES-256 key for secrets at rest; the local stack checks it with this too, before it starts anything. */
-export const EncryptionKey = z.string().refine((key) => {
-  try {
-    return atob(key).length === 32;
-  } catch {
-    return false;
-  }
-}, "must be 32 random bytes, base64-encoded");
 const Schema = z.object({
   SUPABASE_URL: url,
   SUPABASE_DB_URL: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgresql:// URL"),
@@ -36,7 +29,8 @@ const Schema = z.object({
   OPTIMIZATION_URL: url.optional(),
   CEP_URL: url,
   GEOCODING_URL: url,
-  SECRETS_ENCRYPTION_KEY: EncryptionKey,
+  /** The AES-256 key for secrets at rest (the local stack checks it with the same rule before it starts anything). */
+  SECRETS_ENCRYPTION_KEY: z.string().refine(isAes256Key, AES_256_KEY_RULE),
   /** The web app's public origin: recipients' tracking links are `{WEB_APP_URL}/track/{token}`. */
   WEB_APP_URL: url.transform((value) => value.replace(/\/+$/, "")),
   /** WhatsApp Cloud API: `{WHATSAPP_URL}/{WHATSAPP_PHONE_ID}/messages` with `Authorization: Bearer {WHATSAPP_TOKEN}`. */
@@ -62,6 +56,25 @@ const Schema = z.object({
     (value) => value.split(",").every((host) => /^[A-Za-z0-9.:\[\]-]*$/.test(host.trim())),
     "must be comma-separated host names or IP addresses",
   ),
+  /**
+   * Web Push (docs/push.md): the platform's VAPID key pair (RFC 8292), P-256, base64url: the public key as the
+   * 65-byte uncompressed point browsers take as `applicationServerKey`, the private key as its 32-byte scalar; and
+   * the contact push services may write to (`mailto:` or `https:`). All three or none: without them no push is sent.
+   */
+  VAPID_PUBLIC_KEY: z.string().regex(/^[A-Za-z0-9_-]{87}$/, "must be a P-256 public key: 65 bytes, base64url")
+    .optional(),
+  VAPID_PRIVATE_KEY: z.string().regex(/^[A-Za-z0-9_-]{43}$/, "must be a P-256 private key: 32 bytes, base64url")
+    .optional(),
+  VAPID_SUBJECT: z.string().regex(/^(mailto:\S+@\S+|https:\/\/\S+)$/, "must be a mailto: or https: URL").optional(),
+}).superRefine((value, ctx) => {
+  const set = [value.VAPID_PUBLIC_KEY, value.VAPID_PRIVATE_KEY, value.VAPID_SUBJECT].filter(Boolean).length;
+  if (set !== 0 && set !== 3) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["VAPID_PUBLIC_KEY"],
+      message: "VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT are set together or not at all",
+    });
+  }
 });
 
 export type Env = z.infer<typeof Schema>;

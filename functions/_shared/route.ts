@@ -6,6 +6,7 @@
 // before 400, docs/architecture.md), the body read within its limits, the
 // Idempotency-Key of every POST but the webhooks' (idempotency.ts), the errors
 // every route shares, and 405 with `Allow`.
+import { BodyTooLargeError, MAX_BODY_BYTES, readBody as readBounded } from "../../common/body.ts";
 import { clientAddress } from "./client-address.ts";
 import { createRoute, type OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
@@ -114,8 +115,7 @@ export function defineRoute<
 
 // Section: the body
 
-/** Request bodies larger than this are refused (413) before they are parsed. */
-export const MAX_BODY_BYTES = 1_048_576;
+export { MAX_BODY_BYTES };
 /** Deeper JSON than this is refused (400): no request of ours nests more than a few levels. */
 const MAX_JSON_DEPTH = 32;
 
@@ -136,43 +136,14 @@ function tooDeep(value: unknown): boolean {
 
 const tooLarge = () => new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
 
-/**
- * The request body, refused with 413 as soon as it passes `limit` bytes: a
- * declared Content-Length is checked first, and a chunked body is counted as
- * it arrives, never read whole.
- */
+/** The request body, refused with 413 as soon as it passes `limit` bytes (common/body.ts reads it). */
 export async function readBody(req: Request, limit = MAX_BODY_BYTES): Promise<Uint8Array<ArrayBuffer>> {
-  const length = req.headers.get("content-length");
-  const declared = Number(length ?? 0);
-  if (declared > limit) throw tooLarge();
-  // A declared length within the limit: the HTTP server delivers no byte past it, so the body is read whole,
-  // before anything touches `req.body` (which would make it a JS stream, where Deno reads it natively).
-  if (length !== null && /^\d+$/.test(length)) {
-    const bytes = new Uint8Array(await req.arrayBuffer());
-    if (bytes.byteLength > limit) throw tooLarge();
-    return bytes;
+  try {
+    return await readBounded(req, limit);
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) throw tooLarge();
+    throw error;
   }
-  if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /**

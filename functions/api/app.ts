@@ -5,14 +5,17 @@
 import { z } from "zod";
 import { createApp } from "../_shared/app.ts";
 import { ping } from "../_shared/db.ts";
-import { HttpError } from "../_shared/errors.ts";
+import { timingSafeEqual } from "../_shared/crypto.ts";
+import { env } from "../_shared/env.ts";
+import { HttpError, notAuthenticated } from "../_shared/errors.ts";
+import { bearerToken } from "../_shared/jwt.ts";
 import { type AnyRoute, defineRoute, IDEMPOTENCY_PARAMETER, mount, type RouteDeclaration } from "../_shared/route.ts";
 import { roleSets } from "../_shared/role-sets.ts";
 import { companyWebhook, platformWebhook, WEBHOOK_FUNCTION_PATHS } from "../_shared/webhook-contract.ts";
 import addresses from "./routes/addresses.ts";
 import cash from "./routes/cash.ts";
 import companies from "./routes/companies.ts";
-import csv from "./routes/csv.ts";
+import csv, { workImports } from "./routes/csv.ts";
 import deliveries from "./routes/deliveries.ts";
 import dispatch from "./routes/dispatch.ts";
 import drivers from "./routes/drivers.ts";
@@ -22,6 +25,7 @@ import money from "./routes/money.ts";
 import notifications from "./routes/notifications.ts";
 import operations from "./routes/operations.ts";
 import proof from "./routes/proof.ts";
+import push from "./routes/push.ts";
 import reports from "./routes/reports.ts";
 import routePlans from "./routes/routes.ts";
 import settings from "./routes/settings.ts";
@@ -47,6 +51,7 @@ export const routes: AnyRoute[] = [
   ...routePlans,
   ...cash,
   ...integrations,
+  ...push,
 ];
 
 const healthRoute = defineRoute({
@@ -107,6 +112,15 @@ mount(app, [
   servedByGatewayWebhook(companyWebhook),
   servedByGatewayWebhook(platformWebhook),
 ]);
+// The import jobs' worker (routes/csv.ts), woken by the database through pg_net (supabase/schemas/20_imports.sql)
+// as the service role; not a public path.
+app.post("/api/imports/work", async (c) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
+    throw notAuthenticated("the service role key is required");
+  }
+  return c.json(await workImports());
+});
 // Through /functions/v1/api/health the function sees its own name first.
 app.get("/api/health", (c) => app.fetch(new Request(new URL("/health", c.req.url), c.req.raw)));
 

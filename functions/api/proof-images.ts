@@ -134,3 +134,33 @@ export async function checkProofImages(userId: string, deliveryId: string, move:
     throw new HttpError(422, `${checked.refused(refused)}. It was removed: upload it again`);
   }
 }
+
+/**
+ * A URL at which `name`, a proof object, can be read without credentials until `seconds` from now (Storage's signed
+ * URL, asked as the service role), and when it stops; null when Storage cannot sign it now (the caller shows no
+ * photo rather than failing).
+ */
+export async function signedProofUrl(
+  name: string,
+  seconds: number,
+): Promise<{ url: string; expires_at: string } | null> {
+  const timeout = timeoutSignal(5_000);
+  const sign = storage(name).replace("/storage/v1/object/", "/storage/v1/object/sign/");
+  // Storage counts from when it signs, in whole seconds: this is no later than that.
+  const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + seconds * 1000).toISOString();
+  try {
+    const res = await fetch(sign, {
+      method: "POST",
+      headers: { ...serviceHeaders(), "content-type": "application/json" },
+      body: JSON.stringify({ expiresIn: seconds }),
+      signal: timeout.signal,
+    });
+    const answer = await res.json().catch(() => ({})) as { signedURL?: unknown };
+    if (!res.ok || typeof answer.signedURL !== "string") return null;
+    return { url: `${env().SUPABASE_URL.replace(/\/$/, "")}/storage/v1${answer.signedURL}`, expires_at: expiresAt };
+  } catch {
+    return null;
+  } finally {
+    timeout.clear();
+  }
+}

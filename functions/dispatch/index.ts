@@ -3,22 +3,14 @@
 // delivery enters dispatch or its next round is queued, and pg_cron every 2 seconds while a round is due)
 // at POST /functions/v1/dispatch/run, it runs the rounds that are due (docs/dispatch.md).
 import { createApp } from "../_shared/app.ts";
-import { timingSafeEqual } from "../_shared/crypto.ts";
 import { env } from "../_shared/env.ts";
-import { notAuthenticated } from "../_shared/errors.ts";
-import { bearerToken } from "../_shared/jwt.ts";
+import { requireServiceRole } from "../_shared/service-role.ts";
 import { dispatchDue } from "./run.ts";
 
 env(); // fail at start-up, naming the setting, rather than on the first round
 
 const app = createApp();
 
-app.post("/dispatch/run", async (c) => {
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
-    throw notAuthenticated("the service role key is required");
-  }
-  return c.json(await dispatchDue());
-});
+app.post("/dispatch/run", requireServiceRole, async (c) => c.json(await dispatchDue()));
 
 export default { fetch: app.fetch };

@@ -4,11 +4,9 @@
 // /functions/v1/gateway-webhook[/{company_id}]) and the reconciliation job
 // (POST /functions/v1/gateway-webhook/reconcile, service role only).
 import { createApp } from "../_shared/app.ts";
-import { timingSafeEqual } from "../_shared/crypto.ts";
 import { env } from "../_shared/env.ts";
-import { notAuthenticated } from "../_shared/errors.ts";
-import { bearerToken } from "../_shared/jwt.ts";
 import { mount } from "../_shared/route.ts";
+import { requireServiceRole } from "../_shared/service-role.ts";
 import { companyWebhook, platformWebhook } from "../_shared/webhook-contract.ts";
 import { reconcile } from "./reconcile.ts";
 import { receiveWebhook } from "./webhook.ts";
@@ -21,13 +19,7 @@ mount(app, [
   { ...companyWebhook, handler: ({ params, req }) => receiveWebhook(req, params.company_id) },
   { ...platformWebhook, handler: ({ req }) => receiveWebhook(req) },
 ]);
-app.post("/gateway-webhook/reconcile", async (c) => {
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
-    throw notAuthenticated("the service role key is required");
-  }
-  return c.json(await reconcile());
-});
+app.post("/gateway-webhook/reconcile", requireServiceRole, async (c) => c.json(await reconcile()));
 app.post("/gateway-webhook", (c) => receiveWebhook(c.req.raw));
 app.post("/gateway-webhook/:company_id", (c) => receiveWebhook(c.req.raw, c.req.param("company_id")));
 

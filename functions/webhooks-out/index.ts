@@ -5,22 +5,14 @@
 // POST /functions/v1/webhooks-out/send, it signs and sends what is due
 // (docs/integrations.md).
 import { createApp } from "../_shared/app.ts";
-import { timingSafeEqual } from "../_shared/crypto.ts";
 import { env } from "../_shared/env.ts";
-import { notAuthenticated } from "../_shared/errors.ts";
-import { bearerToken } from "../_shared/jwt.ts";
+import { requireServiceRole } from "../_shared/service-role.ts";
 import { sendDue } from "./send.ts";
 
 env(); // fail at start-up, naming the setting, rather than on the first event
 
 const app = createApp();
 
-app.post("/webhooks-out/send", async (c) => {
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token || !timingSafeEqual(token, env().SUPABASE_SERVICE_ROLE_KEY)) {
-    throw notAuthenticated("the service role key is required");
-  }
-  return c.json(await sendDue());
-});
+app.post("/webhooks-out/send", requireServiceRole, async (c) => c.json(await sendDue()));
 
 export default { fetch: app.fetch };

@@ -4,7 +4,7 @@
 // with `?code=<auth code>`, which the app exchanges, with the code verifier it
 // kept, at POST /token?grant_type=pkce for a session.
 import { createHash } from "node:crypto";
-import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
+import { timingSafeEqual } from "../../common/crypto.ts";
 import type postgres from "postgres";
 import { z } from "zod";
 import type { RequestContext } from "./context.ts";

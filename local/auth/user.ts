@@ -1,7 +1,7 @@
 // The signed-in user's endpoints: GET and PUT /user, GET /reauthenticate and
 // POST /logout (GoTrue's user.go, reauthenticate.go, logout.go).
 import type postgres from "postgres";
-import { timingSafeEqual } from "../../functions/_shared/crypto.ts";
+import { timingSafeEqual } from "../../common/crypto.ts";
 import { z } from "zod";
 import type { Handler, RequestContext } from "./context.ts";
 import { authTransaction, jsonb } from "./db.ts";

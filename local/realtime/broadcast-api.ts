@@ -6,9 +6,8 @@
 // message, silently dropped in a batch). A body is read up to Plug.Parsers'
 // limit (8,000,000 bytes) and no further: past it, 413.
 import type { Context, Hono } from "hono";
-import { HttpError } from "../../functions/_shared/errors.ts";
-import type { Claims } from "../../functions/_shared/jwt.ts";
-import { readBody } from "../../functions/_shared/route.ts";
+import type { Claims } from "../../common/jwt.ts";
+import { BodyTooLargeError, readBody } from "../../common/body.ts";
 import type postgres from "postgres";
 import { authorizeWrite } from "./authorization.ts";
 import type { TopicHub } from "./hub.ts";
@@ -43,7 +42,7 @@ async function bodyOf(req: Request): Promise<Uint8Array> {
   try {
     return await readBody(req, BROADCAST_BODY_LIMIT);
   } catch (error) {
-    if (error instanceof HttpError && error.status === 413) throw new Refusal(answer(413, "Request Entity Too Large"));
+    if (error instanceof BodyTooLargeError) throw new Refusal(answer(413, "Request Entity Too Large"));
     throw error;
   }
 }

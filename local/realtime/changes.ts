@@ -12,7 +12,7 @@
 // record, old_record, errors}}`. Realtime decodes the slot with wal2json;
 // here it is pgoutput, which Postgres has built in (local/realtime/pgoutput.ts).
 import postgres from "postgres";
-import type { Claims } from "../../functions/_shared/jwt.ts";
+import type { Claims } from "../../common/jwt.ts";
 import { log } from "./log.ts";
 import { decodeMessage, type DecodeState, type RowChange } from "./pgoutput.ts";
 import { isPayload, type Payload } from "./protocol.ts";

@@ -8,7 +8,7 @@ import { isApiKey as isProjectKey } from "../api-gateway.ts";
 import { Hono } from "hono";
 import { decodeJwt } from "jose";
 import postgres from "postgres";
-import type { Claims } from "../../functions/_shared/jwt.ts";
+import type { Claims } from "../../common/jwt.ts";
 import { mountBroadcastApi } from "./broadcast-api.ts";
 import { PostgresChanges } from "./changes.ts";
 import { TopicHub } from "./hub.ts";

@@ -2,7 +2,7 @@
 // RealtimeWeb.RealtimeChannel for Broadcast. Messages of a connection are
 // handled one at a time, in order, as Phoenix's socket process does.
 import type postgres from "postgres";
-import type { Claims } from "../../functions/_shared/jwt.ts";
+import type { Claims } from "../../common/jwt.ts";
 import { authorize, authorizeWrite, type Policies } from "./authorization.ts";
 import { bindingId, type ChangeMessage, type ChangeSubscriber, type PostgresChanges } from "./changes.ts";
 import { log } from "./log.ts";

@@ -3,7 +3,7 @@
 // refused join (phx_reply reason) and one for a channel it shuts down later
 // (the `system` message after an access_token refresh or at expiry).
 import { decodeJwt } from "jose";
-import type { Claims } from "../../functions/_shared/jwt.ts";
+import type { Claims } from "../../common/jwt.ts";
 
 export type ChannelClaims = Claims & { role: string; exp: number };
 
@@ -39,7 +39,7 @@ export async function confirmToken(verify: (token: string) => Promise<Claims>, t
 }
 
 /**
- * The verifier (functions/_shared/jwt.ts) checks the signature before the
+ * The verifier (common/jwt.ts) checks the signature before the
  * claims, so "expired" only ever describes a genuine token, as with Realtime.
  */
 function classify(error: unknown, unverified: Claims): TokenProblem {

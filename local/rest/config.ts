@@ -26,6 +26,10 @@ export interface RestConfig {
   /** A function called at the start of each request's transaction (db-pre-request). */
   preRequest: string | null;
   openApiMode: OpenApiMode;
+  /** Whether `select` may use avg(), count(), max(), min() and sum() (db-aggregates-enabled); off unless set. */
+  aggregatesEnabled: boolean;
+  /** Whether `Accept: application/vnd.pgrst.plan` answers the EXPLAIN of the request (db-plan-enabled); off unless set. */
+  planEnabled: boolean;
 }
 
 /** The in-database settings PostgREST reads (Config/Database.hs, dbSettingsNames), without the `pgrst.` prefix. */
@@ -57,8 +61,7 @@ const KNOWN = [
 
 /**
  * Known settings the stand-in does not act on. The JWT ones are Supabase's to
- * manage (the project's keys sign and verify every token); aggregates and
- * EXPLAIN plans stay off, as on a project that has not enabled them.
+ * manage (the project's keys sign and verify every token).
  */
 const IGNORED = new Set(KNOWN.filter((name) =>
   ![
@@ -70,6 +73,8 @@ const IGNORED = new Set(KNOWN.filter((name) =>
     "db_tx_end",
     "openapi_mode",
     "db_prepared_statements",
+    "db_aggregates_enabled",
+    "db_plan_enabled",
   ].includes(name)
 ));
 
@@ -85,7 +90,20 @@ export async function readFileConfig(url: URL): Promise<RestConfig> {
     txEnd: "commit",
     preRequest: null,
     openApiMode: "follow-privileges",
+    // PostgREST's defaults, which Supabase keeps: a project enables them with `alter role authenticator set ...`.
+    aggregatesEnabled: false,
+    planEnabled: false,
   };
+}
+
+/**
+ * A boolean setting as PostgREST coerces one (Config.hs, coerceBool): its letters read as true or false in any
+ * case, else a whole number (true when positive); anything else leaves the default (false).
+ */
+function bool(value: string): boolean {
+  const letters = value.replace(/[^\p{L}]/gu, "").toLowerCase();
+  if (letters === "true" || letters === "false") return letters === "true";
+  return /^[+-]?\d+$/.test(value.trim()) && Number(value) > 0;
 }
 
 /** A comma-separated list, as PostgREST splits db-schemas and db-extra-search-path. */
@@ -147,6 +165,12 @@ export function applyDbSettings(base: RestConfig, settings: Map<string, string>,
           throw new ConfigError(`pgrst.openapi_mode is not one of follow-privileges, ignore-privileges, disabled`);
         }
         config.openApiMode = value.trim() as OpenApiMode;
+        break;
+      case "db_aggregates_enabled":
+        config.aggregatesEnabled = bool(value);
+        break;
+      case "db_plan_enabled":
+        config.planEnabled = bool(value);
         break;
       default:
         if (IGNORED.has(key)) warn(`pgrst.${key} is not emulated by the local PostgREST; it has no effect`);

@@ -14,7 +14,8 @@ import { Hono } from "hono";
 import type { Context as HonoContext } from "hono";
 import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import postgres from "postgres";
-import { isConnectionError } from "../../functions/_shared/errors.ts";
+import { BodyTooLargeError } from "../../common/body.ts";
+import { isConnectionError } from "../../common/connection.ts";
 import { checkApiKey } from "../api-gateway.ts";
 import type { LocalKeys } from "../keys.ts";
 import { POSTGREST_SERVER } from "../versions.ts";
@@ -23,7 +24,6 @@ import { errorResponse, errors, fromPostgres, RestError } from "./errors.ts";
 import { accessible, openApiDocument } from "./openapi.ts";
 import { readRelation, writeRelation } from "./relation.ts";
 import {
-  BodyTooLarge,
   bodyTooLargeResponse,
   contentType,
   type Context,
@@ -310,7 +310,7 @@ export async function createRest(options: RestOptions): Promise<Rest> {
   app.onError((error, c) => {
     const cors = corsOf(c) ?? corsHeaders(c.req.raw);
     if (error instanceof RestError) return errorResponse(error, cors);
-    if (error instanceof BodyTooLarge) return bodyTooLargeResponse(cors);
+    if (error instanceof BodyTooLargeError) return bodyTooLargeResponse(cors);
     if (error instanceof postgres.PostgresError && !isConnectionError(error)) {
       const ctx = c.get("rest" as never) as unknown as Context | undefined;
       return errorResponse(fromPostgres(error, ctx?.authed ?? false), cors);

@@ -10,11 +10,17 @@ export interface Field {
   json: JsonOp[];
 }
 
+export type Aggregate = "avg" | "count" | "max" | "min" | "sum";
 export interface SelectField {
   kind: "field";
+  /** `*` with the aggregate count for `count()`. */
   field: Field;
+  /** The field's cast, before an aggregate: `amount::int.sum()`. */
   cast?: string;
   alias?: string;
+  aggregate?: Aggregate;
+  /** The aggregate's cast: `amount.sum()::text`, `count()::int`. */
+  aggregateCast?: string;
 }
 export interface SelectEmbed {
   kind: "embed";
@@ -212,7 +218,12 @@ function selectItem(c: Cursor, depth: number): SelectItem {
     alias = name;
     name = fieldName(c);
   }
-  if (name === "count" && c.startsWith("()")) throw errors.aggregatesNotAllowed();
+  // `[alias:]count()[::cast]`: count(*) of the rows (pFieldSelect tries it before a field).
+  if (name === "count" && c.eat("()")) {
+    const aggregateCast = c.eat("::") ? identifier(c) : undefined;
+    if (!atItemEnd(c)) c.fail('"," or ")"');
+    return { kind: "field", field: { name: "*", json: [] }, alias, aggregate: "count", aggregateCast };
+  }
   if (c.peek() === "!" || c.peek() === "(") {
     const params = embedParams(c);
     c.expect("(");
@@ -223,14 +234,23 @@ function selectItem(c: Cursor, depth: number): SelectItem {
   const json = jsonPath(c);
   let cast: string | undefined;
   if (c.eat("::")) cast = identifier(c);
-  if (c.peek() === "." && /^\.(sum|avg|count|max|min)\(\)/.test(c.text.slice(c.pos))) {
-    throw errors.aggregatesNotAllowed();
+  const aggregate = /^\.(sum|avg|count|max|min)\(\)/.exec(c.text.slice(c.pos));
+  let aggregateCast: string | undefined;
+  if (aggregate) {
+    c.pos += aggregate[0].length;
+    if (c.eat("::")) aggregateCast = identifier(c);
   }
   if (!atItemEnd(c)) {
     c.pos = Math.max(c.pos, start);
     c.fail('"," or ")"');
   }
-  return { kind: "field", field: { name, json }, cast, alias };
+  return {
+    kind: "field",
+    field: { name, json },
+    cast,
+    alias,
+    ...(aggregate ? { aggregate: aggregate[1] as Aggregate, aggregateCast } : {}),
+  };
 }
 
 // --- filters -----------------------------------------------------------------

@@ -7,7 +7,7 @@
 // row), filters, order and the page. Identifiers are checked against the
 // schema cache and quoted; every value is a bind parameter.
 import { errors } from "./errors.ts";
-import type { Field, Filter, LogicTree, OpExpr, OrderTerm, SelectEmbed, SelectItem } from "./parse.ts";
+import type { Field, Filter, LogicTree, OpExpr, OrderTerm, SelectEmbed, SelectField, SelectItem } from "./parse.ts";
 import { closest, type Column, type Relationship, type SchemaCache, type Table } from "./schema.ts";
 
 export const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -19,9 +19,18 @@ export const qualified = (schema: string, name: string) => `${ident(schema)}.${i
  */
 export class Params {
   readonly values: string[] = [];
+  readonly #numbers = new Map<string, number>();
+  /**
+   * One number per distinct value: the same JSON key in `select`, `order` and the GROUP BY of an aggregate is then
+   * the same expression to Postgres, as PostgREST's literal keys are.
+   */
   add(value: string, cast?: string): string {
-    this.values.push(value);
-    return `$${this.values.length}::text${cast ? `::${cast}` : ""}`;
+    let n = this.#numbers.get(value);
+    if (n === undefined) {
+      n = this.values.push(value);
+      this.#numbers.set(value, n);
+    }
+    return `$${n}::text${cast ? `::${cast}` : ""}`;
   }
 }
 
@@ -55,11 +64,27 @@ export interface EmbedNode {
 
 export const isToOne = (r: Relationship) => r.cardinality === "many-to-one" || r.cardinality === "one-to-one";
 
+const hasAggregate = (items: SelectItem[]) => items.some((i) => i.kind === "field" && i.aggregate);
+const isToOneSpread = (e: EmbedNode) => e.item.spread && isToOne(e.relationship);
+
+/**
+ * The name an aggregated field of a to-one spread is selected under before its parent aggregates it (PostgREST's
+ * hoisting, Plan.hs hoistSpreadAggFunctions): its alias, else its column (`count()` counts the related row).
+ */
+const hoistName = (item: SelectField) => item.alias ?? (item.field.name === "*" ? "count" : outputName(item.field));
+
+/** Whether `select` uses aggregate functions anywhere in the tree (refused with PGRST123 unless enabled). */
+export function usesAggregates(items: SelectItem[]): boolean {
+  return items.some((i) => i.kind === "field" ? i.aggregate !== undefined : usesAggregates(i.children));
+}
+
 export class Builder {
   #counter = 0;
   readonly params = new Params();
   /** Casts named in `select`, checked against the catalog before the query runs. */
   readonly casts = new Set<string>();
+  /** The GROUP BY of each aggregated node, written with its select list (the same bind parameters). */
+  readonly #groupBys = new Map<ReadNode, string>();
   /**
    * @param schema the request's schema: embedding finds relationships within it
    * @param searchPath where computed fields are looked up: the schema, then the extra search path
@@ -83,9 +108,13 @@ export class Builder {
         // Checked now (a column or a computed field); bind parameters are added when the SQL is written.
         if (item.field.name !== "*") this.base(node, item.field.name);
         if (item.cast) this.casts.add(item.cast);
+        if (item.aggregateCast) this.casts.add(item.aggregateCast);
         continue;
       }
       const relationship = this.findRelationship(relation, item);
+      if (item.spread && !isToOne(relationship) && hasAggregate(item.children)) {
+        throw errors.notImplemented("Aggregates are not implemented for one-to-many or many-to-many spreads.");
+      }
       const target = relationship.target;
       const childAlias = `${target.name}_${++this.#counter}`;
       const child = this.node({ name: target.name, columns: target.columns, table: target }, childAlias, item.children);
@@ -345,18 +374,58 @@ export class Builder {
     return `${node.limit !== undefined ? ` limit ${node.limit}` : ""}${node.offset ? ` offset ${node.offset}` : ""}`;
   }
 
-  /** The select list; spread embeds add lateral joins to `joins`. */
-  selectList(node: ReadNode, joins: string[]): string {
+  /**
+   * Whether the node's rows are aggregated: it selects an aggregate, or a to-one spread under it does (hoisted
+   * to this node, as PostgREST hoists them, so that `client_id,...invoices(total.sum())` sums by client).
+   */
+  aggregated(node: ReadNode): boolean {
+    const hoisted = (n: ReadNode): boolean =>
+      n.embeds.some((e) => isToOneSpread(e) && (hasAggregate(e.node.items) || hoisted(e.node)));
+    return hasAggregate(node.items) || hoisted(node);
+  }
+
+  /** The node's GROUP BY (every selected field that is not aggregated), once its select list is written. */
+  groupBy(node: ReadNode): string {
+    return this.#groupBys.get(node) ?? "";
+  }
+
+  /**
+   * The select list; spread embeds add lateral joins to `joins`. In an aggregated node every other selected field is
+   * a group term, and embeds are joined laterally (as jsonb) to be grouped by. `hoist`: the node is a to-one spread,
+   * whose aggregates its parent applies; it selects their inputs under their names.
+   */
+  selectList(node: ReadNode, joins: string[], hoist = false): string {
+    const aggregated = !hoist && this.aggregated(node);
+    const groups: string[] = [];
     const parts: string[] = [];
+    /** An embed's value: a column of its own; grouped through a lateral join when the node is aggregated. */
+    const embedded = (sql: string, name: string, lateral: string) => {
+      if (!aggregated) return parts.push(`${sql} as ${ident(name)}`);
+      joins.push(` left join lateral (select (${sql})::jsonb as v) as ${ident(lateral)} on true`);
+      parts.push(`${ident(lateral)}.v as ${ident(name)}`);
+      groups.push(`${ident(lateral)}.v`);
+    };
     let embedIndex = 0;
     for (const item of node.items) {
       if (item.kind === "field") {
-        if (item.field.name === "*") {
-          parts.push(`${ident(node.alias)}.*`);
+        if (item.field.name === "*" && !item.aggregate) {
+          if (!aggregated) parts.push(`${ident(node.alias)}.*`);
+          for (const column of aggregated ? node.relation.columns.keys() : []) {
+            parts.push(`${ident(node.alias)}.${ident(column)}`);
+            groups.push(`${ident(node.alias)}.${ident(column)}`);
+          }
           continue;
         }
-        const { sql } = this.field(node, item.field);
-        parts.push(`${sql}${item.cast ? `::${item.cast}` : ""} as ${ident(item.alias ?? outputName(item.field))}`);
+        const value = item.field.name === "*"
+          ? null
+          : `${this.field(node, item.field).sql}${item.cast ? `::${item.cast}` : ""}`;
+        if (item.aggregate && hoist) parts.push(`${value ?? "true"} as ${ident(hoistName(item))}`);
+        else if (item.aggregate) {
+          parts.push(`${applyAggregate(item, value ?? "*")} as ${ident(item.alias ?? item.aggregate)}`);
+        } else {
+          parts.push(`${value} as ${ident(item.alias ?? outputName(item.field))}`);
+          if (aggregated) groups.push(value!);
+        }
         continue;
       }
       const embed = node.embeds[embedIndex++];
@@ -364,15 +433,30 @@ export class Builder {
       if (embed.item.children.length === 0) continue;
       const { from, conditions } = this.source(node, embed);
       const childJoins: string[] = [];
-      const childList = this.selectList(embed.node, childJoins);
+      const childList = this.selectList(embed.node, childJoins, isToOneSpread(embed));
       const all = [...conditions, ...this.where(embed.node)];
       const inner = `select ${childList} from ${from}${childJoins.join("")}${
         all.length ? ` where ${all.join(" and ")}` : ""
-      }`;
-      if (embed.item.spread && isToOne(embed.relationship)) {
-        const spreadAlias = `${embed.node.alias}_spread`;
-        joins.push(` left join lateral (${inner} limit 1) as ${ident(spreadAlias)} on true`);
-        parts.push(`${ident(spreadAlias)}.*`);
+      }${this.groupBy(embed.node)}`;
+      if (isToOneSpread(embed)) {
+        const spreadAlias = ident(`${embed.node.alias}_spread`);
+        joins.push(` left join lateral (${inner} limit 1) as ${spreadAlias} on true`);
+        if (!aggregated) {
+          parts.push(`${spreadAlias}.*`);
+          continue;
+        }
+        for (const { name, aggregate } of this.spreadColumns(embed.node)) {
+          if (aggregate) {
+            parts.push(
+              `${applyAggregate(aggregate, `${spreadAlias}.${ident(name)}`)} as ${
+                ident(aggregate.alias ?? aggregate.aggregate!)
+              }`,
+            );
+          } else {
+            parts.push(`${spreadAlias}.${ident(name)}`);
+            groups.push(`${spreadAlias}.${ident(name)}`);
+          }
+        }
       } else if (embed.item.spread) {
         // A to-many spread: each selected field becomes an array of its values, in the embed's order.
         const spreadAlias = `${embed.node.alias}_spread`;
@@ -383,18 +467,46 @@ export class Builder {
             this.page(embed.node)
           }) as _s) as ${ident(spreadAlias)} on true`,
         );
-        parts.push(`${ident(spreadAlias)}.*`);
+        if (!aggregated) parts.push(`${ident(spreadAlias)}.*`);
+        for (const name of aggregated ? this.outputNames(embed.node) : []) {
+          // json has no equality; grouped as jsonb.
+          parts.push(`${ident(spreadAlias)}.${ident(name)}::jsonb as ${ident(name)}`);
+          groups.push(`${ident(spreadAlias)}.${ident(name)}::jsonb`);
+        }
       } else if (!isToOne(embed.relationship)) {
-        parts.push(
+        embedded(
           `coalesce((select json_agg(_e) from (${inner}${this.orderBy(embed.node)}${
             this.page(embed.node)
-          }) as _e), '[]') as ${ident(embed.outName)}`,
+          }) as _e), '[]')`,
+          embed.outName,
+          `${embed.node.alias}_embed`,
         );
       } else {
-        parts.push(`(select row_to_json(_e) from (${inner} limit 1) as _e) as ${ident(embed.outName)}`);
+        embedded(`(select row_to_json(_e) from (${inner} limit 1) as _e)`, embed.outName, `${embed.node.alias}_embed`);
       }
     }
+    this.#groupBys.set(node, aggregated && groups.length ? ` group by ${groups.join(", ")}` : "");
     return parts.length ? parts.join(", ") : "null as pgrst_nothing";
+  }
+
+  /** The columns a to-one spread's lateral join gives its parent, with the aggregate the parent applies to each. */
+  spreadColumns(node: ReadNode): { name: string; aggregate?: SelectField }[] {
+    const columns: { name: string; aggregate?: SelectField }[] = [];
+    let embedIndex = 0;
+    for (const item of node.items) {
+      if (item.kind === "field") {
+        if (item.aggregate) columns.push({ name: hoistName(item), aggregate: item });
+        else if (item.field.name === "*") columns.push(...[...node.relation.columns.keys()].map((name) => ({ name })));
+        else columns.push({ name: item.alias ?? outputName(item.field) });
+        continue;
+      }
+      const embed = node.embeds[embedIndex++];
+      if (embed.item.children.length === 0) continue;
+      if (isToOneSpread(embed)) columns.push(...this.spreadColumns(embed.node));
+      else if (embed.item.spread) columns.push(...this.outputNames(embed.node).map((name) => ({ name })));
+      else columns.push({ name: embed.outName });
+    }
+    return columns;
   }
 
   /** The names of the columns a node's select list produces. */
@@ -403,7 +515,8 @@ export class Builder {
     let embedIndex = 0;
     for (const item of node.items) {
       if (item.kind === "field") {
-        if (item.field.name === "*") names.push(...node.relation.columns.keys());
+        if (item.aggregate) names.push(item.alias ?? item.aggregate);
+        else if (item.field.name === "*") names.push(...node.relation.columns.keys());
         else names.push(item.alias ?? outputName(item.field));
         continue;
       }
@@ -426,6 +539,12 @@ export class Builder {
     }
     return [...names];
   }
+}
+
+/** `sum(value)`, with the aggregate's cast (PostgREST's pgFmtApplyAggregate). */
+function applyAggregate(item: SelectField, value: string): string {
+  const sql = `${item.aggregate}(${value})`;
+  return item.aggregateCast ? `(${sql})::${item.aggregateCast}` : sql;
 }
 
 /** The name a selected field gets without an alias: the last JSON key, else the column's. */

@@ -15,7 +15,7 @@ import {
   parseTreePath,
   type SelectItem,
 } from "./parse.ts";
-import { Builder, ident, qualified, type ReadNode, type Relation } from "./query.ts";
+import { Builder, ident, qualified, type ReadNode, type Relation, usesAggregates } from "./query.ts";
 import {
   applyGuc,
   bodyExpression,
@@ -25,6 +25,7 @@ import {
   contentType,
   type Context,
   csvPayload,
+  explain,
   GUC_COLUMNS,
   type GucResponse,
   type JsonPayload,
@@ -44,9 +45,13 @@ export function relationOf(table: Table): Relation {
   return { name: table.name, columns: table.columns, table };
 }
 
-/** `select=` as given; empty means every column, as in PostgREST. */
-export function selectItems(url: URL): SelectItem[] {
-  const items = parseSelect(url.searchParams.get("select") ?? "*");
+/**
+ * `select=` as given; empty means every column, as in PostgREST. Aggregate functions are refused (PGRST123)
+ * unless db-aggregates-enabled is on.
+ */
+export function selectItems(ctx: Context): SelectItem[] {
+  const items = parseSelect(ctx.url.searchParams.get("select") ?? "*");
+  if (!ctx.config.aggregatesEnabled && usesAggregates(items)) throw errors.aggregatesNotAllowed();
   return items.length ? items : [{ kind: "field", field: { name: "*", json: [] } }];
 }
 
@@ -111,6 +116,8 @@ export interface Outcome {
   pageTotal: number;
   body: string;
   guc: GucResponse;
+  /** The answer was the statement's plan (the body), not its rows. */
+  plan?: boolean;
 }
 
 /**
@@ -130,7 +137,9 @@ export async function readNode(
   const list = builder.selectList(root, joins);
   const where = builder.where(root);
   const whereSql = where.length ? ` where ${where.join(" and ")}` : "";
-  const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.orderBy(root)}${builder.page(root)}`;
+  const source = `select ${list} from ${from}${joins.join("")}${whereSql}${builder.groupBy(root)}${
+    builder.orderBy(root)
+  }${builder.page(root)}`;
   return await runRead(ctx, tx, builder, source, ctx.prefs.count ? `from ${from}${whereSql}` : null, media, shape);
 }
 
@@ -160,6 +169,10 @@ export async function runRead(
     select ${countSql} as total, count(_postgrest_t)::bigint as page_total,
            ${bodyExpression(media, shape)}::text as body, ${GUC_COLUMNS}
       from pgrst_source as _postgrest_t`;
+  if (media.plan) {
+    const body = await explain(tx, media.plan, text, builder.params.values);
+    return { total: null, pageTotal: 0, body, guc: { headers: null, status: null }, plan: true };
+  }
   const [row] = await tx.unsafe<
     { total: string | null; page_total: string; body: string; response_headers: string; response_status: string }[]
   >(text, builder.params.values);
@@ -209,6 +222,7 @@ export function respondRead(
   applied: string | null,
   extra: Record<string, string> = {},
 ): Response {
+  if (outcome.plan) return planResponse(ctx, media, outcome.body);
   const headers = baseHeaders(ctx, applied);
   const upper = offset + outcome.pageTotal - 1;
   headers.set("content-range", contentRange(offset, upper, outcome.total));
@@ -224,14 +238,22 @@ export function respondRead(
   return new Response(ctx.req.method === "HEAD" ? null : outcome.body, { status, headers });
 }
 
+/** A plan's answer: 200, the plan media type, the plan (Response.hs, DbPlanResult). */
+function planResponse(ctx: Context, media: Media, body: string): Response {
+  const headers = new Headers(ctx.cors);
+  headers.set("content-type", contentType(media));
+  withProfile(ctx, headers);
+  return new Response(ctx.req.method === "HEAD" ? null : body, { status: 200, headers });
+}
+
 // --- reads ----------------------------------------------------------------------
 
 export async function readRelation(ctx: Context, table: Table): Promise<Response> {
-  const media = negotiate(ctx.req, ["json", "object", "csv"]);
+  const media = negotiate(ctx.req, ["json", "object", "csv"], ctx.config.planEnabled);
   checkStrict(ctx.prefs);
   const params = queryParams(ctx.url, false);
   const builder = new Builder(ctx.cache, ctx.schema, searchPath(ctx));
-  const root = builder.node(relationOf(table), table.name, selectItems(ctx.url));
+  const root = builder.node(relationOf(table), table.name, selectItems(ctx));
   applyParams(builder, root, params);
   const { offset, limit } = topRange(ctx, params);
   root.offset = offset;
@@ -239,7 +261,9 @@ export async function readRelation(ctx: Context, table: Table): Promise<Response
   const from = `${qualified(table.schema, table.name)} as ${ident(root.alias)}`;
   const outcome = await transaction(ctx, true, async (tx) => {
     const outcome = await readNode(ctx, tx, builder, root, from, media);
-    if (media.kind === "object" && outcome.pageTotal !== 1) throw errors.singularity(outcome.pageTotal);
+    if (media.kind === "object" && !outcome.plan && outcome.pageTotal !== 1) {
+      throw errors.singularity(outcome.pageTotal);
+    }
     return outcome;
   });
   const canonical = [...ctx.url.searchParams].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0);
@@ -312,11 +336,11 @@ export async function writeRelation(ctx: Context, table: Table): Promise<Respons
 
   const params = queryParams(ctx.url, false);
   const builder = new Builder(ctx.cache, ctx.schema, searchPath(ctx));
-  const root = builder.node(relationOf(table), table.name, selectItems(ctx.url));
+  const root = builder.node(relationOf(table), table.name, selectItems(ctx));
   applyParams(builder, root, params);
   if (kind === "upsert") checkPut(table, root, params);
   checkStrict(prefs);
-  const media = negotiate(ctx.req, ["json", "object", "csv"]);
+  const media = negotiate(ctx.req, ["json", "object", "csv"], ctx.config.planEnabled);
 
   const alias = ident(root.alias);
   const target = `${qualified(table.schema, table.name)} as ${alias}`;
@@ -394,7 +418,9 @@ export async function writeRelation(ctx: Context, table: Table): Promise<Respons
       : null;
     const text = `with pgrst_mutation as (${mutation}),
       pgrst_source as (${
-      list !== null ? `select ${list} from pgrst_mutation as ${alias}${joins.join("")}` : "select * from pgrst_mutation"
+      list !== null
+        ? `select ${list} from pgrst_mutation as ${alias}${joins.join("")}${builder.groupBy(mutated)}`
+        : "select * from pgrst_mutation"
     })
       select count(*)::bigint as page_total,
              ${
@@ -405,6 +431,9 @@ export async function writeRelation(ctx: Context, table: Table): Promise<Respons
         : "''"
     }::text as body, ${GUC_COLUMNS}
         from pgrst_source as _postgrest_t`;
+    if (media.plan) {
+      return { plan: await explain(tx, media.plan, text, builder.params.values), pageTotal: 0, body: "" };
+    }
     const [row] = await tx.unsafe<
       { page_total: string; body: string; response_headers: string | null; response_status: string | null }[]
     >(text, builder.params.values);
@@ -433,6 +462,7 @@ export async function writeRelation(ctx: Context, table: Table): Promise<Respons
     };
   });
 
+  if (outcome.plan !== undefined) return planResponse(ctx, media, outcome.plan);
   const applied = preferenceApplied(prefs, kind, resolutionApplied);
   const headers = baseHeaders(ctx, applied);
   const count = prefs.count === "exact" || prefs.count === "estimated" ? outcome.pageTotal : null;

@@ -5,8 +5,7 @@
 // the request's settings first, then the pre-request function, then the work,
 // rolled back instead of committed when `db-tx-end` and `Prefer: tx=` say so.
 import type postgres from "postgres";
-import { HttpError } from "../../functions/_shared/errors.ts";
-import { MAX_BODY_BYTES, readBody } from "../../functions/_shared/route.ts";
+import { MAX_BODY_BYTES, readBody } from "../../common/body.ts";
 import type { RestConfig } from "./config.ts";
 import { errors, RestError } from "./errors.ts";
 import { parseFilterValue } from "./parse.ts";
@@ -127,7 +126,21 @@ export type MediaKind = "json" | "object" | "csv" | "openapi";
 export interface Media {
   kind: MediaKind;
   stripNulls: boolean;
+  /**
+   * `Accept: application/vnd.pgrst.plan[+json|+text]; for="<media>"; options=analyze|...` (db-plan-enabled): the
+   * answer is the EXPLAIN of the query that would answer `kind`, not its rows.
+   */
+  plan?: Plan;
 }
+
+export type PlanOption = "analyze" | "verbose" | "settings" | "buffers" | "wal";
+export interface Plan {
+  format: "json" | "text";
+  options: PlanOption[];
+}
+
+/** EXPLAIN's options in the order PostgREST writes them (MediaType.hs, getPlan). */
+const PLAN_OPTIONS: PlanOption[] = ["analyze", "verbose", "settings", "buffers", "wal"];
 
 interface Accepted {
   type: string;
@@ -141,7 +154,9 @@ function parseAccept(header: string): Accepted[] {
     const [type, ...rest] = part.split(";").map((s) => s.trim());
     const params = new Map(rest.map((p) => {
       const at = p.indexOf("=");
-      return [p.slice(0, at).trim().toLowerCase(), p.slice(at + 1).trim().toLowerCase()] as [string, string];
+      // A quoted value (`for="application/json"`) is unquoted.
+      const value = p.slice(at + 1).trim().toLowerCase().replace(/^"(.*)"$/, "$1");
+      return [p.slice(0, at).trim().toLowerCase(), value] as [string, string];
     }));
     const q = Number(params.get("q") ?? 1);
     return { type: type.toLowerCase(), params, q: Number.isFinite(q) ? q : 1, order };
@@ -166,25 +181,63 @@ function decode(a: Accepted): Media | null {
       return { kind: "csv", stripNulls: false };
     case "application/openapi+json":
       return { kind: "openapi", stripNulls: false };
+    case "application/vnd.pgrst.plan":
+    case "application/vnd.pgrst.plan+text":
+    case "application/vnd.pgrst.plan+json": {
+      const target = decode({ type: a.params.get("for") ?? "application/json", params: new Map(), q: 1, order: 0 });
+      if (!target || target.kind === "openapi") return null;
+      const options = (a.params.get("options") ?? "").split("|");
+      return {
+        ...target,
+        plan: {
+          format: a.type.endsWith("+json") ? "json" : "text",
+          options: PLAN_OPTIONS.filter((o) => options.includes(o)),
+        },
+      };
+    }
     default:
       return null;
   }
 }
 
-/** The first acceptable media type the resource offers; 406 PGRST107 when none. */
-export function negotiate(req: Request, offered: MediaKind[]): Media {
+/** A media type as PostgREST names it in its answers (MediaType.hs, toMime). */
+function toMime(media: Media): string {
+  const base = media.kind === "object"
+    ? `application/vnd.pgrst.object+json${media.stripNulls ? ";nulls=stripped" : ""}`
+    : media.kind === "csv"
+    ? "text/csv"
+    : media.kind === "openapi"
+    ? "application/openapi+json"
+    : media.stripNulls
+    ? "application/vnd.pgrst.array+json;nulls=stripped"
+    : "application/json";
+  if (!media.plan) return base;
+  const { format, options } = media.plan;
+  return `application/vnd.pgrst.plan+${format}; for="${base}"${options.length ? `; options=${options.join("|")}` : ""}`;
+}
+
+/**
+ * The first acceptable media type the resource offers; 406 PGRST107 when none. A plan is offered for what the
+ * resource offers only when `planEnabled` (db-plan-enabled), as PostgREST's negotiateContent.
+ */
+export function negotiate(req: Request, offered: MediaKind[], planEnabled = false): Media {
   const header = req.headers.get("accept");
   if (!header) return { kind: offered[0], stripNulls: false };
   const accepted = parseAccept(header);
   for (const a of accepted) {
     const media = decode(a);
+    if (media?.plan && !planEnabled) continue;
     if (media && offered.includes(media.kind)) return media;
     if (media?.kind === "json" && a.type === "*/*" && offered.includes("openapi")) return { ...media, kind: "openapi" };
   }
-  throw errors.mediaType(accepted.map((a) => a.type));
+  throw errors.mediaType(accepted.map((a) => {
+    const media = decode(a);
+    return media?.plan ? toMime(media) : a.type;
+  }));
 }
 
 export function contentType(media: Media): string {
+  if (media.plan) return `${toMime(media)}; charset=utf-8`;
   switch (media.kind) {
     case "object":
       return `application/vnd.pgrst.object+json${media.stripNulls ? ";nulls=stripped" : ""}; charset=utf-8`;
@@ -197,6 +250,25 @@ export function contentType(media: Media): string {
         ? "application/vnd.pgrst.array+json;nulls=stripped; charset=utf-8"
         : "application/json; charset=utf-8";
   }
+}
+
+/**
+ * EXPLAIN of `text` (the whole statement answering the request) as the plan media type asks: one JSON document,
+ * or the text plan's lines each ended by a newline (MainTx.hs, planRow). With `analyze` the statement runs.
+ */
+export async function explain(
+  tx: postgres.TransactionSql,
+  plan: Plan,
+  text: string,
+  values: string[],
+): Promise<string> {
+  const options = [`format ${plan.format}`, ...plan.options].join(", ");
+  const rows = await tx.unsafe<{ "QUERY PLAN": unknown }[]>(`explain (${options}) ${text}`, values);
+  if (plan.format === "json") {
+    const value = rows[0]["QUERY PLAN"];
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+  return rows.map((row) => `${row["QUERY PLAN"]}\n`).join("");
 }
 
 /** The aggregate turning the rows of `_postgrest_t` into the body; `scalar` reads the `pgrst_scalar` column. */
@@ -220,16 +292,9 @@ export function bodyExpression(media: Media, shape: "rows" | "row" | "scalar" | 
 /** Request bodies are bounded like /api/v1's: refused (413) as they arrive past the limit, never read whole. */
 export const MAX_REST_BODY_BYTES = MAX_BODY_BYTES;
 
-/** The gateway's answer to a body over the limit: it never reaches PostgREST. */
-export class BodyTooLarge extends Error {}
-
-export async function readRawBody(req: Request): Promise<Uint8Array> {
-  try {
-    return await readBody(req, MAX_REST_BODY_BYTES);
-  } catch (error) {
-    if (error instanceof HttpError && error.status === 413) throw new BodyTooLarge();
-    throw error;
-  }
+/** The body; a body over the limit throws BodyTooLargeError, the gateway's 413 (it never reaches PostgREST). */
+export function readRawBody(req: Request): Promise<Uint8Array> {
+  return readBody(req, MAX_REST_BODY_BYTES);
 }
 
 export function bodyTooLargeResponse(cors: Headers): Response {

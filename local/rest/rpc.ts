@@ -120,7 +120,7 @@ export async function callRoutine(ctx: Context, name: string): Promise<Response>
   const keys = args.kind === "query" ? [...args.values.keys()] : args.kind === "json" ? args.payload.keys : [];
   const raw: RawType | null = args.kind === "json" ? "json" : args.kind === "raw" ? args.type : null;
   const routine = findRoutine(ctx, name, keys, !read, raw);
-  const media = negotiate(ctx.req, ["json", "object", "csv"]);
+  const media = negotiate(ctx.req, ["json", "object", "csv"], ctx.config.planEnabled);
   checkStrict(ctx.prefs);
   if (ctx.prefs.handling === "strict" && ctx.prefs.maxAffected !== undefined && !routine.returnsSet) {
     throw errors.maxAffectedRpc();
@@ -181,11 +181,12 @@ export async function callRoutine(ctx: Context, name: string): Promise<Response>
     const outcome = await transaction(ctx, readOnly, async (tx) => {
       const counted = ctx.prefs.count ? `from (${source}) as pgrst_call` : null;
       const outcome = await runRead(ctx, tx, builder, source, counted, media, shape);
+      if (outcome.plan) return outcome;
       if (media.kind === "object" && outcome.pageTotal !== 1) throw errors.singularity(outcome.pageTotal);
       if (strictMax !== undefined && outcome.pageTotal > strictMax) throw errors.maxAffected(outcome.pageTotal);
       return outcome;
     });
-    if (routine.returns === "void") {
+    if (routine.returns === "void" && !outcome.plan) {
       const headers = new Headers(ctx.cors);
       if (applied) headers.set("preference-applied", applied);
       return new Response(null, { status: 204, headers });
@@ -197,7 +198,7 @@ export async function callRoutine(ctx: Context, name: string): Promise<Response>
   const relation: Relation = routine.resultTable
     ? relationOf(routine.resultTable)
     : { name: routine.name, columns: routine.resultColumns ?? new Map(), table: null };
-  const root = builder.node(relation, routine.resultTable?.name ?? routine.name, selectItems(ctx.url));
+  const root = builder.node(relation, routine.resultTable?.name ?? routine.name, selectItems(ctx));
   applyParams(builder, root, params);
   const { offset, limit } = topRange(ctx, params);
   root.offset = offset;
@@ -207,6 +208,7 @@ export async function callRoutine(ctx: Context, name: string): Promise<Response>
     : `${call} as ${ident(root.alias)}`;
   const outcome = await transaction(ctx, readOnly, async (tx) => {
     const outcome = await readNode(ctx, tx, builder, root, from, media, routine.returnsSet ? "rows" : "row");
+    if (outcome.plan) return outcome;
     if (media.kind === "object" && outcome.pageTotal !== 1) throw errors.singularity(outcome.pageTotal);
     if (strictMax !== undefined && outcome.pageTotal > strictMax) throw errors.maxAffected(outcome.pageTotal);
     return outcome;

@@ -31,7 +31,10 @@ export async function localOnly(c: Context, next: Next): Promise<Response | void
       return refuse(c, 403, "The local stack's simulators and mailbox refuse requests from other origins");
     }
   }
-  if (c.req.raw.body !== null && !/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "")) {
+  // A Web Push message (the push service simulator) is an encrypted body: `Content-Encoding: aes128gcm` is no header a
+  // page of another origin may send without the preflight these endpoints never grant, so it passes as JSON does.
+  const pushed = (c.req.header("content-encoding") ?? "").toLowerCase() === "aes128gcm";
+  if (c.req.raw.body !== null && !pushed && !/^application\/json\s*(;|$)/i.test(c.req.header("content-type") ?? "")) {
     return refuse(c, 415, "The local stack's simulators take JSON bodies only (content-type: application/json)");
   }
   await next();

@@ -1,7 +1,9 @@
 // A WhatsApp Cloud API simulator (docs/notifications.md): `POST
 // /{version}/{phone_number_id}/messages` with a template message, answered as
 // Meta's Graph API answers, with the templates the platform's account has
-// approved (functions/notifications/messages.ts), rendered and kept. Meta's
+// approved (whatsapp-templates.json, the simulated account's own fixture, as
+// Meta keeps them apart from the product that sends them; a test checks that
+// it approves every template the product sends), rendered and kept. Meta's
 // refusals, in Meta's error body (`{"error": {message, type, code,
 // error_data: {messaging_product, details}, fbtrace_id}}`, HTTP 400 or 401):
 // no bearer token (190), a malformed request (100), an unknown template
@@ -11,7 +13,7 @@
 // (the simulators page shows it). Routed with Hono and runtime-neutral (a fetch
 // handler), so the local stack serves it and the test suite wraps it in its loopback fake.
 import { Hono } from "hono";
-import { ALL_TEMPLATES, fill } from "../../functions/notifications/messages.ts";
+import APPROVED from "./whatsapp-templates.json" with { type: "json" };
 import { controlled } from "./controls.ts";
 
 export interface WhatsAppMessage {
@@ -39,7 +41,19 @@ export interface WhatsAppSimulatorOptions {
   onMessage?(message: WhatsAppMessage): void;
 }
 
-const BY_NAME = new Map(ALL_TEMPLATES.map((t) => [t.name, t]));
+/** A template approved at Meta: its name, language and body, with {{1}}, {{2}}, ... for the parameters. */
+export interface ApprovedTemplate {
+  name: string;
+  language: string;
+  body: string;
+}
+
+export const APPROVED_TEMPLATES: ApprovedTemplate[] = APPROVED;
+const BY_NAME = new Map(APPROVED_TEMPLATES.map((t) => [t.name, t]));
+
+/** The body as the recipient's phone shows it: each {{n}} replaced by the n-th parameter. */
+const render = (body: string, parameters: string[]) =>
+  body.replace(/\{\{(\d+)\}\}/g, (whole, n) => parameters[Number(n) - 1] ?? whole);
 const MAX_KEPT = 500;
 
 function metaError(status: number, code: number, message: string, details: string, type = "OAuthException") {
@@ -92,7 +106,7 @@ export function createWhatsAppSimulator(options: WhatsAppSimulatorOptions = {}):
     }
     const template = BY_NAME.get(String(body.template?.name));
     const language = String(body.template?.language?.code);
-    if (!template || language !== "pt_BR") {
+    if (!template || language !== template.language) {
       return metaError(
         404,
         132001,
@@ -133,7 +147,7 @@ export function createWhatsAppSimulator(options: WhatsAppSimulatorOptions = {}):
       template: template.name,
       language,
       parameters,
-      text: fill(template.body, parameters),
+      text: render(template.body, parameters),
       received_at: new Date().toISOString(),
     };
     sim.messages.unshift(message);

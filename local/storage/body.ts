@@ -1,15 +1,14 @@
 // Request bodies of the Storage stand-in, never read whole into memory past
 // their limit: JSON bodies up to Fastify's default bodyLimit (1 MiB), as
 // Storage's framework refuses larger ones (413), read by the project's one
-// bounded reader (functions/_shared/route.ts readBody); uploads streamed to a file as
+// bounded reader (common/body.ts readBody); uploads streamed to a file as
 // they arrive, refused once the file passes the bucket's (or the project's)
 // size limit, as Storage's uploader does (EntityTooLarge), with or without a
 // Content-Length. A multipart upload is parsed as a stream: the fields before
 // the first file part (cacheControl, metadata, contentType) and that file,
 // as @fastify/multipart's request.file() gives them to Storage.
 import { createHash } from "node:crypto";
-import { HttpError } from "../../functions/_shared/errors.ts";
-import { readBody } from "../../functions/_shared/route.ts";
+import { BodyTooLargeError, readBody } from "../../common/body.ts";
 import { bodyTooLarge, ERRORS, FrameworkError, invalidJsonBody } from "./errors.ts";
 
 /** Fastify's default bodyLimit, which Storage keeps for its JSON routes. */
@@ -29,7 +28,7 @@ export async function readJson(req: Request): Promise<unknown> {
   try {
     bytes = await readBody(req, JSON_BODY_LIMIT);
   } catch (error) {
-    if (error instanceof HttpError && error.status === 413) throw bodyTooLarge();
+    if (error instanceof BodyTooLargeError) throw bodyTooLarge();
     throw error;
   }
   if (bytes.byteLength === 0) {

@@ -3,7 +3,7 @@
 // object key, decoded from the raw URL so that nothing is decoded twice.
 import type { Context } from "hono";
 import { isApiKey } from "../api-gateway.ts";
-import { bearerToken, type Claims } from "../../functions/_shared/jwt.ts";
+import { bearerToken, type Claims } from "../../common/jwt.ts";
 import type { Caller, RequestScope, StorageDb } from "./database.ts";
 import { ERRORS, validationError } from "./errors.ts";
 import type { ObjectFiles } from "./files.ts";

@@ -5,7 +5,7 @@
 // does as its superuser (finding a bucket, completing an upload) runs without
 // a role. A permission test runs the write as the caller and rolls it back.
 import type postgres from "postgres";
-import type { Claims } from "../../functions/_shared/jwt.ts";
+import type { Claims } from "../../common/jwt.ts";
 import { fromDatabaseError } from "./errors.ts";
 
 export interface Caller {

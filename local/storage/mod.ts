@@ -12,7 +12,7 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import type postgres from "postgres";
 import { parse as parseToml } from "smol-toml";
-import type { Claims } from "../../functions/_shared/jwt.ts";
+import type { Claims } from "../../common/jwt.ts";
 import { projectRoot } from "../config.ts";
 import { EMULATED } from "../versions.ts";
 import { mountBuckets } from "./buckets.ts";

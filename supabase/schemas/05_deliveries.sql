@@ -602,9 +602,9 @@ end;
 $$;
 comment on function private.record_delivery_history(public.deliveries, public.deliveries, text, uuid) is 'Appends one row to a delivery''s history.';
 
--- The delivery `delivery_id` of `company_id`, locked until the transaction ends;
--- 404 when there is none.
-create function private.lock_delivery(delivery_id uuid, company_id uuid)
+-- The delivery `delivery_id` of `company_id` (of any company when null: the service role's own moves), locked until
+-- the transaction ends; 404 when there is none.
+create function private.lock_delivery(delivery_id uuid, company_id uuid default null)
 returns public.deliveries
 language plpgsql
 set search_path = ''
@@ -613,7 +613,8 @@ declare
   delivery public.deliveries;
 begin
   select * into delivery from public.deliveries d
-  where d.id = lock_delivery.delivery_id and d.company_id = lock_delivery.company_id
+  where d.id = lock_delivery.delivery_id
+    and (lock_delivery.company_id is null or d.company_id = lock_delivery.company_id)
   for update;
   if not found then
     raise exception using errcode = 'PT404', message = 'delivery not found';
@@ -622,6 +623,29 @@ begin
 end;
 $$;
 comment on function private.lock_delivery(uuid, uuid) is 'Locks one delivery of a company (select ... for update) so that concurrent moves serialize; 404 when absent.';
+-- The service role's own moves (public.record_refund) run as their caller.
+grant execute on function private.lock_delivery(uuid, uuid) to service_role;
+
+-- The delivery `delivery_id` as the caller's policies let it see it (functions that run as their caller): 404 when
+-- they do not, as for one that does not exist. The one place a read of one delivery says "not found".
+create function private.visible_delivery(delivery_id uuid)
+returns public.deliveries
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  delivery public.deliveries;
+begin
+  select * into delivery from public.deliveries d where d.id = visible_delivery.delivery_id;
+  if not found then
+    raise exception using errcode = 'PT404', message = 'delivery not found';
+  end if;
+  return delivery;
+end;
+$$;
+comment on function private.visible_delivery(uuid) is 'One delivery the caller''s policies let it see; 404 otherwise.';
+grant execute on function private.visible_delivery(uuid) to authenticated, service_role;
 
 -- Moves a locked delivery by `trigger`, or raises PT422 naming both states.
 create function private.move_delivery(
@@ -1157,15 +1181,9 @@ language plpgsql
 stable
 set search_path = ''
 as $$
-declare
-  delivery public.deliveries;
 begin
   perform private.authorize(variadic private.members());
-  select * into delivery from public.deliveries d where d.id = get_delivery.delivery_id;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
-  return private.delivery_row(delivery);
+  return private.delivery_row(private.visible_delivery(get_delivery.delivery_id));
 end;
 $$;
 comment on function public.get_delivery(uuid) is 'One delivery the caller may see (row-level security hides the others: 404).';
@@ -1487,11 +1505,15 @@ as $$
 declare
   -- The company's managers get the tracking link; drivers never do, whoever made the change. Nobody gets the
   -- offer of whoever made it.
-  payload jsonb := private.delivery_json(new)
-    || jsonb_build_object('tracking_token', null, 'tracking_url', null, 'offer_expires_at', null);
+  payload jsonb := private.delivery_json(new);
+  -- The row as the service role or a manager made it already holds the link (private.delivery_row): read it
+  -- again only for a change a driver made.
+  link jsonb := case when payload ->> 'tracking_token' is not null
+    then jsonb_build_object('tracking_token', payload -> 'tracking_token', 'tracking_url', payload -> 'tracking_url')
+    else private.delivery_tracking_link(new.id) end;
 begin
-  perform private.broadcast('company:' || new.company_id, 'delivery_updated',
-    payload || private.delivery_tracking_link(new.id));
+  payload := payload || jsonb_build_object('tracking_token', null, 'tracking_url', null, 'offer_expires_at', null);
+  perform private.broadcast('company:' || new.company_id, 'delivery_updated', payload || link);
   if new.driver_id is not null and new.accepted_at is not null then
     perform private.broadcast('driver:' || new.driver_id, 'delivery_updated', payload);
   end if;

@@ -210,12 +210,16 @@ create policy delivery_trail_points_select_managers on public.delivery_trail_poi
 grant select on public.delivery_trail_points to authenticated;
 grant all on public.delivery_trail_points to service_role;
 
--- Runs as whoever wrote the position: update_my_location's owner, or the
--- service role. The driver's accepted position holds the driver_locations row
--- lock until commit, so one driver's points are never numbered concurrently.
+-- The one trigger on an accepted position of a driver with deliveries in progress: for each of them, the
+-- point on its trail and the `driver_location` broadcast on its tracking topic (never before the pick-up,
+-- never after the delivery ends; 08_tracking.sql), from one look-up of the driver's deliveries in progress,
+-- where two triggers each made their own. Security definer: the tracking tokens and private.broadcast are its
+-- owner's. The driver's accepted position holds the driver_locations row lock until commit, so one driver's
+-- points are never numbered concurrently.
 create function private.append_delivery_trail()
 returns trigger
 language plpgsql
+security definer
 set search_path = ''
 as $$
 declare
@@ -227,7 +231,8 @@ begin
     return null;
   end if;
   for delivery in
-    select d.id, d.company_id from public.deliveries d
+    select d.id, d.company_id, t.token_hash from public.deliveries d
+    left join private.delivery_tracking t on t.delivery_id = d.id
     where d.driver_id = new.driver_id and d.status = 'in_progress'
   loop
     insert into public.delivery_trail_points (delivery_id, seq, company_id, lat, lng, recorded_at)
@@ -236,11 +241,15 @@ begin
             delivery.company_id, new.lat, new.lng, new.updated_at)
     returning seq into appended;
     delete from public.delivery_trail_points t where t.delivery_id = delivery.id and t.seq <= appended - 500;
+    if delivery.token_hash is not null then
+      perform private.broadcast(private.tracking_topic(delivery.token_hash), 'driver_location',
+        jsonb_build_object('lat', new.lat, 'lng', new.lng, 'heading', new.heading, 'updated_at', new.updated_at));
+    end if;
   end loop;
   return null;
 end;
 $$;
-comment on function private.append_delivery_trail() is 'Adds an accepted driver position to the trail of each delivery the driver has in progress, keeping the newest 500.';
+comment on function private.append_delivery_trail() is 'Adds an accepted driver position to the trail of each delivery the driver has in progress, keeping the newest 500, and sends it on that delivery''s tracking topic.';
 
 create trigger driver_locations_append_trail after insert or update on public.driver_locations
   for each row execute function private.append_delivery_trail();
@@ -254,9 +263,7 @@ as $$
 begin
   perform private.authorize(variadic private.delivery_managers());
   -- The deliveries policy hides another company's delivery: 404.
-  if not exists (select from public.deliveries d where d.id = get_delivery_trail.delivery_id) then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  perform private.visible_delivery(get_delivery_trail.delivery_id);
   return row(
     get_delivery_trail.delivery_id,
     coalesce((

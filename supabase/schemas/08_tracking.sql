@@ -70,7 +70,14 @@ security definer
 set search_path = ''
 as $$
 begin
+  -- Beside what tracking_json says: the drop-off's pin, and the vehicle of the driver it names (the recipient
+  -- looks out for it at the door).
   return (select private.tracking_json(d, dr.name, l) || private.route_tracking(d.id)
+            || jsonb_build_object('destination', jsonb_build_object('lat', d.destination_lat, 'lng', d.destination_lng))
+            || case when d.status in ('accepted', 'in_progress', 'completed') and dr.name is not null
+                 then jsonb_build_object('driver', jsonb_build_object('first_name', split_part(btrim(dr.name), ' ', 1),
+                   'vehicle', jsonb_build_object('type', dr.vehicle_type, 'plate', dr.vehicle_plate)))
+                 else '{}'::jsonb end
           from public.deliveries d
           left join public.drivers dr on dr.id = d.driver_id
           left join public.driver_locations l on l.driver_id = d.driver_id
@@ -155,6 +162,12 @@ begin
   end if;
   -- On a miss too: the same query, which then finds nothing.
   view := private.tracking_json_of(found_id);
+  -- The proof photo of a completed delivery, to the token's holder only (never broadcast): the edge answers a
+  -- short-lived signed URL for it and drops the name.
+  if view is not null and view ->> 'status' = 'completed' then
+    view := view || jsonb_build_object('proof_photo_path',
+      (select d.proof_photo_path from public.deliveries d where d.id = found_id));
+  end if;
   return view;
 end;
 $$;
@@ -217,34 +230,9 @@ create trigger deliveries_broadcast_tracking after update of status, eta_refresh
   for each row when (old.status is distinct from new.status or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
   execute function private.broadcast_tracking_change();
 
--- An accepted position of a driver with a delivery in progress:
--- `driver_location` on that delivery's tracking topic (never before the
--- pick-up, never after the delivery ends).
-create function private.broadcast_tracking_location()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  delivery record;
-begin
-  if tg_op = 'UPDATE' and new.updated_at <= old.updated_at then
-    return null;
-  end if;
-  for delivery in
-    select t.token_hash from public.deliveries d join private.delivery_tracking t on t.delivery_id = d.id
-    where d.driver_id = new.driver_id and d.status = 'in_progress'
-  loop
-    perform private.broadcast(private.tracking_topic(delivery.token_hash), 'driver_location',
-      jsonb_build_object('lat', new.lat, 'lng', new.lng, 'heading', new.heading, 'updated_at', new.updated_at));
-  end loop;
-  return null;
-end;
-$$;
-comment on function private.broadcast_tracking_location() is 'Sends an accepted driver position to the tracking topics of the driver''s deliveries in progress.';
-create trigger driver_locations_broadcast_tracking after insert or update on public.driver_locations
-  for each row execute function private.broadcast_tracking_location();
+-- An accepted position of a driver with a delivery in progress is sent on that delivery's tracking topic as
+-- `driver_location` by the trail's trigger (private.append_delivery_trail, 07_locations.sql), which looks the
+-- deliveries in progress up once for both.
 
 -- Section: live ETA
 
@@ -293,7 +281,7 @@ $$;
 comment on function private.claim_eta_refreshes(uuid) is 'Claims the driver''s deliveries in progress due a new ETA (30 s since the last request, moved > 100 m) and answers where from and to.';
 
 create type public.location_update as (location public.driver_location, eta_due jsonb);
-comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}].';
+comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}], and the live route due a new timing: [{route_id, from}].';
 
 -- What PUT /api/v1/locations/me runs: the position (update_my_location: its
 -- rate limit, trail and broadcasts) and, in the same statement and
@@ -321,8 +309,10 @@ declare
 begin
   located := public.update_my_location(update_my_location_with_eta.lat, update_my_location_with_eta.lng,
     update_my_location_with_eta.heading, update_my_location_with_eta.speed, update_my_location_with_eta.accuracy);
-  -- It sees the position just stored: the claim measures from there.
-  return row(located, private.claim_eta_refreshes(located.driver_id))::public.location_update;
+  -- It sees the position just stored: the claims measure from there (a live route's stops are timed again at the
+  -- same cadence: private.claim_route_timing, 16_routes.sql).
+  return row(located, private.claim_eta_refreshes(located.driver_id) || private.claim_route_timing(located.driver_id))
+    ::public.location_update;
 end;
 $$;
 comment on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)

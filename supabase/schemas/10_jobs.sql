@@ -24,11 +24,16 @@ set search_path = ''
 as $$
 declare
   project_url text := (select s.decrypted_secret from vault.decrypted_secrets s where s.name = 'project_url');
-  service_key text := (select s.decrypted_secret from vault.decrypted_secrets s where s.name = 'service_role_key');
   target text := project_url || '/functions/v1/' || call_function.path;
+  service_key text;
 begin
-  if project_url is null or service_key is null
+  if project_url is null
      or (call_function.unless_queued and exists (select from net.http_request_queue q where q.url = target)) then
+    return false;
+  end if;
+  -- Decrypted only for a call that goes out (a call already queued, the common case under load, needs no key).
+  service_key := (select s.decrypted_secret from vault.decrypted_secrets s where s.name = 'service_role_key');
+  if service_key is null then
     return false;
   end if;
   perform net.http_post(

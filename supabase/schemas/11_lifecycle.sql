@@ -152,14 +152,10 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
   delivery public.deliveries;
 begin
-  select * into delivery from public.deliveries d
-  where d.id = editable_delivery.delivery_id and d.company_id = company;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  perform private.authorize(variadic private.company_managers());
+  delivery := private.visible_delivery(editable_delivery.delivery_id);
   perform private.check_editable(delivery, editable_delivery.moves_ends);
   return private.delivery_row(delivery);
 end;
@@ -170,8 +166,10 @@ grant execute on function public.editable_delivery(uuid, boolean) to authenticat
 -- The change itself (service role: the route figures come from the edge's call to the routing service), under the
 -- delivery's lock, checked again: each field `changes` names (null clears an optional one), the ends with the
 -- measured route when `changes` has `distance_m`, `collect` (checked as on create; null removes it) until the delivery is
--- picked up. The price is quoted again for an invoice delivery and kept for a
--- Pix one (paid, or its charge would no longer match: the edge refuses moving an unpaid one). One history row
+-- picked up. The price is quoted again for an invoice delivery and kept for a paid
+-- Pix one; an unpaid Pix one whose price changes comes with `charge` {replaces, price, gateway_payment_id,
+-- pix_copy_paste, pix_qr_code_image, payment_due_date}: the new charge the edge made (and the old one it
+-- removed at the gateway), taken only while the delivery is unpaid with the charge it replaces (PT409). One history row
 -- (`update`, with the changed fields' old and new values); the company and the driver who has it get
 -- `delivery_updated`. A route holding the delivery would be timed again here (routes: another branch).
 -- Security definer: it tells the driver through private.broadcast, which no API role may call.
@@ -186,17 +184,20 @@ declare
   new_row public.deliveries;
   moves_ends boolean := changes ? 'distance_m';
   collect jsonb := nullif(changes -> 'collect', 'null'::jsonb);
+  charge jsonb := nullif(changes -> 'charge', 'null'::jsonb);
   diff jsonb;
   payload jsonb;
 begin
-  select * into old_row from public.deliveries d where d.id = update_delivery.delivery_id for update;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  old_row := private.lock_delivery(update_delivery.delivery_id);
   perform private.check_editable(old_row, moves_ends);
   if changes ? 'external_id' and changes ->> 'external_id' is distinct from old_row.external_id
      and changes ->> 'external_id' is not null then
     perform private.check_external_id(old_row.company_id, changes ->> 'external_id');
+  end if;
+  if charge is not null and (old_row.payment_method <> 'pix' or old_row.payment_status <> 'pending'
+      or old_row.gateway_payment_id is distinct from charge ->> 'replaces') then
+    raise exception using errcode = 'PT409',
+      message = 'the delivery''s Pix charge changed meanwhile (paid or replaced); nothing changed';
   end if;
   -- What the driver collects at the door (17_cash.sql) changes, or goes (null), until the delivery is picked up.
   if changes ? 'collect' then
@@ -226,8 +227,13 @@ begin
     collect_amount = case when changes ? 'collect' then (collect ->> 'amount')::numeric else d.collect_amount end,
     collect_method = case when changes ? 'collect' then collect ->> 'method' else d.collect_method end,
     collect_change_for = case when changes ? 'collect' then (collect ->> 'change_for')::numeric else d.collect_change_for end,
-    price = case when moves_ends and d.payment_method = 'invoice'
+    price = case when charge is not null then (charge ->> 'price')::numeric
+      when moves_ends and d.payment_method = 'invoice'
       then private.price_for(d.company_id, round((changes ->> 'distance_m')::numeric)::integer) else d.price end,
+    gateway_payment_id = coalesce(charge ->> 'gateway_payment_id', d.gateway_payment_id),
+    pix_copy_paste = coalesce(charge ->> 'pix_copy_paste', d.pix_copy_paste),
+    pix_qr_code_image = coalesce(charge ->> 'pix_qr_code_image', d.pix_qr_code_image),
+    payment_due_date = coalesce((charge ->> 'payment_due_date')::date, d.payment_due_date),
     updated_at = now()
   where d.id = old_row.id
   returning * into new_row;
@@ -241,7 +247,7 @@ begin
   end if;
   select coalesce(jsonb_object_agg(n.key, jsonb_build_object('from', o.value, 'to', n.value)), '{}') into diff
   from jsonb_each(to_jsonb(new_row)) n join jsonb_each(to_jsonb(old_row)) o using (key)
-  where n.value is distinct from o.value and n.key not in ('updated_at', 'search_text');
+  where n.value is distinct from o.value and n.key not in ('updated_at', 'search_text', 'pix_qr_code_image', 'pix_copy_paste');
   insert into public.delivery_history
     (delivery_id, company_id, trigger, from_status, to_status, from_payment_status, to_payment_status, actor_id, changes)
   values (new_row.id, new_row.company_id, 'update', old_row.status, new_row.status, old_row.payment_status,
@@ -273,14 +279,10 @@ stable
 set search_path = ''
 as $$
 declare
-  company uuid := private.authorize(variadic private.company_managers());
   delivery public.deliveries;
 begin
-  select * into delivery from public.deliveries d
-  where d.id = refundable_delivery.delivery_id and d.company_id = company;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  perform private.authorize(variadic private.company_managers());
+  delivery := private.visible_delivery(refundable_delivery.delivery_id);
   if delivery.payment_method <> 'pix' or delivery.status <> 'cancelled'
      or delivery.payment_status not in ('received', 'confirmed', 'refunded') then
     raise exception using errcode = 'PT422',
@@ -306,10 +308,7 @@ declare
   delivery public.deliveries;
   changed public.deliveries;
 begin
-  select * into delivery from public.deliveries d where d.id = record_refund.delivery_id for update;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  delivery := private.lock_delivery(record_refund.delivery_id);
   if delivery.refund_requested_at is null then
     update public.deliveries d set refund_requested_at = now(), updated_at = now() where d.id = delivery.id
     returning * into changed;

@@ -391,10 +391,7 @@ declare
   delivery public.deliveries;
 begin
   perform private.authorize(variadic private.delivery_managers());
-  select * into delivery from public.deliveries d where d.id = list_delivery_notifications.delivery_id;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  delivery := private.visible_delivery(list_delivery_notifications.delivery_id);
   return row(coalesce((
     select array_agg(row(n.event, n.channel,
         private.mask_destination(n.channel, case n.channel when 'whatsapp' then delivery.recipient_phone

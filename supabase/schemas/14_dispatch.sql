@@ -417,8 +417,11 @@ comment on function private.follow_dispatch() is 'Queues a delivery entering dis
 create trigger deliveries_follow_dispatch_insert after insert on public.deliveries
   for each row when (new.dispatch_status = 'queued')
   execute function private.follow_dispatch();
+-- Only the changes it acts on: a dispatch status moving on within dispatch (queued to offered, above all) calls
+-- nothing.
 create trigger deliveries_follow_dispatch_update after update of status, dispatch_status on public.deliveries
-  for each row when (old.status is distinct from new.status or old.dispatch_status is distinct from new.dispatch_status)
+  for each row when (old.status is distinct from new.status
+    or (new.dispatch_status = 'queued' and old.dispatch_status is distinct from 'queued'))
   execute function private.follow_dispatch();
 
 -- A driver's live offers are withdrawn (it reached its limit, or was deactivated): each delivery left
@@ -595,35 +598,36 @@ security definer
 set search_path = ''
 as $$
 declare
-  job record;
+  -- The due rows, locked at once (skip locked); each is then claimed by one update with its candidates, not
+  -- claimed first and updated again with them.
+  due uuid[] := array(
+    select q.delivery_id from private.dispatch_queue q
+    where q.due_at <= now() and (q.claimed_until is null or q.claimed_until <= now())
+    order by q.due_at
+    limit least(greatest(claim_dispatches.batch, 1), 100)
+    for update skip locked);
+  job uuid;
+  claimed uuid;
   delivery public.deliveries;
   settings public.dispatch_settings_set;
   found public.dispatch_candidate[];
   answer jsonb := '[]';
 begin
-  for job in
-    with due as (
-      select q.delivery_id from private.dispatch_queue q
-      where q.due_at <= now() and (q.claimed_until is null or q.claimed_until <= now())
-      order by q.due_at
-      limit least(greatest(claim_dispatches.batch, 1), 100)
-      for update skip locked
-    )
-    update private.dispatch_queue q set claim = gen_random_uuid(), claimed_until = now() + interval '10 seconds'
-    from due where q.delivery_id = due.delivery_id
-    returning q.delivery_id, q.claim
-  loop
-    select * into delivery from public.deliveries d where d.id = job.delivery_id;
+  foreach job in array due loop
+    select * into delivery from public.deliveries d where d.id = job;
     settings := private.dispatch_settings_of(delivery.company_id);
     found := '{}';
     if delivery.status = 'pending' and delivery.driver_id is null and delivery.dispatch_status in ('queued', 'offered')
        and private.dispatchable(delivery) and settings.mode in ('offer', 'auto') then
       found := private.dispatch_candidates(delivery, settings);
     end if;
-    update private.dispatch_queue q set candidates = found where q.delivery_id = job.delivery_id;
+    update private.dispatch_queue q
+    set claim = gen_random_uuid(), claimed_until = now() + interval '10 seconds', candidates = found
+    where q.delivery_id = job
+    returning q.claim into claimed;
     answer := answer || jsonb_build_object(
-      'delivery_id', job.delivery_id,
-      'claim', job.claim,
+      'delivery_id', job,
+      'claim', claimed,
       'mode', settings.mode,
       'origin', jsonb_build_object('lat', delivery.origin_lat, 'lng', delivery.origin_lng),
       'candidates', coalesce((select jsonb_agg(jsonb_build_object('driver_id', c.driver_id, 'lat', c.lat, 'lng', c.lng)
@@ -937,10 +941,7 @@ declare
   delivery public.deliveries;
 begin
   perform private.authorize(variadic private.delivery_managers());
-  select * into delivery from public.deliveries d where d.id = get_delivery_dispatch.delivery_id;
-  if not found then
-    raise exception using errcode = 'PT404', message = 'delivery not found';
-  end if;
+  delivery := private.visible_delivery(get_delivery_dispatch.delivery_id);
   return row(
     delivery.id,
     delivery.dispatch_status,

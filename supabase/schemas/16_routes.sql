@@ -118,6 +118,11 @@ create table public.routes (
   published_at timestamptz,
   completed_at timestamptz,
   cancelled_at timestamptz,
+  -- The last re-timing of the stops still to come from the driver's position (private.claim_route_timing): when it
+  -- was claimed and where from (as deliveries' eta_requested_at and eta_from_* are).
+  timing_requested_at timestamptz,
+  timed_from_lat double precision,
+  timed_from_lng double precision,
   check ((end_lat is null) = (end_lng is null)),
   check (starts_at <= shift_end)
 );
@@ -157,10 +162,14 @@ create table public.route_plans (
   result jsonb,
   error text check (length(error) <= 1000),
   created_at timestamptz not null default now(),
-  updated_at timestamptz not null default now()
+  updated_at timestamptz not null default now(),
+  -- The worker holds the job until then, and extends it while it runs (record_route_plan): a job still running
+  -- past it lost its worker and is failed with the reason (private.expire_route_plans).
+  lease_until timestamptz not null default now() + interval '30 seconds'
 );
 comment on table public.route_plans is 'Plans computed as jobs (POST /api/v1/routes/plan beyond the request''s budget), their progress and result.';
 create index route_plans_company_idx on public.route_plans (company_id, created_at desc);
+create index route_plans_running_lease_idx on public.route_plans (lease_until) where status = 'running';
 alter table public.route_plans enable row level security;
 
 -- Section: policies
@@ -653,6 +662,7 @@ declare
   joined uuid;
   left_route public.routes;
   delivery public.deliveries;
+  before jsonb := private.route_recipients(route.id);
 begin
   if route.status not in ('draft', 'published') then
     raise exception using errcode = 'PT422', message = format('the stops of a route that is %s cannot change', route.status);
@@ -684,6 +694,7 @@ begin
   where r.id = route.id
   returning * into route;
   perform private.tell_route(route, 'route_updated');
+  perform private.tell_route_recipients(route.id, before);
   return private.route_row(route);
 end;
 $$;
@@ -734,6 +745,8 @@ begin
   end loop;
   route := private.move_route(route, 'publish');
   perform private.tell_route(route, 'route_published');
+  -- Each recipient now has a place in the route (the assign's own tracking_updated came before it was published).
+  perform private.tell_route_recipients(route.id, '{}');
   return private.route_row(route);
 end;
 $$;
@@ -754,6 +767,7 @@ declare
   stop record;
   delivery public.deliveries;
   was text := route.status;
+  before jsonb := private.route_recipients(route.id);
 begin
   route := private.move_route(route, 'cancel');
   update public.route_stops s set status = 'skipped' where s.route_id = route.id and s.status = 'pending';
@@ -768,6 +782,7 @@ begin
     end loop;
   end if;
   perform private.tell_route(route, 'route_updated');
+  perform private.tell_route_recipients(route.id, before);
   return private.route_row(route);
 end;
 $$;
@@ -789,6 +804,7 @@ as $$
 declare
   route public.routes;
   changed integer := 0;
+  before jsonb;
 begin
   select r.* into route from public.route_stops s join public.routes r on r.id = s.route_id
   where s.delivery_id = new.id and s.live and r.status in ('published', 'in_progress')
@@ -797,6 +813,7 @@ begin
     return null;
   end if;
   select * into route from public.routes r where r.id = route.id for update;
+  before := private.route_recipients(route.id);
   if new.status = 'in_progress' then
     update public.route_stops s set status = 'done'
     where s.route_id = route.id and s.delivery_id = new.id and s.kind = 'pickup' and s.status = 'pending';
@@ -824,6 +841,8 @@ begin
     update public.routes r set updated_at = now() where r.id = route.id returning * into route;
   end if;
   perform private.tell_route(route, 'route_updated');
+  -- The recipients after this drop-off have one stop fewer before theirs.
+  perform private.tell_route_recipients(route.id, before);
   return null;
 end;
 $$;
@@ -847,6 +866,49 @@ $$;
 comment on function private.route_plan_row(public.route_plans) is 'A plan job as the API shows it.';
 grant execute on function private.route_plan_row(public.route_plans) to authenticated, service_role;
 
+-- How long a plan job's worker holds it without a word (the worker speaks at least every 10 s:
+-- functions/api/routes/routes.ts): past it the worker is taken for dead.
+create function private.route_plan_lease()
+returns interval
+language plpgsql
+immutable
+set search_path = ''
+as $$ begin return interval '30 seconds'; end; $$;
+comment on function private.route_plan_lease() is 'How long a plan job''s worker holds it between two words (progress or heartbeat).';
+
+-- Plan jobs still running past their lease lost their worker (the function was stopped, the machine died): each is
+-- failed with the reason, and plan_progress tells the company. The plan is not run again: its drafts would be
+-- written under a caller's authorization the database no longer has (POST /routes/plan again). Every minute
+-- (pg_cron), and for one job when it is read. Answers how many were failed.
+create function private.expire_route_plans(plan_id uuid default null)
+returns integer
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  plan public.route_plans;
+  expired integer := 0;
+begin
+  for plan in
+    update public.route_plans p set status = 'failed', updated_at = now(),
+      error = 'the worker stopped before the plan was done (no word from it for '
+        || extract(epoch from private.route_plan_lease())::integer || ' s): plan again'
+    where p.status = 'running' and p.lease_until <= now()
+      and (expire_route_plans.plan_id is null or p.id = expire_route_plans.plan_id)
+    returning p.*
+  loop
+    perform private.broadcast('company:' || plan.company_id, 'plan_progress', to_jsonb(private.route_plan_row(plan)));
+    expired := expired + 1;
+  end loop;
+  return expired;
+end;
+$$;
+comment on function private.expire_route_plans(uuid) is 'Fails the plan jobs (or the one named) whose worker''s lease ran out, telling the company.';
+grant execute on function private.expire_route_plans(uuid) to authenticated, service_role;
+
+select cron.schedule('expire-route-plans', '* * * * *', 'select private.expire_route_plans()');
+
 create function public.start_route_plan(request jsonb)
 returns public.route_plan
 language plpgsql
@@ -857,8 +919,8 @@ declare
   company uuid := private.authorize(variadic private.route_managers());
   plan public.route_plans;
 begin
-  insert into public.route_plans (company_id, created_by, request)
-  values (company, (select auth.uid()), start_route_plan.request)
+  insert into public.route_plans (company_id, created_by, request, lease_until)
+  values (company, (select auth.uid()), start_route_plan.request, now() + private.route_plan_lease())
   returning * into plan;
   return private.route_plan_row(plan);
 end;
@@ -869,13 +931,14 @@ grant execute on function public.start_route_plan(jsonb) to authenticated;
 create function public.get_route_plan(plan_id uuid)
 returns public.route_plan
 language plpgsql
-stable
 set search_path = ''
 as $$
 declare
   plan public.route_plans;
 begin
   perform private.authorize(variadic private.route_managers());
+  -- A job whose worker died answers failed at once, not only at the next minute's sweep.
+  perform private.expire_route_plans(get_route_plan.plan_id);
   select * into plan from public.route_plans p where p.id = get_route_plan.plan_id;
   if not found then
     raise exception using errcode = 'PT404', message = 'route plan not found';
@@ -883,7 +946,7 @@ begin
   return private.route_plan_row(plan);
 end;
 $$;
-comment on function public.get_route_plan(uuid) is 'One plan job of the caller''s company (owner, admin).';
+comment on function public.get_route_plan(uuid) is 'One plan job of the caller''s company (owner, admin); one whose worker''s lease ran out answers failed.';
 grant execute on function public.get_route_plan(uuid) to authenticated;
 
 -- Service role only (the job, at the edge): its progress, then its outcome; plan_progress to the company.
@@ -899,8 +962,10 @@ declare
 begin
   update public.route_plans p set status = record_route_plan.status,
     progress = least(greatest(record_route_plan.progress, 0), 1), result = coalesce(record_route_plan.result, p.result),
-    error = left(record_route_plan.error, 1000), updated_at = now()
-  where p.id = record_route_plan.plan_id and p.status = 'running'
+    error = left(record_route_plan.error, 1000), updated_at = now(),
+    -- Each word from the worker extends its hold on the job.
+    lease_until = greatest(p.lease_until, now() + private.route_plan_lease())
+  where p.id = record_route_plan.plan_id and p.status = 'running' and p.lease_until > now()
   returning * into plan;
   if not found then
     raise exception using errcode = 'PT404', message = 'no running route plan with this id';
@@ -914,6 +979,29 @@ revoke execute on function public.record_route_plan(uuid, text, double precision
 grant execute on function public.record_route_plan(uuid, text, double precision, jsonb, text) to service_role;
 
 -- Section: inserting into live routes (dispatch mode `routes`)
+
+-- The stops of a route still to come, in order, each with its place, window, size and service: the pending ones, and
+-- the pickups done whose drop-off is pending (goods on board).
+create function private.route_stops_to_come(route_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return (select coalesce(jsonb_agg(jsonb_build_object('delivery_id', s.delivery_id, 'kind', s.kind,
+      'status', s.status, 'lat', case s.kind when 'pickup' then d.origin_lat else d.destination_lat end,
+      'lng', case s.kind when 'pickup' then d.origin_lng else d.destination_lng end,
+      'window_start', d.window_start, 'window_end', d.window_end, 'size', d.size, 'service_s', d.service_s)
+      order by s.seq), '[]')
+    from public.route_stops s join public.deliveries d on d.id = s.delivery_id
+    where s.route_id = route_stops_to_come.route_id and (s.status = 'pending'
+      or (s.kind = 'pickup' and exists (select from public.route_stops x where x.route_id = route_stops_to_come.route_id
+        and x.delivery_id = s.delivery_id and x.kind = 'dropoff' and x.status = 'pending'))));
+end;
+$$;
+comment on function private.route_stops_to_come(uuid) is 'A route''s stops still to come (and the pickups done whose goods are on board), in order.';
 
 -- Service role only (the dispatch function): the live routes (published or in progress) of the delivery's
 -- company whose driver is active and online (a position in the last 2 minutes), each from the driver's position,
@@ -937,16 +1025,7 @@ begin
       select jsonb_agg(jsonb_build_object('id', r.id, 'driver_id', r.driver_id, 'capacity', r.capacity,
           'shift_end', r.shift_end, 'position', jsonb_build_object('lat', l.lat, 'lng', l.lng),
           'end', case when r.end_lat is not null then jsonb_build_object('lat', r.end_lat, 'lng', r.end_lng) end,
-          'stops', (select coalesce(jsonb_agg(jsonb_build_object('delivery_id', s.delivery_id, 'kind', s.kind,
-              'status', s.status, 'lat', case s.kind when 'pickup' then d.origin_lat else d.destination_lat end,
-              'lng', case s.kind when 'pickup' then d.origin_lng else d.destination_lng end,
-              'window_start', d.window_start, 'window_end', d.window_end, 'size', d.size, 'service_s', d.service_s)
-              order by s.seq), '[]')
-            from public.route_stops s join public.deliveries d on d.id = s.delivery_id
-            where s.route_id = r.id and (s.status = 'pending'
-              or (s.kind = 'pickup' and exists (select from public.route_stops x where x.route_id = r.id
-                and x.delivery_id = s.delivery_id and x.kind = 'dropoff' and x.status = 'pending'))))
-        ) order by r.id)
+          'stops', private.route_stops_to_come(r.id)) order by r.id)
       from public.routes r
       join public.drivers dr on dr.id = r.driver_id and dr.active
       join public.driver_locations l on l.driver_id = r.driver_id and l.updated_at >= now() - interval '2 minutes'
@@ -976,6 +1055,7 @@ declare
   route public.routes;
   kept jsonb;
   round_no integer;
+  before jsonb;
 begin
   select * into delivery from public.deliveries d where d.id = complete_route_insertion.delivery_id for update;
   select * into job from private.dispatch_queue q where q.delivery_id = complete_route_insertion.delivery_id for update;
@@ -1004,6 +1084,7 @@ begin
       perform private.queue_dispatch(delivery.id, now());
       return jsonb_build_object('result', 'changed', 'route_id', null);
     end if;
+    before := private.route_recipients(route.id);
     perform private.write_stops(route, (
       select coalesce(jsonb_agg(jsonb_build_object('delivery_id', s.delivery_id, 'kind', s.kind, 'arrival_at', s.arrival_at,
           'status', s.status) order by s.seq), '[]')
@@ -1016,6 +1097,7 @@ begin
       updated_at = now()
     where r.id = route.id returning * into route;
     perform private.tell_route(route, 'route_updated');
+    perform private.tell_route_recipients(route.id, before);
     return jsonb_build_object('result', 'assigned', 'route_id', route.id, 'driver_id', route.driver_id);
   end if;
   insert into public.dispatch_rounds (delivery_id, company_id, attempt, round, mode, ranked_by, outcome, driver_id, candidates)
@@ -1055,6 +1137,151 @@ begin
 end;
 $$;
 comment on function private.route_tracking(uuid) is 'The drop-offs still before a delivery''s in its live route, and its timed arrival (for the tracking view).';
+
+-- What each recipient of a live route sees of it: per pending drop-off, the pending drop-offs before it and its
+-- timed arrival (as private.route_tracking answers them). Empty for a route that is not live.
+create function private.route_recipients(route_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return (select coalesce(jsonb_object_agg(x.delivery_id, jsonb_build_object('stops_before', x.before, 'eta_at', x.arrival_at)),
+      '{}')
+    from (select s.delivery_id, s.arrival_at, row_number() over (order by s.seq) - 1 as before
+          from public.route_stops s join public.routes r on r.id = s.route_id
+          where s.route_id = route_recipients.route_id and s.kind = 'dropoff' and s.status = 'pending' and s.live
+            and r.status in ('published', 'in_progress')) x);
+end;
+$$;
+comment on function private.route_recipients(uuid) is 'Per pending drop-off of a live route: its stops_before and its timed arrival.';
+
+-- After a change of a route (a stop done, failed, skipped, moved or inserted, a publish, a cancel, a new timing):
+-- tracking_updated, with the tracking view, to each recipient whose stops_before or timed arrival differs from
+-- `before` (private.route_recipients taken before the change), so the page follows without asking.
+create function private.tell_route_recipients(route_id uuid, before jsonb)
+returns void
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  after jsonb := private.route_recipients(tell_route_recipients.route_id);
+  changed uuid;
+  token_hash bytea;
+begin
+  for changed in
+    select k.key::uuid from (select jsonb_object_keys(tell_route_recipients.before) as key
+                             union select jsonb_object_keys(after)) k
+    where tell_route_recipients.before -> k.key is distinct from after -> k.key
+  loop
+    select t.token_hash into token_hash from private.delivery_tracking t where t.delivery_id = changed;
+    if token_hash is not null then
+      perform private.broadcast(private.tracking_topic(token_hash), 'tracking_updated', private.tracking_json_of(changed));
+    end if;
+  end loop;
+end;
+$$;
+comment on function private.tell_route_recipients(uuid, jsonb) is 'tracking_updated to each recipient of a route whose stops_before or timed arrival changed.';
+
+-- Section: timing the stops still to come (with the live ETA, 08_tracking.sql)
+
+-- With each accepted position (public.update_my_location_with_eta): the driver's live route is due a new timing of
+-- its stops still to come at the ETA's cadence: never asked in the last 30 seconds, and the driver moved more than
+-- 100 m from where it was last timed (or it never was). The update claims it, so one caller measures; the edge
+-- (functions/api/eta.ts) then times the stops from the position with one routing table call and records it
+-- (public.record_route_timing). Most drivers have no live route: an index probe answers them.
+create function private.claim_route_timing(driver_id uuid)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  due jsonb;
+begin
+  if not exists (select from public.routes r
+                 where r.driver_id = claim_route_timing.driver_id and r.status in ('published', 'in_progress')) then
+    return '[]'::jsonb;
+  end if;
+  with claimed as (
+    update public.routes r set timing_requested_at = now()
+    from public.driver_locations l
+    where l.driver_id = claim_route_timing.driver_id
+      and r.driver_id = claim_route_timing.driver_id
+      and r.status in ('published', 'in_progress')
+      and (r.timing_requested_at is null or r.timing_requested_at <= now() - interval '30 seconds')
+      and (r.timed_from_lat is null or private.distance_m(r.timed_from_lat, r.timed_from_lng, l.lat, l.lng) > 100)
+    returning r.id, l.lat, l.lng
+  )
+  select coalesce(jsonb_agg(jsonb_build_object('route_id', c.id, 'from', jsonb_build_object('lat', c.lat, 'lng', c.lng))),
+    '[]'::jsonb)
+  into due
+  from claimed c;
+  return due;
+end;
+$$;
+comment on function private.claim_route_timing(uuid) is 'Claims the driver''s live route when due a new timing of its stops (30 s, moved > 100 m) and answers where from.';
+
+-- Service role only (functions/api/eta.ts): what timing a live route's stops from the driver needs.
+create function public.route_timing_input(route_id uuid)
+returns jsonb
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+begin
+  return (select jsonb_build_object('id', r.id, 'driver_id', r.driver_id, 'capacity', r.capacity, 'shift_end', r.shift_end,
+      'end', case when r.end_lat is not null then jsonb_build_object('lat', r.end_lat, 'lng', r.end_lng) end,
+      'stops', private.route_stops_to_come(r.id))
+    from public.routes r
+    where r.id = route_timing_input.route_id and r.status in ('published', 'in_progress'));
+end;
+$$;
+comment on function public.route_timing_input(uuid) is 'A live route''s stops still to come, for timing them from the driver''s position (service role).';
+revoke execute on function public.route_timing_input(uuid) from authenticated;
+grant execute on function public.route_timing_input(uuid) to service_role;
+
+-- Service role only. The arrivals the edge timed from (from_lat, from_lng): `stops` [{delivery_id, kind,
+-- arrival_at}] for the stops still pending (a stop done meanwhile keeps what it had), and when the route is then over.
+-- The driver gets route_updated, and each recipient whose arrival changed tracking_updated. False when the route is
+-- no longer live.
+create function public.record_route_timing(route_id uuid, from_lat double precision, from_lng double precision,
+  stops jsonb, ends_at timestamptz default null)
+returns boolean
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  route public.routes;
+  before jsonb;
+begin
+  select * into route from public.routes r
+  where r.id = record_route_timing.route_id and r.status in ('published', 'in_progress')
+  for update;
+  if not found then
+    return false;
+  end if;
+  before := private.route_recipients(route.id);
+  update public.route_stops s set arrival_at = (x.value ->> 'arrival_at')::timestamptz
+  from jsonb_array_elements(record_route_timing.stops) x
+  where s.route_id = route.id and s.status = 'pending'
+    and s.delivery_id = (x.value ->> 'delivery_id')::uuid and s.kind = x.value ->> 'kind';
+  update public.routes r set timed_from_lat = record_route_timing.from_lat, timed_from_lng = record_route_timing.from_lng,
+    ends_at = greatest(coalesce(record_route_timing.ends_at, r.ends_at), r.starts_at), updated_at = now()
+  where r.id = route.id
+  returning * into route;
+  perform private.tell_route(route, 'route_updated');
+  perform private.tell_route_recipients(route.id, before);
+  return true;
+end;
+$$;
+comment on function public.record_route_timing(uuid, double precision, double precision, jsonb, timestamptz) is 'Stores a live route''s stops timed again from the driver''s position; route_updated and tracking_updated follow (service role).';
+revoke execute on function public.record_route_timing(uuid, double precision, double precision, jsonb, timestamptz) from authenticated;
+grant execute on function public.record_route_timing(uuid, double precision, double precision, jsonb, timestamptz) to service_role;
 
 -- Section: the delivery's load
 

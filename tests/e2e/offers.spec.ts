@@ -198,7 +198,9 @@ test("the dispatcher offers a delivery on the board, the driver takes it on a ph
   await expect(offer.getByRole("button", { name: "Recusar" })).toBeVisible();
   await expectNoSidewaysScroll(phone);
   await shot(phone, "390-driver-offer");
-  await offer.getByRole("button", { name: "Aceitar" }).click();
+  // The offer also took the whole screen (alerts.spec.ts): Dora takes it there.
+  await phone.getByRole("alertdialog", { name: "Nova oferta de entrega" }).getByRole("button", { name: "Aceitar" })
+    .click();
   await expect(phone.getByRole("region", { name: "Suas entregas" })).toContainText(b.destination_address);
   await expect.poll(async () => (await serverView(b)).driver_id).toBe(doraId);
   expect(await serverView(b)).toMatchObject({ status: "accepted", dispatch_status: "assigned" });
@@ -281,7 +283,9 @@ test("an offer whose deadline passes leaves the phone; an accept kept offline pa
   const lateOffer = offerOn(phone, late);
   await expect(lateOffer.getByRole("timer")).toBeVisible({ timeout: 15_000 });
   await phone.context().setOffline(true);
-  await lateOffer.getByRole("button", { name: "Aceitar" }).click();
+  // Taken on the screen the offer fills (alerts.spec.ts).
+  await phone.getByRole("alertdialog", { name: "Nova oferta de entrega" }).getByRole("button", { name: "Aceitar" })
+    .click();
   const mine = phone.getByRole("region", { name: "Suas entregas" }).getByRole("listitem").filter({
     hasText: late.destination_address,
   });

@@ -31,8 +31,12 @@ const CUT = /net::ERR_INTERNET_DISCONNECTED/;
 const expected: RegExp[] = [];
 export const allowBrowserLine = (line: RegExp) => void expected.push(line);
 
+/** The pages the running test opened, whose screens a failure prints (CI keeps no test-results). */
+const pages = new Set<Page>();
+
 /** Records the uncaught errors and console errors of every page the context opens. */
 export function watch(context: BrowserContext): BrowserContext {
+  context.on("page", (page) => pages.add(page));
   context.on("weberror", (error) => problems.push(`uncaught in ${error.page()?.url()}: ${error.error().stack}`));
   context.on("console", (message) => {
     const text = message.text();
@@ -51,10 +55,20 @@ export async function newContext(browser: Browser, options: Parameters<Browser["
 export const test = base.extend<{ noBrowserErrors: void }>({
   // Playwright reads the fixtures a fixture needs from its first parameter's pattern: this one needs none.
   // deno-lint-ignore no-empty-pattern
-  noBrowserErrors: [async ({}, run) => {
+  noBrowserErrors: [async ({}, run, info) => {
     problems.length = 0;
     expected.length = 0;
+    pages.clear();
     await run();
+    if (info.status !== info.expectedStatus) {
+      for (const page of pages) {
+        if (page.isClosed()) continue;
+        // The page's main content (the app's #content), or the whole page where there is none (the tracking page).
+        const main = (await page.locator("#content").count()) ? page.locator("#content") : page.locator("body");
+        const screen = await main.ariaSnapshot({ timeout: 2_000 }).catch((e) => `(${e})`);
+        console.error(`--- what ${page.url()} showed when the test failed:\n${screen.slice(0, 6_000)}`);
+      }
+    }
     expect(problems, "errors in the browser").toEqual([]);
   }, { auto: true }],
 });

@@ -101,11 +101,15 @@ describe("documents", () => {
 });
 
 describe("phones", () => {
-  it("masks as typed, leaves a number typed with +55 as it is, and stores E.164", () => {
+  it("masks as typed, with +55 too (another country's number as it is), and stores E.164", () => {
     expect(maskPhone("11")).toBe("(11");
     expect(maskPhone("11988887777")).toBe("(11) 98888-7777");
     expect(maskPhone("1133334444")).toBe("(11) 3333-4444");
-    expect(maskPhone("+55 11 98888")).toBe("+55 11 98888");
+    expect(maskPhone("+55 11 98888")).toBe("+55 (11) 98888");
+    expect(maskPhone("+5511988887777")).toBe("+55 (11) 98888-7777");
+    expect(maskPhone("+5")).toBe("+5");
+    expect(maskPhone("+1 415 555 0100")).toBe("+1 415 555 0100");
+    expect(phoneE164("+55 (11) 98888-7777")).toBe("+5511988887777");
     expect(phoneE164("(11) 98888-7777")).toBe("+5511988887777");
     expect(phoneE164("+55 11 98888-7777")).toBe("+5511988887777");
     expect(displayPhone("+5511988887777")).toBe("(11) 98888-7777");

@@ -16,6 +16,7 @@ import { DeliveriesPage } from "./panel/Deliveries.tsx";
 const DeliveryPage = lazy(() => import("./panel/DeliveryPage.tsx"));
 const NewDeliveryPage = lazy(() => import("./panel/NewDelivery.tsx"));
 const DriversPage = lazy(() => import("./panel/Drivers.tsx"));
+const DriverDayPage = lazy(() => import("./panel/DriverDay.tsx"));
 const LiveMapPage = lazy(() => import("./panel/LiveMap.tsx"));
 const PricesPage = lazy(() => import("./panel/Prices.tsx"));
 const WithdrawalsPage = lazy(() => import("./panel/Withdrawals.tsx"));
@@ -53,6 +54,7 @@ const PAGES: PageDef[] = [
   { path: "/deliveries/new", roles: DELIVERY_MANAGERS, nav: "nav.newDelivery", render: () => <NewDeliveryPage /> },
   { path: "/deliveries/:id", roles: DELIVERY_MANAGERS, render: (p) => <DeliveryPage id={p.id} /> },
   { path: "/drivers", roles: DELIVERY_MANAGERS, nav: "nav.drivers", render: () => <DriversPage /> },
+  { path: "/drivers/:id/day", roles: COMPANY_MANAGERS, render: (p) => <DriverDayPage id={p.id} /> },
   { path: "/map", roles: DELIVERY_MANAGERS, nav: "nav.liveMap", render: () => <LiveMapPage /> },
   { path: "/dispatch", roles: DELIVERY_MANAGERS, nav: "nav.dispatch", render: () => <DispatchBoard /> },
   { path: "/routes", roles: DELIVERY_MANAGERS, nav: "nav.routes", render: () => <RoutesPage /> },

@@ -13,6 +13,7 @@ import { HttpError, ValidationErrorBody, type ValidationItem, validationItems } 
 import type { Claims } from "../../_shared/jwt.ts";
 import { defineRoute, readBody } from "../../_shared/route.ts";
 import { dayOf } from "../days.ts";
+import { IdParams } from "../schemas.ts";
 import {
   CreateDelivery,
   type Delivery,
@@ -55,7 +56,10 @@ const PAYMENT_STATUS_PT: Record<DeliveryRow["payment_status"], string> = {
   overdue: "Vencido",
   invoiced: "Faturado",
 };
-const PAYMENT_METHOD_PT: Record<DeliveryRow["payment_method"], string> = { pix: "Pix", invoice: "Fatura" };
+const PAYMENT_METHOD_PT: Record<DeliveryRow["payment_method"], string> = {
+  pix: "Pix",
+  invoice: "Fatura",
+};
 
 /** An instant as `dd/mm/aaaa HH:mm` in São Paulo. */
 const SAO_PAULO = new Intl.DateTimeFormat("pt-BR", {
@@ -68,7 +72,9 @@ const SAO_PAULO = new Intl.DateTimeFormat("pt-BR", {
   hourCycle: "h23",
 });
 export function brazilianTime(iso: string): string {
-  const parts = Object.fromEntries(SAO_PAULO.formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    SAO_PAULO.formatToParts(new Date(iso)).map((p) => [p.type, p.value]),
+  );
   return `${parts.day}/${parts.month}/${parts.year} ${parts.hour}:${parts.minute}`;
 }
 
@@ -77,13 +83,18 @@ export function brazilianTime(iso: string): string {
  * written so. São Paulo keeps UTC-3 all year (no daylight saving since 2019).
  */
 export function fromBrazilianTime(text: string): string | null {
-  const m = /^(\d{2})\/(\d{2})\/(\d{4})[ T]?(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(text.trim());
+  const m = /^(\d{2})\/(\d{2})\/(\d{4})[ T]?(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(
+    text.trim(),
+  );
   if (!m) return null;
   const [, day, month, year, hour, minute, second = "00"] = m;
   const iso = `${year}-${month}-${day}T${hour}:${minute}:${second}-03:00`;
   const date = new Date(iso);
   // 31/02 and 25:00 are not times.
-  if (Number.isNaN(date.getTime()) || brazilianTime(iso) !== `${day}/${month}/${year} ${hour}:${minute}`) return null;
+  if (
+    Number.isNaN(date.getTime()) ||
+    brazilianTime(iso) !== `${day}/${month}/${year} ${hour}:${minute}`
+  ) return null;
   return iso;
 }
 
@@ -91,7 +102,10 @@ export function fromBrazilianTime(text: string): string | null {
 type DriverNames = Map<string, string>;
 
 /** The export's columns: the create body's names where it has them (so an export can be imported again). */
-const EXPORT_COLUMNS: [string, (d: DeliveryRow, names: DriverNames) => unknown][] = [
+const EXPORT_COLUMNS: [
+  string,
+  (d: DeliveryRow, names: DriverNames) => unknown,
+][] = [
   ["id", (d) => d.id],
   ["external_id", (d) => d.external_id],
   ["status", (d) => d.status],
@@ -135,11 +149,21 @@ const TIME_COLUMNS = new Set(
 );
 
 /** The value of a cell as the dialect writes it (formula escaping apart: csvLines). */
-function dialectCell(dialect: DialectName, name: string, value: unknown): unknown {
+function dialectCell(
+  dialect: DialectName,
+  name: string,
+  value: unknown,
+): unknown {
   if (dialect === "csv" || value === null || value === undefined) return value;
-  if (name === "status") return STATUS_PT[value as DeliveryRow["status"]] ?? value;
-  if (name === "payment_status") return PAYMENT_STATUS_PT[value as DeliveryRow["payment_status"]] ?? value;
-  if (name === "payment_method") return PAYMENT_METHOD_PT[value as DeliveryRow["payment_method"]] ?? value;
+  if (name === "status") {
+    return STATUS_PT[value as DeliveryRow["status"]] ?? value;
+  }
+  if (name === "payment_status") {
+    return PAYMENT_STATUS_PT[value as DeliveryRow["payment_status"]] ?? value;
+  }
+  if (name === "payment_method") {
+    return PAYMENT_METHOD_PT[value as DeliveryRow["payment_method"]] ?? value;
+  }
   if (TIME_COLUMNS.has(name)) return brazilianTime(value as string);
   if (typeof value === "boolean") return value ? "Sim" : "Não";
   if (name === "price") return (value as number).toFixed(2).replace(".", ",");
@@ -168,15 +192,23 @@ export const escapeFormula = (value: unknown) =>
 export const csvLines = (rows: unknown[][], dialect: DialectName = "csv") =>
   stringify(rows, {
     delimiter: dialect === "excel-br" ? ";" : ",",
-    cast: { boolean: (value) => String(value), number: (value) => String(value) },
+    cast: {
+      boolean: (value) => String(value),
+      number: (value) => String(value),
+    },
   });
 
 /** The company's drivers' names by id: every page of the drivers list, in the export's transaction. */
-async function driverNames(tx: Parameters<typeof rpc>[0]): Promise<DriverNames> {
+async function driverNames(
+  tx: Parameters<typeof rpc>[0],
+): Promise<DriverNames> {
   const names: DriverNames = new Map();
   let cursor: string | null = null;
   do {
-    const page = await rpc(tx, "list_drivers", { page_limit: 100, cursor }) as unknown as {
+    const page = await rpc(tx, "list_drivers", {
+      page_limit: 100,
+      cursor,
+    }) as unknown as {
       items: { id: string; name: string }[];
       next_cursor: string | null;
     };
@@ -207,11 +239,19 @@ async function exportStream(
   let started!: () => void;
   const first = new Promise<void>((resolve) => (started = resolve));
   const done = asUser(claims, async (tx) => {
-    const cursor = await rpc(tx, "export_deliveries", filters) as unknown as string;
+    const cursor = await rpc(
+      tx,
+      "export_deliveries",
+      filters,
+    ) as unknown as string;
     const names = await driverNames(tx);
-    let text = (dialect === "excel-br" ? "\uFEFF" : "") + csvLines([EXPORT_COLUMNS.map(([name]) => name)], dialect);
+    let text = (dialect === "excel-br" ? "\uFEFF" : "") +
+      csvLines([EXPORT_COLUMNS.map(([name]) => name)], dialect);
     for (;;) {
-      const batch = await rpc(tx, "fetch_deliveries", { cursor, count: EXPORT_BATCH }) as unknown as DeliveryRow[];
+      const batch = await rpc(tx, "fetch_deliveries", {
+        cursor,
+        count: EXPORT_BATCH,
+      }) as unknown as DeliveryRow[];
       text += csvLines(
         batch.map((d) =>
           EXPORT_COLUMNS.map(([name, value]) => dialectCell(dialect, name, escapeFormula(value(d, names))) ?? "")
@@ -230,7 +270,10 @@ async function exportStream(
   await Promise.race([first, done]);
   done.then(() => writer.close(), (error) => {
     console.error(
-      JSON.stringify({ event: "export_cut", error: error instanceof Error ? error.message : String(error) }),
+      JSON.stringify({
+        event: "export_cut",
+        error: error instanceof Error ? error.message : String(error),
+      }),
     );
     writer.abort(error).catch(() => {});
   });
@@ -257,12 +300,16 @@ export const exportDeliveries = defineRoute({
   auth: "bearer",
   roles: "delivery_managers",
   query: DeliveryFilters.extend({
-    dialect: Dialect.describe("`csv` (default) or `excel-br` (semicolons, decimal commas, São Paulo times, words)."),
+    dialect: Dialect.describe(
+      "`csv` (default) or `excel-br` (semicolons, decimal commas, São Paulo times, words).",
+    ),
   }),
   responses: {
     200: {
       description: "The deliveries, one per line after the header",
-      schema: z.string().describe(`Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`),
+      schema: z.string().describe(
+        `Columns: ${EXPORT_COLUMNS.map(([name]) => name).join(", ")}`,
+      ),
       mediaType: "text/csv",
     },
   },
@@ -326,9 +373,13 @@ const NUMBER_COLUMNS = new Set([
 
 const ImportResult = z.object({
   created: z.number().int(),
-  skipped: z.number().int().describe("Rows whose external_id the company already has (an earlier upload)."),
+  skipped: z.number().int().describe(
+    "Rows whose external_id the company already has (an earlier upload).",
+  ),
   errors: z.array(z.object({
-    row: z.number().int().describe("The row as a spreadsheet numbers it: the header is row 1."),
+    row: z.number().int().describe(
+      "The row as a spreadsheet numbers it: the header is row 1.",
+    ),
     detail: z.string(),
     items: ValidationErrorBody.shape.detail.optional().describe(
       "What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the " +
@@ -353,7 +404,9 @@ const badFile = (type: string, msg: string, input: unknown = null) =>
   new HttpError(400, [{ type, loc: ["body"], msg, input }]);
 
 /** A number as a person types it: a decimal comma is read as a point. */
-const typedNumber = (text: string) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
+const typedNumber = (
+  text: string,
+) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
 
 const WINDOW_COLUMNS = new Set(["window_start", "window_end"]);
 /** What a window cell may hold, said when one is refused. */
@@ -367,10 +420,15 @@ export const WINDOW_FORMAT = "a date and time as dd/mm/aaaa HH:mm in São Paulo 
 function cellValue(name: string, text: string): unknown {
   const unescaped = /^'[=+\-@\t\r]/.test(text) ? text.slice(1) : text;
   if (NUMBER_COLUMNS.has(name)) return typedNumber(unescaped);
-  if (WINDOW_COLUMNS.has(name)) return fromBrazilianTime(unescaped) ?? unescaped;
+  if (WINDOW_COLUMNS.has(name)) {
+    return fromBrazilianTime(unescaped) ?? unescaped;
+  }
   // An excel-br export names the methods in Portuguese.
   if (name === "payment_method") {
-    return { fatura: "invoice", pix: "pix" }[unescaped.toLowerCase() as "fatura" | "pix"] ?? unescaped;
+    return {
+      fatura: "invoice",
+      pix: "pix",
+    }[unescaped.toLowerCase() as "fatura" | "pix"] ?? unescaped;
   }
   return unescaped;
 }
@@ -380,7 +438,9 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   header.forEach((name, i) => {
     const text = (cells[i] ?? "").trim();
-    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) return;
+    if (text === "" || !(IMPORT_COLUMNS as readonly string[]).includes(name)) {
+      return;
+    }
     const value = cellValue(name, text);
     const [head, tail] = name.split(".");
     if (tail) body[head] = { ...(body[head] as object), [tail]: value };
@@ -398,13 +458,20 @@ const issueText = (error: z.ZodError) =>
   error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issueMessage(issue) ?? issue.message}`).join("; ");
 
 /** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
-function readCsv(text: string): { header: string[]; rows: { row: number; cells: string[] }[] } {
+function readCsv(
+  text: string,
+): { header: string[]; rows: { row: number; cells: string[] }[] } {
   const firstLine = text.slice(0, text.indexOf("\n") >>> 0);
   // A spreadsheet in Portuguese saves CSV with semicolons (its decimal separator is the comma).
   const delimiter = (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? ";" : ",";
   let records: string[][];
   try {
-    records = parse(text, { bom: true, delimiter, relax_column_count: true, skip_empty_lines: false });
+    records = parse(text, {
+      bom: true,
+      delimiter,
+      relax_column_count: true,
+      skip_empty_lines: false,
+    });
   } catch (error) {
     throw badFile(
       "csv_unreadable",
@@ -416,10 +483,14 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
   const [header = [], ...data] = records;
   const names = header.map((name) => name.trim());
   if (names.length === 0 || names.every((name) => name === "")) {
-    throw badFile("csv_no_header", "The file has no header line naming its columns");
+    throw badFile(
+      "csv_no_header",
+      "The file has no header line naming its columns",
+    );
   }
   const unknown = names.filter((name) =>
-    !(IMPORT_COLUMNS as readonly string[]).includes(name) && !EXPORT_ONLY.has(name)
+    !(IMPORT_COLUMNS as readonly string[]).includes(name) &&
+    !EXPORT_ONLY.has(name)
   );
   if (unknown.length > 0) {
     throw badFile(
@@ -429,7 +500,13 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
     );
   }
   for (const needed of ["origin_address", "destination_address"]) {
-    if (!names.includes(needed)) throw badFile("csv_missing_column", `The header has no ${needed} column`, needed);
+    if (!names.includes(needed)) {
+      throw badFile(
+        "csv_missing_column",
+        `The header has no ${needed} column`,
+        needed,
+      );
+    }
   }
   // Each record is a row of a spreadsheet, a blank one too (counted, not read).
   const rows = data.map((cells, i) => ({ row: i + 2, cells }))
@@ -445,12 +522,120 @@ function readCsv(text: string): { header: string[]; rows: { row: number; cells: 
 }
 
 /** Runs `work` over the items with at most `limit` at a time; the first failure is thrown. */
-async function eachLimited<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function eachLimited<T>(
+  items: T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++]);
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, worker),
+  );
+}
+
+/** Files of more than this many rows are imported as a job (202). */
+export const JOB_THRESHOLD = 500;
+/** How long recording a job's rows (up to 5,000) may take: more than a plain transaction's budget. */
+const JOB_START_BUDGET_MS = 6_000;
+/** Rows a worker takes at once: located, measured, then created in one transaction with the job's cursor. */
+const JOB_BATCH = 100;
+/** How long a batch is a worker's: a worker killed mid-batch lets it lapse, and the next takes it again. */
+const JOB_LEASE_S = 20;
+/** How long one worker call goes on taking batches before it leaves the rest to the next (woken by the commit). */
+const JOB_BUDGET_MS = 8_000;
+
+const DeliveryImport = z.object({
+  id: z.uuid(),
+  status: z.enum(["running", "done", "failed"]),
+  total: z.number().int().describe("The file's rows (blank ones apart)."),
+  processed: z.number().int().describe(
+    "Rows done with so far: created, skipped or refused.",
+  ),
+  created: z.number().int(),
+  skipped: z.number().int().describe(
+    "Rows whose external_id the company already has.",
+  ),
+  errors: ImportResult.shape.errors,
+  failure: z.string().nullable().describe(
+    "Why a failed import stopped (the geocoding or routing service failing 5 times in a row); the rows " +
+      "before it were created, the rest were not.",
+  ),
+  created_at: z.string(),
+  updated_at: z.string(),
+}).meta({ id: "DeliveryImport" });
+
+/** A checked row, located and measured: what public.import_deliveries takes. */
+type RoutedRow = Record<string, unknown> & { row: number };
+
+/**
+ * Locates (geocoding an address without coordinates, each distinct address once) and measures the rows, 8 at a
+ * time; a row whose address has no place is pushed to `errors`. The geocoding or routing service failing throws.
+ * In the file's order, so that of two rows with one external id the first is created.
+ */
+async function routeRows(
+  fresh: { row: number; body: NewDelivery }[],
+  errors: RowError[],
+): Promise<RoutedRow[]> {
+  // Each distinct address is geocoded once for the whole file (rows at once share the one lookup).
+  const lookups = new Map<string, Promise<Place[]>>();
+  const geocodeOnce = (address: string) => {
+    const key = normalizedQuery(address);
+    let found = lookups.get(key);
+    if (!found) lookups.set(key, found = placesFor(address));
+    return found;
+  };
+  const routed: RoutedRow[] = [];
+  await eachLimited(fresh, ROUTING_CONCURRENCY, async ({ row, body }) => {
+    let ends: Awaited<ReturnType<typeof locateEnds>>;
+    try {
+      ends = await locateEnds(body, geocodeOnce);
+    } catch (error) {
+      // An address the geocoding service has no place for refuses its row; the service failing, the import.
+      if (
+        !(error instanceof HttpError && error.status === 422 &&
+          Array.isArray(error.detail))
+      ) throw error;
+      errors.push({
+        row,
+        detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`)
+          .join("; "),
+        items: error.detail,
+      });
+      return;
+    }
+    const route = await measure(ends);
+    routed.push({
+      row,
+      origin_address: body.origin_address,
+      origin_lat: ends.origin.lat,
+      origin_lng: ends.origin.lng,
+      destination_address: body.destination_address,
+      destination_lat: ends.destination.lat,
+      destination_lng: ends.destination.lng,
+      distance_m: route.distance_m,
+      duration_s: route.duration_s,
+      recipient_name: body.recipient_name,
+      recipient_phone: body.recipient_phone,
+      recipient_email: body.recipient_email,
+      notes: body.notes,
+      driver_id: body.driver_id,
+      window_start: body.window_start,
+      window_end: body.window_end,
+      external_id: body.external_id,
+      collect_amount: body.collect?.amount,
+      collect_method: body.collect?.method,
+      collect_change_for: body.collect?.change_for ?? undefined,
+      // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
+      size: body.size,
+      service_s: body.service_s,
+    });
+  });
+  // In the file's order, so that of two rows with one external id the first is created.
+  routed.sort((a, b) => (a.row as number) - (b.row as number));
+  return routed;
 }
 
 export const importDeliveries = defineRoute({
@@ -484,23 +669,43 @@ export const importDeliveries = defineRoute({
     "before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 " +
     "and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing " +
     "or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so " +
-    "5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.",
+    "5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.\n\n" +
+    `**Large files**: a file of more than ${JOB_THRESHOLD} rows is imported as a job. Its rows are checked at once ` +
+    "(a file that cannot be read is still 400), recorded, and the answer is **202** with the import " +
+    '(`{id, status: "running", total, ...}`) and `Location: /api/v1/imports/{id}`; the rows are then located, ' +
+    "measured and created in batches, each batch wholly or not at all, its progress in GET /api/v1/imports/{id} " +
+    "and as `import_progress` on `company:{company_id}`. A job stopped by a crash resumes where its last batch " +
+    "ended, creating no row twice. The same file sent again with its Idempotency-Key answers the same 202 with " +
+    "the same `id`; sent again without a key, it is a new import, and only rows with an `external_id` are " +
+    "recognised and skipped.",
   auth: "bearer",
   roles: "delivery_managers",
   rawBody: z.string().describe("The CSV file"),
   rawBodyType: "text/csv",
   rawBodyLimit: MAX_IMPORT_BYTES,
   responses: {
-    200: { description: "What was created, skipped and refused", schema: ImportResult },
+    200: {
+      description: "What was created, skipped and refused",
+      schema: ImportResult,
+    },
+    202: {
+      description: `A file of more than ${JOB_THRESHOLD} rows: the import job, running`,
+      schema: DeliveryImport,
+      headers: { Location: "/api/v1/imports/{id}: the job's progress" },
+    },
     413: { description: "The file is larger than 5 MiB" },
     415: { description: "The body is not sent as text/csv" },
-    502: { description: "The geocoding or the routing service failed or was too slow; nothing was created" },
+    502: {
+      description: "The geocoding or the routing service failed or was too slow; nothing was created",
+    },
   },
   async handler({ req, claims, asCaller, authorize }) {
     const companyId = await authorize();
     let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(await readBody(req, MAX_IMPORT_BYTES));
+      text = new TextDecoder("utf-8", { fatal: true }).decode(
+        await readBody(req, MAX_IMPORT_BYTES),
+      );
     } catch (error) {
       if (error instanceof HttpError) throw error;
       throw badFile("csv_not_utf8", "The file is not UTF-8 text");
@@ -517,7 +722,12 @@ export const importDeliveries = defineRoute({
         errors.push({
           row,
           detail: `payment_method: ${msg}`,
-          items: [{ type: "pix_not_imported", loc: ["body", "payment_method"], msg, input: "pix" }],
+          items: [{
+            type: "pix_not_imported",
+            loc: ["body", "payment_method"],
+            msg,
+            input: "pix",
+          }],
         });
         continue;
       }
@@ -526,71 +736,45 @@ export const importDeliveries = defineRoute({
       else {
         // One item per issue, in order: a window's says which forms it may take.
         const items = validationItems(parsed.error, "body", raw)
-          .map((item, i) => ({ ...item, msg: issueMessage(parsed.error.issues[i]) ?? item.msg }));
+          .map((item, i) => ({
+            ...item,
+            msg: issueMessage(parsed.error.issues[i]) ?? item.msg,
+          }));
         errors.push({ row, detail: issueText(parsed.error), items });
       }
     }
 
+    if (rows.length > JOB_THRESHOLD) {
+      const job = await asService((tx) =>
+        rpc(tx, "start_import", {
+          company_id: companyId,
+          created_by: claims.sub,
+          total: rows.length,
+          rows: valid as never,
+          errors: errors as never,
+        }), {
+        deadline: Date.now() + JOB_START_BUDGET_MS,
+      }) as unknown as z.infer<typeof DeliveryImport>;
+      return {
+        status: 202,
+        body: job,
+        headers: { Location: `/api/v1/imports/${job.id}` },
+      };
+    }
+
     // Rows the company already has are skipped before any route is measured.
-    const ids = [...new Set(valid.map((v) => v.body.external_id).filter((id): id is string => !!id))];
+    const ids = [
+      ...new Set(
+        valid.map((v) => v.body.external_id).filter((id): id is string => !!id),
+      ),
+    ];
     const known = new Set(
       ids.length ? await asCaller((tx) => rpc(tx, "existing_external_ids", { external_ids: ids })) : [],
     );
     const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
     let skipped = valid.length - fresh.length;
 
-    // Each distinct address is geocoded once for the whole file (rows at once share the one lookup).
-    const lookups = new Map<string, Promise<Place[]>>();
-    const geocodeOnce = (address: string) => {
-      const key = normalizedQuery(address);
-      let found = lookups.get(key);
-      if (!found) lookups.set(key, found = placesFor(address));
-      return found;
-    };
-    const routed: Record<string, unknown>[] = [];
-    await eachLimited(fresh, ROUTING_CONCURRENCY, async ({ row, body }) => {
-      let ends: Awaited<ReturnType<typeof locateEnds>>;
-      try {
-        ends = await locateEnds(body, geocodeOnce);
-      } catch (error) {
-        // An address the geocoding service has no place for refuses its row; the service failing, the import.
-        if (!(error instanceof HttpError && error.status === 422 && Array.isArray(error.detail))) throw error;
-        errors.push({
-          row,
-          detail: error.detail.map((item) => `${item.loc.at(-1)}: ${item.msg}`).join("; "),
-          items: error.detail,
-        });
-        return;
-      }
-      const route = await measure(ends);
-      routed.push({
-        row,
-        origin_address: body.origin_address,
-        origin_lat: ends.origin.lat,
-        origin_lng: ends.origin.lng,
-        destination_address: body.destination_address,
-        destination_lat: ends.destination.lat,
-        destination_lng: ends.destination.lng,
-        distance_m: route.distance_m,
-        duration_s: route.duration_s,
-        recipient_name: body.recipient_name,
-        recipient_phone: body.recipient_phone,
-        recipient_email: body.recipient_email,
-        notes: body.notes,
-        driver_id: body.driver_id,
-        window_start: body.window_start,
-        window_end: body.window_end,
-        external_id: body.external_id,
-        collect_amount: body.collect?.amount,
-        collect_method: body.collect?.method,
-        collect_change_for: body.collect?.change_for ?? undefined,
-        // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
-        size: body.size,
-        service_s: body.service_s,
-      });
-    });
-    // In the file's order, so that of two rows with one external id the first is created.
-    routed.sort((a, b) => (a.row as number) - (b.row as number));
+    const routed = await routeRows(fresh, errors);
 
     let created = 0;
     for (let i = 0; i < routed.length; i += INSERT_BATCH) {
@@ -600,7 +784,11 @@ export const importDeliveries = defineRoute({
           company_id: companyId,
           created_by: claims.sub,
           rows: batch as never,
-        }) as unknown as { created: { row: number; id: string }[]; skipped: unknown[]; errors: RowError[] };
+        }) as unknown as {
+          created: { row: number; id: string }[];
+          skipped: unknown[];
+          errors: RowError[];
+        };
         // A row's size and drop-off time (routes), with its creation: both or neither.
         for (const { row, id } of answer.created) {
           const load = batch.find((r) => r.row === row);
@@ -630,7 +818,9 @@ function templateRows(dialect: DialectName): unknown[][] {
   const day = brazilianTime(tomorrow.toISOString()).slice(0, 10);
   const [dd, mm, yyyy] = day.split("/");
   const at = (hour: string) => dialect === "excel-br" ? `${day} ${hour}:00` : `${yyyy}-${mm}-${dd}T${hour}:00:00-03:00`;
-  const number = (value: number) => (dialect === "excel-br" ? String(value).replace(".", ",") : value);
+  const number = (
+    value: number,
+  ) => (dialect === "excel-br" ? String(value).replace(".", ",") : value);
   const example: Record<(typeof IMPORT_COLUMNS)[number], unknown> = {
     origin_address: "Praça da Sé, São Paulo",
     "origin.lat": number(-23.5505),
@@ -670,7 +860,9 @@ export const importTemplate = defineRoute({
     "geocoded from the address; `payment_method` empty or `invoice`.",
   auth: "bearer",
   roles: "delivery_managers",
-  query: z.object({ dialect: Dialect.describe("`csv` (default) or `excel-br`.") }),
+  query: z.object({
+    dialect: Dialect.describe("`csv` (default) or `excel-br`."),
+  }),
   responses: {
     200: {
       description: "The template: a header line and one example row",
@@ -681,15 +873,131 @@ export const importTemplate = defineRoute({
   async handler({ query, authorize }) {
     await authorize();
     const bom = query.dialect === "excel-br" ? "\uFEFF" : "";
-    return new Response(bom + csvLines(templateRows(query.dialect), query.dialect), {
-      headers: {
-        "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="${
-          query.dialect === "excel-br" ? "modelo-entregas" : "deliveries-template"
-        }.csv"`,
+    return new Response(
+      bom + csvLines(templateRows(query.dialect), query.dialect),
+      {
+        headers: {
+          "content-type": "text/csv; charset=utf-8",
+          "content-disposition": `attachment; filename="${
+            query.dialect === "excel-br" ? "modelo-entregas" : "deliveries-template"
+          }.csv"`,
+        },
       },
-    });
+    );
   },
 });
 
-export default [exportDeliveries, importTemplate, importDeliveries];
+// Section: import jobs
+
+interface ImportClaim {
+  import_id: string;
+  company_id: string;
+  from_ordinal: number;
+  rows: { ordinal: number; row: number; body: NewDelivery }[];
+}
+
+const isConflict = (error: unknown) =>
+  error instanceof HttpError && error.status === 409 ||
+  (error as { code?: string })?.code === "PT409";
+
+/**
+ * The import worker (POST /functions/v1/api/imports/work, the service role): takes batches of the running imports
+ * under a lease, locates and measures their rows, and creates each batch with its cursor (public.run_import_batch)
+ * until its budget is spent. A batch another worker committed meanwhile is dropped (nothing twice); a batch the
+ * geocoding or routing service could not measure is counted (public.fail_import_batch) and taken again when its
+ * lease lapses.
+ */
+export async function workImports(): Promise<{ batches: number }> {
+  const until = Date.now() + JOB_BUDGET_MS;
+  let batches = 0;
+  while (Date.now() < until) {
+    const claim = await asService((tx) =>
+      rpc(tx, "claim_import_batch", {
+        batch_size: JOB_BATCH,
+        lease_seconds: JOB_LEASE_S,
+      })
+    ) as unknown as ImportClaim | null;
+    if (!claim) break;
+    const next = claim.rows.length ? claim.rows[claim.rows.length - 1].ordinal + 1 : claim.from_ordinal;
+    const errors: RowError[] = [];
+    try {
+      const ids = [
+        ...new Set(
+          claim.rows.map((r) => r.body.external_id).filter((id): id is string => !!id),
+        ),
+      ];
+      const known = new Set(
+        ids.length
+          ? (await asService((tx) =>
+            tx`select d.external_id from public.deliveries d
+               where d.company_id = ${claim.company_id} and d.external_id = any(${ids})`
+          )).map((r) => r.external_id as string)
+          : [],
+      );
+      const fresh = claim.rows.filter((r) => !r.body.external_id || !known.has(r.body.external_id));
+      const routed = await routeRows(fresh, errors);
+      // Rows skipped here are passed on with their known id alone: import_deliveries skips and counts them.
+      const skippedRows = claim.rows.filter((r) => r.body.external_id && known.has(r.body.external_id))
+        .map((r) => ({
+          row: r.row,
+          origin_address: r.body.origin_address,
+          external_id: r.body.external_id,
+        }));
+      await asService((tx) =>
+        rpc(tx, "run_import_batch", {
+          import_id: claim.import_id,
+          from_ordinal: claim.from_ordinal,
+          next_ordinal: next,
+          rows: [...skippedRows, ...routed].sort((a, b) => a.row - b.row) as never,
+          errors: errors.sort((a, b) => a.row - b.row) as never,
+        })
+      );
+      batches++;
+    } catch (error) {
+      if (isConflict(error)) continue;
+      const detail = error instanceof Error ? error.message : String(error);
+      console.error(
+        JSON.stringify({
+          event: "import_batch_failed",
+          import_id: claim.import_id,
+          error: detail,
+        }),
+      );
+      await asService((tx) =>
+        rpc(tx, "fail_import_batch", {
+          import_id: claim.import_id,
+          from_ordinal: claim.from_ordinal,
+          failure: `rows from ${claim.rows[0]?.row ?? "?"} could not be located or measured: ${detail}`,
+        })
+      ).catch(() => {});
+      break;
+    }
+  }
+  return { batches };
+}
+
+export const getImport = defineRoute({
+  method: "get",
+  path: "/api/v1/imports/{id}",
+  tag: "deliveries",
+  summary: "An import job's progress",
+  description: `An import of more than ${JOB_THRESHOLD} rows (POST /api/v1/deliveries/import answered 202): ` +
+    "`running` while its rows are created, then `done` (`processed` equals `total`) or `failed` (`failure` says " +
+    "why). `created`, `skipped` and `errors` count and list the rows as the 200 of a smaller import does. The " +
+    "same progress is broadcast as `import_progress` on `company:{company_id}` (with `errors` as a number). " +
+    "Another company's import is 404.",
+  auth: "bearer",
+  roles: "delivery_managers",
+  params: IdParams,
+  responses: {
+    200: { description: "The import", schema: DeliveryImport },
+    404: { description: "No such import in the caller's company" },
+  },
+  async handler({ params, asCaller }) {
+    return {
+      body: await asCaller((tx) => rpc(tx, "get_import", { import_id: params.id })),
+    };
+  },
+});
+
+export default [exportDeliveries, importTemplate, importDeliveries, getImport];

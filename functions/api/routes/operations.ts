@@ -6,6 +6,7 @@ import { asService, rpc } from "../../_shared/db.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { companyGateway, type GatewayObject, GatewayRejected } from "../../_shared/gateway.ts";
 import { defineRoute } from "../../_shared/route.ts";
+import { logOrphanCharge, pixDueDate } from "../pix-charge.ts";
 import { Email, IdParams, LatLng, Phone, Text, Timestamp } from "../schemas.ts";
 import { Collect, Delivery, locateEnds, measure } from "./deliveries.ts";
 
@@ -205,8 +206,11 @@ export const updateDelivery = defineRoute({
     "coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is " +
     "geocoded as on create, the road distance and duration are measured again, and the price is quoted again for " +
     "an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up " +
-    "(`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends is refused (422: cancel " +
-    "it and create it again, so that its client is charged the new price) in this version. Every change is one " +
+    "(`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends to a route of " +
+    "another price replaces its charge: a new Pix charge of the new price (`payment` gives its code), the old one " +
+    "removed at the gateway so that it can no longer be paid; a charge paid meanwhile is 409 and the gateway " +
+    "failing 502, with nothing changed; the same change sent again makes no other charge (the route's price is " +
+    "then the charge's). Every change is one " +
     "`update` row of the delivery's history with each changed field's old and new value; the company and the " +
     "driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).",
   auth: "bearer",
@@ -216,13 +220,14 @@ export const updateDelivery = defineRoute({
   responses: {
     200: { description: "The changed delivery", schema: Delivery },
     409: {
-      description: "external_id is used by another delivery of the company (named)",
+      description: "external_id is used by another delivery of the company (named), or the unpaid Pix charge to " +
+        "replace was paid meanwhile",
     },
     422: {
       description: "The delivery's state does not allow the change (the message says why)",
     },
     502: {
-      description: "The geocoding or the routing service failed; nothing changed",
+      description: "The geocoding or the routing service, or the payment gateway, failed; nothing changed",
     },
   },
   async handler({ params, body, claims, asCaller }) {
@@ -233,16 +238,6 @@ export const updateDelivery = defineRoute({
         moves_ends: movesEnds,
       }) as Promise<DeliveryRow>
     );
-    if (
-      movesEnds && current.payment_method === "pix" &&
-      current.payment_status === "pending"
-    ) {
-      throw new HttpError(
-        422,
-        "the addresses of an unpaid Pix delivery cannot change (its charge is for the old route): cancel it and " +
-          "create it again",
-      );
-    }
     const changes: Record<string, unknown> = {};
     for (const field of CONTACT_FIELDS) {
       if (field in body) changes[field] = body[field] ?? null;
@@ -280,18 +275,78 @@ export const updateDelivery = defineRoute({
         distance_m: route.distance_m,
         duration_s: route.duration_s,
       });
+      if (current.payment_method === "pix" && current.payment_status === "pending" && current.payment) {
+        const quote = await asCaller((tx) =>
+          rpc(tx, "quote_route", { distance_m: route.distance_m, duration_s: route.duration_s })
+        ) as unknown as { price: number };
+        if (quote.price !== current.price) {
+          changes.charge = await replaceCharge(current, quote.price);
+        }
+      }
     }
     if (Object.keys(changes).length === 0) return { body: current };
-    return {
-      body: await asService((tx) =>
-        rpc(tx, "update_delivery", {
-          delivery_id: params.id,
-          actor_id: claims.sub,
-          changes: changes as never,
-        })
-      ),
-    };
+    try {
+      return {
+        body: await asService((tx) =>
+          rpc(tx, "update_delivery", {
+            delivery_id: params.id,
+            actor_id: claims.sub,
+            changes: changes as never,
+          })
+        ),
+      };
+    } catch (error) {
+      const charge = changes.charge as { gateway_payment_id: string } | undefined;
+      if (charge) logOrphanCharge(current.company_id, current.id, charge.gateway_payment_id, error);
+      throw error;
+    }
   },
 });
+
+/**
+ * A new Pix charge for an unpaid delivery whose price changed (its ends moved), the old one removed at the gateway
+ * so that it can no longer be paid: what public.update_delivery takes as `charge`. The new charge is made first, for
+ * the same gateway customer; then the old is removed (already removed, by an earlier try whose answer was lost:
+ * fine). If the old one cannot be removed (paid meanwhile: 409; the gateway failing: 502), the new one is removed
+ * again and nothing changes. A charge made but never recorded (the database failing after) is logged as
+ * `pix_charge_without_delivery`; its events find no delivery.
+ */
+async function replaceCharge(current: DeliveryRow, price: number): Promise<Record<string, unknown>> {
+  const gateway = await companyGateway(current.company_id);
+  if (!gateway) throw new HttpError(422, "payment gateway not configured");
+  const oldId = current.payment!.gateway_payment_id;
+  const old = await gateway.client.getPayment(oldId);
+  if (old.status !== "PENDING" && old.status !== "OVERDUE" && old.status !== "DELETED") {
+    throw new HttpError(409, `the delivery's Pix charge is ${old.status} at the gateway; nothing changed`);
+  }
+  const dueDate = pixDueDate();
+  const charge = await gateway.client.createPixCharge({
+    customer: old.customer as string,
+    value: price,
+    dueDate,
+    description: `Delivery ${current.id}`,
+    externalReference: current.id,
+  });
+  try {
+    const qr = await gateway.client.pixQrCode(charge.id);
+    if (old.status !== "DELETED") await gateway.client.deletePayment(oldId);
+    return {
+      replaces: oldId,
+      price,
+      gateway_payment_id: charge.id,
+      pix_copy_paste: qr.payload,
+      pix_qr_code_image: qr.encodedImage,
+      payment_due_date: dueDate,
+    };
+  } catch (error) {
+    await gateway.client.deletePayment(charge.id).catch(() =>
+      logOrphanCharge(current.company_id, current.id, charge.id, error)
+    );
+    if (error instanceof GatewayRejected) {
+      throw new HttpError(409, `the delivery's Pix charge could not be replaced (${error.message}); nothing changed`);
+    }
+    throw error;
+  }
+}
 
 export default [recallDelivery, returnDelivery, refundDelivery, updateDelivery];

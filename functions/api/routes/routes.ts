@@ -224,6 +224,9 @@ async function planRoutes(
 
 declare const EdgeRuntime: { waitUntil(promise: Promise<unknown>): void } | undefined;
 
+/** How often a running plan job tells the database it is alive, well within its 30 s lease. */
+const PLAN_HEARTBEAT_MS = 10_000;
+
 /** A plan as a job: progress and outcome recorded (plan_progress to the company), after the request answered. */
 function runPlanJob(claims: Claims, id: string, body: PlanBody): Promise<void> {
   const record = (status: string, progress: number, result?: unknown, error?: string) =>
@@ -237,16 +240,26 @@ function runPlanJob(claims: Claims, id: string, body: PlanBody): Promise<void> {
       })
     );
   let lastTold = 0;
+  let lastFraction = 0;
   const work = detached(async () => {
+    // The job's lease (private.route_plan_lease, 30 s) is extended by every word: progress at most once a second
+    // while the search runs, and this heartbeat otherwise (the table call, VROOM). A worker that dies stops both, and
+    // the job is failed with the reason once the lease runs out.
+    const heartbeat = setInterval(() => {
+      record("running", lastFraction).catch(() => {});
+    }, PLAN_HEARTBEAT_MS);
     try {
       const result = await planRoutes(claims, body, (body.max_seconds ?? DEFAULT_PLAN_SECONDS) * 1000, (fraction) => {
+        lastFraction = Math.min(fraction, 0.99);
         // At most once a second: each is a broadcast to the company.
         if (Date.now() - lastTold < 1000) return;
         lastTold = Date.now();
-        record("running", Math.min(fraction, 0.99)).catch(() => {});
+        record("running", lastFraction).catch(() => {});
       });
+      clearInterval(heartbeat);
       await record("done", 1, result);
     } catch (error) {
+      clearInterval(heartbeat);
       const detail = error instanceof HttpError ? String(error.detail) : (error as Error).message;
       console.error(JSON.stringify({ event: "route_plan_failed", plan_id: id, error: detail }));
       await record("failed", 1, undefined, detail).catch(() => {});
@@ -315,7 +328,8 @@ export const getRoutePlan = defineRoute({
   tag: "routes",
   summary: "A plan running as a job",
   description: "`running` with its `progress`, then `done` with `result` (the answer of a plan within the request) " +
-    "or `failed` with `error`.",
+    "or `failed` with `error`. A job whose worker stopped (no word from it for 30 s) is `failed` with that reason: " +
+    "plan again.",
   auth: "bearer",
   roles: "route_managers",
   scope: "routes:write",

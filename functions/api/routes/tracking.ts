@@ -6,11 +6,22 @@ import { asService, rpc } from "../../_shared/db.ts";
 import { ErrorBody, HttpError } from "../../_shared/errors.ts";
 import { defineRoute, rateLimited } from "../../_shared/route.ts";
 import { DeliveryStatus } from "./deliveries.ts";
+import { signedProofUrl } from "../proof-images.ts";
 import { Timestamp } from "../schemas.ts";
+
+/** How long the proof photo's signed URL lets its holder read the photo: a page's visit, not a link to keep. */
+export const PROOF_URL_SECONDS = 300;
 
 export const Tracking = z.object({
   status: DeliveryStatus,
-  driver: z.object({ first_name: z.string() }).nullable().describe("Once a driver has the delivery."),
+  driver: z.object({
+    first_name: z.string(),
+    vehicle: z.object({
+      type: z.enum(["bike", "moto", "car", "van"]),
+      plate: z.string().nullable(),
+    }).describe("The vehicle to look out for at the door."),
+  }).nullable().describe("Once a driver has the delivery."),
+  destination: z.object({ lat: z.number(), lng: z.number() }).describe("The drop-off, for the page's pin."),
   position: z.object({
     lat: z.number(),
     lng: z.number(),
@@ -38,6 +49,12 @@ export const Tracking = z.object({
     "The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the " +
       "delivery is delivered; null otherwise. Never shown to the driver.",
   ),
+  proof_photo_url: z.string().nullable().describe(
+    "Once the delivery is completed with a proof photo: a signed URL of the photo, readable without credentials " +
+      `for ${PROOF_URL_SECONDS} s (\`proof_photo_expires_at\`), made for this answer only (never broadcast); null ` +
+      "otherwise, or when Storage cannot sign it now. Ask again for a new one.",
+  ),
+  proof_photo_expires_at: Timestamp.nullable().describe("When `proof_photo_url` stops answering."),
   realtime_topic: z.string().describe(
     "The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the " +
       "`tracking_updated` broadcasts).",
@@ -58,9 +75,11 @@ export const trackDelivery = defineRoute({
   tag: "tracking",
   summary: "A delivery as its recipient sees it",
   description: "Public: the tracking token is the credential (every delivery has one, shown to its company's " +
-    "managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the " +
-    "driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, " +
-    "and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. " +
+    "managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name and vehicle, " +
+    "the drop-off's position, the driver's last position while the delivery is in progress, the ETA and remaining " +
+    "distance while in progress, the drop-offs before this one in the driver's route, the handover code where the " +
+    "company requires one, the timeline, and once delivered a short-lived signed URL of the proof photo. " +
+    "A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. " +
     "At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy " +
     "appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 " +
     "with `Retry-After`. " +
@@ -88,7 +107,10 @@ export const trackDelivery = defineRoute({
     );
     const headers = { "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" };
     if (view === null) throw new HttpError(404, NOT_FOUND, headers);
-    return { body: { ...(view as Record<string, unknown>), realtime_topic: topic }, headers };
+    const { proof_photo_path: photo, ...rest } = view as Record<string, unknown>;
+    const signed = typeof photo === "string" ? await signedProofUrl(photo, PROOF_URL_SECONDS) : null;
+    const proof = { proof_photo_url: signed?.url ?? null, proof_photo_expires_at: signed?.expires_at ?? null };
+    return { body: { ...rest, ...proof, realtime_topic: topic }, headers };
   },
 });
 

@@ -5,7 +5,8 @@
 -- with an amount; a gateway configuration; a withdrawal requested or in a
 -- given state; a driver's balances and a withdrawal's debits; a delivery
 -- created as the edge creates it, a driver's position, a round of dispatch,
--- proof of delivery objects written, whether the current role may run a statement, and a draft route.
+-- proof of delivery objects written, whether the current role may run a statement, a draft route, a move tried by
+-- the member who makes it, and a gateway event applied.
 select plan(1);
 
 create schema if not exists tests;
@@ -306,8 +307,10 @@ $$;
 
 -- Dispatch (14_dispatch.sql). A new invoice delivery of the tenant's company, created as the edge creates it
 -- (the service role), picked up at (-23.55, -46.63) as tests.delivery_in's are: its id. Back to the superuser.
+-- Optionally within a window, assigned to a driver at once, and with an amount to collect at the door (17_cash.sql).
 create or replace function tests.create_delivery(tenant jsonb, window_start timestamptz default null,
-  window_end timestamptz default null)
+  window_end timestamptz default null, driver_id uuid default null, collect_amount numeric default null,
+  collect_method text default null, collect_change_for numeric default null)
 returns uuid
 language plpgsql
 as $$
@@ -317,7 +320,10 @@ begin
   perform tests.act_as_service_role();
   id := (to_jsonb(public.create_delivery(gen_random_uuid(), (tenant ->> 'company_id')::uuid, (tenant ->> 'owner')::uuid,
     'invoice', 'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300,
-    window_start => create_delivery.window_start, window_end => create_delivery.window_end)) ->> 'id')::uuid;
+    window_start => create_delivery.window_start, window_end => create_delivery.window_end,
+    driver_id => create_delivery.driver_id, collect_amount => create_delivery.collect_amount,
+    collect_method => create_delivery.collect_method, collect_change_for => create_delivery.collect_change_for))
+    ->> 'id')::uuid;
   perform tests.reset_role();
   return id;
 end;
@@ -419,6 +425,52 @@ begin
   select x.id, x.company_id, x.scopes into k from public.api_keys x where x.id = act_as_api_key.key_id;
   perform tests.act_as(jsonb_build_object('sub', k.id, 'role', 'integration', 'company_id', k.company_id,
     'aud', 'authenticated', 'scopes', to_jsonb(k.scopes), 'api_key', true));
+end;
+$$;
+
+-- A move tried on a delivery by the member who makes it (the driver for accept, start, complete, fail and return;
+-- the owner otherwise): the status it leads to, or the error as `SQLSTATE: message`. The role is reset either way.
+create or replace function tests.try_move(tenant jsonb, delivery uuid, trigger text, then_do text default 'redispatch')
+returns text
+language plpgsql
+as $$
+declare
+  moved jsonb;
+begin
+  perform tests.act_as_member(tenant,
+    case when try_move.trigger in ('accept', 'start', 'complete', 'fail', 'return') then 'driver' else 'owner' end);
+  moved := case try_move.trigger
+    when 'accept' then to_jsonb(public.accept_delivery(delivery))
+    when 'assign' then to_jsonb(public.assign_delivery(delivery, (tenant ->> 'driver2_id')::uuid))
+    when 'start' then to_jsonb(public.start_delivery(delivery))
+    when 'complete' then to_jsonb(public.complete_delivery(delivery))
+    when 'cancel' then to_jsonb(public.cancel_delivery(delivery, 'no longer needed'))
+    when 'fail' then to_jsonb(public.fail_delivery(delivery, 'recipient_absent'))
+    when 'reopen' then to_jsonb(public.reopen_delivery(delivery))
+    when 'recall' then to_jsonb(public.recall_delivery(delivery, 'the client called', try_move.then_do))
+    when 'return' then to_jsonb(public.return_delivery(delivery))
+  end;
+  perform tests.reset_role();
+  return moved ->> 'status';
+exception
+  when others then
+    perform tests.reset_role();
+    return sqlstate || ': ' || sqlerrm;
+end;
+$$;
+
+-- A gateway event applied to a delivery's charge as the gateway webhook applies it (as the service role).
+create or replace function tests.apply_payment(delivery uuid, event text) returns jsonb
+language plpgsql
+as $$
+declare
+  d public.deliveries := (select x from public.deliveries x where x.id = apply_payment.delivery);
+  result jsonb;
+begin
+  perform tests.act_as_service_role();
+  result := public.apply_payment_event(d.company_id, apply_payment.event, d.gateway_payment_id, d.id::text);
+  perform tests.reset_role();
+  return result;
 end;
 $$;
 

@@ -5,7 +5,7 @@
 -- objects get 404. Each call runs in a subtransaction that is rolled back, so
 -- the calls do not disturb each other.
 begin;
-select plan(334);
+select plan(350);
 
 create temp table t as select tests.create_tenant('a') as a, tests.create_tenant('b') as b;
 grant select on t to public;
@@ -72,6 +72,7 @@ from t, o, lateral (values
   (format('select to_jsonb(public.cancel_route(%L))', gen_random_uuid()), array['owner', 'admin']),
   ('select to_jsonb(public.start_route_plan(''{}''))', array['owner', 'admin']),
   (format('select to_jsonb(public.get_route_plan(%L))', gen_random_uuid()), array['owner', 'admin']),
+  (format('select to_jsonb(public.get_import(%L))', gen_random_uuid()), array['owner', 'admin', 'legacy_admin']),
   (format('select to_jsonb(public.set_driver_vehicle(%L, ''van''))', t.a ->> 'driver2_id'), array['owner', 'admin']),
   (format('select public.try_handover_code(%L, %L)', o.delivery, '1234'), array['driver']),
   (format('select to_jsonb(public.complete_delivery_override(%L, %L))', o.delivery, 'no code'), array['owner', 'admin']),
@@ -97,7 +98,11 @@ from t, o, lateral (values
   (format('select to_jsonb(public.recall_delivery(%L, %L))', o.delivery, 'client called'), array['owner', 'admin']),
   (format('select to_jsonb(public.return_delivery(%L))', o.delivery), array['driver']),
   (format('select to_jsonb(public.refundable_delivery(%L))', o.delivery), array['owner', 'admin']),
-  (format('select to_jsonb(public.editable_delivery(%L))', o.delivery), array['owner', 'admin'])
+  (format('select to_jsonb(public.editable_delivery(%L))', o.delivery), array['owner', 'admin']),
+  ('select to_jsonb(public.register_push_subscription(''https://push.example/a'', ''B'' || repeat(''A'', 86), ''AAAAAAAAAAAAAAAAAAAAAA''))',
+    array['driver']),
+  ('select to_jsonb(public.list_push_subscriptions())', array['driver']),
+  (format('select public.delete_push_subscription(%L)', gen_random_uuid()), array['driver'])
 ) as m (call, allowed);
 grant select on matrix to public;
 
@@ -148,7 +153,7 @@ select is(
   'every policy names its role set by its function, never a list of roles'
 );
 
--- 76 calls x 4 roles = 304 assertions, then 25 foreign ones
+-- 80 calls x 4 roles = 320 assertions, then 25 foreign ones
 create function pg_temp.role_matrix() returns setof text
 language plpgsql
 as $$

@@ -9,25 +9,13 @@ grant select on t to public;
 
 -- Applies `event` to delivery `id` as the service role (the webhook's caller),
 -- by its payment id and reference.
-create function pg_temp.apply(id uuid, event text) returns jsonb
-language plpgsql as $$
-declare
-  d public.deliveries := (select x from public.deliveries x where x.id = apply.id);
-  result jsonb;
-begin
-  perform tests.act_as_service_role();
-  result := public.apply_payment_event(d.company_id, apply.event, d.gateway_payment_id, d.id::text);
-  perform tests.reset_role();
-  return result;
-end;
-$$;
 
 -- `result status/payment_status` after `event` on a fresh delivery in `status`.
 create function pg_temp.try_event(event text, status text, payment_status text default null) returns text
 language plpgsql as $$
 declare
   d public.deliveries := tests.delivery_in((select a from t), try_event.status, payment_status => try_event.payment_status);
-  result jsonb := pg_temp.apply(d.id, try_event.event);
+  result jsonb := tests.apply_payment(d.id, try_event.event);
 begin
   select * into d from public.deliveries where id = d.id;
   return format('%s %s/%s', result ->> 'result', d.status, d.payment_status);
@@ -91,17 +79,17 @@ language sql as $$
   from public.deliveries x where x.id = (select id from d)
 $$;
 
-select is(pg_temp.apply((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'processed', 'RECEIVED once: processed');
+select is(tests.apply_payment((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'processed', 'RECEIVED once: processed');
 select pg_temp.snap('received once');
-select is(pg_temp.apply((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate', 'RECEIVED twice: duplicate');
+select is(tests.apply_payment((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate', 'RECEIVED twice: duplicate');
 select pg_temp.snap('received twice');
 select results_eq($$ select status, payment_status, history, messages from snapshot where event = 'received twice' $$,
   $$ select status, payment_status, history, messages from snapshot where event = 'received once' $$,
   'RECEIVED twice leaves what once left: state, history, broadcasts');
 
-select is(pg_temp.apply((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'processed', 'CONFIRMED once: processed');
+select is(tests.apply_payment((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'processed', 'CONFIRMED once: processed');
 select pg_temp.snap('confirmed once');
-select is(pg_temp.apply((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'duplicate', 'CONFIRMED twice: duplicate');
+select is(tests.apply_payment((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'duplicate', 'CONFIRMED twice: duplicate');
 select pg_temp.snap('confirmed twice');
 select results_eq($$ select status, payment_status, history, messages from snapshot where event = 'confirmed twice' $$,
   $$ select status, payment_status, history, messages from snapshot where event = 'confirmed once' $$,
@@ -110,12 +98,12 @@ select is((select status || '/' || payment_status from snapshot where event = 'c
   'RECEIVED then CONFIRMED: pending and confirmed');
 
 -- A repeated RECEIVED after CONFIRMED does not take the payment back to received.
-select is(pg_temp.apply((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate', 'a late RECEIVED repeat is a duplicate');
+select is(tests.apply_payment((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate', 'a late RECEIVED repeat is a duplicate');
 select is((select payment_status from public.deliveries where id = (select id from d)), 'confirmed', 'and leaves confirmed alone');
 
-select is(pg_temp.apply((select id from d), 'PAYMENT_REFUNDED') ->> 'result', 'processed', 'REFUNDED once: processed');
+select is(tests.apply_payment((select id from d), 'PAYMENT_REFUNDED') ->> 'result', 'processed', 'REFUNDED once: processed');
 select pg_temp.snap('refunded once');
-select is(pg_temp.apply((select id from d), 'PAYMENT_REFUNDED') ->> 'result', 'duplicate', 'REFUNDED twice: duplicate');
+select is(tests.apply_payment((select id from d), 'PAYMENT_REFUNDED') ->> 'result', 'duplicate', 'REFUNDED twice: duplicate');
 select pg_temp.snap('refunded twice');
 select results_eq($$ select status, payment_status, history, messages from snapshot where event = 'refunded twice' $$,
   $$ select status, payment_status, history, messages from snapshot where event = 'refunded once' $$,
@@ -123,13 +111,13 @@ select results_eq($$ select status, payment_status, history, messages from snaps
 
 create temp table overdue as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on overdue to public;
-select is(pg_temp.apply((select id from overdue), 'PAYMENT_OVERDUE') ->> 'result', 'processed', 'OVERDUE once: processed');
-select is(pg_temp.apply((select id from overdue), 'PAYMENT_OVERDUE') ->> 'result', 'duplicate', 'OVERDUE twice: duplicate');
+select is(tests.apply_payment((select id from overdue), 'PAYMENT_OVERDUE') ->> 'result', 'processed', 'OVERDUE once: processed');
+select is(tests.apply_payment((select id from overdue), 'PAYMENT_OVERDUE') ->> 'result', 'duplicate', 'OVERDUE twice: duplicate');
 select is((select count(*)::integer from public.delivery_history where delivery_id = (select id from overdue)), 1,
   'OVERDUE twice: one history row');
 select is((select cancel_reason from public.deliveries where id = (select id from overdue)), 'payment overdue',
   'an overdue cancellation says why');
-select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'processed',
+select is(tests.apply_payment((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'processed',
   'RECEIVED after OVERDUE is recorded (the delivery is cancelled)');
 select is((select status || '/' || payment_status from public.deliveries where id = (select id from overdue)), 'cancelled/received',
   '... the delivery stays cancelled, its payment received');
@@ -137,11 +125,11 @@ select tests.act_as_member(a, 'owner') from t;
 select is(to_jsonb(public.get_delivery((select id from overdue))) -> 'refund_due', 'true'::jsonb,
   '... and the company sees refund_due: true');
 select tests.reset_role();
-select is(pg_temp.apply((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate',
+select is(tests.apply_payment((select id from overdue), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate',
   'RECEIVED after OVERDUE again: duplicate');
 select is((select count(*)::integer from public.delivery_history where delivery_id = (select id from overdue)
            and trigger = 'payment_received'), 1, '... one payment_received history row');
-select is(pg_temp.apply((select id from overdue), 'PAYMENT_REFUNDED') ->> 'result', 'processed',
+select is(tests.apply_payment((select id from overdue), 'PAYMENT_REFUNDED') ->> 'result', 'processed',
   'the company refunds it: REFUNDED processed');
 select is((select status || '/' || payment_status from public.deliveries where id = (select id from overdue)), 'cancelled/refunded',
   '... the payment is refunded, the delivery still cancelled');
@@ -162,7 +150,7 @@ select is(
 
 create temp table e as select d.* from t, tests.delivery_in(a, 'awaiting_payment') d;
 grant select on e to public;
-select is(pg_temp.apply((select id from e), 'PAYMENT_RECEIVED') - 'detail',
+select is(tests.apply_payment((select id from e), 'PAYMENT_RECEIVED') - 'detail',
   jsonb_build_object('result', 'processed', 'delivery_id', (select id from e), 'company_id', (select company_id from e)),
   'the answer names the delivery and its company');
 select tests.act_as_service_role();
@@ -223,7 +211,7 @@ create temp table pre as
     pix_qr_code_image => 'img', payment_due_date => current_date + 1))) as j from t;
 grant select on pre to public;
 select is((select j ->> 'status' from pre), 'awaiting_payment', 'a Pix delivery for a driver waits for its payment');
-select is(pg_temp.apply((select (j ->> 'id')::uuid from pre), 'PAYMENT_RECEIVED') ->> 'result',
+select is(tests.apply_payment((select (j ->> 'id')::uuid from pre), 'PAYMENT_RECEIVED') ->> 'result',
   'processed', 'its payment arrives');
 select is((select status || ' ' || driver_id from public.deliveries where id = (select (j ->> 'id')::uuid from pre)),
   (select 'accepted ' || (a ->> 'driver2_id') from t), 'and it goes to that driver at once');
@@ -238,7 +226,7 @@ create temp table pre2 as
     pix_qr_code_image => 'img', payment_due_date => current_date + 1)) ->> 'id')::uuid as id from t;
 grant select on pre2 to public;
 update public.drivers set active = false where id = (select (a ->> 'driver2_id')::uuid from t);
-select is(pg_temp.apply((select id from pre2), 'PAYMENT_RECEIVED') ->> 'result',
+select is(tests.apply_payment((select id from pre2), 'PAYMENT_RECEIVED') ->> 'result',
   'processed', 'a payment for a delivery whose driver was deactivated meanwhile');
 select is((select status || ' ' || coalesce(driver_id::text, 'nobody') from public.deliveries where id = (select id from pre2)),
   'pending nobody', 'leaves it pending, open to every driver');

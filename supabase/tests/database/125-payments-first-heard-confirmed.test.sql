@@ -8,18 +8,6 @@ select plan(17);
 create temp table t as select tests.create_tenant('confirmed-first') as a;
 grant select on t to public;
 
-create function pg_temp.apply(id uuid, event text) returns jsonb
-language plpgsql as $$
-declare
-  d public.deliveries := (select x from public.deliveries x where x.id = apply.id);
-  result jsonb;
-begin
-  perform tests.act_as_service_role();
-  result := public.apply_payment_event(d.company_id, apply.event, d.gateway_payment_id, d.id::text);
-  perform tests.reset_role();
-  return result;
-end;
-$$;
 
 create function pg_temp.state(id uuid) returns text
 language sql as $$
@@ -39,7 +27,7 @@ grant execute on all functions in schema pg_temp to public;
 
 create temp table d as select x.* from t, tests.delivery_in(a, 'awaiting_payment') x;
 grant select on d to public;
-select is(pg_temp.apply((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
+select is(tests.apply_payment((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
   'CONFIRMED first on a delivery awaiting payment: processed');
 select is(pg_temp.state((select id from d)), 'pending/confirmed refund_due false',
   'the delivery is pending (offered to the drivers) and its payment confirmed');
@@ -51,9 +39,9 @@ select ok(exists (select from realtime.messages m, t
                   where m.topic = 'driver:' || (a ->> 'driver_id') and m.event = 'delivery_available'
                     and m.payload ->> 'id' = (select id::text from d)),
   'the company''s drivers are told it is available');
-select is(pg_temp.apply((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate',
+select is(tests.apply_payment((select id from d), 'PAYMENT_RECEIVED') ->> 'result', 'duplicate',
   'a RECEIVED heard later is a duplicate');
-select is(pg_temp.apply((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'duplicate',
+select is(tests.apply_payment((select id from d), 'PAYMENT_CONFIRMED') ->> 'result', 'duplicate',
   'and CONFIRMED again too');
 select is(pg_temp.state((select id from d)), 'pending/confirmed refund_due false', 'which leave it as it was');
 
@@ -64,7 +52,7 @@ create temp table pre as
     charged_price => 8.00, gateway_payment_id => 'pay_pre_' || gen_random_uuid(), pix_copy_paste => 'code',
     pix_qr_code_image => 'img', payment_due_date => current_date + 1)) ->> 'id')::uuid as id from t;
 grant select on pre to public;
-select is(pg_temp.apply((select id from pre), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
+select is(tests.apply_payment((select id from pre), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
   'CONFIRMED first on a delivery for a chosen driver');
 select is((select status || '/' || payment_status || ' ' || driver_id from public.deliveries where id = (select id from pre)),
   (select 'accepted/confirmed ' || (a ->> 'driver2_id') from t), 'it is that driver''s, its payment confirmed');
@@ -73,7 +61,7 @@ select is((select status || '/' || payment_status || ' ' || driver_id from publi
 
 create temp table c as select x.* from t, tests.delivery_in(a, 'cancelled', payment_status => 'pending') x;
 grant select on c to public;
-select is(pg_temp.apply((select id from c), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
+select is(tests.apply_payment((select id from c), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
   'CONFIRMED first on a delivery cancelled while its charge was pending: processed');
 select is(pg_temp.state((select id from c)), 'cancelled/confirmed refund_due true',
   'the delivery stays cancelled, the payment is recorded, and it shows refund_due');
@@ -81,19 +69,19 @@ select is(pg_temp.history((select id from c)),
   array['payment_received:cancelled>cancelled pending>received',
     'payment_confirmed:cancelled>cancelled received>confirmed'],
   'recorded as received, then confirmed');
-select is(pg_temp.apply((select id from c), 'PAYMENT_REFUNDED') ->> 'result', 'processed', 'the company refunds it');
+select is(tests.apply_payment((select id from c), 'PAYMENT_REFUNDED') ->> 'result', 'processed', 'the company refunds it');
 select is(pg_temp.state((select id from c)), 'cancelled/refunded refund_due false', 'and refund_due is cleared');
 
 create temp table o as select x.* from t, tests.delivery_in(a, 'cancelled', payment_status => 'overdue') x;
 grant select on o to public;
-select is(pg_temp.apply((select id from o), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
+select is(tests.apply_payment((select id from o), 'PAYMENT_CONFIRMED') ->> 'result', 'processed',
   'CONFIRMED first on a delivery cancelled as overdue: processed');
 select is(pg_temp.state((select id from o)), 'cancelled/confirmed refund_due true', 'refund_due');
 
 -- A refunded payment is not taken back to confirmed.
 create temp table r as select x.* from t, tests.delivery_in(a, 'cancelled', payment_status => 'refunded') x;
 grant select on r to public;
-select is(pg_temp.apply((select id from r), 'PAYMENT_CONFIRMED') ->> 'result', 'ignored',
+select is(tests.apply_payment((select id from r), 'PAYMENT_CONFIRMED') ->> 'result', 'ignored',
   'CONFIRMED on a refunded payment is ignored');
 
 select * from finish();

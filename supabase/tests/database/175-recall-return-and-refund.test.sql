@@ -27,27 +27,7 @@ end;
 $$;
 
 create function pg_temp.try_move(trigger text, status text, then_do text default 'redispatch') returns text
-language plpgsql as $$
-declare
-  tenant jsonb := (select a from t);
-  delivery uuid := pg_temp.delivery_in(try_move.status);
-  moved jsonb;
-begin
-  perform tests.act_as_member(tenant, case when try_move.trigger in ('return', 'fail') then 'driver' else 'owner' end);
-  moved := case try_move.trigger
-    when 'recall' then to_jsonb(public.recall_delivery(delivery, 'the client called', try_move.then_do))
-    when 'return' then to_jsonb(public.return_delivery(delivery))
-    when 'cancel' then to_jsonb(public.cancel_delivery(delivery))
-    when 'fail' then to_jsonb(public.fail_delivery(delivery, 'other'))
-  end;
-  perform tests.reset_role();
-  return moved ->> 'status';
-exception
-  when others then
-    perform tests.reset_role();
-    return sqlstate || ': ' || sqlerrm;
-end;
-$$;
+language sql as $$ select tests.try_move((select a from t), pg_temp.delivery_in(status), trigger, then_do) $$;
 
 -- recall (owner, admin) from every state
 select is(pg_temp.try_move('recall', 'awaiting_payment'), 'PT422: delivery cannot be recalled from awaiting_payment: only accepted or in_progress', 'recall: awaiting_payment refused');

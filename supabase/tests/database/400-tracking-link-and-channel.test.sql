@@ -2,7 +2,7 @@
 -- when), the rate limit of lookups, the tracking topic anon may join, the
 -- broadcasts on it, and the 30-second / 100-metre rule of the live ETA.
 begin;
-select plan(52);
+select plan(54);
 
 create temp table t as select tests.create_tenant('trk-a') as a, tests.create_tenant('trk-b') as b;
 grant select on t to public;
@@ -97,10 +97,14 @@ select is(pg_temp.track('no-such-token'), null, 'a wrong token finds nothing');
 select is(pg_temp.track(pg_temp.token('pending') || 'x'), null, 'nor does a token with one character more');
 select is(
   (select array_agg(k order by k) from jsonb_object_keys(pg_temp.track(pg_temp.token('moving'))) k),
-  array['accepted_at', 'cancelled_at', 'completed_at', 'created_at', 'driver', 'eta_at', 'eta_refreshed_at',
+  array['accepted_at', 'cancelled_at', 'completed_at', 'created_at', 'destination', 'driver', 'eta_at', 'eta_refreshed_at',
     'handover_code', 'position', 'remaining_m', 'started_at', 'status', 'stops_before'],
-  'the view has only status, driver, position, ETA, the stops before it in a route, the timeline and the handover code: no price, no addresses, no recipient');
-select is(pg_temp.track(pg_temp.token('moving')) -> 'driver', '{"first_name": "trk-a"}', 'the driver by first name only');
+  'the view has only status, driver, drop-off point, position, ETA, the stops before it in a route, the timeline and the handover code: no price, no addresses, no recipient');
+select is(pg_temp.track(pg_temp.token('moving')) -> 'driver', '{"first_name": "trk-a", "vehicle": {"type": "car", "plate": null}}',
+  'the driver by first name only, with the vehicle');
+select ok(pg_temp.track(pg_temp.token('done')) ? 'proof_photo_path', 'a completed delivery''s lookup names its proof photo (for the edge to sign)');
+select ok(not (private.tracking_json_of((select id from ids where name = 'done')) ? 'proof_photo_path'),
+  'never in what is broadcast');
 select is(pg_temp.track(pg_temp.token('pending')) -> 'driver', 'null', 'a pending delivery has no driver yet');
 select is(pg_temp.track(pg_temp.token('moving')) -> 'position', 'null', 'no position before the driver sends one');
 

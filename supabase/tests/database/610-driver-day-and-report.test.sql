@@ -12,17 +12,10 @@ grant all on t, ids, day to public;
 
 create function pg_temp.new_delivery(driver text default 'driver_id', collect_amount numeric default null,
   collect_method text default null)
-returns uuid language plpgsql as $$
-declare id uuid;
-begin
-  perform tests.act_as_service_role();
-  id := (to_jsonb(public.create_delivery(gen_random_uuid(), (select (a ->> 'company_id')::uuid from t),
-    (select (a ->> 'owner')::uuid from t), 'invoice', 'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300,
-    driver_id => (select (a ->> new_delivery.driver)::uuid from t), collect_amount => new_delivery.collect_amount,
-    collect_method => new_delivery.collect_method)) ->> 'id')::uuid;
-  perform tests.reset_role();
-  return id;
-end $$;
+returns uuid language sql as $$
+  select tests.create_delivery(a, driver_id => (a ->> new_delivery.driver)::uuid,
+    collect_amount => new_delivery.collect_amount, collect_method => new_delivery.collect_method) from t
+$$;
 create function pg_temp.id(name text) returns uuid language sql as $$ select id from ids where ids.name = id.name $$;
 create function pg_temp.driver(tenant text, member text default 'driver_id') returns uuid language sql
   as $$ select ((case tenant when 'a' then a else b end) ->> member)::uuid from t $$;

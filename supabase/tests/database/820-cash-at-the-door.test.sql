@@ -13,17 +13,10 @@ grant all on t, ids to public;
 
 -- Deliveries created as the edge creates them (service role), with what they collect.
 create function pg_temp.new_delivery(collect_amount numeric, collect_method text, change_for numeric default null)
-returns uuid language plpgsql as $$
-declare id uuid;
-begin
-  perform tests.act_as_service_role();
-  id := (to_jsonb(public.create_delivery(gen_random_uuid(), (select (a ->> 'company_id')::uuid from t),
-    (select (a ->> 'owner')::uuid from t), 'invoice', 'Origin', -23.55, -46.63, 'Destination', -23.56, -46.64, 1500, 300,
-    driver_id => (select (a ->> 'driver_id')::uuid from t), collect_amount => new_delivery.collect_amount,
-    collect_method => new_delivery.collect_method, collect_change_for => new_delivery.change_for)) ->> 'id')::uuid;
-  perform tests.reset_role();
-  return id;
-end $$;
+returns uuid language sql as $$
+  select tests.create_delivery(a, driver_id => (a ->> 'driver_id')::uuid, collect_amount => new_delivery.collect_amount,
+    collect_method => new_delivery.collect_method, collect_change_for => new_delivery.change_for) from t
+$$;
 create function pg_temp.started(name text) returns void language plpgsql as $$
 begin
   perform tests.act_as_member(a, 'driver') from t;

@@ -398,10 +398,75 @@ describe("PATCH /api/v1/deliveries/{id}", () => {
     expect((await read(id)).collect).toBeNull();
   });
 
-  it("refuses an unpaid Pix delivery's new ends, unknown fields, other roles and other companies", async () => {
+  it("replaces an unpaid Pix delivery's charge when new ends change its price, once", async () => {
     const pix = await createPixDelivery(a);
-    const moved = await patch(a.owner, pix.body.id, { destination_address: "Rua Augusta, 100" });
-    expect(moved.status).toBe(422);
+    expect(pix.status, JSON.stringify(pix.body)).toBe(201);
+    const oldCharge = pix.body.payment.gateway_payment_id;
+    const destination = { lat: -23.5874, lng: -46.6576 };
+    const send = () =>
+      api(`/api/v1/deliveries/${pix.body.id}`, {
+        method: "PATCH",
+        token: a.owner.token,
+        body: { destination_address: "Parque Ibirapuera, São Paulo", destination },
+      });
+    const res = await send();
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const quote = await api("/api/v1/routes/quote", {
+      token: a.owner.token,
+      body: { origin: pix.body.origin, destination },
+    });
+    expect(res.body.price).toBe(quote.body.price);
+    expect(res.body.price).not.toBe(pix.body.price);
+    const newCharge = res.body.payment.gateway_payment_id;
+    expect(newCharge).not.toBe(oldCharge);
+    expect(res.body.payment.pix_copy_paste).not.toBe(pix.body.payment.pix_copy_paste);
+    expect(res.body).toMatchObject({ status: "awaiting_payment", payment_status: "pending" });
+
+    // At the gateway: the old charge removed (it can no longer be paid), the new one for the new price, same client.
+    const { payments } = await gateway.state();
+    const old = payments.find((p) => p.id === oldCharge)!;
+    const made = payments.find((p) => p.id === newCharge)!;
+    expect(old.status).toBe("DELETED");
+    expect(made).toMatchObject({ status: "PENDING", value: quote.body.price, customer: old.customer });
+
+    // Sent again (a retry whose answer was lost): the route and its price are as asked, so the charge stays.
+    const again = await send();
+    expect(again.status).toBe(200);
+    expect(again.body.payment.gateway_payment_id).toBe(newCharge);
+    expect(again.body.price).toBe(quote.body.price);
+    const mine = (await gateway.state()).payments.filter((p) => p.externalReference === pix.body.id);
+    expect(mine).toHaveLength(2);
+
+    // The old charge's payment no longer pays the delivery; the new one's does.
+    const stale = await webhook(companyWebhook(a), {
+      event: "PAYMENT_RECEIVED",
+      payment: { id: oldCharge, externalReference: pix.body.id },
+    }, secret);
+    expect(stale.status).toBe(200);
+    expect((await read(pix.body.id)).payment_status).toBe("pending");
+    await gateway.setStatus(newCharge, "RECEIVED");
+    const paid = await webhook(companyWebhook(a), {
+      event: "PAYMENT_RECEIVED",
+      payment: { id: newCharge, externalReference: pix.body.id },
+    }, secret);
+    expect(paid.status).toBe(200);
+    expect((await read(pix.body.id)).payment_status).toBe("received");
+  });
+
+  it("changes nothing when the gateway fails while the charge is replaced (502)", async () => {
+    const pix = await createPixDelivery(a);
+    const destination = { lat: -23.5874, lng: -46.6576 };
+    await gateway.set("fail");
+    const failed = await patch(a.owner, pix.body.id, { destination_address: "Parque Ibirapuera", destination });
+    await gateway.set("ok");
+    expect(failed.status).toBe(502);
+    const unchanged = await read(pix.body.id);
+    expect(unchanged.payment.gateway_payment_id).toBe(pix.body.payment.gateway_payment_id);
+    expect(unchanged.destination_address).toBe(pix.body.destination_address);
+  });
+
+  it("refuses unknown fields, other roles and other companies", async () => {
+    const pix = await createPixDelivery(a);
     expect((await patch(a.owner, pix.body.id, { recipient_name: "Bia" })).body).toMatchObject({
       recipient_name: "Bia",
     });

@@ -4,8 +4,9 @@
 // beside the entrypoint, so the bundler discovers it as the function's Deno
 // config). It sets DENO_NO_PACKAGE_JSON=1 and neither the repository's
 // package.json nor its node_modules reach the bundle, so every bare import
-// must be an npm: specifier of that import map. Here each function's folder
-// and functions/_shared are copied alone into a temporary directory, then
+// must be an npm: specifier of that import map. Here each function's folder,
+// functions/_shared and common/ (the code the local platform uses too) are
+// copied alone into a temporary directory, then
 // type-checked and loaded by Deno with that import map and nothing else; the
 // npm packages come from the npm registry into a cache under .test-stack/.
 import { execFile } from "node:child_process";
@@ -118,10 +119,11 @@ describe.concurrent.each(functions)("the $name function", (fn) => {
   const imports = () =>
     (JSON.parse(readFileSync(join(root, fn.importMap), "utf8")) as { imports: Record<string, string> }).imports;
 
-  it("maps every bare import of its folder and functions/_shared to the npm package package-lock.json installs", () => {
+  it("maps every bare import of its folder, functions/_shared and common/ to the npm package package-lock.json installs", () => {
     const used = new Set([
       ...bareImports(join(root, dirname(fn.entrypoint))),
       ...bareImports(join(root, "functions/_shared")),
+      ...bareImports(join(root, "common")),
     ]);
     expect([...used]).toEqual(expect.arrayContaining(["hono", "jose", "postgres", "zod"]));
     const map = imports();
@@ -137,7 +139,7 @@ describe.concurrent.each(functions)("the $name function", (fn) => {
   it("type-checks and loads alone, without package.json or node_modules", async () => {
     const dir = mkdtempSync(join(tmpdir(), `bundle-${fn.name}-`));
     tempDirs.push(dir);
-    for (const folder of [dirname(fn.entrypoint), "functions/_shared"]) {
+    for (const folder of [dirname(fn.entrypoint), "functions/_shared", "common"]) {
       cpSync(join(root, folder), join(dir, folder), { recursive: true });
     }
     const check = await run(deno, ["check", "--no-lock", "--config", fn.importMap, fn.entrypoint], {

@@ -23,11 +23,14 @@ const VIEW_KEYS = [
   "cancelled_at",
   "completed_at",
   "created_at",
+  "destination",
   "driver",
   "eta_at",
   "eta_refreshed_at",
   "handover_code",
   "position",
+  "proof_photo_expires_at",
+  "proof_photo_url",
   "realtime_topic",
   "remaining_m",
   "started_at",
@@ -142,7 +145,7 @@ describe("the tracking link", () => {
     const viewA = await track(tokenA);
     expect(viewA.body.position).toBeNull();
     expect(viewA.body.driver.first_name).not.toBe("Bruno");
-    expect((await track(tokenB)).body.driver).toEqual({ first_name: "Bruno" });
+    expect((await track(tokenB)).body.driver).toEqual({ first_name: "Bruno", vehicle: { type: "car", plate: null } });
     // Company B's managers cannot reach A's delivery, its token included.
     expect((await api(`/api/v1/deliveries/${idA}`, { token: b.owner.token })).status).toBe(404);
     const listB = await api("/api/v1/deliveries?limit=100", { token: b.owner.token });

@@ -13,7 +13,7 @@ import { createClient } from "@supabase/supabase-js";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db, stack } from "../../support/api.ts";
-import { eventually } from "../../support/wait.ts";
+import { configurePostgrest as configure } from "../../support/postgrest.ts";
 
 const FIXTURE = `
   create schema rest_test;
@@ -147,19 +147,6 @@ const rest = (path: string, init: RequestInit & { key?: string } = {}) =>
       ...(init.headers as Record<string, string>),
     },
   });
-
-/** Sets in-database pgrst.* settings on authenticator and waits for the stand-in to have read them. */
-async function configure(settings: Record<string, string | null>, effective: () => Promise<void>) {
-  for (const [name, value] of Object.entries(settings)) {
-    await db().unsafe(
-      value === null
-        ? `alter role authenticator reset pgrst.${name}`
-        : `alter role authenticator set pgrst.${name} = '${value}'`,
-    );
-  }
-  await db().unsafe("notify pgrst, 'reload config'");
-  await eventually(effective);
-}
 
 beforeAll(async () => {
   await db().unsafe(

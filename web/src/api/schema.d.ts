@@ -386,11 +386,37 @@ export interface paths {
      *
      *     **Coordinates** are optional, as in POST /api/v1/deliveries: an end whose `.lat` and `.lng` are empty is geocoded from its address (the first place the geocoding service finds); a row with an address it finds nothing for is refused in `errors`, naming the address column. Every row is located and its route measured before anything is created: if the geocoding or the routing service fails or is too slow, the answer is 502 and nothing is created. Like every request, an import answers within 10 s: a file whose rows take the routing or geocoding service longer than that to measure is 502 with nothing created (8 rows are measured at once, so 5,000 rows need a service answering within about 13 ms); split it, or give the coordinates.
      *
+     *     **Large files**: a file of more than 500 rows is imported as a job. Its rows are checked at once (a file that cannot be read is still 400), recorded, and the answer is **202** with the import (`{id, status: "running", total, ...}`) and `Location: /api/v1/imports/{id}`; the rows are then located, measured and created in batches, each batch wholly or not at all, its progress in GET /api/v1/imports/{id} and as `import_progress` on `company:{company_id}`. A job stopped by a crash resumes where its last batch ended, creating no row twice. The same file sent again with its Idempotency-Key answers the same 202 with the same `id`; sent again without a key, it is a new import, and only rows with an `external_id` are recognised and skipped.
+     *
      *     Roles: the set `delivery_managers`.
      *
      *     API keys: refused (403).
      */
     post: operations["postDeliveriesImport"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/imports/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An import job's progress
+     * @description An import of more than 500 rows (POST /api/v1/deliveries/import answered 202): `running` while its rows are created, then `done` (`processed` equals `total`) or `failed` (`failure` says why). `created`, `skipped` and `errors` count and list the rows as the 200 of a smaller import does. The same progress is broadcast as `import_progress` on `company:{company_id}` (with `errors` as a number). Another company's import is 404.
+     *
+     *     Roles: the set `delivery_managers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getImportsById"];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -476,7 +502,7 @@ export interface paths {
     head?: never;
     /**
      * Change a delivery
-     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up (`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends is refused (422: cancel it and create it again, so that its client is charged the new price) in this version. Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
+     * @description Only the fields sent change (`null` clears an optional one). `recipient_name`, `recipient_phone`, `recipient_email`, `notes`, `window_start`, `window_end`, `external_id` until the delivery is completed (a completed, cancelled or returned delivery is 422). `origin_address`/`destination_address` and their coordinates until it is picked up (`in_progress` or later: 422): an address sent without coordinates is geocoded as on create, the road distance and duration are measured again, and the price is quoted again for an invoice delivery and kept for a paid Pix one. `collect` (or `null` to remove it) until it is picked up (`in_progress` or later: 422), checked as on create. Moving an unpaid Pix delivery's ends to a route of another price replaces its charge: a new Pix charge of the new price (`payment` gives its code), the old one removed at the gateway so that it can no longer be paid; a charge paid meanwhile is 409 and the gateway failing 502, with nothing changed; the same change sent again makes no other charge (the route's price is then the charge's). Every change is one `update` row of the delivery's history with each changed field's old and new value; the company and the driver who has the delivery get `delivery_updated`. `size` is not accepted yet (400).
      *
      *     Roles: the set `company_managers`.
      *
@@ -990,7 +1016,7 @@ export interface paths {
     };
     /**
      * A delivery as its recipient sees it
-     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, and the timeline. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
+     * @description Public: the tracking token is the credential (every delivery has one, shown to its company's managers as `tracking_token` and `tracking_url`). Answers only the status, the driver's first name and vehicle, the drop-off's position, the driver's last position while the delivery is in progress, the ETA and remaining distance while in progress, the drop-offs before this one in the driver's route, the handover code where the company requires one, the timeline, and once delivered a short-lived signed URL of the proof photo. A wrong token is 404, after the same single lookup (of the token's SHA-256) as a right one. At most 60 lookups a minute per client address (the last hop of X-Forwarded-For, which the platform's proxy appends; the hops a client writes before it count for nothing), enforced in the database; past that, 429 with `Retry-After`. Live updates: join the private Realtime channel `track:{hex SHA-256 of the token}` with the anon key; it can be joined while a driver has the delivery (accepted or in progress) and carries `driver_location` (`{lat, lng, heading, updated_at}` and the message's `id`, only while in progress) and `tracking_updated` (this object, on every status change and ETA refresh). The ETA is refreshed from the routing service as the driver moves: at most once per 30 s per delivery, and only after the driver moved more than 100 m; when the routing service fails, the last ETA stays.
      */
     get: operations["getTrackByToken"];
     put?: never;
@@ -1218,7 +1244,7 @@ export interface paths {
     };
     /**
      * A plan running as a job
-     * @description `running` with its `progress`, then `done` with `result` (the answer of a plan within the request) or `failed` with `error`.
+     * @description `running` with its `progress`, then `done` with `result` (the answer of a plan within the request) or `failed` with `error`. A job whose worker stopped (no word from it for 30 s) is `failed` with that reason: plan again.
      *
      *     Roles: the set `route_managers`.
      *
@@ -1623,6 +1649,82 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/api/v1/push/key": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The platform's VAPID public key
+     * @description What a browser subscribes with: `pushManager.subscribe({userVisibleOnly: true, applicationServerKey: public_key})`. 404 when the platform has no VAPID keys configured (no pushes are sent).
+     *
+     *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getPushKey"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/push-subscriptions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The driver's push subscriptions
+     * @description Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
+     */
+    get: operations["getPushSubscriptions"];
+    put?: never;
+    /**
+     * Register this browser for Web Push
+     * @description The body is `PushSubscription.toJSON()`. A new offer (`delivery_offered`) and a route published for the driver (`route_published`) are then pushed to it, encrypted for its keys (RFC 8291). The same endpoint registered again (new keys, or another driver signed in on the same browser) replaces the earlier registration. A driver keeps at most 10 (the oldest go). A subscription the push service says is gone (404/410) is removed.
+     *
+     *     Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
+     */
+    post: operations["postPushSubscriptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/api/v1/push-subscriptions/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Stop pushes to one of the driver's browsers
+     * @description Roles: the set `drivers`.
+     *
+     *     API keys: refused (403).
+     */
+    delete: operations["deletePushSubscriptionsById"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/api/v1/webhooks/gateway/{company_id}": {
     parameters: {
       query?: never;
@@ -1797,6 +1899,35 @@ export interface components {
           input?: unknown;
         }[];
       }[];
+    };
+    DeliveryImport: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      status: "running" | "done" | "failed";
+      /** @description The file's rows (blank ones apart). */
+      total: number;
+      /** @description Rows done with so far: created, skipped or refused. */
+      processed: number;
+      created: number;
+      /** @description Rows whose external_id the company already has. */
+      skipped: number;
+      errors: {
+        /** @description The row as a spreadsheet numbers it: the header is row 1. */
+        row: number;
+        detail: string;
+        /** @description What is wrong with the row's cells, as a 400's validation items name it (`loc` is `body` and the column's path, e.g. `["body", "destination", "lat"]`), so that an app can say it in its language; absent when the database refused the row (`detail` says why). */
+        items?: {
+          type: string;
+          loc: (string | number)[];
+          msg: string;
+          input?: unknown;
+        }[];
+      }[];
+      /** @description Why a failed import stopped (the geocoding or routing service failing 5 times in a row); the rows before it were created, the rest were not. */
+      failure: string | null;
+      created_at: string;
+      updated_at: string;
     };
     RouteQuote: {
       distance_m: number;
@@ -2203,7 +2334,18 @@ export interface components {
       /** @description Once a driver has the delivery. */
       driver: {
         first_name: string;
+        /** @description The vehicle to look out for at the door. */
+        vehicle: {
+          /** @enum {string} */
+          type: "bike" | "moto" | "car" | "van";
+          plate: string | null;
+        };
       } | null;
+      /** @description The drop-off, for the page's pin. */
+      destination: {
+        lat: number;
+        lng: number;
+      };
       /** @description The driver's last position, only while the delivery is in progress and only one sent since the pick-up. */
       position: {
         lat: number;
@@ -2238,6 +2380,13 @@ export interface components {
       cancelled_at: string | null;
       /** @description The 4 digits the recipient gives the driver at the door, when the company requires a handover code, until the delivery is delivered; null otherwise. Never shown to the driver. */
       handover_code: string | null;
+      /** @description Once the delivery is completed with a proof photo: a signed URL of the photo, readable without credentials for 300 s (`proof_photo_expires_at`), made for this answer only (never broadcast); null otherwise, or when Storage cannot sign it now. Ask again for a new one. */
+      proof_photo_url: string | null;
+      /**
+       * Format: date-time
+       * @description When `proof_photo_url` stops answering.
+       */
+      proof_photo_expires_at: string | null;
       /** @description The private Realtime topic of this link, `track:{hex SHA-256 of the token}` (in this answer only, not in the `tracking_updated` broadcasts). */
       realtime_topic: string;
     };
@@ -2681,6 +2830,20 @@ export interface components {
       /** Format: uuid */
       event_id: string;
       queued: number;
+    };
+    PushSubscription: {
+      /** Format: uuid */
+      id: string;
+      /** @description The push service's URL for this browser */
+      endpoint: string;
+      user_agent: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When a push last reached the push service for it
+       */
+      last_sent_at: string | null;
     };
     WebhookAcknowledgement: {
       /** @enum {boolean} */
@@ -4313,6 +4476,19 @@ export interface operations {
           "application/json": components["schemas"]["ImportResult"];
         };
       };
+      /** @description A file of more than 500 rows: the import job, running */
+      202: {
+        headers: {
+          /** @description /api/v1/imports/{id}: the job's progress */
+          Location?: string;
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryImport"];
+        };
+      };
       /** @description Malformed request: the body, query or path failed validation */
       400: {
         headers: {
@@ -4387,6 +4563,75 @@ export interface operations {
       };
       /** @description The geocoding or the routing service failed or was too slow; nothing was created */
       502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getImportsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The import */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["DeliveryImport"];
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description No such import in the caller's company */
+      404: {
         headers: {
           [name: string]: unknown;
         };
@@ -4941,7 +5186,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description external_id is used by another delivery of the company (named) */
+      /** @description external_id is used by another delivery of the company (named), or the unpaid Pix charge to replace was paid meanwhile */
       409: {
         headers: {
           [name: string]: unknown;
@@ -4977,7 +5222,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description The geocoding or the routing service failed; nothing changed */
+      /** @description The geocoding or the routing service, or the payment gateway, failed; nothing changed */
       502: {
         headers: {
           [name: string]: unknown;
@@ -9764,6 +10009,330 @@ export interface operations {
       };
       /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getPushKey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The key */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            public_key: string;
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Web Push is not configured */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getPushSubscriptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Newest first */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            items: components["schemas"]["PushSubscription"][];
+          };
+        };
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  postPushSubscriptions: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description 1 to 255 printable ASCII characters, unique per request you mean (a UUID, say), to make a retry harmless: the first request with a key (per caller) runs, and its answer (status and body) is kept for at least 24 hours; the same key with the same request (method, path and body) gets that answer again, with `Idempotent-Replayed: true`, and nothing runs again. The same key with another request is 422; while the first is still running, 409. A 429 or a 5xx after which nothing changed is not kept: the key may be tried again. A request cut off before its answer was kept is run again only if it changed nothing; otherwise the retry is 422. Without the header, every request runs. */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        "application/json": {
+          endpoint: string;
+          expirationTime?: number | null;
+          keys: {
+            p256dh: string;
+            auth: string;
+          };
+        };
+      };
+    };
+    responses: {
+      /** @description Registered */
+      201: {
+        headers: {
+          /** @description `true` when this is the kept answer of an earlier request with the same Idempotency-Key */
+          "Idempotent-Replayed"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PushSubscription"];
+        };
+      };
+      /** @description Not a subscription, or an endpoint pushes may not go to */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Does not exist, or belongs to another company */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description A request with the same Idempotency-Key is still running */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is larger than 1048576 bytes (1 MiB) */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The body is not sent as application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The Idempotency-Key was used with another request, or its first request was cut off after it changed data */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The database is unavailable or too busy to answer in time; nothing was done */
+      503: {
+        headers: {
+          /** @description Whole seconds to wait before trying again */
+          "Retry-After"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  deletePushSubscriptionsById: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Malformed request: the body, query or path failed validation */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ValidationError"] | components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, invalid or expired token, or an unknown or revoked API key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The caller's role may not do this (answered before the request's input is validated) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The driver has no subscription with this id */
+      404: {
         headers: {
           [name: string]: unknown;
         };

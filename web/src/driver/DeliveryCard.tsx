@@ -3,12 +3,16 @@
 // can do next (start; complete, or report it could not be delivered). An action goes to the
 // queue (lib/outbox.ts): the card shows it as sent, or waiting for a connection, at once (an accept waiting past
 // its offer's deadline says so). Everything the card
-// holds (the proof draft) belongs to this delivery: the list keys cards by delivery.
+// holds (the proof draft) belongs to this delivery: the list keys cards by delivery. The proof the company requires
+// (its requirements as last read, kept on the device) is checked here before a completion is queued, with a
+// connection or without: what is missing is said at once, while the recipient is still at the door. The draft is
+// kept on the device as it is taken (lib/proof-drafts.ts) and dropped once the completion or failure is queued.
 import { useQuery } from "@tanstack/react-query";
-import { lazy, type ReactNode, Suspense, useState } from "react";
+import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../api/client.ts";
 import { Badge, DecimalField, ErrorNote, Field, Loading, readDecimal } from "../components/ui.tsx";
+import { useAuth } from "../lib/auth.tsx";
 import { useClock } from "../lib/clock.ts";
 import { formatBRL, formatKm, formatMinutes, formatTime } from "../format.ts";
 import { displayPhone } from "../lib/brazil.ts";
@@ -17,10 +21,11 @@ import { countdown, secondsLeft } from "../lib/dispatch.ts";
 import { useSharing } from "../lib/location.ts";
 import { useOnline } from "../lib/online.ts";
 import { failurePhotoKind, outbox } from "../lib/outbox.ts";
+import { dropProofDraft, loadProofDraft, saveProofDraft } from "../lib/proof-drafts.ts";
 import { WindowText } from "../panel/Deliveries.tsx";
 import { CollectNote } from "./CollectNote.tsx";
 import { FailDelivery } from "./FailDelivery.tsx";
-import { emptyDraft, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
+import { canvasBlob, emptyDraft, missingProof, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
 import type { ShiftDelivery } from "./shift.ts";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -61,6 +66,10 @@ export function DeliveryCard(
   const { delivery, status, queued, refused } = item;
   const id = delivery.id;
   const [draft, setDraft] = useState<ProofDraft>(emptyDraft);
+  // Once a completion was tried, what it lacks, as the driver adds it.
+  const [tried, setTried] = useState(false);
+  const userId = useAuth().identity?.userId;
+  const kept = useKeptDraft(id, userId, status === "in_progress" && !queued, draft, setDraft);
   // What the recipient paid at the door (the amount to collect until the driver types another), and their code.
   const [collectedText, setCollectedText] = useState(
     delivery.collect ? delivery.collect.amount.toFixed(2).replace(".", ",") : "",
@@ -73,7 +82,8 @@ export function DeliveryCard(
   const required = useQuery({
     queryKey: ["proof-requirements"],
     queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
-    enabled: status === "in_progress",
+    // Read before the pick-up too, so that the phone knows them at the door with no connection.
+    enabled: status === "accepted" || status === "in_progress",
   });
   const act = async (action: string, extra?: Parameters<NonNullable<ReturnType<typeof outbox>>["add"]>[2]) => {
     const box = outbox();
@@ -82,9 +92,12 @@ export function DeliveryCard(
     await box.add(action, id, extra);
   };
   const needsCode = !!required.data?.handover_code;
+  const missing = tried ? missingProof(draft, required.data) : [];
   const ready = (!delivery.collect || (collected.ok && collected.value != null)) &&
     (!needsCode || /^\d{4}$/.test(code));
   const complete = async () => {
+    setTried(true);
+    if (missingProof(draft, required.data).length > 0) return;
     const note = draft.note.trim();
     const body: Record<string, unknown> = {};
     if (note) body.note = note;
@@ -96,8 +109,10 @@ export function DeliveryCard(
       body: Object.keys(body).length ? body : undefined,
       proof: await proofFiles(draft),
     });
+    await kept.drop();
   };
   const target = status === "in_progress" ? delivery.destination : delivery.origin;
+  const recalled = status === "returning" ? delivery.recall_reason : null;
   const me = sharing && "lat" in sharing && sharing.lat != null && sharing.lng != null
     ? { lat: sharing.lat, lng: sharing.lng }
     : null;
@@ -116,6 +131,8 @@ export function DeliveryCard(
     );
   } else if (status === "accepted") {
     actions = <button type="button" onClick={() => void act("start")}>{t("driver.start")}</button>;
+  } else if (status === "returning") {
+    actions = <button type="button" onClick={() => void act("return")}>{t("driver.returned")}</button>;
   } else if (status === "in_progress") {
     actions = (
       <>
@@ -125,7 +142,7 @@ export function DeliveryCard(
             void act("fail", {
               body,
               proof: photo ? [{ kind: failurePhotoKind(delivery.attempts), blob: photo }] : undefined,
-            })}
+            }).then(kept.drop)}
         />
       </>
     );
@@ -163,6 +180,7 @@ export function DeliveryCard(
       <CollectNote collect={delivery.collect} />
       {delivery.recipient_name && <p>{t("driver.recipient")}: {delivery.recipient_name}</p>}
       {delivery.notes && <p>{delivery.notes}</p>}
+      {recalled && <p role="note">{t("driver.recalled", { reason: recalled })}</p>}
       <p className="links">
         <a className="button secondary" href={directionsUrl(target)} target="_blank" rel="noopener noreferrer">
           {status === "in_progress" ? t("driver.toDropoff") : t("driver.toPickup")}
@@ -232,8 +250,68 @@ export function DeliveryCard(
           )}
         </div>
       )}
+      {missing.length > 0 && status === "in_progress" && !queued && (
+        <p className="error" role="alert">
+          {t("server.proofMissing", {
+            what: missing.map((kind) => t(`server.proofKinds.${kind}`)).join(t("server.listSeparator")),
+          })}
+        </p>
+      )}
       <ErrorNote error={refused?.problem} />
       <div className="card-actions">{actions}</div>
     </li>
   );
+}
+
+/**
+ * Keeps the card's proof draft on the device while the delivery is in progress (`active`): put back after a reload,
+ * saved as it changes (the photo, each stroke of the signature, the note), dropped with `drop` once queued.
+ */
+function useKeptDraft(
+  deliveryId: string,
+  userId: string | undefined,
+  active: boolean,
+  draft: ProofDraft,
+  setDraft: (update: (d: ProofDraft) => ProofDraft) => void,
+) {
+  const loaded = useRef(false);
+  const dropped = useRef(false);
+  useEffect(() => {
+    if (!active || loaded.current) return;
+    let gone = false;
+    void loadProofDraft(deliveryId).then((record) => {
+      if (gone) return;
+      loaded.current = true;
+      if (!record) return;
+      // What was taken before the page went away, unless the driver has started again meanwhile.
+      setDraft((d) =>
+        d.photo || d.signed || d.note
+          ? d
+          : { ...d, photo: record.photo, note: record.note, signed: !!record.signature, kept: record.signature }
+      );
+    });
+    return () => void (gone = true);
+  }, [deliveryId, active]);
+  useEffect(() => {
+    if (!active || !loaded.current || !userId || dropped.current) return;
+    const timer = setTimeout(async () => {
+      const signature = !draft.signed ? null : draft.signature ? await canvasBlob(draft.signature) : draft.kept;
+      if (dropped.current) return;
+      await saveProofDraft({
+        deliveryId,
+        userId,
+        photo: draft.photo,
+        signature,
+        note: draft.note,
+        savedAt: Date.now(),
+      });
+    }, 200);
+    return () => clearTimeout(timer);
+  }, [active, userId, draft.photo, draft.signed, draft.note, draft.strokes, draft.kept]);
+  return {
+    drop: async () => {
+      dropped.current = true;
+      await dropProofDraft(deliveryId);
+    },
+  };
 }

@@ -14,6 +14,9 @@ import { outbox } from "../lib/outbox.ts";
 import { DeliveryCard } from "./DeliveryCard.tsx";
 import { DriverRoute, routeOrder, useMyRoute } from "./DriverRoute.tsx";
 import { OfferCard } from "./OfferCard.tsx";
+import { AlertsSwitch } from "./AlertsSwitch.tsx";
+import { OfferAlert } from "./OfferAlert.tsx";
+import { useWakeLock } from "../lib/alerts.ts";
 import { usePay, useShift } from "./shift.ts";
 
 /**
@@ -62,6 +65,10 @@ export default function DriverHome() {
   // In a route, the deliveries under way in the route's order: the next stop's delivery first.
   const active = routeOrder(route, shift.active);
   const pay = usePay();
+  const { identity } = useAuth();
+  // On shift: available for offers, or with deliveries under way. The screen stays on meanwhile.
+  const available = useAvailable(identity?.driverId);
+  useWakeLock(available || active.length > 0);
   const earned = shift.completedToday.reduce((sum, d) => sum + (pay(d.price) ?? 0), 0);
   const notices = shift.notices.length + shift.cancelled.length;
   const cancelledText = (d: Delivery): string => {
@@ -72,6 +79,7 @@ export default function DriverHome() {
 
   return (
     <div className="driver-home">
+      <OfferAlert pay={pay} />
       {notices > 0 && (
         <section aria-labelledby="notices-title">
           <h2 id="notices-title">{t("driver.notices")}</h2>
@@ -121,6 +129,7 @@ export default function DriverHome() {
       <section aria-labelledby="available-title">
         <h2 id="available-title">{t("driver.available")}</h2>
         <Availability />
+        <AlertsSwitch />
         <ErrorNote error={shift.offersError} />
         {shift.offersLoading && shift.offers.length === 0
           ? <Loading />

@@ -1,7 +1,8 @@
 // A delivery the driver may take: one open to every driver (Aceitar), or one dispatch offers this driver with a
 // deadline (docs/dispatch.md): the pickup, the driver's pay, a live countdown to `offer_expires_at`, Aceitar and
 // Recusar. The card leaves the list when the deadline passes (driver/shift.ts). Both actions go to the queue
-// (lib/outbox.ts): an accept shows at once as the driver's delivery; a decline takes the card away at once.
+// (lib/outbox.ts): an accept shows at once as the driver's delivery; a decline, once confirmed, takes the card away
+// at once. A new offer also takes the whole screen (OfferAlert.tsx).
 import { useTranslation } from "react-i18next";
 import type { Delivery } from "../api/client.ts";
 import { CollectNote } from "./CollectNote.tsx";
@@ -12,6 +13,7 @@ import { countdown, offerView, secondsLeft } from "../lib/dispatch.ts";
 import { outbox, type OutboxItem } from "../lib/outbox.ts";
 import { WindowText } from "../panel/Deliveries.tsx";
 import { QueuedNote } from "./DeliveryCard.tsx";
+import { confirmDecline } from "../lib/alerts.ts";
 
 /** How long the driver has to answer an offer, counting down. */
 export function OfferCountdown({ expiresAt }: { expiresAt: string }) {
@@ -75,7 +77,9 @@ export function OfferCard(
               <button
                 type="button"
                 className="secondary"
-                onClick={() => void outbox()?.add("decline", delivery.id)}
+                onClick={() => {
+                  if (confirmDecline(t("alerts.confirmDecline"))) void outbox()?.add("decline", delivery.id);
+                }}
               >
                 {t("driver.decline")}
               </button>

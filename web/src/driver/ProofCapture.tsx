@@ -4,7 +4,8 @@
 // is taken with a button in the app's language (the browser's own file button speaks the browser's) and shown
 // once taken (PhotoField, which the report of a failed attempt takes its photo with too). Completing hands the
 // files to the queue (lib/outbox.ts), which uploads them to Storage (bucket delivery-proofs) before completing; the
-// server attaches them on completion.
+// server attaches them on completion. Before that, the draft is kept on the device as it is taken
+// (lib/proof-drafts.ts: the card saves it), and a kept signature is drawn back on the pad after a reload.
 import { type PointerEvent, useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ProofFile } from "../lib/device.ts";
@@ -17,9 +18,33 @@ export interface ProofDraft {
   signature: HTMLCanvasElement | null;
   signed: boolean;
   note: string;
+  /** A signature kept on the device (the page was reloaded): drawn on the pad, sent as is unless drawn over. */
+  kept: Blob | null;
+  /** Finished strokes on the pad: the drawing changed, to be kept again. */
+  strokes: number;
 }
 
-export const emptyDraft = (): ProofDraft => ({ photo: null, signature: null, signed: false, note: "" });
+export const emptyDraft = (): ProofDraft => ({
+  photo: null,
+  signature: null,
+  signed: false,
+  note: "",
+  kept: null,
+  strokes: 0,
+});
+
+/** The proof the company requires that a draft lacks (the note: blank counts as none). */
+export function missingProof(
+  draft: ProofDraft,
+  required: { photo: boolean; signature: boolean; note: boolean } | undefined,
+): ("photo" | "signature" | "note")[] {
+  if (!required) return [];
+  const missing: ("photo" | "signature" | "note")[] = [];
+  if (required.photo && !draft.photo) missing.push("photo");
+  if (required.signature && !draft.signed) missing.push("signature");
+  if (required.note && !draft.note.trim()) missing.push("note");
+  return missing;
+}
 
 /** Why a chosen photo cannot be sent, or null. */
 export function photoProblem(file: File | null): "proof.wrongType" | "proof.tooLarge" | null {
@@ -29,14 +54,15 @@ export function photoProblem(file: File | null): "proof.wrongType" | "proof.tooL
   return null;
 }
 
-const canvasBlob = (canvas: HTMLCanvasElement) =>
+export const canvasBlob = (canvas: HTMLCanvasElement) =>
   new Promise<Blob>((done, fail) => canvas.toBlob((b) => (b ? done(b) : fail(new Error("empty"))), "image/png"));
 
 /** The files of a draft, as the queue keeps them. */
 export async function proofFiles(draft: ProofDraft): Promise<ProofFile[]> {
   const files: ProofFile[] = [];
   if (draft.photo) files.push({ kind: "photo", blob: draft.photo });
-  if (draft.signed && draft.signature) files.push({ kind: "signature", blob: await canvasBlob(draft.signature) });
+  const signature = !draft.signed ? null : draft.signature ? await canvasBlob(draft.signature) : draft.kept;
+  if (signature) files.push({ kind: "signature", blob: signature });
   return files;
 }
 
@@ -112,6 +138,16 @@ export function ProofCapture(
   const canvas = useRef<HTMLCanvasElement>(null);
   const drawing = useRef(false);
   const id = useId();
+  // A signature kept from before a reload, drawn back on the pad.
+  useEffect(() => {
+    const pad = canvas.current;
+    if (!draft.kept || !pad || draft.signature) return;
+    let gone = false;
+    void createImageBitmap(draft.kept).then((image) => {
+      if (!gone) pad.getContext("2d")!.drawImage(image, 0, 0);
+    }, () => {});
+    return () => void (gone = true);
+  }, [draft.kept]);
 
   const point = (e: PointerEvent<HTMLCanvasElement>) => {
     const box = e.currentTarget.getBoundingClientRect();
@@ -137,12 +173,12 @@ export function ProofCapture(
     const [x, y] = point(e);
     ctx.lineTo(x, y);
     ctx.stroke();
-    if (!draft.signed) onChange({ ...draft, signature: e.currentTarget, signed: true });
+    if (!draft.signed || !draft.signature) onChange({ ...draft, signature: e.currentTarget, signed: true });
   };
   const clear = () => {
     const c = canvas.current!;
     c.getContext("2d")!.clearRect(0, 0, c.width, c.height);
-    onChange({ ...draft, signed: false });
+    onChange({ ...draft, signed: false, kept: null, strokes: draft.strokes + 1 });
   };
 
   return (
@@ -165,7 +201,10 @@ export function ProofCapture(
           aria-labelledby={`${id}-signature`}
           onPointerDown={down}
           onPointerMove={move}
-          onPointerUp={() => (drawing.current = false)}
+          onPointerUp={() => {
+            if (drawing.current && draft.signed) onChange({ ...draft, strokes: draft.strokes + 1 });
+            drawing.current = false;
+          }}
           onPointerLeave={() => (drawing.current = false)}
         />
         <div>

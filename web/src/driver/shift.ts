@@ -18,7 +18,7 @@ import { driverPay } from "../lib/pay.ts";
 const OFFERS_REFRESH_MS = 60_000;
 const EXPLAIN_CANCELLED_FOR_MS = 24 * 3600_000;
 
-export type ActiveStatus = "accepted" | "in_progress";
+export type ActiveStatus = "accepted" | "in_progress" | "returning";
 
 /** One of the driver's deliveries under way, as the driver sees it now. */
 export interface ShiftDelivery {
@@ -50,7 +50,7 @@ const shown = (query: { error: unknown; data: unknown }) =>
 
 const dayIn = (iso: string, zone: string) => new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(new Date(iso));
 
-const RANK: Record<ActiveStatus, number> = { in_progress: 0, accepted: 1 };
+const RANK: Record<ActiveStatus, number> = { returning: 0, in_progress: 1, accepted: 2 };
 
 /** The effect an action has on a delivery's status once the server takes it. */
 const EFFECT: Record<string, ActiveStatus | undefined> = { accept: "accepted", start: "in_progress" };
@@ -80,6 +80,8 @@ export function useShift() {
   const driverId = identity?.driverId ?? undefined;
   const accepted = useList(driverId, "accepted", 100);
   const inProgress = useList(driverId, "in_progress", 100);
+  // Called back by the company while in progress: the goods go back to the origin (the return button).
+  const returning = useList(driverId, "returning", 100);
   const completed = useList(driverId, "completed", 50);
   const cancelled = useList(driverId, "cancelled", 10);
   const offers = useQuery({
@@ -96,7 +98,11 @@ export function useShift() {
     const waiting = items.filter((i) => i.state !== "failed");
     const refused = items.filter((i) => i.state === "failed");
     const offered = (offers.data?.items ?? []).filter((d) => d.status === "pending" && !d.driver_id);
-    const server = [...(inProgress.data?.items ?? []), ...(accepted.data?.items ?? [])];
+    const server = [
+      ...(returning.data?.items ?? []),
+      ...(inProgress.data?.items ?? []),
+      ...(accepted.data?.items ?? []),
+    ];
     const known = new Map<string, Delivery>(server.map((d) => [d.id, d]));
     // An offer accepted with no connection is the driver's until the server says otherwise.
     for (const item of waiting) {

@@ -39,9 +39,17 @@ export function documentProblem(text: string): DocumentProblem | null {
   return "document";
 }
 
-/** (11) 98888-7777 as it is typed; a number typed with its country code (+55 ...) is left as typed. */
+/**
+ * (11) 98888-7777 as it is typed; with Brazil's country code, +55 (11) 98888-7777. Another country's number (or a
+ * `+` and a code still being typed) is left as typed.
+ */
 export function maskPhone(text: string): string {
-  if (text.trimStart().startsWith("+")) return text;
+  if (text.trimStart().startsWith("+")) {
+    const digits = digitsOf(text);
+    if (!digits.startsWith("55")) return text;
+    const national = digits.slice(2, 13);
+    return national ? `+55 ${formatPhone(national, { mask: "nanp" })}` : "+55";
+  }
   const digits = digitsOf(text).slice(0, 11);
   return digits ? formatPhone(digits, { mask: "nanp" }) : "";
 }

@@ -1,6 +1,8 @@
 // What the app keeps on the device, in one IndexedDB database (through `idb`): the actions waiting to be sent
 // (lib/outbox.ts) and, per user, the last data seen and who the user is (lib/persist.ts), so the app opens and
-// works with no connection. Nothing here is the truth: the server is; this is what the driver did and saw.
+// works with no connection, and the proof a driver has taken for a delivery before completing it (a photo, the
+// recipient's signature: driver/ProofCapture.tsx), so that a reload does not lose what the recipient signed. Nothing
+// here is the truth: the server is; this is what the driver did and saw.
 import { type DBSchema, type IDBPDatabase, openDB } from "idb";
 
 /**
@@ -48,18 +50,33 @@ export interface SavedUser {
   savedAt: number;
 }
 
+/** The proof taken for a delivery in progress, not yet handed to the queue: kept until the completion is queued. */
+export interface ProofDraftRecord {
+  deliveryId: string;
+  userId: string;
+  photo: File | null;
+  /** The signature pad's drawing, as a PNG. */
+  signature: Blob | null;
+  note: string;
+  savedAt: number;
+}
+
 interface DeviceSchema extends DBSchema {
   outbox: { key: string; value: OutboxItem; indexes: { byUser: string } };
   users: { key: string; value: SavedUser };
+  drafts: { key: string; value: ProofDraftRecord; indexes: { byUser: string } };
 }
 
 let opened: Promise<IDBPDatabase<DeviceSchema>> | null = null;
 
 export function device(): Promise<IDBPDatabase<DeviceSchema>> {
-  opened ??= openDB<DeviceSchema>("delivery-app", 1, {
-    upgrade(db) {
-      db.createObjectStore("outbox", { keyPath: "id" }).createIndex("byUser", "userId");
-      db.createObjectStore("users", { keyPath: "userId" });
+  opened ??= openDB<DeviceSchema>("delivery-app", 2, {
+    upgrade(db, oldVersion) {
+      if (oldVersion < 1) {
+        db.createObjectStore("outbox", { keyPath: "id" }).createIndex("byUser", "userId");
+        db.createObjectStore("users", { keyPath: "userId" });
+      }
+      if (oldVersion < 2) db.createObjectStore("drafts", { keyPath: "deliveryId" }).createIndex("byUser", "userId");
     },
   });
   return opened;

@@ -64,6 +64,11 @@ export const ACTIONS: Record<string, ActionKind> = {
       })),
     tookEffect: (d, me) => d.driver_id === me && d.status === "failed",
   },
+  // The goods of a recalled delivery back at the origin (returning → returned).
+  return: {
+    send: (id, key) => call(api.POST("/api/v1/deliveries/{id}/return", { params: path(id), headers: idempotent(key) })),
+    tookEffect: (d, me) => d.driver_id === me && d.status === "returned",
+  },
   // Declining an offer (docs/dispatch.md). Kept like the others, so a decline taken with no connection still
   // reaches the company (the next driver is offered the delivery at once instead of at the deadline). When it
   // arrives after the offer expired or was withdrawn, or was already declined by an answer lost on the way (422),
@@ -189,6 +194,8 @@ export class Outbox {
   private readonly channel: BroadcastChannel | null;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private backoff = 0;
+  /** When a try last found no connection (0: never, or it has gone through since). */
+  private failedAt = 0;
   private closed = false;
   private readonly unsubscribeOnline: () => void;
 
@@ -246,10 +253,17 @@ export class Outbox {
     this.changed();
   }
 
+  /**
+   * The connection looks back: try again soon, but never sooner than 2 s after a try that found none, and without
+   * forgetting the backoff (only a try that goes through does). The signal flaps when one request is answered and the
+   * next is not (an answered query, then this upload of the stored proof): each flip used to send it again at once.
+   */
   private online = () => {
     if (!isOnline()) return;
-    this.backoff = 0;
-    this.kick();
+    const wait = Math.max(0, this.failedAt + 2_000 - Date.now());
+    if (wait === 0) return this.kick();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.kick(), wait);
   };
 
   private async reload() {
@@ -298,10 +312,12 @@ export class Outbox {
         await this.save(item);
         this.changed();
         this.backoff = Math.min(30_000, Math.max(2_000, this.backoff * 2));
+        this.failedAt = Date.now();
         this.retryTimer = setTimeout(() => this.kick(), this.backoff);
         return;
       }
       this.backoff = 0;
+      this.failedAt = 0;
       if (outcome === "settled") {
         await db.delete("outbox", item.id);
         void this.client.invalidateQueries({ queryKey: ["deliveries"] });

@@ -3,6 +3,7 @@
 // screen, and refreshed from the server as soon as it answers. Only what a driver's screens read is kept.
 import { dehydrate, hydrate, type QueryClient } from "@tanstack/react-query";
 import { device, type SavedUser } from "./device.ts";
+import { forgetProofDrafts } from "./proof-drafts.ts";
 
 const KEPT = new Set(["deliveries", "delivery", "prices", "proof-requirements", "wallet", "withdrawals", "routes"]);
 /** Changes that come together are saved together, at once: what the screen showed is on the device. */
@@ -49,6 +50,7 @@ export function keepSaving(client: QueryClient, userId: string, identity: unknow
 
 /** Forgets what was kept for a user who signed out. */
 export async function forget(userId: string) {
+  await forgetProofDrafts(userId);
   try {
     await (await device()).delete("users", userId);
   } catch {

@@ -97,8 +97,10 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
       setConnected(status === "SUBSCRIBED");
       // Realtime rejoins by itself with a backoff: its success is the first sign the connection is back.
       if (status === "SUBSCRIBED") reportAnswer(true);
-      // A reconnect may have missed events: fetch again what is on screen.
-      if (status === "SUBSCRIBED") void client.invalidateQueries();
+      // A reconnect may have missed events: fetch again what is on screen. Not the signed URLs of stored proof
+      // photos (["proof", ...]: valid for an hour, and no event changes them): each new URL downloads the photo again,
+      // on every reconnect of a flapping connection.
+      if (status === "SUBSCRIBED") void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== "proof" });
     });
     return () => {
       void supabase.removeChannel(channel);

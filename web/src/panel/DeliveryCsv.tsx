@@ -1,7 +1,7 @@
 // The deliveries list as a CSV file, and deliveries created from one (GET /api/v1/deliveries/export,
 // POST /api/v1/deliveries/import), with a template to fill in.
-import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../api/client.ts";
 import { importRowProblem } from "../api/errors.ts";
@@ -64,7 +64,21 @@ export function CsvImport() {
       })),
     onSuccess: () => void client.invalidateQueries({ queryKey: ["deliveries"] }),
   });
-  const result = upload.data;
+  // A file of more than 500 rows is a job (202): followed until it is over, then shown as a smaller file's answer.
+  const started = upload.data && "id" in upload.data ? upload.data : null;
+  const job = useQuery({
+    queryKey: ["import", started?.id],
+    enabled: !!started,
+    queryFn: () => call(api.GET("/api/v1/imports/{id}", { params: { path: { id: started!.id } } })),
+    refetchInterval: (query) => (query.state.data?.status ?? "running") === "running" ? 1_000 : false,
+  });
+  const running = started ? (job.data ?? started) : null;
+  const over = running && running.status !== "running";
+  const finished = job.data?.status === "done";
+  useEffect(() => {
+    if (finished) void client.invalidateQueries({ queryKey: ["deliveries"] });
+  }, [finished, client]);
+  const result = started ? (over ? running : null) : upload.data;
   return (
     <details className="card csv-import">
       <summary>{t("lifecycle.importCsv")}</summary>
@@ -91,7 +105,20 @@ export function CsvImport() {
           {upload.isPending ? t("lifecycle.importing") : t("lifecycle.importCsv")}
         </button>
       </form>
-      <ErrorNote error={upload.error} />
+      <ErrorNote error={upload.error ?? job.error} />
+      {running && running.status === "running" && (
+        <div role="status" className="import-progress">
+          <progress
+            max={running.total}
+            value={running.processed}
+            aria-label={t("lifecycle.importRunning", { processed: running.processed, total: running.total })}
+          />
+          <p>{t("lifecycle.importRunning", { processed: running.processed, total: running.total })}</p>
+        </div>
+      )}
+      {running?.status === "failed" && (
+        <p role="alert">{t("lifecycle.importFailed", { reason: running.failure ?? "" })}</p>
+      )}
       {result && (
         <div role="status">
           <p>

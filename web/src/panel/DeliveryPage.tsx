@@ -25,6 +25,7 @@ import { supabase } from "../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../components/MapView.tsx";
 import { DeliveryNotifications } from "./Notifications.tsx";
 import { DispatchHistory } from "./DispatchHistory.tsx";
+import { EditDelivery, RecallDelivery } from "./DeliveryOperations.tsx";
 import { StatusBadges, WindowText } from "./Deliveries.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -350,6 +351,8 @@ export default function DeliveryPage({ id }: { id: string }) {
             hideWhenEmpty
           />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
+          {managers && <EditDelivery key={delivery.updated_at} delivery={delivery} onChanged={update} />}
+          {managers && <RecallDelivery delivery={delivery} onChanged={update} />}
         </div>
         <div>
           <Suspense fallback={<Loading />}>

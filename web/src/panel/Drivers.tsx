@@ -7,6 +7,7 @@ import { formatDateTime } from "../format.ts";
 import { useTranslation } from "react-i18next";
 import { displayPhone, isPhone, maskPhone, phoneE164 } from "../lib/brazil.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
+import { Link } from "../lib/router.tsx";
 import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
 
 function DriverRow(
@@ -54,7 +55,12 @@ function DriverRow(
               <button type="button" onClick={() => setEditing(false)}>{t("cancel")}</button>
             </form>
           )
-          : driver.name}
+          : driver.name}{" "}
+        {editable && !editing && (
+          <Link to={`/drivers/${driver.id}/day`} aria-label={`${t("operations.viewDay")}: ${driver.name}`}>
+            {t("operations.viewDay")}
+          </Link>
+        )}
         <ErrorNote error={patch.error} />
       </td>
       <td data-label={t("drivers.email")}>{driver.email}</td>

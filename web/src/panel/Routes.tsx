@@ -47,7 +47,8 @@ function useRoutesData(date: string) {
 export default function RoutesPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const [date] = useState(today);
+  // The São Paulo day to plan (default today): a later day's shifts run from its start to its end, whatever the hour.
+  const [date, setDate] = useState(today);
   const { routes, pending, drivers } = useRoutesData(date);
   const [chosenDeliveries, setChosenDeliveries] = useState<Set<string> | null>(null);
   const [chosenDrivers, setChosenDrivers] = useState<Set<string> | null>(null);
@@ -129,6 +130,21 @@ export default function RoutesPage() {
     <section aria-labelledby="routes-title" className="routes-page">
       <h1 id="routes-title">{t("routes.title")}</h1>
       <div className="routes-plan card">
+        <label className="routes-date">
+          {t("routes.date")}{" "}
+          <input
+            type="date"
+            value={date}
+            min={today()}
+            onChange={(e) => {
+              if (e.target.value) {
+                setDate(e.target.value);
+                setResult(null);
+              }
+            }}
+          />
+        </label>
+        <p className="muted">{t("routes.dateHint")}</p>
         <details>
           <summary>
             {t("routes.deliveries")}: {t("routes.deliveriesCount", {

@@ -9,6 +9,7 @@ import { ErrorNote, Note } from "../components/ui.tsx";
 import { config } from "../config.ts";
 import { useTranslation } from "react-i18next";
 import { formatBRL, formatDateTime, gatewayEventName, shortId } from "../format.ts";
+import { PushInbox } from "./PushInbox.tsx";
 
 interface Fire {
   event: string;
@@ -228,6 +229,7 @@ export default function SimulatorsPage() {
         ))}
       </ul>
       <WhatsAppInbox />
+      <PushInbox />
       <EmailInbox />
     </section>
   );

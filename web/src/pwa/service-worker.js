@@ -60,3 +60,56 @@ self.addEventListener("fetch", (event) => {
   }
   event.respondWith((async () => (await caches.match(request, { ignoreSearch: true })) ?? fetch(request))());
 });
+
+// Web Push (docs/push.md): an offer or a route pushed while the app is closed is shown as a notification, in the
+// browser's language; a tap opens the app (or brings it to the front) on the driver's screen, where the offer waits.
+const PT = !(self.navigator.language ?? "pt").toLowerCase().startsWith("en");
+const TEXT = PT
+  ? {
+    offer: "Nova oferta de entrega",
+    offerBody: (p) => `Retirada em ${p.origin_address}, entrega em ${p.destination_address}. Toque para responder.`,
+    route: "Nova rota para você",
+    routeBody: (p) => `${p.stops} paradas`,
+  }
+  : {
+    offer: "New delivery offer",
+    offerBody: (p) => `Pickup at ${p.origin_address}, drop-off at ${p.destination_address}. Tap to answer.`,
+    route: "A new route for you",
+    routeBody: (p) => `${p.stops} stops`,
+  };
+
+self.addEventListener("push", (event) => {
+  let payload = {};
+  try {
+    payload = event.data?.json() ?? {};
+  } catch {
+    payload = {};
+  }
+  const offer = payload.type === "delivery_offered";
+  const title = offer ? TEXT.offer : payload.type === "route_published" ? TEXT.route : null;
+  if (!title) return;
+  event.waitUntil(self.registration.showNotification(title, {
+    body: offer ? TEXT.offerBody(payload) : TEXT.routeBody(payload),
+    tag: offer ? `offer-${payload.delivery_id}` : `route-${payload.route_id}`,
+    renotify: true,
+    requireInteraction: offer,
+    vibrate: [400, 150, 400, 150, 400],
+    icon: `${BASE}icons/icon-192.png`,
+    data: { url: `${BASE}driver` },
+  }));
+});
+
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const url = new URL(event.notification.data?.url ?? BASE, self.location.origin).href;
+  event.waitUntil((async () => {
+    const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+    const open = windows.find((w) => new URL(w.url).pathname.startsWith(BASE));
+    if (open) {
+      await open.focus();
+      if (!open.url.startsWith(url)) await open.navigate(url).catch(() => {});
+      return;
+    }
+    await self.clients.openWindow(url);
+  })());
+});

@@ -2,7 +2,10 @@
 // comes from GET /api/v1/track/{token}; while a driver has the delivery, the
 // page joins the link's private Realtime topic with the anon key (the token is
 // what lets it in) and follows the driver on the map. Positions never outlive
-// the delivery: the server stops sending them, and the page stops drawing them.
+// the delivery: the server stops sending them, and the page stops drawing them. The drop-off is pinned on the map
+// from the start; the ETA counts down each second between the server's refreshes; where the company requires a
+// handover code, the page shows it (to the link's holder only); once delivered, the proof photo, through the signed
+// URL the answer carries for a few minutes.
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect, useMemo } from "react";
 import { api, ApiError, call, type Schemas } from "../api/client.ts";
@@ -10,6 +13,8 @@ import type { MapLine, MapMarker } from "../components/MapView.tsx";
 import { Badge, ErrorNote, Loading } from "../components/ui.tsx";
 import { useTranslation } from "react-i18next";
 import { formatClock, formatDateTime, formatKm, formatTime } from "../format.ts";
+import { useClock } from "../lib/clock.ts";
+import { countdown, secondsLeft } from "../lib/dispatch.ts";
 import { supabase } from "../lib/supabase.ts";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
@@ -61,6 +66,8 @@ export default function TrackPage({ token }: { token: string }) {
       .channel(topic, { config: { private: true } })
       .on("broadcast", { event: "tracking_updated" }, ({ payload }) => {
         client.setQueryData<Tracking>(viewKey, (old) => old && { ...old, ...(payload as Partial<Tracking>) });
+        // The proof photo's URL is made for an answer, never broadcast: ask for it once delivered.
+        if ((payload as Partial<Tracking>).status === "completed") void client.invalidateQueries({ queryKey: viewKey });
       })
       .on("broadcast", { event: "driver_location" }, ({ payload }) => {
         const p = payload as { lat: number; lng: number; heading: number | null; updated_at: string };
@@ -77,15 +84,27 @@ export default function TrackPage({ token }: { token: string }) {
   }, [topic, open]);
 
   const live = view?.status === "in_progress" ? view.position : null;
+  const dropoff = view?.destination;
   const { markers, lines } = useMemo(() => {
-    const markers: MapMarker[] = live
-      ? [{ id: "drv", kind: "driver", lat: live.lat, lng: live.lng, label: t("track.driverMarker") }]
-      : [];
+    const markers: MapMarker[] = [
+      ...(dropoff
+        ? [{
+          id: "dst",
+          kind: "destination" as const,
+          lat: dropoff.lat,
+          lng: dropoff.lng,
+          label: t("track.dropoffMarker"),
+        }]
+        : []),
+      ...(live
+        ? [{ id: "drv", kind: "driver" as const, lat: live.lat, lng: live.lng, label: t("track.driverMarker") }]
+        : []),
+    ];
     const lines: MapLine[] = view?.status === "in_progress"
       ? [{ id: "trail", kind: "trail", points: path.map((p): [number, number] => [p.lat, p.lng]) }]
       : [];
     return { markers, lines };
-  }, [live?.updated_at, view?.status, path.length, t]);
+  }, [live?.updated_at, dropoff?.lat, dropoff?.lng, view?.status, path.length, t]);
 
   if (query.isPending) {
     return (
@@ -129,6 +148,23 @@ export default function TrackPage({ token }: { token: string }) {
       <p role="status" aria-live="polite" aria-label={t("track.summaryLabel")}>
         {t(`track.summary.${view.status}`, { who: view.driver?.first_name ?? t("track.yourDriver") })}
       </p>
+      {view.driver && !FINISHED.includes(view.status) && (
+        <p className="track-vehicle">
+          {t(view.driver.vehicle.plate ? "track.vehiclePlate" : "track.vehicle", {
+            who: view.driver.first_name,
+            vehicle: t(`track.vehicles.${view.driver.vehicle.type}`),
+            plate: view.driver.vehicle.plate ?? "",
+          })}
+        </p>
+      )}
+      {view.handover_code && (
+        <section className="card handover-code" aria-labelledby="track-code">
+          <h2 id="track-code">{t("track.handoverCode")}</h2>
+          <p className="code" aria-describedby="track-code-hint">{view.handover_code}</p>
+          <p id="track-code-hint" className="hint">{t("track.handoverCodeHint")}</p>
+        </section>
+      )}
+      {UNDER_WAY.includes(view.status) && view.eta_at && <Countdown at={view.eta_at} />}
       {view.status === "in_progress" && (
         <p role="status" aria-label={t("track.etaLabel")}>
           {view.eta_at && view.remaining_m != null
@@ -141,9 +177,21 @@ export default function TrackPage({ token }: { token: string }) {
           {view.stops_before > 0 ? t("track.stopsBefore", { count: view.stops_before }) : t("track.stopsBeforeNone")}
         </p>
       )}
-      {view.status === "in_progress" && (
+      {view.proof_photo_url && (
+        <figure className="card track-proof">
+          <img src={view.proof_photo_url} alt={t("track.proofPhoto")} />
+          <figcaption className="hint">{t("track.proofPhotoNote")}</figcaption>
+        </figure>
+      )}
+      {!FINISHED.includes(view.status) && markers.length > 0 && (
         <Suspense fallback={<Loading />}>
-          <MapView markers={markers} lines={lines} label={t("track.map")} follow />
+          {/* Named for the driver while the page follows one; before, the drop-off alone. */}
+          <MapView
+            markers={markers}
+            lines={lines}
+            label={view.status === "in_progress" ? t("track.map") : t("track.dropoffMap")}
+            follow
+          />
         </Suspense>
       )}
       {live && <p className="hint">{t("track.lastSeen", { time: formatTime(live.updated_at) })}</p>}
@@ -158,5 +206,16 @@ export default function TrackPage({ token }: { token: string }) {
         </ol>
       </section>
     </main>
+  );
+}
+
+/** The time left until the ETA, counted down each second between the server's refreshes of it. */
+function Countdown({ at }: { at: string }) {
+  const { t } = useTranslation();
+  const left = secondsLeft(at, useClock());
+  return (
+    <p role="timer" aria-label={t("track.countdownLabel")} className="track-countdown">
+      {left > 0 ? t("track.countdown", { time: countdown(left) }) : t("track.arriving")}
+    </p>
   );
 }
