@@ -4,7 +4,18 @@
 // same on screen.
 import { describe, expect, it } from "vitest";
 import type { components } from "../../web/src/api/schema";
-import { countdown, laneOf, loads, offerView, onBoard, secondsLeft } from "../../web/src/lib/dispatch.ts";
+import {
+  countdown,
+  laneOf,
+  loads,
+  minutesLate,
+  offerView,
+  onBoard,
+  orderNumber,
+  pickupGroups,
+  routeLine,
+  secondsLeft,
+} from "../../web/src/lib/dispatch.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 
@@ -94,5 +105,49 @@ describe("the board", () => {
     expect(onBoard(d, { q: "98888" })).toBe(true);
     expect(onBoard(d, { q: "paulista" })).toBe(false);
     expect(onBoard(d, { q: "  " })).toBe(true);
+  });
+});
+
+describe("the board's rows and map", () => {
+  it("says how late an open delivery is, in minutes begun, and nothing before its window ends or once it is done", () => {
+    const due = delivery({ window_end: inSeconds(0) });
+    expect(minutesLate(due, NOW)).toBeNull();
+    expect(minutesLate(due, NOW + 1)).toBe(1);
+    expect(minutesLate(due, NOW + 60_000)).toBe(1);
+    expect(minutesLate(due, NOW + 12 * 60_000 + 1)).toBe(13);
+    expect(minutesLate(delivery({ status: "in_progress", window_end: inSeconds(-90) }), NOW)).toBe(2);
+    expect(minutesLate(delivery({ status: "completed", window_end: inSeconds(-90) }), NOW)).toBeNull();
+    expect(minutesLate(delivery(), NOW)).toBeNull();
+  });
+
+  it("names a delivery by the company's order number, else by its id's first characters", () => {
+    expect(orderNumber(delivery())).toBe("PED-4471");
+    expect(orderNumber(delivery({ external_id: null }))).toBe("#3f0c9a52");
+    expect(orderNumber(delivery({ external_id: "  " }))).toBe("#3f0c9a52");
+  });
+
+  it("draws a shop's deliveries as one pickup pin with their count, in the lane that needs the dispatcher most", () => {
+    const shop = { lat: -23.5503, lng: -46.6339 };
+    const other = { lat: -23.6203, lng: -46.6339 };
+    const groups = pickupGroups([
+      delivery({ id: "a", origin: shop, status: "accepted", driver_id: "d1" }),
+      delivery({ id: "b", origin: { lat: shop.lat + 0.000001, lng: shop.lng }, dispatch_status: "unassigned" }),
+      delivery({ id: "c", origin: shop }),
+      delivery({ id: "d", origin: other, origin_address: "Loja 2" }),
+      delivery({ id: "e", origin: other, status: "completed" }),
+    ]);
+    expect(groups.map((g) => [g.ids, g.lane])).toEqual([[["a", "b", "c"], "unassigned"], [["d"], "open"]]);
+    expect(groups[1]).toMatchObject({ lat: other.lat, lng: other.lng, address: "Loja 2" });
+  });
+
+  it("draws a live route from the driver through the stops still to do, in their order", () => {
+    const stops = [
+      { seq: 2, status: "pending", lat: 2, lng: 2 },
+      { seq: 1, status: "done", lat: 1, lng: 1 },
+      { seq: 3, status: "pending", lat: 3, lng: 3 },
+    ];
+    expect(routeLine({ stops }, { lat: 0, lng: 0 })).toEqual([[0, 0], [2, 2], [3, 3]]);
+    expect(routeLine({ stops })).toEqual([[2, 2], [3, 3]]);
+    expect(routeLine({ stops: stops.map((s) => ({ ...s, status: "done" })) }, { lat: 0, lng: 0 })).toEqual([]);
   });
 });

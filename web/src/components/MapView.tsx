@@ -65,7 +65,11 @@ export default function MapView(
     m.setView([-23.55, -46.63], 12);
     layer.current = L.layerGroup().addTo(m);
     map.current = m;
+    // A map whose box changes size (a page laid out to the window's height, the window resized) draws to its new size.
+    const resized = new ResizeObserver(() => m.invalidateSize({ animate: false }));
+    resized.observe(element.current);
     return () => {
+      resized.disconnect();
       m.remove();
       map.current = null;
       fitted.current = false;

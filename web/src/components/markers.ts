@@ -2,7 +2,16 @@
 // dispatcher board's kinds differ in shape (styles.css) and in the sign they carry, not only in colour.
 
 /** The dispatcher board's deliveries, by where they stand (lib/dispatch.ts's lanes), and its drivers with their load. */
-export type BoardMarkerKind = "unassigned" | "queued" | "offered" | "open" | "accepted" | "in_progress" | "load";
+export type BoardMarkerKind =
+  | "unassigned"
+  | "queued"
+  | "offered"
+  | "open"
+  | "accepted"
+  | "in_progress"
+  | "load"
+  /** A delivery's drop-off: a small square in its own colour (the board gives it the colour of where it stands). */
+  | "dropoff";
 export type MarkerKind = "origin" | "destination" | "driver" | "offline" | BoardMarkerKind;
 
 /** The sign each board kind carries. */

@@ -85,3 +85,62 @@ export function onBoard(delivery: Delivery, filters: BoardFilters): boolean {
   const digits = q.replace(/\D/g, "");
   return digits.length >= 3 && /^[\d\s()+-]+$/.test(q) && (delivery.recipient_phone ?? "").includes(digits);
 }
+
+/**
+ * How many minutes, begun, a delivery still open is past the end of its window at `now` (a delivery not yet due,
+ * without a window or no longer open: null). The board says it on the row ("atrasada 12 min").
+ */
+export function minutesLate(delivery: Pick<Delivery, "status" | "window_end">, now: number): number | null {
+  if (!delivery.window_end || !["pending", "accepted", "in_progress"].includes(delivery.status)) return null;
+  const past = now - Date.parse(delivery.window_end);
+  return past > 0 ? Math.ceil(past / 60_000) : null;
+}
+
+/** The order number a dispatcher reads on a row: the company's own (`external_id`), else the id's first characters. */
+export const orderNumber = (delivery: Pick<Delivery, "id" | "external_id">) =>
+  delivery.external_id?.trim() || `#${delivery.id.slice(0, 8)}`;
+
+/** One pickup place on the board's map: every open delivery picked up there, and the most urgent lane among them. */
+export interface PickupGroup {
+  key: string;
+  lat: number;
+  lng: number;
+  address: string;
+  ids: string[];
+  lane: Lane;
+}
+
+/**
+ * The open deliveries' pickups, one per place (a shop's 20 deliveries are one pin that says 20, not 20 pins drawn on
+ * top of each other): places within about a metre are one, and the pin takes the lane that needs the dispatcher most
+ * (LANES' order: nobody's first).
+ */
+export function pickupGroups(deliveries: Delivery[]): PickupGroup[] {
+  const groups = new Map<string, PickupGroup>();
+  for (const d of deliveries) {
+    const lane = laneOf(d);
+    if (!lane) continue;
+    const key = `${d.origin.lat.toFixed(5)},${d.origin.lng.toFixed(5)}`;
+    const group = groups.get(key);
+    if (!group) {
+      groups.set(key, { key, lat: d.origin.lat, lng: d.origin.lng, address: d.origin_address, ids: [d.id], lane });
+    } else {
+      group.ids.push(d.id);
+      if (LANES.indexOf(lane) < LANES.indexOf(group.lane)) group.lane = lane;
+    }
+  }
+  return [...groups.values()];
+}
+
+/** Colours told apart on the map, one per live route (and the same colour for a route while the board is open). */
+export const ROUTE_LINE_COLOURS = ["#7c3aed", "#0891b2", "#c2410c", "#be185d", "#4d7c0f", "#1d4ed8", "#a16207"];
+
+/** A live route as a line: from the driver's position, if known, through the stops still to do, in their order. */
+export function routeLine(
+  route: { stops: { seq: number; status: string; lat: number; lng: number }[] },
+  driverAt?: { lat: number; lng: number } | null,
+): [number, number][] {
+  const ahead = route.stops.filter((s) => s.status === "pending").sort((a, b) => a.seq - b.seq);
+  const points: [number, number][] = ahead.map((s) => [s.lat, s.lng]);
+  return driverAt && points.length > 0 ? [[driverAt.lat, driverAt.lng], ...points] : points;
+}

@@ -1,29 +1,58 @@
-// The dispatcher's board (docs/dispatch.md): one map with every open delivery's pickup (pins by where each stands,
-// told apart by shape and sign as well as colour) and every online driver with their load; the deliveries nobody
-// took first, in a lane of their own; the rest in a list filtered by status, driver and text (filters in the
-// address, as the deliveries list keeps them); several pending deliveries selected and assigned to one driver at
-// once, each assignment its own request with its own Idempotency-Key and its own result; and each delivery's
-// dispatch record a click away. Live: delivery_updated updates the cached lists (lib/deliveries.ts) and
-// driver_location the positions (lib/realtime.tsx); nothing waits for a reload.
+// The dispatcher's board (docs/dispatch.md, DESIGN.md §11.5): one screen for an operation. On a wide screen the lists,
+// the map and the drivers stand side by side at the window's full height (only the lists scroll, virtualized:
+// BoardList.tsx), the assign bar above them always in view; on a phone the same parts are stacked, the assign bar
+// kept at the top while the page scrolls. The deliveries nobody took come first, in a lane of their own; the rest
+// in a list filtered by status, driver and text (filters in the address). A row says who receives, the order
+// number, the window and how late it is. Pending deliveries are selected and assigned to one driver at once, by the
+// assign bar, by dragging them onto a driver, or from the keyboard (BoardShortcuts lists the keys on screen), each
+// assignment its own request with its own Idempotency-Key and its own result. The map shows each pickup place once
+// (with how many deliveries wait there), each drop-off, the online drivers with their load and the live routes as
+// lines. Live: delivery_updated updates the cached lists (lib/deliveries.ts) and driver_location the positions
+// (lib/realtime.tsx); nothing waits for a reload.
 import { MutationObserver, useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useState } from "react";
+import {
+  type DragEvent,
+  type FormEvent,
+  type KeyboardEvent as ReactKeyboardEvent,
+  lazy,
+  Suspense,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from "react";
 import { useTranslation } from "react-i18next";
-import { api, call, type Delivery, type DriverLocationItem, type Page } from "../api/client.ts";
+import { api, call, type Delivery, type Page, type Schemas } from "../api/client.ts";
 import { errorMessage } from "../api/errors.ts";
-import type { MapMarker } from "../components/MapView.tsx";
-import { type MarkerKind, SIGNS } from "../components/markers.ts";
-import { Badge, ErrorNote, Field, Loading, Select } from "../components/ui.tsx";
-import { formatDateTime, formatTime, shortId } from "../format.ts";
+import type { MapLine, MapMarker } from "../components/MapView.tsx";
+import { ErrorNote, Field, Loading, Select } from "../components/ui.tsx";
+import { formatTime } from "../format.ts";
 import { can, COMPANY_MANAGERS, useAuth } from "../lib/auth.tsx";
+import { useClock } from "../lib/clock.ts";
 import { applyDelivery } from "../lib/deliveries.ts";
-import { BOARD_STATUSES, type BoardFilters, type Lane, laneOf, LANES, loads, onBoard } from "../lib/dispatch.ts";
-import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
+import {
+  BOARD_STATUSES,
+  type BoardFilters,
+  laneOf,
+  LANES,
+  loads,
+  onBoard,
+  orderNumber,
+  pickupGroups,
+  ROUTE_LINE_COLOURS,
+  routeLine,
+} from "../lib/dispatch.ts";
 import { driverLabel } from "../lib/drivers.ts";
+import { useDriverLocations, useOnlineDrivers } from "../lib/online-drivers.ts";
+import { useRealtimeEvent } from "../lib/realtime.tsx";
 import { Link, useSearchParams } from "../lib/router.tsx";
-import { WindowText } from "./Deliveries.tsx";
+import { BoardList, DRAG_TYPE, LaneSymbol, type RowProps } from "./BoardList.tsx";
 import { DispatchHistory } from "./DispatchHistory.tsx";
 
 const MapView = lazy(() => import("../components/MapView.tsx"));
+
+type Driver = Schemas["Driver"];
+type Route = Schemas["Route"];
 
 /** The most deliveries of one status the board reads (10 pages of 100). */
 const MAX_PAGES = 10;
@@ -41,10 +70,34 @@ async function everyDelivery(status: (typeof BOARD_STATUSES)[number]): Promise<P
   return { items, next_cursor: null };
 }
 
+/** Every driver of the company (a company with more than one page of drivers has them all on the board). */
+async function everyDriver(): Promise<Page<Driver>> {
+  const items: Driver[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const answer = await call(api.GET("/api/v1/drivers", { params: { query: { limit: 100, cursor } } }));
+    items.push(...answer.items);
+    if (!answer.next_cursor) break;
+    cursor = answer.next_cursor;
+  }
+  return { items, next_cursor: null };
+}
+
+/** The routes out on the streets now: published and in progress. */
+async function liveRoutes(): Promise<Route[]> {
+  const pages = await Promise.all(
+    (["published", "in_progress"] as const).map((status) =>
+      call(api.GET("/api/v1/routes", { params: { query: { status, limit: 100 } } }))
+    ),
+  );
+  return pages.flatMap((p) => p.items);
+}
+
 /** The filters the address holds: the lane, the driver, the text. */
 const FILTERS = ["status", "driver_id", "q"] as const;
 /** The delivery whose dispatch record is open, in the address too (a link to it opens it). */
 const HISTORY = "history";
+const SHORTCUTS_ID = "board-shortcuts";
 
 /** A pending delivery assigned from the board, and what came of it. */
 interface Assignment {
@@ -53,82 +106,53 @@ interface Assignment {
   error: unknown;
 }
 
-/** A lane's look: the marker's shape and sign beside its name, as the map draws it. */
-function LaneSymbol({ kind, text }: { kind: MarkerKind; text?: string }) {
-  return (
-    <span className={`map-marker map-marker-${kind} symbol`} aria-hidden="true">
-      <span>
-        <b>{text ?? SIGNS[kind]}</b>
-      </span>
-    </span>
-  );
-}
+/** Whether a key was typed into a field (where the board's shortcuts must not act). */
+const typing = (target: EventTarget | null) =>
+  target instanceof HTMLElement &&
+  (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
 
-function LaneBadge({ lane }: { lane: Lane }) {
-  const { t } = useTranslation();
-  return (
-    <span className={`lane lane-${lane}`}>
-      <LaneSymbol kind={lane} /> {t(`dispatch.lane.${lane}`)}
-    </span>
-  );
-}
+/** What each shortcut does, in words (dispatch.board.keys). */
+const KEY_WORDS = {
+  move: "dispatch.board.keys.move",
+  select: "dispatch.board.keys.select",
+  history: "dispatch.board.keys.history",
+  open: "dispatch.board.keys.open",
+  unassigned: "dispatch.board.keys.unassigned",
+  list: "dispatch.board.keys.list",
+  drivers: "dispatch.board.keys.drivers",
+  assignTo: "dispatch.board.keys.assignTo",
+  search: "dispatch.board.keys.search",
+  escape: "dispatch.board.keys.escape",
+  help: "dispatch.board.keys.help",
+} as const;
 
-/** One delivery on the board: where it stands, its route, its driver, its window; select it, open its record. */
-function BoardRow(
-  { delivery, driverName, selectable, selected, onSelect, onHistory, historyOpen }: {
-    delivery: Delivery;
-    driverName: string | null;
-    selectable: boolean;
-    selected: boolean;
-    onSelect: (on: boolean) => void;
-    onHistory: () => void;
-    historyOpen: boolean;
-  },
-) {
+/** The keys of the board, on screen (and describing the lists to screen readers). */
+function BoardShortcuts({ open, onToggle }: { open: boolean; onToggle: (open: boolean) => void }) {
   const { t } = useTranslation();
-  const lane = laneOf(delivery)!;
+  const keys: [string, keyof typeof KEY_WORDS][] = [
+    ["↑ ↓", "move"],
+    ["Espaço", "select"],
+    ["Enter", "history"],
+    ["o", "open"],
+    ["u", "unassigned"],
+    ["l", "list"],
+    ["e", "drivers"],
+    ["a", "assignTo"],
+    ["/", "search"],
+    ["Esc", "escape"],
+    ["?", "help"],
+  ];
   return (
-    <li className={`board-row lane-row-${lane}`} data-delivery={delivery.id}>
-      {selectable && (
-        <label className="check select">
-          <input type="checkbox" checked={selected} onChange={(e) => onSelect(e.target.checked)} />
-          <span className="sr-only">{t("dispatch.board.select", { to: delivery.destination_address })}</span>
-        </label>
-      )}
-      <div className="board-row-body">
-        <p className="board-row-head">
-          <LaneBadge lane={lane} />
-          {delivery.late && <Badge value="late" text={t("lifecycle.late")} />}
-          <span className="muted">{formatDateTime(delivery.created_at)}</span>
-        </p>
-        <p>
-          {delivery.origin_address} → <strong>{delivery.destination_address}</strong>
-        </p>
-        <p className="muted">
-          {driverName ? t("dispatch.board.driverIs", { name: driverName }) : t("dispatch.board.noDriver")}
-          {(delivery.window_start || delivery.window_end) && (
-            <>
-              {" · "}
-              <WindowText delivery={delivery} />
-            </>
-          )}
-        </p>
-        <p className="board-row-actions">
-          <button
-            type="button"
-            className="secondary"
-            aria-expanded={historyOpen}
-            aria-label={t("dispatch.board.historyOf", { to: delivery.destination_address })}
-            onClick={onHistory}
-          >
-            {t("dispatch.board.history")}
-          </button>
-          <Link to={`/deliveries/${delivery.id}`} aria-label={t("deliveries.open", { id: shortId(delivery.id) })}>
-            {t("dispatch.board.open")}
-          </Link>
-        </p>
-      </div>
-    </li>
+    <details className="shortcuts" open={open} onToggle={(e) => onToggle((e.target as HTMLDetailsElement).open)}>
+      <summary aria-keyshortcuts="?">{t("dispatch.board.keys.title")}</summary>
+      <ul id={SHORTCUTS_ID}>
+        {keys.map(([key, what]) => (
+          <li key={what}>
+            <kbd>{key === "Espaço" ? t("dispatch.board.keys.space") : key}</kbd> {t(KEY_WORDS[what])}
+          </li>
+        ))}
+      </ul>
+    </details>
   );
 }
 
@@ -150,6 +174,7 @@ export default function DispatchBoard() {
   };
   const [text, setText] = useState(filters.q ?? "");
   useEffect(() => setText(filters.q ?? ""), [filters.q]);
+  const now = useClock(10_000);
 
   const lists = useQueries({
     queries: BOARD_STATUSES.map((status) => ({
@@ -162,34 +187,58 @@ export default function DispatchBoard() {
     () => lists.flatMap((list) => list.data?.items ?? []).sort((a, b) => b.created_at.localeCompare(a.created_at)),
     [lists.map((list) => list.dataUpdatedAt).join()],
   );
+  const byId = useMemo(() => new Map(deliveries.map((d) => [d.id, d])), [deliveries]);
   const listError = lists.find((list) => list.error)?.error;
   const loading = lists.some((list) => list.isPending);
 
-  const drivers = useQuery({
-    queryKey: ["drivers", "all-active"],
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
-  });
+  const drivers = useQuery({ queryKey: ["drivers", "board"], queryFn: everyDriver });
+  const allDrivers = drivers.data?.items ?? [];
+  // Each driver as the board names it: namesakes told apart (their phone's last digits, else their e-mail).
+  const labels = useMemo(
+    () => new Map(allDrivers.map((d) => [d.id, driverLabel(d, allDrivers)])),
+    [drivers.data],
+  );
+  const nameOf = (id: string | null | undefined) => (id ? labels.get(id) ?? id.slice(0, 8) : null);
   const locations = useDriverLocations();
   const online = useOnlineDrivers();
   const load = useMemo(() => loads(deliveries), [deliveries]);
-  const nameOf = (id: string | null | undefined) =>
-    id ? drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id) : null;
   const loadText = (id: string) => {
     const count = load.get(id) ?? 0;
     return count === 0 ? t("dispatch.board.noLoad") : t("dispatch.board.load", { count });
   };
 
-  const unassigned = deliveries.filter((d) => laneOf(d) === "unassigned" && onBoard(d, { q: filters.q }));
-  const listed = deliveries.filter((d) => laneOf(d) !== "unassigned" && onBoard(d, filters));
-  const onlineDrivers: DriverLocationItem[] = useMemo(
-    () => (locations.data?.items ?? []).filter((l) => online.has(l.driver_id) && l.lat != null && l.lng != null),
-    [locations.data, online],
+  // The routes out now, as lines: fetched again when a delivery changes (a stop done), a few times a minute at most.
+  const routes = useQuery({ queryKey: ["routes", "board"], queryFn: liveRoutes, refetchInterval: 60_000 });
+  const routesStale = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useRealtimeEvent((event) => {
+    if (event !== "delivery_updated" || routesStale.current) return;
+    routesStale.current = setTimeout(() => {
+      routesStale.current = null;
+      void client.invalidateQueries({ queryKey: ["routes", "board"] });
+    }, 5_000);
+  });
+  useEffect(() => () => clearTimeout(routesStale.current ?? undefined), []);
+
+  const unassigned = useMemo(
+    () => deliveries.filter((d) => laneOf(d) === "unassigned" && onBoard(d, { q: filters.q })),
+    [deliveries, filters.q],
+  );
+  const listed = useMemo(
+    () => deliveries.filter((d) => laneOf(d) !== "unassigned" && onBoard(d, filters)),
+    [deliveries, filters.q, filters.status, filters.driver_id],
+  );
+  const onlineDrivers = useMemo(
+    () =>
+      (locations.data?.items ?? [])
+        .filter((l) => online.has(l.driver_id) && l.lat != null && l.lng != null)
+        .map((l) => ({ ...l, label: labels.get(l.driver_id) ?? l.name }))
+        .sort((a, b) => a.label.localeCompare(b.label, "pt-BR")),
+    [locations.data, online, labels],
   );
 
   // The selection: pending deliveries only (assign takes a pending delivery), kept while they stay pending.
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const pending = new Set(deliveries.filter((d) => d.status === "pending").map((d) => d.id));
-  const chosen = [...selected].filter((id) => pending.has(id));
+  const chosen = [...selected].filter((id) => byId.get(id)?.status === "pending");
   const select = (id: string, on: boolean) =>
     setSelected((old) => {
       const next = new Set(old);
@@ -221,6 +270,14 @@ export default function DispatchBoard() {
       return results.map((result, i) => {
         if (result.status === "fulfilled") {
           applyDelivery(client, result.value);
+          // On the board at once, in its new list (applyDelivery fetches that list again, which takes a while).
+          client.setQueryData<Page<Delivery>>(
+            ["deliveries", { status: result.value.status, board: true }],
+            (page) =>
+              page && !page.items.some((d) => d.id === result.value.id)
+                ? { ...page, items: [result.value, ...page.items] }
+                : page,
+          );
           return { delivery: result.value, driverName, error: null };
         }
         return { delivery: items[i].delivery, driverName, error: result.reason };
@@ -229,20 +286,39 @@ export default function DispatchBoard() {
     onSuccess: (results) => {
       setAssignments(results);
       // The assigned ones leave the selection; the others stay, to try again or assign elsewhere.
-      setSelected(new Set(results.filter((r) => r.error).map((r) => r.delivery.id)));
+      const failed = new Set(results.filter((r) => r.error).map((r) => r.delivery.id));
+      const sent = new Set(results.map((r) => r.delivery.id));
+      setSelected((old) => new Set([...old].filter((id) => !sent.has(id) || failed.has(id))));
     },
   });
+  /** Assigns these pending deliveries to `driver`, each its own request. */
+  const assignTo = (driver: string, ids: string[]) => {
+    const items = ids.map((id) => byId.get(id)).filter((d): d is Delivery => d?.status === "pending");
+    if (!driver || items.length === 0 || assign.isPending) return;
+    assign.mutate({ driver, items: items.map((delivery) => ({ delivery, key: crypto.randomUUID() })) });
+  };
   const submitAssign = (event: FormEvent) => {
     event.preventDefault();
-    if (!driverId || chosen.length === 0) return;
-    const byId = new Map(deliveries.map((d) => [d.id, d]));
-    assign.mutate({
-      driver: driverId,
-      items: chosen.map((id) => ({ delivery: byId.get(id)!, key: crypto.randomUUID() })),
-    });
+    assignTo(driverId, chosen);
   };
 
-  const historyDelivery = deliveries.find((d) => d.id === historyId);
+  // Dragging: a selected row carries the whole selection, another row itself; a driver is where it is dropped.
+  const [dropOn, setDropOn] = useState<string | null>(null);
+  const dragOver = (event: DragEvent, driver: string) => {
+    if (!event.dataTransfer.types.includes(DRAG_TYPE)) return;
+    event.preventDefault();
+    event.dataTransfer.dropEffect = "move";
+    setDropOn(driver);
+  };
+  const drop = (event: DragEvent, driver: string) => {
+    setDropOn(null);
+    const data = event.dataTransfer.getData(DRAG_TYPE);
+    if (!data) return;
+    event.preventDefault();
+    assignTo(driver, JSON.parse(data) as string[]);
+  };
+
+  const historyDelivery = byId.get(historyId ?? "");
   const historyFallback = useQuery({
     queryKey: ["delivery", historyId],
     enabled: !!historyId && !historyDelivery,
@@ -252,15 +328,63 @@ export default function DispatchBoard() {
   const openHistory = (id: string) => setParam(HISTORY, historyId === id ? null : id);
   const closeHistory = () => {
     setParam(HISTORY, null);
-    // Back to the delivery's own button, where the dispatcher was.
-    document.querySelector<HTMLElement>(`li[data-delivery="${historyId}"] button[aria-expanded]`)?.focus();
+    // Back to the delivery's row, where the dispatcher was.
+    document.querySelector<HTMLElement>(`li[data-delivery="${historyId}"]`)?.focus();
   };
-  // The record opened is where the focus goes (from a list a long way above it on a phone).
+  // The record opened is where the focus goes when it was opened from a button (a row's Enter keeps the row's).
   useEffect(() => {
-    if (historyId) document.getElementById("dispatch-history-title")?.focus();
+    if (historyId && !document.activeElement?.closest("li[data-delivery]")) {
+      document.getElementById("dispatch-history-title")?.focus();
+    }
   }, [historyId, !!shownHistory]);
 
-  // Drivers first: a delivery's pin is drawn over a driver standing at its pickup.
+  // The keys that act anywhere on the board (the lists' own are in BoardList.tsx).
+  const [helpOpen, setHelpOpen] = useState(false);
+  const board = useRef<HTMLElement>(null);
+  const keys = useRef<(event: KeyboardEvent) => void>(() => {});
+  keys.current = (event: KeyboardEvent) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "Escape") {
+      if (helpOpen) setHelpOpen(false);
+      else if (historyId) closeHistory();
+      else if (selected.size > 0) setSelected(new Set());
+      else return;
+      event.preventDefault();
+      return;
+    }
+    if (typing(event.target) || document.querySelector("dialog[open]")) return;
+    const root = board.current;
+    const focusIn = (selector: string) => {
+      const element = root?.querySelector<HTMLElement>(selector);
+      if (!element) return false;
+      element.focus();
+      element.scrollIntoView({ block: "nearest" });
+      return true;
+    };
+    const actions: Record<string, () => boolean> = {
+      "/": () => focusIn("input[type=search]"),
+      u: () => focusIn(".unassigned-lane li[tabindex='0']"),
+      l: () => focusIn(".board-main li[tabindex='0']"),
+      e: () => focusIn(".online-drivers button"),
+      a: () => focusIn(".assign-bar select"),
+      "?": () => (setHelpOpen(!helpOpen), true),
+    };
+    if (actions[event.key]?.()) event.preventDefault();
+  };
+  useEffect(() => {
+    const listener = (event: KeyboardEvent) => keys.current(event);
+    document.addEventListener("keydown", listener);
+    return () => document.removeEventListener("keydown", listener);
+  }, []);
+
+  // The map: drivers first (a delivery's pin is drawn over a driver standing at its pickup), then each pickup place
+  // once, then each drop-off; the live routes as lines.
+  const shown = useMemo(() => [...unassigned, ...listed], [unassigned, listed]);
+  const groups = useMemo(() => pickupGroups(shown), [shown]);
+  const positions = useMemo(
+    () => new Map(onlineDrivers.map((l) => [l.driver_id, { lat: l.lat!, lng: l.lng! }])),
+    [onlineDrivers],
+  );
   const markers: MapMarker[] = useMemo(() => [
     ...onlineDrivers.map((l) => ({
       id: `driver:${l.driver_id}`,
@@ -268,73 +392,96 @@ export default function DispatchBoard() {
       lat: l.lat!,
       lng: l.lng!,
       text: String(load.get(l.driver_id) ?? 0),
-      label: t("dispatch.board.driverPin", { name: l.name, load: loadText(l.driver_id) }),
+      label: t("dispatch.board.driverPin", { name: l.label, load: loadText(l.driver_id) }),
     })),
-    ...[...unassigned, ...listed].map((d) => {
-      const lane = laneOf(d)!;
+    ...groups.map((g) => ({
+      id: `pickup:${g.key}`,
+      kind: g.lane,
+      lat: g.lat,
+      lng: g.lng,
+      text: g.ids.length > 1 ? String(g.ids.length) : undefined,
+      label: t("dispatch.board.pickupPin", {
+        count: g.ids.length,
+        from: g.address,
+        lane: t(`dispatch.lane.${g.lane}`),
+      }),
+    })),
+    ...shown.map((d) => ({
+      id: `dropoff:${d.id}`,
+      kind: "dropoff" as const,
+      lat: d.destination.lat,
+      lng: d.destination.lng,
+      color: laneOf(d) === "unassigned" ? "#b91c1c" : d.driver_id ? "#1d4ed8" : "#b45309",
+      label: t("dispatch.board.dropoffPin", {
+        to: d.destination_address,
+        recipient: d.recipient_name || t("dispatch.board.noRecipient"),
+        order: orderNumber(d),
+        lane: t(`dispatch.lane.${laneOf(d)!}`),
+      }),
+    })),
+  ], [shown, groups, onlineDrivers, load, t]);
+  const routeColours = useRef(new Map<string, string>());
+  const lines: MapLine[] = useMemo(() =>
+    (routes.data ?? []).map((route) => {
+      const colours = routeColours.current;
+      if (!colours.has(route.id)) colours.set(route.id, ROUTE_LINE_COLOURS[colours.size % ROUTE_LINE_COLOURS.length]);
       return {
-        id: d.id,
-        kind: lane,
-        lat: d.origin.lat,
-        lng: d.origin.lng,
-        label: t("dispatch.board.pin", {
-          lane: t(`dispatch.lane.${lane}`),
-          from: d.origin_address,
-          to: d.destination_address,
-        }),
+        id: route.id,
+        kind: "route" as const,
+        color: colours.get(route.id),
+        points: routeLine(route, positions.get(route.driver_id)),
       };
-    }),
-  ], [
-    unassigned.map((d) => d.id + d.updated_at).join(),
-    listed.map((d) => d.id + d.updated_at).join(),
-    onlineDrivers,
-    load,
-    t,
-  ]);
+    }), [routes.data, positions]);
+  const onMarker = (id: string) => {
+    if (id.startsWith("dropoff:")) openHistory(id.slice("dropoff:".length));
+    else if (id.startsWith("pickup:")) {
+      const group = groups.find((g) => `pickup:${g.key}` === id);
+      if (group && group.ids.length === 1) openHistory(group.ids[0]);
+      else if (group) setParam("q", group.address);
+    }
+  };
 
-  const rowOf = (d: Delivery): ReactNode => (
-    <BoardRow
-      key={d.id}
-      delivery={d}
-      driverName={nameOf(d.driver_id)}
-      selectable={assigns && d.status === "pending"}
-      selected={selected.has(d.id)}
-      onSelect={(on) => select(d.id, on)}
-      onHistory={() => openHistory(d.id)}
-      historyOpen={historyId === d.id}
-    />
-  );
-  const selectableShown = [...unassigned, ...listed].filter((d) => d.status === "pending").map((d) => d.id);
+  const rowProps: RowProps = {
+    driverName: nameOf,
+    selectable: (d) => assigns && d.status === "pending",
+    selected,
+    onSelect: select,
+    onHistory: openHistory,
+    historyId,
+    dragIds: (d) => (selected.has(d.id) ? chosen : [d.id]),
+    now,
+  };
+  const selectableShown = shown.filter((d) => d.status === "pending").map((d) => d.id);
   const allShownSelected = selectableShown.length > 0 && selectableShown.every((id) => selected.has(id));
-  const activeDrivers = (drivers.data?.items ?? []).filter((d) => d.active);
+  const activeDrivers = allDrivers.filter((d) => d.active);
+  const driverById = useMemo(() => new Map(allDrivers.map((d) => [d.id, d])), [drivers.data]);
+
+  const moveAmongDrivers = (event: ReactKeyboardEvent<HTMLUListElement>) => {
+    if (!["ArrowDown", "ArrowUp", "Home", "End"].includes(event.key)) return;
+    const buttons = [...event.currentTarget.querySelectorAll<HTMLButtonElement>("button")];
+    const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
+    const next = event.key === "Home"
+      ? 0
+      : event.key === "End"
+      ? buttons.length - 1
+      : Math.max(0, Math.min(buttons.length - 1, at + (event.key === "ArrowDown" ? 1 : -1)));
+    event.preventDefault();
+    buttons[next]?.focus();
+  };
 
   return (
-    <section aria-labelledby="board-title" className="board">
-      <div className="heading">
+    <section aria-labelledby="board-title" className="board board-screen" ref={board}>
+      <div className="heading board-heading">
         <h1 id="board-title">{t("dispatch.board.title")}</h1>
         {assigns && <Link to="/dispatch/settings">{t("dispatch.board.toRules")}</Link>}
+        <BoardShortcuts open={helpOpen} onToggle={setHelpOpen} />
       </div>
       <ErrorNote error={listError} />
-
-      <section
-        aria-labelledby="unassigned-title"
-        className={unassigned.length > 0 ? "unassigned-lane attention" : "unassigned-lane"}
-      >
-        <h2 id="unassigned-title">
-          <LaneSymbol kind="unassigned" /> {t("dispatch.board.unassignedTitle", { count: unassigned.length })}
-        </h2>
-        {loading ? <Loading /> : unassigned.length === 0 ? <p>{t("dispatch.board.unassignedNone")}</p> : (
-          <>
-            <p role="status">{t("dispatch.board.unassignedHint", { count: unassigned.length })}</p>
-            <ul className="board-list" aria-labelledby="unassigned-title">{unassigned.map(rowOf)}</ul>
-          </>
-        )}
-      </section>
 
       {assigns && (
         <form className="card assign-bar" onSubmit={submitAssign} aria-labelledby="assign-title">
           <h2 id="assign-title" className="sr-only">{t("dispatch.board.assignTitle")}</h2>
-          <p role="status">
+          <p role="status" className="assign-count">
             {chosen.length === 0
               ? t("dispatch.board.selectHint")
               : t("dispatch.board.selected", { count: chosen.length })}
@@ -343,6 +490,7 @@ export default function DispatchBoard() {
             <Select
               label={t("dispatch.board.assignTo")}
               value={driverId}
+              aria-keyshortcuts="a"
               onChange={(e) => setDriverId(e.target.value)}
               options={[
                 ["", "—"],
@@ -350,7 +498,7 @@ export default function DispatchBoard() {
                   [
                     d.id,
                     t("dispatch.board.driverOption", {
-                      name: driverLabel(d, activeDrivers),
+                      name: labels.get(d.id) ?? d.name,
                       state: online.has(d.id) ? t("dispatch.board.online") : t("dispatch.board.offline"),
                       load: loadText(d.id),
                     }),
@@ -401,80 +549,133 @@ export default function DispatchBoard() {
       )}
 
       <div className="board-grid">
-        <section aria-labelledby="board-list-title" className="board-main">
-          <h2 id="board-list-title">{t("dispatch.board.listTitle", { count: listed.length })}</h2>
-          <form
-            className="search"
-            role="search"
-            onSubmit={(e) => (e.preventDefault(), setParam("q", text.trim() || null))}
+        <div className="board-lists">
+          <section
+            aria-labelledby="unassigned-title"
+            className={unassigned.length > 0 ? "unassigned-lane attention" : "unassigned-lane"}
           >
-            <Field
-              label={t("dispatch.board.search")}
-              type="search"
-              value={text}
-              placeholder={t("dispatch.board.searchHint")}
-              onChange={(e) => setText(e.target.value)}
-              maxLength={100}
-            />
-            <button type="submit">{t("lifecycle.search")}</button>
-          </form>
-          <div className="filters">
-            <Select
-              label={t("dispatch.board.filterStatus")}
-              value={filters.status ?? ""}
-              onChange={(e) => setParam("status", e.target.value || null)}
-              options={[
-                ["", t("deliveries.any")],
-                ...LANES.filter((l) => l !== "unassigned").map((l) => [l, t(`dispatch.lane.${l}`)] as const),
-              ]}
-            />
-            <Select
-              label={t("lifecycle.filterDriver")}
-              value={filters.driver_id ?? ""}
-              onChange={(e) => setParam("driver_id", e.target.value || null)}
-              options={[
-                ["", t("deliveries.any")],
-                ...(drivers.data?.items ?? []).map((d, _, all) => [d.id, driverLabel(d, all)] as const),
-              ]}
-            />
-            {Object.keys(filters).length > 0 && (
-              <button
-                type="button"
-                className="secondary"
-                onClick={() => {
-                  const next = new URLSearchParams();
-                  if (historyId) next.set(HISTORY, historyId);
-                  setText("");
-                  setParams(next);
-                }}
-              >
-                {t("lifecycle.clearFilters")}
-              </button>
+            <h2 id="unassigned-title">
+              <LaneSymbol kind="unassigned" /> {t("dispatch.board.unassignedTitle", { count: unassigned.length })}
+            </h2>
+            {loading ? <Loading /> : unassigned.length === 0 ? <p>{t("dispatch.board.unassignedNone")}</p> : (
+              <>
+                <p className="hint">{t("dispatch.board.unassignedHint", { count: unassigned.length })}</p>
+                <BoardList
+                  items={unassigned}
+                  labelledBy="unassigned-title"
+                  rowProps={rowProps}
+                  className="lane-scroll"
+                  shortcutsId={SHORTCUTS_ID}
+                />
+              </>
             )}
-          </div>
-          {assigns && selectableShown.length > 0 && (
-            <label className="check">
-              <input
-                type="checkbox"
-                checked={allShownSelected}
-                onChange={(e) =>
-                  setSelected((old) => {
-                    const next = new Set(old);
-                    for (const id of selectableShown) e.target.checked ? next.add(id) : next.delete(id);
-                    return next;
-                  })}
-              />{" "}
-              {t("dispatch.board.selectAll", { count: selectableShown.length })}
-            </label>
-          )}
-          {loading
-            ? <Loading />
-            : listed.length === 0
-            ? <p>{t("dispatch.board.empty")}</p>
-            : <ul className="board-list" aria-labelledby="board-list-title">{listed.map(rowOf)}</ul>}
-        </section>
+          </section>
 
-        <div className="board-side">
+          <section aria-labelledby="board-list-title" className="board-main">
+            <div className="board-list-top">
+              <h2 id="board-list-title">{t("dispatch.board.listTitle", { count: listed.length })}</h2>
+              {assigns && selectableShown.length > 0 && (
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={allShownSelected}
+                    onChange={(e) =>
+                      setSelected((old) => {
+                        const next = new Set(old);
+                        for (const id of selectableShown) e.target.checked ? next.add(id) : next.delete(id);
+                        return next;
+                      })}
+                  />{" "}
+                  {t("dispatch.board.selectAll", { count: selectableShown.length })}
+                </label>
+              )}
+            </div>
+            <div className="filters board-filters">
+              <form
+                className="search"
+                role="search"
+                onSubmit={(e) => (e.preventDefault(), setParam("q", text.trim() || null))}
+              >
+                <Field
+                  label={t("dispatch.board.search")}
+                  type="search"
+                  value={text}
+                  placeholder={t("dispatch.board.searchHint")}
+                  aria-keyshortcuts="/"
+                  onChange={(e) => setText(e.target.value)}
+                  maxLength={100}
+                />
+                <button type="submit">{t("lifecycle.search")}</button>
+              </form>
+              <Select
+                label={t("dispatch.board.filterStatus")}
+                value={filters.status ?? ""}
+                onChange={(e) => setParam("status", e.target.value || null)}
+                options={[
+                  ["", t("deliveries.any")],
+                  ...LANES.filter((l) => l !== "unassigned").map((l) => [l, t(`dispatch.lane.${l}`)] as const),
+                ]}
+              />
+              <Select
+                label={t("lifecycle.filterDriver")}
+                value={filters.driver_id ?? ""}
+                onChange={(e) => setParam("driver_id", e.target.value || null)}
+                options={[
+                  ["", t("deliveries.any")],
+                  ...allDrivers.map((d) => [d.id, labels.get(d.id) ?? d.name] as const),
+                ]}
+              />
+              {Object.keys(filters).length > 0 && (
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => {
+                    const next = new URLSearchParams();
+                    if (historyId) next.set(HISTORY, historyId);
+                    setText("");
+                    setParams(next);
+                  }}
+                >
+                  {t("lifecycle.clearFilters")}
+                </button>
+              )}
+            </div>
+            {loading ? <Loading /> : listed.length === 0 ? <p>{t("dispatch.board.empty")}</p> : (
+              <BoardList
+                items={listed}
+                labelledBy="board-list-title"
+                rowProps={rowProps}
+                className="main-scroll"
+                shortcutsId={SHORTCUTS_ID}
+              />
+            )}
+          </section>
+        </div>
+
+        <div className="board-map">
+          <Suspense fallback={<Loading />}>
+            <MapView
+              markers={markers}
+              lines={lines}
+              // Every open delivery in view again when one comes or goes (drivers moving do not move the view).
+              fitKey={shown.map((d) => d.id).sort().join()}
+              label={t("dispatch.board.map")}
+              onMarkerClick={onMarker}
+            />
+          </Suspense>
+          <ul className="legend" aria-label={t("dispatch.board.legend")}>
+            {LANES.map((lane) => (
+              <li key={lane}>
+                <LaneSymbol kind={lane} /> {t(`dispatch.lane.${lane}`)}
+              </li>
+            ))}
+            <li>
+              <LaneSymbol kind="dropoff" text="" /> {t("dispatch.board.legendDropoff")}
+            </li>
+            <li>
+              <LaneSymbol kind="load" text="2" /> {t("dispatch.board.legendDriver")}
+            </li>
+          </ul>
           {shownHistory && (
             <div className="card history-panel">
               <DispatchHistory
@@ -487,43 +688,59 @@ export default function DispatchBoard() {
               </button>
             </div>
           )}
-          <Suspense fallback={<Loading />}>
-            <MapView
-              markers={markers}
-              // Every open delivery in view again when one comes or goes (drivers moving do not move the view).
-              fitKey={[...unassigned, ...listed].map((d) => d.id).sort().join()}
-              label={t("dispatch.board.map")}
-              onMarkerClick={(id) => !id.startsWith("driver:") && openHistory(id)}
-            />
-          </Suspense>
-          <ul className="legend" aria-label={t("dispatch.board.legend")}>
-            {LANES.map((lane) => (
-              <li key={lane}>
-                <LaneSymbol kind={lane} /> {t(`dispatch.lane.${lane}`)}
-              </li>
-            ))}
-            <li>
-              <LaneSymbol kind="load" text="2" /> {t("dispatch.board.legendDriver")}
-            </li>
-          </ul>
-          <section aria-labelledby="online-title">
-            <h2 id="online-title">{t("dispatch.board.onlineTitle", { count: onlineDrivers.length })}</h2>
-            <ErrorNote error={locations.error} />
-            {onlineDrivers.length === 0 ? <p>{t("dispatch.board.onlineNone")}</p> : (
-              <ul className="list online-drivers">
-                {onlineDrivers.map((l) => (
-                  <li key={l.driver_id} data-driver={l.driver_id}>
-                    {t("dispatch.board.onlineLine", {
-                      name: l.name,
-                      load: loadText(l.driver_id),
-                      at: formatTime(l.updated_at),
-                    })}
-                  </li>
-                ))}
+        </div>
+
+        <section aria-labelledby="online-title" className="board-drivers">
+          <h2 id="online-title">{t("dispatch.board.onlineTitle", { count: onlineDrivers.length })}</h2>
+          <p className="hint" id="drivers-hint">
+            {chosen.length > 0
+              ? t("dispatch.board.driversAssignHint", { count: chosen.length })
+              : t("dispatch.board.driversHint")}
+          </p>
+          <ErrorNote error={locations.error} />
+          {onlineDrivers.length === 0
+            ? <p>{t("dispatch.board.onlineNone")}</p>
+            : (
+              <ul className="online-drivers" onKeyDown={moveAmongDrivers} aria-keyshortcuts="e">
+                {onlineDrivers.map((l) => {
+                  const vehicle = driverById.get(l.driver_id)?.vehicle;
+                  return (
+                    <li key={l.driver_id} data-driver={l.driver_id}>
+                      <button
+                        type="button"
+                        className={`driver-target${dropOn === l.driver_id ? " drop" : ""}${
+                          filters.driver_id === l.driver_id ? " chosen" : ""
+                        }`}
+                        aria-describedby="drivers-hint"
+                        aria-pressed={chosen.length === 0 ? filters.driver_id === l.driver_id : undefined}
+                        onClick={() =>
+                          chosen.length > 0
+                            ? assignTo(l.driver_id, chosen)
+                            : setParam("driver_id", filters.driver_id === l.driver_id ? null : l.driver_id)}
+                        onDragOver={(e) => dragOver(e, l.driver_id)}
+                        onDragEnter={(e) => dragOver(e, l.driver_id)}
+                        onDragLeave={() => setDropOn((on) => (on === l.driver_id ? null : on))}
+                        onDrop={(e) => drop(e, l.driver_id)}
+                      >
+                        <span className="driver-line">
+                          {t("dispatch.board.onlineLine", {
+                            name: l.label,
+                            load: loadText(l.driver_id),
+                            at: formatTime(l.updated_at),
+                          })}
+                        </span>
+                        {vehicle && (
+                          <span className="driver-vehicle">
+                            {[t(`routes.vehicleType.${vehicle.type}`), vehicle.plate].filter(Boolean).join(" · ")}
+                          </span>
+                        )}
+                      </button>
+                    </li>
+                  );
+                })}
               </ul>
             )}
-          </section>
-        </div>
+        </section>
       </div>
     </section>
   );
