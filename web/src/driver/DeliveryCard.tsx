@@ -274,14 +274,15 @@ function useKeptDraft(
   draft: ProofDraft,
   setDraft: (update: (d: ProofDraft) => ProofDraft) => void,
 ) {
-  const loaded = useRef(false);
+  // State, not a ref: a photo taken before the kept draft was read (a slow IndexedDB) is saved once it has been.
+  const [loaded, setLoaded] = useState(false);
   const dropped = useRef(false);
   useEffect(() => {
-    if (!active || loaded.current) return;
+    if (!active || loaded) return;
     let gone = false;
     void loadProofDraft(deliveryId).then((record) => {
       if (gone) return;
-      loaded.current = true;
+      setLoaded(true);
       if (!record) return;
       // What was taken before the page went away, unless the driver has started again meanwhile.
       setDraft((d) =>
@@ -291,9 +292,9 @@ function useKeptDraft(
       );
     });
     return () => void (gone = true);
-  }, [deliveryId, active]);
+  }, [deliveryId, active, loaded]);
   useEffect(() => {
-    if (!active || !loaded.current || !userId || dropped.current) return;
+    if (!active || !loaded || !userId || dropped.current) return;
     const timer = setTimeout(async () => {
       const signature = !draft.signed ? null : draft.signature ? await canvasBlob(draft.signature) : draft.kept;
       if (dropped.current) return;
@@ -307,7 +308,7 @@ function useKeptDraft(
       });
     }, 200);
     return () => clearTimeout(timer);
-  }, [active, userId, draft.photo, draft.signed, draft.note, draft.strokes, draft.kept]);
+  }, [active, loaded, userId, draft.photo, draft.signed, draft.note, draft.strokes, draft.kept]);
   return {
     drop: async () => {
       dropped.current = true;
