@@ -145,7 +145,7 @@ export function useShift() {
       notices: refused.filter((i) => !activeIds.has(i.deliveryId)),
       waiting,
     };
-  }, [items, offers.data, inProgress.data, accepted.data, completed.data, cancelled.data, seen, now]);
+  }, [items, offers.data, returning.data, inProgress.data, accepted.data, completed.data, cancelled.data, seen, now]);
 
   // What is under way now is remembered, so that its cancellation can be explained later, also after a reload.
   const underWay = shift.active.map((a) => a.delivery.id).join();
@@ -167,9 +167,9 @@ export function useShift() {
 
   return {
     ...shift,
-    loading: accepted.isPending || inProgress.isPending,
+    loading: accepted.isPending || inProgress.isPending || returning.isPending,
     offersLoading: offers.isPending,
-    error: shown(accepted) ?? shown(inProgress),
+    error: shown(accepted) ?? shown(inProgress) ?? shown(returning),
     offersError: shown(offers),
     dismissCancelled,
   };

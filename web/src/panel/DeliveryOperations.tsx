@@ -5,7 +5,8 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call, type Delivery } from "../api/client.ts";
-import { DateTimeField, ErrorNote, Field, Note, Select } from "../components/ui.tsx";
+import { DateTimeField, ErrorNote, Field, MaskedField, Note, Select } from "../components/ui.tsx";
+import { displayPhone, isPhone, maskPhone, phoneE164 } from "../lib/brazil.ts";
 
 /** Until it is completed (cancelled, returned or on its way back: nothing to change). */
 const EDITABLE = new Set(["awaiting_payment", "pending", "accepted", "in_progress", "failed"]);
@@ -13,14 +14,26 @@ const EDITABLE = new Set(["awaiting_payment", "pending", "accepted", "in_progres
 export function EditDelivery({ delivery, onChanged }: { delivery: Delivery; onChanged: (d: Delivery) => void }) {
   const { t } = useTranslation();
   const [name, setName] = useState(delivery.recipient_name ?? "");
-  const [phone, setPhone] = useState(delivery.recipient_phone ?? "");
+  // Typed and kept as the new-delivery form does: masked as typed, stored as +5511988887777.
+  const [phone, setPhone] = useState(displayPhone(delivery.recipient_phone));
+  // A newer version of the delivery (this form's save, a Realtime update, the recipient's data erased): the fields
+  // start again from it, while the form stays open and its confirmation shown.
+  const [version, setVersion] = useState(delivery.updated_at);
+  if (version !== delivery.updated_at) {
+    setVersion(delivery.updated_at);
+    setName(delivery.recipient_name ?? "");
+    setPhone(displayPhone(delivery.recipient_phone));
+  }
+  // A number stored some other way (through the API) is left as it is until it is changed.
+  const phoneChanged = phone.trim() !== displayPhone(delivery.recipient_phone);
+  const phoneWrong = phoneChanged && phone.trim() && !isPhone(phone) ? t("input.phone") : null;
   // Left empty: the window's end stays as it is.
   const [timeWindow, setTimeWindow] = useState<{ start: string | null; end: string | null }>({ start: "", end: "" });
   const edit = useMutation({
     mutationFn: () => {
       const body: Record<string, string | null> = {};
       if (name.trim() !== (delivery.recipient_name ?? "")) body.recipient_name = name.trim() || null;
-      if (phone.trim() !== (delivery.recipient_phone ?? "")) body.recipient_phone = phone.trim() || null;
+      if (phoneChanged) body.recipient_phone = phone.trim() ? phoneE164(phone) : null;
       if (timeWindow.start) body.window_start = timeWindow.start;
       if (timeWindow.end) body.window_end = timeWindow.end;
       return call(api.PATCH("/api/v1/deliveries/{id}", { params: { path: { id: delivery.id } }, body }));
@@ -28,17 +41,20 @@ export function EditDelivery({ delivery, onChanged }: { delivery: Delivery; onCh
     onSuccess: onChanged,
   });
   if (!EDITABLE.has(delivery.status)) return null;
-  const unreadable = timeWindow.start === null || timeWindow.end === null;
+  const unreadable = timeWindow.start === null || timeWindow.end === null || !!phoneWrong;
   return (
     <details className="card edit-delivery">
       <summary>{t("operations.edit")}</summary>
       <form onSubmit={(e) => (e.preventDefault(), !unreadable && edit.mutate())}>
         <Field label={t("operations.recipientName")} value={name} onChange={(e) => setName(e.target.value)} />
-        <Field
+        <MaskedField
           label={t("operations.recipientPhone")}
+          type="tel"
+          autoComplete="off"
           value={phone}
-          inputMode="tel"
-          onChange={(e) => setPhone(e.target.value)}
+          mask={maskPhone}
+          onValue={setPhone}
+          problem={phoneWrong}
         />
         <p className="hint">{t("operations.windowHint")}</p>
         <DateTimeField

@@ -351,7 +351,7 @@ export default function DeliveryPage({ id }: { id: string }) {
             hideWhenEmpty
           />
           {delivery.status === "awaiting_payment" && <PixCharge delivery={delivery} />}
-          {managers && <EditDelivery key={delivery.updated_at} delivery={delivery} onChanged={update} />}
+          {managers && <EditDelivery key={delivery.id} delivery={delivery} onChanged={update} />}
           {managers && <RecallDelivery delivery={delivery} onChanged={update} />}
         </div>
         <div>
