@@ -88,7 +88,8 @@ test("the phone stops a completion without the required signature, offline too; 
   await expect(card.getByText(/^Aguardando conexão|^Enviando/)).toHaveCount(0);
   expect((await owner.call<{ status: string }>("GET", `/api/v1/deliveries/${id}`)).status).toBe("in_progress");
 
-  // A reload keeps the photo taken.
+  // A reload keeps the photo taken (kept on the device once the card has saved it, 200 ms after the last change).
+  await expect.poll(() => keptDrafts(page)).toBe(1);
   await page.reload();
   await expect(proof.getByRole("img", { name: "A foto tirada" })).toBeVisible();
   await expect.poll(() =>
@@ -202,6 +203,15 @@ test("the recipient's page: the drop-off pin, the driver and vehicle, the code, 
   await card.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(card.getByRole("alert")).toHaveText("Falta a prova de entrega que a empresa exige: foto.");
   await proof.getByLabel("Foto da entrega").setInputFiles({ name: "door.png", mimeType: "image/png", buffer: PHOTO });
+  // A code misheard at the door: the server refuses it, in words on the card, and the delivery stays in progress.
+  await card.getByLabel("Código de entrega").fill(code === "0000" ? "1111" : "0000");
+  await card.getByRole("button", { name: "Concluir entrega" }).click();
+  await expect(card.getByRole("alert")).toHaveText(
+    "O código de entrega não confere. Peça o código de novo a quem recebe.",
+  );
+  expect((await owner.call<{ status: string }>("GET", `/api/v1/deliveries/${id}`)).status).toBe("in_progress");
+  // The right one then completes it.
+  await card.getByLabel("Código de entrega").fill(code);
   await card.getByRole("button", { name: "Concluir entrega" }).click();
   await expect(phone.getByText("Você não tem nenhuma entrega em andamento.")).toBeVisible();
 

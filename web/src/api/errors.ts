@@ -73,6 +73,9 @@ const KNOWN: Known[] = [
       }),
   ],
   [/^Photo of the failed attempt refused: /, () => i18n.t("server.failurePhotoNotImage")],
+  [/^wrong handover code$/, () => i18n.t("server.handoverWrong")],
+  [/^the recipient's handover code is required$/, () => i18n.t("server.handoverRequired")],
+  [/^too many wrong handover codes/, () => i18n.t("server.handoverLocked")],
   [/^to must not be before from$/, () => i18n.t("server.reportOrder")],
   [/^a report covers at most 366 days$/, () => i18n.t("server.reportLength")],
 ];
