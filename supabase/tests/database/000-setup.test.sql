@@ -474,6 +474,23 @@ begin
 end;
 $$;
 
+-- Jobs (10_jobs.sql): the Vault secrets private.call_function reads, the file's own in place of any the database
+-- already holds (a running stack stores its own; the file's rollback brings them back), and how many calls to an Edge
+-- Function path (e.g. 'push/send') pg_net then holds.
+create or replace function tests.use_project_secrets() returns void
+language plpgsql
+as $$
+begin
+  delete from vault.secrets where name in ('project_url', 'service_role_key');
+  perform vault.create_secret('http://project.test', 'project_url');
+  perform vault.create_secret('service-key', 'service_role_key');
+end;
+$$;
+
+create or replace function tests.function_calls(path text) returns bigint
+language sql
+as $$ select count(*) from net.http_request_queue q where q.url = 'http://project.test/functions/v1/' || path $$;
+
 grant execute on all functions in schema tests to anon, authenticated, service_role;
 
 select has_function('tests', 'act_as', array['jsonb'], 'the act_as helper exists');

@@ -39,13 +39,7 @@ grant execute on function pg_temp.id(text), pg_temp.queued(text), pg_temp.as_mem
 
 -- The wake-up call goes through pg_net with the Vault secrets a project has: this file's own, in place of any
 -- the database already holds (a running stack stores its own; the rollback at the end brings them back).
-delete from vault.secrets where name in ('project_url', 'service_role_key');
-select vault.create_secret('http://project.test', 'project_url');
-select vault.create_secret('service-key', 'service_role_key');
-create function pg_temp.wakes() returns bigint
-language sql as $$
-  select count(*) from net.http_request_queue q where q.url = 'http://project.test/functions/v1/notifications/send'
-$$;
+select tests.use_project_secrets();
 
 -- Section: queued with the change
 
@@ -56,7 +50,7 @@ select lives_ok(format('select public.start_delivery(%L)', pg_temp.id('go')), 't
 select tests.reset_role();
 select is(pg_temp.queued('go'), '{started/email,started/whatsapp}',
   'started is queued in the same transaction, on both channels the recipient has');
-select is(pg_temp.wakes(), 1::bigint, 'and the sender is woken once, through pg_net');
+select is(tests.function_calls('notifications/send'), 1::bigint, 'and the sender is woken once, through pg_net');
 
 create function pg_temp.start_then_fail(delivery_id uuid) returns void
 language plpgsql as $$
@@ -73,7 +67,7 @@ select throws_ok(format('select pg_temp.start_then_fail(%L)', pg_temp.id('rolled
 select tests.reset_role();
 select is(pg_temp.queued('rolled'), '{}', 'leaves no message');
 select is((select status from public.deliveries where id = pg_temp.id('rolled')), 'accepted', 'and no move');
-select is(pg_temp.wakes(), 1::bigint, 'and no wake-up call');
+select is(tests.function_calls('notifications/send'), 1::bigint, 'and no wake-up call');
 
 -- Only the channels the recipient has: a phone alone is WhatsApp alone.
 select pg_temp.delivery('phone', 'accepted');

@@ -18,13 +18,7 @@ language sql as $$ select ids.id from ids where ids.name = id.name $$;
 grant execute on function pg_temp.id(text) to public;
 
 -- The stack's own secrets, if any, are replaced inside this rolled-back transaction (npm run db:test:cli).
-delete from vault.secrets where name in ('project_url', 'service_role_key');
-select vault.create_secret('http://project.test', 'project_url');
-select vault.create_secret('service-key', 'service_role_key');
-create function pg_temp.wakes() returns bigint
-language sql as $$
-  select count(*) from net.http_request_queue q where q.url = 'http://project.test/functions/v1/webhooks-out/send'
-$$;
+select tests.use_project_secrets();
 
 -- Section: API keys under RLS
 
@@ -120,7 +114,7 @@ insert into ids values ('d1', tests.create_delivery((select a from t)));
 select is(pg_temp.events(pg_temp.id('d1')), '{delivery.created}', 'a new delivery queues delivery.created');
 select is((select count(*) from private.webhook_deliveries w where w.endpoint_id = pg_temp.id('ep_a')
   and w.status = 'pending')::int, 1, 'for the endpoint that listens');
-select ok(pg_temp.wakes() >= 1, 'and the sender is woken through pg_net');
+select ok(tests.function_calls('webhooks-out/send') >= 1, 'and the sender is woken through pg_net');
 select is((select m.body::jsonb -> 'data' ? 'recipient_phone' from private.webhook_messages m
   where (m.body::jsonb -> 'data' ->> 'id')::uuid = pg_temp.id('d1')), false,
   'the body carries no personal data of the recipient');

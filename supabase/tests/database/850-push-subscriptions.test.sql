@@ -20,13 +20,7 @@ create function pg_temp.p256dh() returns text
 language sql as $$ select 'B' || repeat('A', 86) $$;
 grant execute on function pg_temp.p256dh() to public;
 
-delete from vault.secrets where name in ('project_url', 'service_role_key');
-select vault.create_secret('http://project.test', 'project_url');
-select vault.create_secret('service-key', 'service_role_key');
-create function pg_temp.wakes() returns bigint
-language sql as $$
-  select count(*) from net.http_request_queue q where q.url = 'http://project.test/functions/v1/push/send'
-$$;
+select tests.use_project_secrets();
 
 -- Section: registering, under RLS
 
@@ -113,7 +107,7 @@ select is((select payload ->> 'delivery_id' from private.push_messages), pg_temp
   'naming the delivery');
 select ok((select expires_at = (select o.expires_at from public.dispatch_offers o
     where o.delivery_id = pg_temp.id('offered')) from private.push_messages), 'worth sending until the offer''s deadline');
-select is(pg_temp.wakes(), 1::bigint, 'and wakes the push function after the commit');
+select is(tests.function_calls('push/send'), 1::bigint, 'and wakes the push function after the commit');
 
 insert into ids select 'routed', tests.create_delivery(a) from t;
 insert into ids select 'route', tests.draft_route(a, array[pg_temp.id('routed')], 'driver2') from t;
