@@ -330,3 +330,29 @@ Deno.test("docs/architecture.md says in which file each function lives", async (
   }
   assert.deepEqual(documented, actual);
 });
+
+Deno.test("docs/architecture.md's rules-to-tests table names test files that exist", async () => {
+  const doc = await Deno.readTextFile(new URL("docs/architecture.md", root));
+  const start = doc.indexOf("### Each rule and its tests");
+  assert.ok(start >= 0, "docs/architecture.md has no section 'Each rule and its tests'");
+  const end = doc.slice(start + 1).search(/\n##+ /);
+  const section = end < 0 ? doc.slice(start) : doc.slice(start, start + 1 + end);
+  const where = ["supabase/tests/database/%.test.sql", "tests/%.test.ts", "tests/e2e/%.spec.ts"];
+  const named: string[] = [];
+  for (const line of section.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| Rule"))) {
+    const cells = line.split("|").slice(2, 5);
+    cells.forEach((cell, i) => {
+      for (const [, name] of cell.matchAll(/`([^`]+)`/g)) named.push(where[i].replace("%", name));
+    });
+  }
+  assert.ok(named.length > 50, `only ${named.length} test files named`);
+  const missing = [];
+  for (const path of named) {
+    try {
+      await Deno.stat(new URL(path, root));
+    } catch {
+      missing.push(path);
+    }
+  }
+  assert.deepEqual(missing, []);
+});
