@@ -35,8 +35,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
-  // The web app's pure rules (project `web`) need no stack.
-  if (project.vitest.projects.every((each) => each.name === "web")) return;
+  // The web app's pure rules (project `web`) and the files with stacks of their own (`*-own-stack`) need no stack.
+  if (project.vitest.projects.every((each) => each.name === "web" || each.name.endsWith("-own-stack"))) return;
   const gateway = await startFake("gateway", createGatewaySimulator, (f) => {
     const sim = f as GatewaySimulator;
     return {
