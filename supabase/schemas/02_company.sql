@@ -167,6 +167,41 @@ grant execute on function private.authorize(text[]), private.encode_cursor(times
   private.decode_cursor(text), private.check_page_limit(integer), private.next_cursor(anyarray, integer, text)
   to authenticated, service_role;
 
+-- Section: company settings with their defaults
+
+-- One pattern for every "settings of a company" table (proof_requirements, notification_settings,
+-- dispatch_settings, and the next): the table is keyed by company_id, its columns' defaults ARE the
+-- defaults, and this reads the company's row or, when it has none, a row of those defaults, into the shape
+-- the API answers (a composite type whose fields are columns of the table). So a company without a row reads
+-- exactly what a fresh row would hold, and a new settings table adds its column defaults and a one-line
+-- reader, no defaults-when-no-row code of its own. (Chosen over one helper per table: the three copies each
+-- restated the defaults in code beside the table; over rows created up front: a company never written keeps
+-- no row.) Security invoker and granted to nobody: only the security-definer readers call it.
+create function private.settings_of(settings regclass, company_id uuid, shape anyelement)
+returns anyelement
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  stored jsonb;
+  defaults text;
+begin
+  execute format('select to_jsonb(s) from %s s where s.company_id = $1', settings) into stored using company_id;
+  if stored is null then
+    select 'select jsonb_build_object(' || string_agg(format('%L, %s', a.attname, pg_get_expr(d.adbin, d.adrelid)),
+      ', ') || ')'
+    into defaults
+    from pg_catalog.pg_attribute a
+    join pg_catalog.pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where a.attrelid = settings and a.attnum > 0 and not a.attisdropped;
+    execute coalesce(defaults, 'select ''{}''::jsonb') into stored;
+  end if;
+  return jsonb_populate_record(shape, stored);
+end;
+$$;
+comment on function private.settings_of(regclass, uuid, anyelement) is 'A company''s row of a settings table, or the table''s column defaults when it has none, as `shape`.';
+
 -- Section: drivers
 
 create table public.drivers (

@@ -201,13 +201,9 @@ stable
 security definer
 set search_path = ''
 as $$
-declare
-  r public.proof_requirements;
 begin
-  select * into r from public.proof_requirements p where p.company_id = proof_requirements_row.company_id;
-  -- None stored: none required.
-  return row(coalesce(r.photo, false), coalesce(r.signature, false), coalesce(r.note, false),
-    coalesce(r.handover_code, false))::public.proof_requirements_set;
+  -- None stored: none required (the columns' defaults: 02_company.sql, private.settings_of).
+  return private.settings_of('public.proof_requirements', company_id, null::public.proof_requirements_set);
 end;
 $$;
 comment on function private.proof_requirements_row(uuid) is 'A company''s proof requirements; none stored means none required.';

@@ -52,8 +52,12 @@ comment on function private.notification_channels() is 'The channels: whatsapp (
 
 create table public.notification_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  events text[] not null check (events <@ private.notification_events()),
-  channels text[] not null check (channels <@ private.notification_channels()),
+  -- The defaults (a company without a row: private.settings_of): every event but `created`, on every
+  -- channel the recipient has.
+  events text[] not null default array['started', 'nearby', 'completed', 'failed']
+    check (events <@ private.notification_events()),
+  channels text[] not null default private.notification_channels()
+    check (channels <@ private.notification_channels()),
   updated_at timestamptz not null default now()
 );
 comment on table public.notification_settings is 'Which events a company''s recipients are told of, on which channels (the defaults when the company has no row).';
@@ -71,16 +75,8 @@ stable
 security definer
 set search_path = ''
 as $$
-declare
-  s public.notification_settings;
 begin
-  select * into s from public.notification_settings n where n.company_id = notification_settings_of.company_id;
-  if not found then
-    -- The default: every event but `created`, on every channel the recipient has.
-    return row(array['started', 'nearby', 'completed', 'failed'], private.notification_channels())
-      ::public.notification_settings_set;
-  end if;
-  return row(s.events, s.channels)::public.notification_settings_set;
+  return private.settings_of('public.notification_settings', company_id, null::public.notification_settings_set);
 end;
 $$;
 comment on function private.notification_settings_of(uuid) is 'A company''s notification settings, or the defaults.';

@@ -87,11 +87,12 @@ comment on type public.delivery_dispatch is 'Every decision dispatch took for a 
 
 create table public.dispatch_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  mode text not null check (mode in ('broadcast', 'offer', 'auto', 'routes')),
-  offer_timeout_s integer not null check (offer_timeout_s between 10 and 600),
-  offer_batch integer not null check (offer_batch between 1 and 20),
-  max_active_per_driver integer not null check (max_active_per_driver between 1 and 20),
-  max_distance_km double precision not null check (max_distance_km between 0.5 and 200),
+  -- The defaults are a company's settings while it has no row (private.settings_of).
+  mode text not null default 'broadcast' check (mode in ('broadcast', 'offer', 'auto', 'routes')),
+  offer_timeout_s integer not null default 60 check (offer_timeout_s between 10 and 600),
+  offer_batch integer not null default 1 check (offer_batch between 1 and 20),
+  max_active_per_driver integer not null default 1 check (max_active_per_driver between 1 and 20),
+  max_distance_km double precision not null default 20 check (max_distance_km between 0.5 and 200),
   updated_at timestamptz not null default now()
 );
 comment on table public.dispatch_settings is 'How each company dispatches (the defaults when it has no row: broadcast, 60 s, 1, 1, 20 km).';
@@ -110,15 +111,8 @@ stable
 security definer
 set search_path = ''
 as $$
-declare
-  s public.dispatch_settings;
 begin
-  select * into s from public.dispatch_settings x where x.company_id = dispatch_settings_of.company_id;
-  if not found then
-    return row('broadcast', 60, 1, 1, 20)::public.dispatch_settings_set;
-  end if;
-  return row(s.mode, s.offer_timeout_s, s.offer_batch, s.max_active_per_driver, s.max_distance_km)
-    ::public.dispatch_settings_set;
+  return private.settings_of('public.dispatch_settings', company_id, null::public.dispatch_settings_set);
 end;
 $$;
 comment on function private.dispatch_settings_of(uuid) is 'A company''s dispatch settings, or the defaults.';
