@@ -560,11 +560,11 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "company_id": string;
-          "max_active_per_driver": number;
-          "max_distance_km": number;
-          "mode": string;
-          "offer_batch": number;
-          "offer_timeout_s": number;
+          "max_active_per_driver"?: number;
+          "max_distance_km"?: number;
+          "mode"?: string;
+          "offer_batch"?: number;
+          "offer_timeout_s"?: number;
           "updated_at"?: string;
         };
         Update: {
@@ -791,9 +791,9 @@ export type Database = {
         };
         ComputedFields: never;
         Insert: {
-          "channels": (string)[];
+          "channels"?: (string)[];
           "company_id": string;
-          "events": (string)[];
+          "events"?: (string)[];
           "updated_at"?: string;
         };
         Update: {
