@@ -635,26 +635,10 @@ create trigger deliveries_queue_webhooks_update after update of status on public
   for each row when (old.status is distinct from new.status)
   execute function private.queue_delivery_webhooks();
 
--- Wakes the webhooks-out function once the queuing transaction commits (pg_net
--- sends only then; a rolled-back change sends none). Without the Vault
--- secrets nothing is woken: the minutely job sends what is due.
-create function private.wake_webhook_sender()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if exists (select from queued) then
-    perform private.call_function('webhooks-out/send');
-  end if;
-  return null;
-end;
-$$;
-comment on function private.wake_webhook_sender() is 'Asks the webhooks-out function, through pg_net after the commit, to send the events just queued.';
+-- Wakes the webhooks-out function once the queuing transaction commits (10_jobs.sql).
 create trigger webhook_deliveries_wake_sender after insert on private.webhook_deliveries
   referencing new table as queued
-  for each statement execute function private.wake_webhook_sender();
+  for each statement execute function private.wake_function('webhooks-out/send');
 
 -- Section: the sender
 

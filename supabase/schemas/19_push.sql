@@ -244,25 +244,10 @@ create trigger routes_push_published after update of published_at on public.rout
   for each row when (old.published_at is null and new.published_at is not null)
   execute function private.push_route();
 
--- Wakes the push function once the queuing transaction commits; without the
--- Vault secrets nothing is woken and the minutely job sends what is due.
-create function private.wake_push_sender()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if exists (select from queued) then
-    perform private.call_function('push/send', unless_queued => true);
-  end if;
-  return null;
-end;
-$$;
-comment on function private.wake_push_sender() is 'Asks the push function, through pg_net after the commit, to send the messages just queued.';
+-- Wakes the push function once the queuing transaction commits (10_jobs.sql), unless a wake still waits.
 create trigger push_messages_wake_sender after insert on private.push_messages
   referencing new table as queued
-  for each statement execute function private.wake_push_sender();
+  for each statement execute function private.wake_function('push/send', 'unless_queued');
 
 -- Section: the sender
 
@@ -343,10 +328,10 @@ begin
   end if;
   retry := (record_push_outcome.status_code is null or record_push_outcome.status_code = 429
             or record_push_outcome.status_code >= 500)
-    and m.attempts < 5 and now() + make_interval(secs => 2 ^ m.attempts) < m.expires_at;
+    and m.attempts < 5 and now() + private.retry_backoff(m.attempts, interval '2 seconds') < m.expires_at;
   update private.push_messages x set
     status = case when retry then 'pending' else 'failed' end,
-    next_attempt_at = case when retry then now() + make_interval(secs => 2 ^ m.attempts) else now() end,
+    next_attempt_at = case when retry then now() + private.retry_backoff(m.attempts, interval '2 seconds') else now() end,
     status_code = record_push_outcome.status_code,
     error = left(coalesce(record_push_outcome.error, format('answered %s', record_push_outcome.status_code)), 500)
   where x.id = m.id;
