@@ -85,6 +85,8 @@ begin
 end;
 $$;
 comment on function private.retry_backoff(integer, interval, interval) is 'Exponential backoff: `first` after the first failed attempt, doubling, at most `cap`.';
+-- The senders' outcomes run as the service role (public.record_notification_outcome).
+grant execute on function private.retry_backoff(integer, interval, interval) to service_role;
 
 -- Section: jobs
 
