@@ -93,6 +93,38 @@ create type public.delivery as (
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
+-- What a new delivery is made of, once: everything but its id, company and author, which the caller's context
+-- gives. public.create_delivery takes these fields as named arguments (its RPC), public.import_deliveries as
+-- the JSON of each row, and both make the delivery from this one row (private.insert_delivery).
+create type public.new_delivery as (
+  payment_method text,
+  origin_address text,
+  origin_lat double precision,
+  origin_lng double precision,
+  destination_address text,
+  destination_lat double precision,
+  destination_lng double precision,
+  distance_m numeric,
+  duration_s numeric,
+  recipient_name text,
+  recipient_phone text,
+  notes text,
+  driver_id uuid,
+  charged_price numeric,
+  gateway_payment_id text,
+  pix_copy_paste text,
+  pix_qr_code_image text,
+  payment_due_date date,
+  window_start timestamptz,
+  window_end timestamptz,
+  external_id text,
+  recipient_email text,
+  collect_amount numeric,
+  collect_method text,
+  collect_change_for numeric
+);
+comment on type public.new_delivery is 'A delivery to create, routed (and for Pix, charged) by the edge: every field but its id, company and author.';
+
 create type public.delivery_page as (items public.delivery[], next_cursor text);
 comment on type public.delivery_page is 'One page of deliveries, newest first; next_cursor is null on the last page.';
 
@@ -855,10 +887,72 @@ $$;
 comment on function public.authorize_new_delivery(uuid, text) is 'Checks, before any external call, that the caller may create a delivery (for that driver, with that external id); returns the caller''s company.';
 grant execute on function public.authorize_new_delivery(uuid, text) to authenticated;
 
+-- The one way a delivery is made (public.create_delivery, public.import_deliveries): checks the fields
+-- against the company (driver, window, cash, external id, the charged price), inserts the row priced by the
+-- company's table, records its creation and, for an invoice delivery for a given driver, assigns it.
+create function private.insert_delivery(id uuid, company_id uuid, created_by uuid, delivery public.new_delivery)
+returns public.delivery
+language plpgsql
+set search_path = ''
+as $$
+declare
+  d public.new_delivery := insert_delivery.delivery;
+  metres integer := round(d.distance_m);
+  price numeric(12, 2) := private.price_for(insert_delivery.company_id, metres);
+  made public.deliveries;
+begin
+  if d.driver_id is not null then
+    perform private.check_assignable_driver(insert_delivery.company_id, d.driver_id);
+  end if;
+  perform private.check_window(d.window_start, d.window_end);
+  perform private.check_collect(d.collect_amount, d.collect_method, d.collect_change_for);
+  if d.external_id is not null then
+    -- Once before the insert, for the answer that names the delivery; the unique index settles a race.
+    perform private.check_external_id(insert_delivery.company_id, d.external_id);
+  end if;
+  if d.payment_method = 'pix' and d.charged_price is distinct from price then
+    -- Only when the prices changed between the quote and this insert.
+    raise exception using errcode = 'PT409',
+      message = format('the price changed to %s while the delivery was being created; try again', price);
+  end if;
+
+  insert into public.deliveries (id, company_id, status, payment_status, payment_method,
+    origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
+    distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
+    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date,
+    window_start, window_end, external_id, recipient_email, collect_amount, collect_method, collect_change_for)
+  select insert_delivery.id, insert_delivery.company_id,
+    case d.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
+    case d.payment_method when 'pix' then 'pending' else 'invoiced' end,
+    d.payment_method,
+    btrim(d.origin_address), d.origin_lat, d.origin_lng,
+    btrim(d.destination_address), d.destination_lat, d.destination_lng,
+    metres, round(d.duration_s)::integer, price, p.driver_share, d.driver_id,
+    d.recipient_name, d.recipient_phone, d.notes,
+    d.gateway_payment_id, d.pix_copy_paste, d.pix_qr_code_image, d.payment_due_date,
+    d.window_start, d.window_end, d.external_id, d.recipient_email, d.collect_amount, d.collect_method,
+    d.collect_change_for
+  from public.prices p where p.company_id = insert_delivery.company_id
+  returning * into made;
+  perform private.record_delivery_history(null, made, 'create', insert_delivery.created_by);
+
+  -- An invoice delivery for a given driver is that driver's at once; a Pix one
+  -- becomes it when paid (public.apply_payment_event).
+  if made.status = 'pending' and made.driver_id is not null then
+    made := private.move_delivery(made, 'assign', insert_delivery.created_by);
+  end if;
+  return private.delivery_row(made);
+end;
+$$;
+comment on function private.insert_delivery(uuid, uuid, uuid, public.new_delivery) is 'Makes a delivery of a company from a public.new_delivery: checked, priced, inserted, recorded, assigned.';
+-- Only through public.create_delivery and public.import_deliveries, which the service role calls.
+grant execute on function private.insert_delivery(uuid, uuid, uuid, public.new_delivery) to service_role;
+
 -- Service role only: the route figures and the Pix charge come from the edge's
 -- own calls to the routing service and the gateway, which a client could forge.
 -- The edge authorizes the caller first (public.authorize_new_delivery, as the
--- caller) and passes the caller's company and user id.
+-- caller) and passes the caller's company and user id. The fields are those of
+-- public.new_delivery, as named arguments (the edge's and SQL's callers name them).
 create function public.create_delivery(
   id uuid,
   company_id uuid,
@@ -892,67 +986,19 @@ returns public.delivery
 language plpgsql
 set search_path = ''
 as $$
-declare
-  metres integer := round(create_delivery.distance_m);
-  price numeric(12, 2) := private.price_for(create_delivery.company_id, metres);
-  delivery public.deliveries;
 begin
-  if create_delivery.driver_id is not null then
-    perform private.check_assignable_driver(create_delivery.company_id, create_delivery.driver_id);
-  end if;
-  perform private.check_window(create_delivery.window_start, create_delivery.window_end);
-  perform private.check_collect(create_delivery.collect_amount, create_delivery.collect_method,
-    create_delivery.collect_change_for);
-  if create_delivery.external_id is not null then
-    -- Once before the insert, for the answer that names the delivery; the unique index settles a race.
-    perform private.check_external_id(create_delivery.company_id, create_delivery.external_id);
-  end if;
-  if create_delivery.payment_method = 'pix' and create_delivery.charged_price is distinct from price then
-    -- Only when the prices changed between the quote and this insert.
-    raise exception using errcode = 'PT409',
-      message = format('the price changed to %s while the delivery was being created; try again', price);
-  end if;
-
-  insert into public.deliveries (id, company_id, status, payment_status, payment_method,
-    origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
-    distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
-    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date,
-    window_start, window_end, external_id, recipient_email, collect_amount, collect_method, collect_change_for)
-  select create_delivery.id, create_delivery.company_id,
-    case create_delivery.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
-    case create_delivery.payment_method when 'pix' then 'pending' else 'invoiced' end,
-    create_delivery.payment_method,
-    btrim(create_delivery.origin_address), create_delivery.origin_lat, create_delivery.origin_lng,
-    btrim(create_delivery.destination_address), create_delivery.destination_lat, create_delivery.destination_lng,
-    metres, round(create_delivery.duration_s)::integer, price, p.driver_share, create_delivery.driver_id,
-    create_delivery.recipient_name, create_delivery.recipient_phone, create_delivery.notes,
-    create_delivery.gateway_payment_id, create_delivery.pix_copy_paste, create_delivery.pix_qr_code_image,
-    create_delivery.payment_due_date,
-    create_delivery.window_start, create_delivery.window_end, create_delivery.external_id,
-    create_delivery.recipient_email, create_delivery.collect_amount, create_delivery.collect_method,
-    create_delivery.collect_change_for
-  from public.prices p where p.company_id = create_delivery.company_id
-  returning * into delivery;
-  perform private.record_delivery_history(null, delivery, 'create', create_delivery.created_by);
-
-  -- An invoice delivery for a given driver is that driver's at once; a Pix one
-  -- becomes it when paid (public.apply_payment_event).
-  if delivery.status = 'pending' and delivery.driver_id is not null then
-    delivery := private.move_delivery(delivery, 'assign', create_delivery.created_by);
-  end if;
-  return private.delivery_row(delivery);
+  -- The arguments after the first three, in public.new_delivery's order.
+  return private.insert_delivery(create_delivery.id, create_delivery.company_id, create_delivery.created_by,
+    row(payment_method, origin_address, origin_lat, origin_lng, destination_address, destination_lat,
+      destination_lng, distance_m, duration_s, recipient_name, recipient_phone, notes, driver_id, charged_price,
+      gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date, window_start, window_end,
+      external_id, recipient_email, collect_amount, collect_method, collect_change_for)::public.new_delivery);
 end;
 $$;
-comment on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text, numeric, text, numeric)
-  is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
-revoke execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text, numeric, text, numeric) from authenticated;
-grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text, numeric, text, numeric) to service_role;
+-- Named without its argument types: there is one public.create_delivery.
+comment on function public.create_delivery is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
+revoke execute on function public.create_delivery from authenticated;
+grant execute on function public.create_delivery to service_role;
 
 -- Gateway customers are made once per document and company gateway account
 -- (gateway_configs.company_id is its key: at most one row), keyed by the
