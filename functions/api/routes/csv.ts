@@ -9,12 +9,7 @@ import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import { z } from "zod";
 import { asService, asUser, rpc } from "../../_shared/db.ts";
-import {
-  HttpError,
-  ValidationErrorBody,
-  type ValidationItem,
-  validationItems,
-} from "../../_shared/errors.ts";
+import { HttpError, ValidationErrorBody, type ValidationItem, validationItems } from "../../_shared/errors.ts";
 import type { Claims } from "../../_shared/jwt.ts";
 import { defineRoute, readBody } from "../../_shared/route.ts";
 import { dayOf } from "../days.ts";
@@ -151,9 +146,7 @@ const EXPORT_COLUMNS: [
 ];
 /** Columns holding an instant, and money (two decimals), as excel-br writes them. */
 const TIME_COLUMNS = new Set(
-  EXPORT_COLUMNS.map(([name]) => name).filter((name) =>
-    /(_at|^window_(start|end))$/.test(name)
-  ),
+  EXPORT_COLUMNS.map(([name]) => name).filter((name) => /(_at|^window_(start|end))$/.test(name)),
 );
 
 /** The value of a cell as the dialect writes it (formula escaping apart: csvLines). */
@@ -238,8 +231,7 @@ async function exportStream(
 ): Promise<ReadableStream> {
   const { readable, writable } = new TransformStream<string, Uint8Array>(
     {
-      transform: (text, controller) =>
-        controller.enqueue(new TextEncoder().encode(text)),
+      transform: (text, controller) => controller.enqueue(new TextEncoder().encode(text)),
     },
     undefined,
     { highWaterMark: 2 },
@@ -263,9 +255,7 @@ async function exportStream(
       }) as unknown as DeliveryRow[];
       text += csvLines(
         batch.map((d) =>
-          EXPORT_COLUMNS.map(([name, value]) =>
-            dialectCell(dialect, name, escapeFormula(value(d, names))) ?? ""
-          )
+          EXPORT_COLUMNS.map(([name, value]) => dialectCell(dialect, name, escapeFormula(value(d, names))) ?? "")
         ),
         dialect,
       );
@@ -296,16 +286,13 @@ export const exportDeliveries = defineRoute({
   path: "/api/v1/deliveries/export",
   tag: "deliveries",
   summary: "The company's deliveries as CSV",
-  description:
-    "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
+  description: "Every delivery the list would show with the same filters (`status`, `driver_id`, `payment_status`, " +
     "`q`, `from`, `to`, `late`: see GET /api/v1/deliveries), newest first, one row each, as `text/csv` with a " +
     "header line, the driver's name (`driver_name`) beside its id. `dialect=csv` (the default): UTF-8, " +
     "comma-separated, decimal points, times in ISO 8601 UTC, statuses as the API names them. `dialect=excel-br`, " +
     "as a spreadsheet in Portuguese (Brazil) opens it: UTF-8 with a byte order mark, semicolons, decimal commas " +
     "(`price` with two decimals), times as `dd/mm/aaaa HH:mm` in São Paulo, statuses in the app's words (" +
-    `${
-      Object.values(STATUS_PT).map((word) => `\`${word}\``).join(", ")
-    }), payment statuses and methods too, ` +
+    `${Object.values(STATUS_PT).map((word) => `\`${word}\``).join(", ")}), payment statuses and methods too, ` +
     "booleans `Sim`/`Não`. In both, a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return " +
     "is written with a leading apostrophe, so that no spreadsheet runs it as a formula (OWASP's CSV injection " +
     "rule; the import takes the apostrophe off again). The columns that POST /api/v1/deliveries/import reads have " +
@@ -332,9 +319,9 @@ export const exportDeliveries = defineRoute({
     return new Response(stream, {
       headers: {
         "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="${
-          query.dialect === "excel-br" ? "entregas" : "deliveries"
-        }-${dayOf(new Date())}.csv"`,
+        "content-disposition": `attachment; filename="${query.dialect === "excel-br" ? "entregas" : "deliveries"}-${
+          dayOf(new Date())
+        }.csv"`,
       },
     });
   },
@@ -420,14 +407,11 @@ const badFile = (type: string, msg: string, input: unknown = null) =>
 /** A number as a person types it: a decimal comma is read as a point. */
 const typedNumber = (
   text: string,
-) => (/^-?\d+(,\d+)?$/.test(text)
-  ? Number(text.replace(",", "."))
-  : Number(text));
+) => (/^-?\d+(,\d+)?$/.test(text) ? Number(text.replace(",", ".")) : Number(text));
 
 const WINDOW_COLUMNS = new Set(["window_start", "window_end"]);
 /** What a window cell may hold, said when one is refused. */
-export const WINDOW_FORMAT =
-  "a date and time as dd/mm/aaaa HH:mm in São Paulo time (e.g. 29/11/2026 14:30), or " +
+export const WINDOW_FORMAT = "a date and time as dd/mm/aaaa HH:mm in São Paulo time (e.g. 29/11/2026 14:30), or " +
   "ISO 8601 with an offset (2026-11-29T14:30:00-03:00)";
 
 /**
@@ -469,14 +453,10 @@ function bodyOf(header: string[], cells: string[]): Record<string, unknown> {
 
 /** A window the create body refused for its form says which forms a cell may take. */
 const issueMessage = (issue: z.core.$ZodIssue): string | undefined =>
-  WINDOW_COLUMNS.has(String(issue.path[0])) && issue.code === "invalid_format"
-    ? `must be ${WINDOW_FORMAT}`
-    : undefined;
+  WINDOW_COLUMNS.has(String(issue.path[0])) && issue.code === "invalid_format" ? `must be ${WINDOW_FORMAT}` : undefined;
 
 const issueText = (error: z.ZodError) =>
-  error.issues.map((issue) =>
-    `${issue.path.join(".") || "row"}: ${issueMessage(issue) ?? issue.message}`
-  ).join("; ");
+  error.issues.map((issue) => `${issue.path.join(".") || "row"}: ${issueMessage(issue) ?? issue.message}`).join("; ");
 
 /** The records of the file with their spreadsheet row numbers, or a 400 for a file that is not a CSV we read. */
 function readCsv(
@@ -484,10 +464,7 @@ function readCsv(
 ): { header: string[]; rows: { row: number; cells: string[] }[] } {
   const firstLine = text.slice(0, text.indexOf("\n") >>> 0);
   // A spreadsheet in Portuguese saves CSV with semicolons (its decimal separator is the comma).
-  const delimiter =
-    (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0)
-      ? ";"
-      : ",";
+  const delimiter = (firstLine.match(/;/g)?.length ?? 0) > (firstLine.match(/,/g)?.length ?? 0) ? ";" : ",";
   let records: string[][];
   try {
     records = parse(text, {
@@ -499,9 +476,7 @@ function readCsv(
   } catch (error) {
     throw badFile(
       "csv_unreadable",
-      `The file is not a CSV file we can read (${
-        (error as Error).message
-      }): send UTF-8 text, a header line, ` +
+      `The file is not a CSV file we can read (${(error as Error).message}): send UTF-8 text, a header line, ` +
         "columns separated by commas or by semicolons (as a spreadsheet in Portuguese saves them), cells with a " +
         "separator or a line break in double quotes",
     );
@@ -521,9 +496,7 @@ function readCsv(
   if (unknown.length > 0) {
     throw badFile(
       "csv_unknown_columns",
-      `Unknown columns: ${unknown.join(", ")}; the columns are ${
-        IMPORT_COLUMNS.join(", ")
-      }`,
+      `Unknown columns: ${unknown.join(", ")}; the columns are ${IMPORT_COLUMNS.join(", ")}`,
       unknown,
     );
   }
@@ -653,11 +626,8 @@ export const importDeliveries = defineRoute({
   path: "/api/v1/deliveries/import",
   tag: "deliveries",
   summary: "Create deliveries from a CSV file",
-  description:
-    "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
-    `columns as the body of POST /api/v1/deliveries names its fields (${
-      IMPORT_COLUMNS.join(", ")
-    }), then at most ` +
+  description: "The body is a CSV file (`Content-Type: text/csv`, UTF-8, at most 5 MiB): a header line naming the " +
+    `columns as the body of POST /api/v1/deliveries names its fields (${IMPORT_COLUMNS.join(", ")}), then at most ` +
     `${MAX_IMPORT_ROWS} rows. Commas or semicolons separate the columns (a spreadsheet in Portuguese saves ` +
     "semicolons: the `excel-br` dialect of the export, a byte order mark included, is read as it is written), " +
     "coordinates may have a decimal comma, windows are ISO 8601 with an offset or `dd/mm/aaaa HH:mm` in São Paulo " +
@@ -702,16 +672,14 @@ export const importDeliveries = defineRoute({
       schema: ImportResult,
     },
     202: {
-      description:
-        `A file of more than ${JOB_THRESHOLD} rows: the import job, running`,
+      description: `A file of more than ${JOB_THRESHOLD} rows: the import job, running`,
       schema: DeliveryImport,
       headers: { Location: "/api/v1/imports/{id}: the job's progress" },
     },
     413: { description: "The file is larger than 5 MiB" },
     415: { description: "The body is not sent as text/csv" },
     502: {
-      description:
-        "The geocoding or the routing service failed or was too slow; nothing was created",
+      description: "The geocoding or the routing service failed or was too slow; nothing was created",
     },
   },
   async handler({ req, claims, asCaller, authorize }) {
@@ -732,8 +700,7 @@ export const importDeliveries = defineRoute({
     for (const { row, cells } of rows) {
       const raw = bodyOf(header, cells);
       if (raw.payment_method === "pix") {
-        const msg =
-          "the import creates invoice deliveries; create a Pix delivery with POST /api/v1/deliveries, " +
+        const msg = "the import creates invoice deliveries; create a Pix delivery with POST /api/v1/deliveries, " +
           "which charges its client";
         errors.push({
           row,
@@ -785,15 +752,9 @@ export const importDeliveries = defineRoute({
       ),
     ];
     const known = new Set(
-      ids.length
-        ? await asCaller((tx) =>
-          rpc(tx, "existing_external_ids", { external_ids: ids })
-        )
-        : [],
+      ids.length ? await asCaller((tx) => rpc(tx, "existing_external_ids", { external_ids: ids })) : [],
     );
-    const fresh = valid.filter((v) =>
-      !v.body.external_id || !known.has(v.body.external_id)
-    );
+    const fresh = valid.filter((v) => !v.body.external_id || !known.has(v.body.external_id));
     let skipped = valid.length - fresh.length;
 
     const routed = await routeRows(fresh, errors);
@@ -839,10 +800,7 @@ function templateRows(dialect: DialectName): unknown[][] {
   const tomorrow = new Date(Date.now() + 86_400_000);
   const day = brazilianTime(tomorrow.toISOString()).slice(0, 10);
   const [dd, mm, yyyy] = day.split("/");
-  const at = (hour: string) =>
-    dialect === "excel-br"
-      ? `${day} ${hour}:00`
-      : `${yyyy}-${mm}-${dd}T${hour}:00:00-03:00`;
+  const at = (hour: string) => dialect === "excel-br" ? `${day} ${hour}:00` : `${yyyy}-${mm}-${dd}T${hour}:00:00-03:00`;
   const number = (
     value: number,
   ) => (dialect === "excel-br" ? String(value).replace(".", ",") : value);
@@ -878,8 +836,7 @@ export const importTemplate = defineRoute({
   path: "/api/v1/deliveries/import/template",
   tag: "deliveries",
   summary: "A CSV template for the import, with an example row",
-  description:
-    "The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row " +
+  description: "The header line POST /api/v1/deliveries/import reads (every column it takes) and one example row " +
     "(a delivery tomorrow afternoon, with its window), in the dialect asked for: `csv` (commas, decimal points, " +
     "ISO 8601 windows) or `excel-br` (UTF-8 with a byte order mark, semicolons, decimal commas, windows as " +
     "`dd/mm/aaaa HH:mm` in São Paulo), ready to open in a spreadsheet, fill in and send. Empty coordinates are " +
@@ -905,9 +862,7 @@ export const importTemplate = defineRoute({
         headers: {
           "content-type": "text/csv; charset=utf-8",
           "content-disposition": `attachment; filename="${
-            query.dialect === "excel-br"
-              ? "modelo-entregas"
-              : "deliveries-template"
+            query.dialect === "excel-br" ? "modelo-entregas" : "deliveries-template"
           }.csv"`,
         },
       },
@@ -946,16 +901,12 @@ export async function workImports(): Promise<{ batches: number }> {
       })
     ) as unknown as ImportClaim | null;
     if (!claim) break;
-    const next = claim.rows.length
-      ? claim.rows[claim.rows.length - 1].ordinal + 1
-      : claim.from_ordinal;
+    const next = claim.rows.length ? claim.rows[claim.rows.length - 1].ordinal + 1 : claim.from_ordinal;
     const errors: RowError[] = [];
     try {
       const ids = [
         ...new Set(
-          claim.rows.map((r) => r.body.external_id).filter((id): id is string =>
-            !!id
-          ),
+          claim.rows.map((r) => r.body.external_id).filter((id): id is string => !!id),
         ),
       ];
       const known = new Set(
@@ -966,14 +917,10 @@ export async function workImports(): Promise<{ batches: number }> {
           )).map((r) => r.external_id as string)
           : [],
       );
-      const fresh = claim.rows.filter((r) =>
-        !r.body.external_id || !known.has(r.body.external_id)
-      );
+      const fresh = claim.rows.filter((r) => !r.body.external_id || !known.has(r.body.external_id));
       const routed = await routeRows(fresh, errors);
       // Rows skipped here are passed on with their known id alone: import_deliveries skips and counts them.
-      const skippedRows = claim.rows.filter((r) =>
-        r.body.external_id && known.has(r.body.external_id)
-      )
+      const skippedRows = claim.rows.filter((r) => r.body.external_id && known.has(r.body.external_id))
         .map((r) => ({
           row: r.row,
           origin_address: r.body.origin_address,
@@ -984,9 +931,7 @@ export async function workImports(): Promise<{ batches: number }> {
           import_id: claim.import_id,
           from_ordinal: claim.from_ordinal,
           next_ordinal: next,
-          rows: [...skippedRows, ...routed].sort((a, b) =>
-            a.row - b.row
-          ) as never,
+          rows: [...skippedRows, ...routed].sort((a, b) => a.row - b.row) as never,
           errors: errors.sort((a, b) => a.row - b.row) as never,
         })
       );
@@ -1005,9 +950,7 @@ export async function workImports(): Promise<{ batches: number }> {
         rpc(tx, "fail_import_batch", {
           import_id: claim.import_id,
           from_ordinal: claim.from_ordinal,
-          failure: `rows from ${
-            claim.rows[0]?.row ?? "?"
-          } could not be located or measured: ${detail}`,
+          failure: `rows from ${claim.rows[0]?.row ?? "?"} could not be located or measured: ${detail}`,
         })
       ).catch(() => {});
       break;
@@ -1021,8 +964,7 @@ export const getImport = defineRoute({
   path: "/api/v1/imports/{id}",
   tag: "deliveries",
   summary: "An import job's progress",
-  description:
-    `An import of more than ${JOB_THRESHOLD} rows (POST /api/v1/deliveries/import answered 202): ` +
+  description: `An import of more than ${JOB_THRESHOLD} rows (POST /api/v1/deliveries/import answered 202): ` +
     "`running` while its rows are created, then `done` (`processed` equals `total`) or `failed` (`failure` says " +
     "why). `created`, `skipped` and `errors` count and list the rows as the 200 of a smaller import does. The " +
     "same progress is broadcast as `import_progress` on `company:{company_id}` (with `errors` as a number). " +
@@ -1036,9 +978,7 @@ export const getImport = defineRoute({
   },
   async handler({ params, asCaller }) {
     return {
-      body: await asCaller((tx) =>
-        rpc(tx, "get_import", { import_id: params.id })
-      ),
+      body: await asCaller((tx) => rpc(tx, "get_import", { import_id: params.id })),
     };
   },
 });
