@@ -249,7 +249,7 @@ create policy drivers_select_visible on public.drivers
   );
 grant select on public.drivers to authenticated;
 grant all on public.drivers to service_role;
--- The access token hook reads a driver's id (01_tenancy.sql).
+-- The access token hook reads a driver's id (00_tenancy.sql).
 grant select on public.drivers to supabase_auth_admin;
 create policy drivers_select_auth_hook on public.drivers
   for select to supabase_auth_admin
@@ -601,7 +601,7 @@ grant execute on function public.get_my_company() to authenticated;
 -- Section: registration
 
 -- The company's own CNPJ (optional), numeric or alphanumeric, stored upper case without punctuation
--- (private.normalize_document, 02_brazil.sql): the table sorts before the rules it names, so it gains it here.
+-- (private.normalize_document, 01_brazil.sql): the table sorts before the rules it names, so it gains it here.
 alter table public.companies add column document text
   constraint companies_document_cnpj check (document is null or (private.cnpj_valid(document) and private.normalize_document(document) = document));
 comment on column public.companies.document is 'The company''s CNPJ (numeric or alphanumeric), upper case without punctuation; optional.';

@@ -1002,7 +1002,7 @@ grant execute on function public.create_delivery to service_role;
 
 -- Gateway customers are made once per document and company gateway account
 -- (gateway_configs.company_id is its key: at most one row), keyed by the
--- document's digits (private.normalize_document, 02_brazil.sql).
+-- document's digits (private.normalize_document, 01_brazil.sql).
 create function private.gateway_customer_id(company_id uuid, document text)
 returns text
 language plpgsql

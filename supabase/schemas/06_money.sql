@@ -77,7 +77,7 @@ end;
 $$;
 comment on function private.try_uuid(text) is 'The text as a uuid, or null when it is not one (gateway references are untrusted text).';
 
--- A key is stored in its canonical form, which private.normalize_pix_key (02_brazil.sql) gives.
+-- A key is stored in its canonical form, which private.normalize_pix_key (01_brazil.sql) gives.
 alter table public.withdrawals
   add constraint withdrawals_pix_key_valid check (private.normalize_pix_key(pix_key, pix_key_type) is not distinct from pix_key);
 

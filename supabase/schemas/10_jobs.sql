@@ -96,5 +96,5 @@ grant execute on function private.retry_backoff(integer, interval, interval) to 
 -- every delivery still awaiting a payment charged more than 10 minutes ago.
 select cron.schedule('reconcile-with-gateway', '*/5 * * * *', $$select private.call_function('gateway-webhook/reconcile')$$);
 
--- Every hour: cached address answers older than a day (02_brazil.sql, Section: address lookups).
+-- Every hour: cached address answers older than a day (01_brazil.sql, Section: address lookups).
 select cron.schedule('purge-address-lookups', '23 * * * *', 'select private.purge_address_lookups()');

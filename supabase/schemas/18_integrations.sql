@@ -5,7 +5,7 @@
 -- A key is shown once and stored as its SHA-256 only; the edge looks a key up
 -- by that hash (public.use_api_key), which also takes one request from the
 -- company's token bucket, and then acts with the key role (private.integrations(),
--- 01_tenancy.sql) and the key's id as `sub`: private.membership() answers the
+-- 00_tenancy.sql) and the key's id as `sub`: private.membership() answers the
 -- key's company while the key is not revoked, so every policy and function
 -- decides as for a person with that role.
 --
