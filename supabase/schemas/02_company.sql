@@ -406,6 +406,23 @@ revoke execute on function private.tell_driver_deactivated() from public;
 create trigger drivers_tell_deactivated after update of active on public.drivers
   for each row when (old.active and not new.active) execute function private.tell_driver_deactivated();
 
+-- What fires on a driver: its live offers withdrawn when it is deactivated (14_dispatch.sql, dispatch).
+create function private.withdraw_offers_of_deactivated()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform private.withdraw_driver_offers(new.id);
+  return null;
+end;
+$$;
+comment on function private.withdraw_offers_of_deactivated() is 'A deactivated driver''s live offers go to the next drivers.';
+create trigger drivers_withdraw_offers after update of active on public.drivers
+  for each row when (old.active and not new.active)
+  execute function private.withdraw_offers_of_deactivated();
+
 -- Section: prices
 
 create table public.prices (

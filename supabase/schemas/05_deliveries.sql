@@ -304,6 +304,14 @@ create index deliveries_search_text_idx on public.deliveries using gin (search_t
 create index deliveries_open_window_created_idx on public.deliveries (company_id, created_at desc, id desc)
   include (window_end)
   where window_end is not null and status not in ('completed', 'cancelled');
+-- The reconciliation's scan: only deliveries awaiting payment, by age.
+create index deliveries_awaiting_payment_created_idx on public.deliveries (created_at) where status = 'awaiting_payment';
+-- The trigger's lookup on every accepted position: "this driver's deliveries in
+-- progress", which the deliveries' own (driver_id, created_at) index would
+-- answer by walking the driver's whole history.
+create index deliveries_driver_in_progress_idx on public.deliveries (driver_id) where status = 'in_progress';
+-- "Deliveries completed today" of a candidate, whatever its history.
+create index deliveries_driver_completed_idx on public.deliveries (driver_id, completed_at) where status = 'completed';
 alter table public.deliveries enable row level security;
 
 -- Section: windows
@@ -485,7 +493,6 @@ grant execute on function private.delivery_tracking_fields(uuid, uuid) to authen
 -- A driver credit may only point at a delivery that exists.
 alter table public.wallet_entries
   add constraint wallet_entries_delivery_id_fkey foreign key (delivery_id) references public.deliveries (id);
-create index wallet_entries_delivery_id_idx on public.wallet_entries (delivery_id);
 
 create table public.delivery_history (
   id bigint generated always as identity primary key,
@@ -1584,6 +1591,172 @@ create trigger deliveries_broadcast_update
     or old.eta_refreshed_at is distinct from new.eta_refreshed_at or old.dispatch_status is distinct from new.dispatch_status
     or old.refund_requested_at is distinct from new.refund_requested_at)
   execute function private.broadcast_delivery_change();
+
+-- Section: what fires on a delivery
+
+-- The triggers on public.deliveries are here, each with its function, whichever concern it serves (the
+-- broadcasts, the tracking tokens and the windows in their own sections above); each concern's file points here.
+-- PL/pgSQL resolves the names of a function's statements when it first runs, so these may use what later
+-- files define; but the types of its variables when it is created. So three stay in the file whose types
+-- they hold: deliveries_roll_up_insert and _update (12_reports.sql: private.delivery_days),
+-- deliveries_queue_notifications_insert and _update (13_notifications.sql: notification_settings_set) and
+-- deliveries_follow_route_stops (16_routes.sql: public.routes).
+
+-- Live tracking (08_tracking.sql): the tracking topic follows the delivery.
+
+-- A change of status or of the ETA: `tracking_updated` with the tracking view.
+create function private.broadcast_tracking_change()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  token_hash bytea;
+begin
+  select t.token_hash into token_hash from private.delivery_tracking t where t.delivery_id = new.id;
+  if token_hash is not null then
+    perform private.broadcast(private.tracking_topic(token_hash), 'tracking_updated', private.tracking_json_of(new.id));
+  end if;
+  return null;
+end;
+$$;
+comment on function private.broadcast_tracking_change() is 'Broadcasts a delivery''s new status or ETA on its tracking topic.';
+create trigger deliveries_broadcast_tracking after update of status, eta_refreshed_at on public.deliveries
+  for each row when (old.status is distinct from new.status or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
+  execute function private.broadcast_tracking_change();
+
+-- Proof (09_proof.sql): a handover code for a delivery created while its company requires them.
+
+create function private.give_handover_code()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if (private.proof_requirements_row(new.company_id)).handover_code then
+    insert into private.handover_codes (delivery_id, company_id, code)
+    values (new.id, new.company_id, private.new_handover_code());
+  end if;
+  return null;
+end;
+$$;
+comment on function private.give_handover_code() is 'Gives a new delivery its handover code when its company requires one.';
+create trigger deliveries_give_handover_code after insert on public.deliveries
+  for each row execute function private.give_handover_code();
+
+-- Dispatch (14_dispatch.sql): entering and following dispatch.
+
+-- Before a delivery's status (or driver) changes: a delivery that becomes pending for nobody under `offer`
+-- or `auto` enters dispatch (queued); one that leaves the pool under dispatch is assigned (a driver has it)
+-- or out of it (cancelled).
+create function private.enter_dispatch()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if new.status = 'pending' and new.driver_id is null then
+    if tg_op = 'INSERT' or old.status <> 'pending' then
+      new.dispatch_status := case when (private.dispatch_settings_of(new.company_id)).mode <> 'broadcast' then 'queued' end;
+    end if;
+  elsif tg_op = 'UPDATE' and old.status = 'pending' and old.driver_id is null then
+    new.dispatch_status := case when old.dispatch_status is not null and new.driver_id is not null then 'assigned' end;
+  end if;
+  return new;
+end;
+$$;
+comment on function private.enter_dispatch() is 'Sets dispatch_status as a delivery becomes pending (queued under offer or auto) or leaves the pool (assigned, or none).';
+
+create trigger deliveries_enter_dispatch_insert before insert on public.deliveries
+  for each row when (new.status = 'pending' and new.driver_id is null)
+  execute function private.enter_dispatch();
+create trigger deliveries_enter_dispatch_update before update of status, driver_id on public.deliveries
+  for each row when (old.status is distinct from new.status or old.driver_id is distinct from new.driver_id)
+  execute function private.enter_dispatch();
+
+-- After: a queued delivery gets its turn (now, or an hour before its window opens); one that leaves the pool
+-- under dispatch takes its live offers (withdrawn) and its turn with it; a driver whose new delivery brings
+-- it to its limit gives up its other offers (private.withdraw_driver_offers).
+create function private.follow_dispatch()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if new.dispatch_status = 'queued' and (tg_op = 'INSERT' or old.dispatch_status is distinct from 'queued') then
+    perform private.queue_dispatch(new.id, greatest(now(), coalesce(new.window_start - interval '1 hour', now())));
+  end if;
+  if tg_op = 'UPDATE' and old.status = 'pending' and new.status <> 'pending' then
+    if old.dispatch_status is not null then
+      update public.dispatch_offers o set outcome = 'withdrawn', decided_at = now()
+      where o.delivery_id = new.id and o.outcome is null;
+      delete from private.dispatch_queue q where q.delivery_id = new.id;
+    end if;
+    if new.driver_id is not null
+       and exists (select from public.dispatch_offers o where o.driver_id = new.driver_id and o.outcome is null)
+       and (select count(*) from public.deliveries d
+            where d.driver_id = new.driver_id and d.status in ('accepted', 'in_progress'))
+           >= (private.dispatch_settings_of(new.company_id)).max_active_per_driver then
+      perform private.withdraw_driver_offers(new.driver_id);
+    end if;
+  end if;
+  return null;
+end;
+$$;
+comment on function private.follow_dispatch() is 'Queues a delivery entering dispatch; withdraws the offers of one leaving the pool, and those of a driver it brings to its limit.';
+
+create trigger deliveries_follow_dispatch_insert after insert on public.deliveries
+  for each row when (new.dispatch_status = 'queued')
+  execute function private.follow_dispatch();
+-- Only the changes it acts on: a dispatch status moving on within dispatch (queued to offered, above all) calls
+-- nothing.
+create trigger deliveries_follow_dispatch_update after update of status, dispatch_status on public.deliveries
+  for each row when (old.status is distinct from new.status
+    or (new.dispatch_status = 'queued' and old.dispatch_status is distinct from 'queued'))
+  execute function private.follow_dispatch();
+
+-- Integrations (18_integrations.sql): the webhook events of a creation or a move.
+
+-- delivery.created on insert; on a move, delivery.status_changed (with the
+-- previous status), and delivery.completed or delivery.failed as well.
+create function private.queue_delivery_webhooks()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  data jsonb;
+begin
+  if not exists (select from public.webhook_endpoints e where e.company_id = new.company_id and e.enabled) then
+    return null;
+  end if;
+  data := private.webhook_delivery_data(new);
+  if tg_op = 'INSERT' then
+    perform private.queue_webhook_event(new.company_id, 'delivery.created', data);
+    return null;
+  end if;
+  perform private.queue_webhook_event(new.company_id, 'delivery.status_changed',
+    data || jsonb_build_object('previous_status', old.status));
+  if new.status = 'completed' then
+    perform private.queue_webhook_event(new.company_id, 'delivery.completed', data);
+  elsif new.status = 'failed' then
+    perform private.queue_webhook_event(new.company_id, 'delivery.failed', data);
+  end if;
+  return null;
+end;
+$$;
+comment on function private.queue_delivery_webhooks() is 'Queues the webhook events of a delivery''s creation or move, in the same transaction.';
+
+create trigger deliveries_queue_webhooks_insert after insert on public.deliveries
+  for each row execute function private.queue_delivery_webhooks();
+create trigger deliveries_queue_webhooks_update after update of status on public.deliveries
+  for each row when (old.status is distinct from new.status)
+  execute function private.queue_delivery_webhooks();
 
 -- Section: grants of the helpers
 

@@ -180,11 +180,6 @@ grant execute on function public.list_driver_locations() to authenticated;
 -- trigger on accepted positions only, so update_my_location is unchanged and a
 -- refused update never reaches it.
 
--- The trigger's lookup on every accepted position: "this driver's deliveries in
--- progress", which the deliveries' own (driver_id, created_at) index would
--- answer by walking the driver's whole history.
-create index deliveries_driver_in_progress_idx on public.deliveries (driver_id) where status = 'in_progress';
-
 create table public.delivery_trail_points (
   delivery_id uuid not null references public.deliveries (id) on delete cascade,
   -- 1, 2, 3, ... per delivery; rows older than the newest 500 are deleted.

@@ -208,27 +208,7 @@ create policy realtime_messages_select_tracking on realtime.messages
     and (select private.may_read_tracking_topic(realtime.topic()))
   );
 
--- A change of status or of the ETA: `tracking_updated` with the tracking view.
-create function private.broadcast_tracking_change()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  token_hash bytea;
-begin
-  select t.token_hash into token_hash from private.delivery_tracking t where t.delivery_id = new.id;
-  if token_hash is not null then
-    perform private.broadcast(private.tracking_topic(token_hash), 'tracking_updated', private.tracking_json_of(new.id));
-  end if;
-  return null;
-end;
-$$;
-comment on function private.broadcast_tracking_change() is 'Broadcasts a delivery''s new status or ETA on its tracking topic.';
-create trigger deliveries_broadcast_tracking after update of status, eta_refreshed_at on public.deliveries
-  for each row when (old.status is distinct from new.status or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
-  execute function private.broadcast_tracking_change();
+-- private.broadcast_tracking_change, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
 -- An accepted position of a driver with a delivery in progress is sent on that delivery's tracking topic as
 -- `driver_location` by the trail's trigger (private.append_delivery_trail, 07_locations.sql), which looks the

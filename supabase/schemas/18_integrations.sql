@@ -598,42 +598,7 @@ end;
 $$;
 comment on function private.webhook_delivery_data(public.deliveries) is 'A delivery as webhooks carry it: the API''s object without personal data of the recipient.';
 
--- delivery.created on insert; on a move, delivery.status_changed (with the
--- previous status), and delivery.completed or delivery.failed as well.
-create function private.queue_delivery_webhooks()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  data jsonb;
-begin
-  if not exists (select from public.webhook_endpoints e where e.company_id = new.company_id and e.enabled) then
-    return null;
-  end if;
-  data := private.webhook_delivery_data(new);
-  if tg_op = 'INSERT' then
-    perform private.queue_webhook_event(new.company_id, 'delivery.created', data);
-    return null;
-  end if;
-  perform private.queue_webhook_event(new.company_id, 'delivery.status_changed',
-    data || jsonb_build_object('previous_status', old.status));
-  if new.status = 'completed' then
-    perform private.queue_webhook_event(new.company_id, 'delivery.completed', data);
-  elsif new.status = 'failed' then
-    perform private.queue_webhook_event(new.company_id, 'delivery.failed', data);
-  end if;
-  return null;
-end;
-$$;
-comment on function private.queue_delivery_webhooks() is 'Queues the webhook events of a delivery''s creation or move, in the same transaction.';
-
-create trigger deliveries_queue_webhooks_insert after insert on public.deliveries
-  for each row execute function private.queue_delivery_webhooks();
-create trigger deliveries_queue_webhooks_update after update of status on public.deliveries
-  for each row when (old.status is distinct from new.status)
-  execute function private.queue_delivery_webhooks();
+-- private.queue_delivery_webhooks, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
 -- Wakes the webhooks-out function once the queuing transaction commits (10_jobs.sql).
 create trigger webhook_deliveries_wake_sender after insert on private.webhook_deliveries
