@@ -16,14 +16,6 @@
 -- delivery's lock). A pg_cron job every 2 seconds expires offers past their deadline, queuing the next
 -- round, and wakes the function for anything due (a window that nears, a wake-up lost).
 
--- Section: extensions
-
--- Supabase has all three; the local Postgres ships them as contrib modules.
-create extension if not exists cube with schema extensions;
-create extension if not exists earthdistance with schema extensions;
--- The positions' index leads with the company (a uuid), which GiST indexes through btree_gist.
-create extension if not exists btree_gist with schema extensions;
-
 -- Section: types (02_company.sql says why functions return them)
 
 create type public.dispatch_settings_set as (
@@ -193,25 +185,6 @@ comment on function public.set_dispatch_settings(text, integer, integer, integer
 grant execute on function public.set_dispatch_settings(text, integer, integer, integer, double precision) to authenticated;
 
 -- Section: tables
-
--- A position as a point of earthdistance's earth (a cube in metres from the earth's centre). Security definer,
--- as private.fold: the extension's functions are created after our default privileges took PUBLIC's execute
--- right away, and every role that writes a position computes it for the index below.
-create function private.earth_point(lat double precision, lng double precision)
-returns extensions.earth
-language plpgsql
-immutable
-parallel safe
-security definer
-set search_path = ''
-as $$ begin return extensions.ll_to_earth(earth_point.lat, earth_point.lng); end; $$;
-comment on function private.earth_point(double precision, double precision) is 'A latitude and longitude as an earthdistance point, for the positions'' GiST index and the distances to a pickup.';
-grant execute on function private.earth_point(double precision, double precision) to authenticated, service_role;
-
--- Nearest first: the positions of a company's drivers by straight-line distance (cube's `<->` between the
--- earth points, which orders as the great-circle distance does), within one company.
-create index driver_locations_position_idx on public.driver_locations
-  using gist (company_id, private.earth_point(lat, lng));
 
 -- Deliveries waiting for their next round: due now, or when their window nears (an hour before it opens).
 -- A dispatch function claims a row for 10 seconds (`claim`), with the candidates it found; the round's
