@@ -179,7 +179,7 @@ Deno.test("the drift check", async (t) => {
     await t.step("names a role membership that changed, which pg-delta does not see, and generates it", async () => {
       // Memberships belong to the cluster, not to a database: this copy gets a cluster of its own.
       const copy = await driftedCopy(
-        "01_tenancy.sql",
+        "00_tenancy.sql",
         "    execute format('grant %I to authenticator', r);\n",
         "",
       );

@@ -560,11 +560,11 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "company_id": string;
-          "max_active_per_driver": number;
-          "max_distance_km": number;
-          "mode": string;
-          "offer_batch": number;
-          "offer_timeout_s": number;
+          "max_active_per_driver"?: number;
+          "max_distance_km"?: number;
+          "mode"?: string;
+          "offer_batch"?: number;
+          "offer_timeout_s"?: number;
           "updated_at"?: string;
         };
         Update: {
@@ -791,9 +791,9 @@ export type Database = {
         };
         ComputedFields: never;
         Insert: {
-          "channels": (string)[];
+          "channels"?: (string)[];
           "company_id": string;
-          "events": (string)[];
+          "events"?: (string)[];
           "updated_at"?: string;
         };
         Update: {
@@ -2764,6 +2764,33 @@ export type Database = {
       "location_update": {
         "location": Database["public"]["CompositeTypes"]["driver_location"] | null;
         "eta_due": Json | null;
+      };
+      "new_delivery": {
+        "payment_method": string | null;
+        "origin_address": string | null;
+        "origin_lat": number | null;
+        "origin_lng": number | null;
+        "destination_address": string | null;
+        "destination_lat": number | null;
+        "destination_lng": number | null;
+        "distance_m": number | null;
+        "duration_s": number | null;
+        "recipient_name": string | null;
+        "recipient_phone": string | null;
+        "notes": string | null;
+        "driver_id": string | null;
+        "charged_price": number | null;
+        "gateway_payment_id": string | null;
+        "pix_copy_paste": string | null;
+        "pix_qr_code_image": string | null;
+        "payment_due_date": string | null;
+        "window_start": string | null;
+        "window_end": string | null;
+        "external_id": string | null;
+        "recipient_email": string | null;
+        "collect_amount": number | null;
+        "collect_method": string | null;
+        "collect_change_for": number | null;
       };
       "notification_settings_set": {
         "events": (string)[] | null;

@@ -1,4 +1,4 @@
-// The postcode and geocoding services behind a meter and a cache, both in Postgres (supabase/schemas/02_brazil.sql,
+// The postcode and geocoding services behind a meter and a cache, both in Postgres (supabase/schemas/01_brazil.sql,
 // Section: address lookups), so that every edge instance shares them: a user may look up LOOKUPS_PER_MINUTE
 // addresses a minute through GET /api/v1/postcodes/{cep} and /api/v1/geocode (429 with Retry-After beyond, as
 // PUT /api/v1/locations/me), and an answer is kept a day by its normalized query, so the same CEP or text asked

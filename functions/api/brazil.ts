@@ -1,5 +1,5 @@
 // Brazilian documents and Pix keys at the edge (docs/contract.md, Brazilian documents and Pix keys), with
-// @brazilian-utils/brazilian-utils, as the web app checks them: the rules of supabase/schemas/02_brazil.sql, which
+// @brazilian-utils/brazilian-utils, as the web app checks them: the rules of supabase/schemas/01_brazil.sql, which
 // has the last word. Here a mistake is a 400 naming the field, and what passes goes on in its stored form (a
 // document's digits (an alphanumeric CNPJ's letters upper case), a phone key in E.164, an e-mail or a random key in
 // lowercase). A CNPJ is numeric or, since July 2026, alphanumeric: isValidCnpj with `version: 2` takes both.

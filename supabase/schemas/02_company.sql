@@ -167,6 +167,41 @@ grant execute on function private.authorize(text[]), private.encode_cursor(times
   private.decode_cursor(text), private.check_page_limit(integer), private.next_cursor(anyarray, integer, text)
   to authenticated, service_role;
 
+-- Section: company settings with their defaults
+
+-- One pattern for every "settings of a company" table (proof_requirements, notification_settings,
+-- dispatch_settings, and the next): the table is keyed by company_id, its columns' defaults ARE the
+-- defaults, and this reads the company's row or, when it has none, a row of those defaults, into the shape
+-- the API answers (a composite type whose fields are columns of the table). So a company without a row reads
+-- exactly what a fresh row would hold, and a new settings table adds its column defaults and a one-line
+-- reader, no defaults-when-no-row code of its own. (Chosen over one helper per table: the three copies each
+-- restated the defaults in code beside the table; over rows created up front: a company never written keeps
+-- no row.) Security invoker and granted to nobody: only the security-definer readers call it.
+create function private.settings_of(settings regclass, company_id uuid, shape anyelement)
+returns anyelement
+language plpgsql
+stable
+set search_path = ''
+as $$
+declare
+  stored jsonb;
+  defaults text;
+begin
+  execute format('select to_jsonb(s) from %s s where s.company_id = $1', settings) into stored using company_id;
+  if stored is null then
+    select 'select jsonb_build_object(' || string_agg(format('%L, %s', a.attname, pg_get_expr(d.adbin, d.adrelid)),
+      ', ') || ')'
+    into defaults
+    from pg_catalog.pg_attribute a
+    join pg_catalog.pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where a.attrelid = settings and a.attnum > 0 and not a.attisdropped;
+    execute coalesce(defaults, 'select ''{}''::jsonb') into stored;
+  end if;
+  return jsonb_populate_record(shape, stored);
+end;
+$$;
+comment on function private.settings_of(regclass, uuid, anyelement) is 'A company''s row of a settings table, or the table''s column defaults when it has none, as `shape`.';
+
 -- Section: drivers
 
 create table public.drivers (
@@ -214,7 +249,7 @@ create policy drivers_select_visible on public.drivers
   );
 grant select on public.drivers to authenticated;
 grant all on public.drivers to service_role;
--- The access token hook reads a driver's id (01_tenancy.sql).
+-- The access token hook reads a driver's id (00_tenancy.sql).
 grant select on public.drivers to supabase_auth_admin;
 create policy drivers_select_auth_hook on public.drivers
   for select to supabase_auth_admin
@@ -370,6 +405,23 @@ comment on function private.tell_driver_deactivated() is 'Trigger: broadcasts dr
 revoke execute on function private.tell_driver_deactivated() from public;
 create trigger drivers_tell_deactivated after update of active on public.drivers
   for each row when (old.active and not new.active) execute function private.tell_driver_deactivated();
+
+-- What fires on a driver: its live offers withdrawn when it is deactivated (14_dispatch.sql, dispatch).
+create function private.withdraw_offers_of_deactivated()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform private.withdraw_driver_offers(new.id);
+  return null;
+end;
+$$;
+comment on function private.withdraw_offers_of_deactivated() is 'A deactivated driver''s live offers go to the next drivers.';
+create trigger drivers_withdraw_offers after update of active on public.drivers
+  for each row when (old.active and not new.active)
+  execute function private.withdraw_offers_of_deactivated();
 
 -- Section: prices
 
@@ -566,7 +618,7 @@ grant execute on function public.get_my_company() to authenticated;
 -- Section: registration
 
 -- The company's own CNPJ (optional), numeric or alphanumeric, stored upper case without punctuation
--- (private.normalize_document, 02_brazil.sql): the table sorts before the rules it names, so it gains it here.
+-- (private.normalize_document, 01_brazil.sql): the table sorts before the rules it names, so it gains it here.
 alter table public.companies add column document text
   constraint companies_document_cnpj check (document is null or (private.cnpj_valid(document) and private.normalize_document(document) = document));
 comment on column public.companies.document is 'The company''s CNPJ (numeric or alphanumeric), upper case without punctuation; optional.';

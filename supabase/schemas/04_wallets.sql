@@ -83,6 +83,7 @@ create unique index wallet_entries_one_reversal_per_delivery on public.wallet_en
 create unique index wallet_entries_one_debit_per_withdrawal on public.wallet_entries (withdrawal_id) where kind = 'withdrawal_debit';
 create index wallet_entries_driver_id_created_at_idx on public.wallet_entries (driver_id, created_at desc, id desc);
 create index wallet_entries_company_id_idx on public.wallet_entries (company_id);
+create index wallet_entries_delivery_id_idx on public.wallet_entries (delivery_id);
 alter table public.wallet_entries enable row level security;
 
 create policy wallet_entries_select_own on public.wallet_entries
@@ -146,3 +147,79 @@ end;
 $$;
 comment on function private.lock_wallet(uuid) is 'Takes the driver''s wallet lock (its drivers row, for no key update) until the end of the transaction: every write that can lower the available balance takes it first.';
 grant execute on function private.lock_wallet(uuid) to service_role;
+
+-- Section: what fires on the wallet tables
+
+-- Every trigger on public.withdrawals and public.wallet_entries, with its function (06_money.sql says
+-- what the withdrawals do).
+
+-- Guards every update, whoever makes it (service role included): a refused
+-- move is 422, and what identifies the money never changes.
+create function private.guard_withdrawal_update()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if new.status is distinct from old.status
+     and not private.withdrawal_move_allowed(old.status, new.status) then
+    raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to %s', old.status, new.status);
+  end if;
+  if (new.company_id, new.driver_id, new.amount, new.pix_key, new.pix_key_type, new.created_at)
+     is distinct from (old.company_id, old.driver_id, old.amount, old.pix_key, old.pix_key_type, old.created_at) then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s owner, amount and Pix key cannot change';
+  end if;
+  if old.gateway_transfer_id is not null and new.gateway_transfer_id is distinct from old.gateway_transfer_id then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s gateway transfer cannot change';
+  end if;
+  -- Why it failed is written once, with the failure, and kept after.
+  if new.failure_kind is distinct from old.failure_kind and not (old.status = 'processing' and new.status = 'failed') then
+    raise exception using errcode = 'PT422', message = 'a withdrawal''s failure kind is set only when it fails';
+  end if;
+  new.updated_at := now();
+  return new;
+end;
+$$;
+comment on function private.guard_withdrawal_update() is 'Trigger: refuses any withdrawal move outside the state machine, any change of owner, amount, key or transfer, and any later change of why it failed.';
+create trigger withdrawals_guard before update on public.withdrawals
+  for each row execute function private.guard_withdrawal_update();
+
+-- A debit exists only for a completed withdrawal, for exactly its amount.
+create function private.check_withdrawal_debit()
+returns trigger
+language plpgsql
+set search_path = ''
+as $$
+begin
+  if not exists (
+    select from public.withdrawals w
+    where w.id = new.withdrawal_id and w.status = 'completed'
+      and w.driver_id = new.driver_id and w.company_id = new.company_id and new.amount = -w.amount
+  ) then
+    raise exception using errcode = 'PT422', message = 'a withdrawal debit needs its completed withdrawal and exactly its amount';
+  end if;
+  return new;
+end;
+$$;
+comment on function private.check_withdrawal_debit() is 'Trigger: a withdrawal_debit entry must match a completed withdrawal of the same driver, amount for amount.';
+create trigger wallet_entries_check_withdrawal_debit before insert on public.wallet_entries
+  for each row when (new.kind = 'withdrawal_debit') execute function private.check_withdrawal_debit();
+
+-- Realtime: the driver and its company's managers see every change.
+create function private.broadcast_withdrawal()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  payload jsonb := private.withdrawal_json(new);
+begin
+  perform private.broadcast('driver:' || new.driver_id, 'withdrawal_updated', payload);
+  perform private.broadcast('company:' || new.company_id, 'withdrawal_updated', payload);
+  return null;
+end;
+$$;
+comment on function private.broadcast_withdrawal() is 'Trigger: broadcasts withdrawal_updated with the withdrawal to driver:{driver_id} and company:{company_id}.';
+create trigger withdrawals_broadcast after insert or update on public.withdrawals
+  for each row execute function private.broadcast_withdrawal();

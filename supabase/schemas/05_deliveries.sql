@@ -93,6 +93,38 @@ create type public.delivery as (
 );
 comment on type public.delivery is 'A delivery as the API returns it.';
 
+-- What a new delivery is made of, once: everything but its id, company and author, which the caller's context
+-- gives. public.create_delivery takes these fields as named arguments (its RPC), public.import_deliveries as
+-- the JSON of each row, and both make the delivery from this one row (private.insert_delivery).
+create type public.new_delivery as (
+  payment_method text,
+  origin_address text,
+  origin_lat double precision,
+  origin_lng double precision,
+  destination_address text,
+  destination_lat double precision,
+  destination_lng double precision,
+  distance_m numeric,
+  duration_s numeric,
+  recipient_name text,
+  recipient_phone text,
+  notes text,
+  driver_id uuid,
+  charged_price numeric,
+  gateway_payment_id text,
+  pix_copy_paste text,
+  pix_qr_code_image text,
+  payment_due_date date,
+  window_start timestamptz,
+  window_end timestamptz,
+  external_id text,
+  recipient_email text,
+  collect_amount numeric,
+  collect_method text,
+  collect_change_for numeric
+);
+comment on type public.new_delivery is 'A delivery to create, routed (and for Pix, charged) by the edge: every field but its id, company and author.';
+
 create type public.delivery_page as (items public.delivery[], next_cursor text);
 comment on type public.delivery_page is 'One page of deliveries, newest first; next_cursor is null on the last page.';
 
@@ -272,6 +304,14 @@ create index deliveries_search_text_idx on public.deliveries using gin (search_t
 create index deliveries_open_window_created_idx on public.deliveries (company_id, created_at desc, id desc)
   include (window_end)
   where window_end is not null and status not in ('completed', 'cancelled');
+-- The reconciliation's scan: only deliveries awaiting payment, by age.
+create index deliveries_awaiting_payment_created_idx on public.deliveries (created_at) where status = 'awaiting_payment';
+-- The trigger's lookup on every accepted position: "this driver's deliveries in
+-- progress", which the deliveries' own (driver_id, created_at) index would
+-- answer by walking the driver's whole history.
+create index deliveries_driver_in_progress_idx on public.deliveries (driver_id) where status = 'in_progress';
+-- "Deliveries completed today" of a candidate, whatever its history.
+create index deliveries_driver_completed_idx on public.deliveries (driver_id, completed_at) where status = 'completed';
 alter table public.deliveries enable row level security;
 
 -- Section: windows
@@ -453,7 +493,6 @@ grant execute on function private.delivery_tracking_fields(uuid, uuid) to authen
 -- A driver credit may only point at a delivery that exists.
 alter table public.wallet_entries
   add constraint wallet_entries_delivery_id_fkey foreign key (delivery_id) references public.deliveries (id);
-create index wallet_entries_delivery_id_idx on public.wallet_entries (delivery_id);
 
 create table public.delivery_history (
   id bigint generated always as identity primary key,
@@ -855,10 +894,72 @@ $$;
 comment on function public.authorize_new_delivery(uuid, text) is 'Checks, before any external call, that the caller may create a delivery (for that driver, with that external id); returns the caller''s company.';
 grant execute on function public.authorize_new_delivery(uuid, text) to authenticated;
 
+-- The one way a delivery is made (public.create_delivery, public.import_deliveries): checks the fields
+-- against the company (driver, window, cash, external id, the charged price), inserts the row priced by the
+-- company's table, records its creation and, for an invoice delivery for a given driver, assigns it.
+create function private.insert_delivery(id uuid, company_id uuid, created_by uuid, delivery public.new_delivery)
+returns public.delivery
+language plpgsql
+set search_path = ''
+as $$
+declare
+  d public.new_delivery := insert_delivery.delivery;
+  metres integer := round(d.distance_m);
+  price numeric(12, 2) := private.price_for(insert_delivery.company_id, metres);
+  made public.deliveries;
+begin
+  if d.driver_id is not null then
+    perform private.check_assignable_driver(insert_delivery.company_id, d.driver_id);
+  end if;
+  perform private.check_window(d.window_start, d.window_end);
+  perform private.check_collect(d.collect_amount, d.collect_method, d.collect_change_for);
+  if d.external_id is not null then
+    -- Once before the insert, for the answer that names the delivery; the unique index settles a race.
+    perform private.check_external_id(insert_delivery.company_id, d.external_id);
+  end if;
+  if d.payment_method = 'pix' and d.charged_price is distinct from price then
+    -- Only when the prices changed between the quote and this insert.
+    raise exception using errcode = 'PT409',
+      message = format('the price changed to %s while the delivery was being created; try again', price);
+  end if;
+
+  insert into public.deliveries (id, company_id, status, payment_status, payment_method,
+    origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
+    distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
+    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date,
+    window_start, window_end, external_id, recipient_email, collect_amount, collect_method, collect_change_for)
+  select insert_delivery.id, insert_delivery.company_id,
+    case d.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
+    case d.payment_method when 'pix' then 'pending' else 'invoiced' end,
+    d.payment_method,
+    btrim(d.origin_address), d.origin_lat, d.origin_lng,
+    btrim(d.destination_address), d.destination_lat, d.destination_lng,
+    metres, round(d.duration_s)::integer, price, p.driver_share, d.driver_id,
+    d.recipient_name, d.recipient_phone, d.notes,
+    d.gateway_payment_id, d.pix_copy_paste, d.pix_qr_code_image, d.payment_due_date,
+    d.window_start, d.window_end, d.external_id, d.recipient_email, d.collect_amount, d.collect_method,
+    d.collect_change_for
+  from public.prices p where p.company_id = insert_delivery.company_id
+  returning * into made;
+  perform private.record_delivery_history(null, made, 'create', insert_delivery.created_by);
+
+  -- An invoice delivery for a given driver is that driver's at once; a Pix one
+  -- becomes it when paid (public.apply_payment_event).
+  if made.status = 'pending' and made.driver_id is not null then
+    made := private.move_delivery(made, 'assign', insert_delivery.created_by);
+  end if;
+  return private.delivery_row(made);
+end;
+$$;
+comment on function private.insert_delivery(uuid, uuid, uuid, public.new_delivery) is 'Makes a delivery of a company from a public.new_delivery: checked, priced, inserted, recorded, assigned.';
+-- Only through public.create_delivery and public.import_deliveries, which the service role calls.
+grant execute on function private.insert_delivery(uuid, uuid, uuid, public.new_delivery) to service_role;
+
 -- Service role only: the route figures and the Pix charge come from the edge's
 -- own calls to the routing service and the gateway, which a client could forge.
 -- The edge authorizes the caller first (public.authorize_new_delivery, as the
--- caller) and passes the caller's company and user id.
+-- caller) and passes the caller's company and user id. The fields are those of
+-- public.new_delivery, as named arguments (the edge's and SQL's callers name them).
 create function public.create_delivery(
   id uuid,
   company_id uuid,
@@ -892,71 +993,23 @@ returns public.delivery
 language plpgsql
 set search_path = ''
 as $$
-declare
-  metres integer := round(create_delivery.distance_m);
-  price numeric(12, 2) := private.price_for(create_delivery.company_id, metres);
-  delivery public.deliveries;
 begin
-  if create_delivery.driver_id is not null then
-    perform private.check_assignable_driver(create_delivery.company_id, create_delivery.driver_id);
-  end if;
-  perform private.check_window(create_delivery.window_start, create_delivery.window_end);
-  perform private.check_collect(create_delivery.collect_amount, create_delivery.collect_method,
-    create_delivery.collect_change_for);
-  if create_delivery.external_id is not null then
-    -- Once before the insert, for the answer that names the delivery; the unique index settles a race.
-    perform private.check_external_id(create_delivery.company_id, create_delivery.external_id);
-  end if;
-  if create_delivery.payment_method = 'pix' and create_delivery.charged_price is distinct from price then
-    -- Only when the prices changed between the quote and this insert.
-    raise exception using errcode = 'PT409',
-      message = format('the price changed to %s while the delivery was being created; try again', price);
-  end if;
-
-  insert into public.deliveries (id, company_id, status, payment_status, payment_method,
-    origin_address, origin_lat, origin_lng, destination_address, destination_lat, destination_lng,
-    distance_m, duration_s, price, driver_share, driver_id, recipient_name, recipient_phone, notes,
-    gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date,
-    window_start, window_end, external_id, recipient_email, collect_amount, collect_method, collect_change_for)
-  select create_delivery.id, create_delivery.company_id,
-    case create_delivery.payment_method when 'pix' then 'awaiting_payment' else 'pending' end,
-    case create_delivery.payment_method when 'pix' then 'pending' else 'invoiced' end,
-    create_delivery.payment_method,
-    btrim(create_delivery.origin_address), create_delivery.origin_lat, create_delivery.origin_lng,
-    btrim(create_delivery.destination_address), create_delivery.destination_lat, create_delivery.destination_lng,
-    metres, round(create_delivery.duration_s)::integer, price, p.driver_share, create_delivery.driver_id,
-    create_delivery.recipient_name, create_delivery.recipient_phone, create_delivery.notes,
-    create_delivery.gateway_payment_id, create_delivery.pix_copy_paste, create_delivery.pix_qr_code_image,
-    create_delivery.payment_due_date,
-    create_delivery.window_start, create_delivery.window_end, create_delivery.external_id,
-    create_delivery.recipient_email, create_delivery.collect_amount, create_delivery.collect_method,
-    create_delivery.collect_change_for
-  from public.prices p where p.company_id = create_delivery.company_id
-  returning * into delivery;
-  perform private.record_delivery_history(null, delivery, 'create', create_delivery.created_by);
-
-  -- An invoice delivery for a given driver is that driver's at once; a Pix one
-  -- becomes it when paid (public.apply_payment_event).
-  if delivery.status = 'pending' and delivery.driver_id is not null then
-    delivery := private.move_delivery(delivery, 'assign', create_delivery.created_by);
-  end if;
-  return private.delivery_row(delivery);
+  -- The arguments after the first three, in public.new_delivery's order.
+  return private.insert_delivery(create_delivery.id, create_delivery.company_id, create_delivery.created_by,
+    row(payment_method, origin_address, origin_lat, origin_lng, destination_address, destination_lat,
+      destination_lng, distance_m, duration_s, recipient_name, recipient_phone, notes, driver_id, charged_price,
+      gateway_payment_id, pix_copy_paste, pix_qr_code_image, payment_due_date, window_start, window_end,
+      external_id, recipient_email, collect_amount, collect_method, collect_change_for)::public.new_delivery);
 end;
 $$;
-comment on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text, numeric, text, numeric)
-  is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
-revoke execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text, numeric, text, numeric) from authenticated;
-grant execute on function public.create_delivery(uuid, uuid, uuid, text, text, double precision, double precision, text,
-  double precision, double precision, numeric, numeric, text, text, text, uuid, numeric, text, text, text, date,
-  timestamptz, timestamptz, text, text, numeric, text, numeric) to service_role;
+-- Named without its argument types: there is one public.create_delivery.
+comment on function public.create_delivery is 'Inserts a delivery the edge has routed (and for Pix, charged) for an authorized caller (service role).';
+revoke execute on function public.create_delivery from authenticated;
+grant execute on function public.create_delivery to service_role;
 
 -- Gateway customers are made once per document and company gateway account
 -- (gateway_configs.company_id is its key: at most one row), keyed by the
--- document's digits (private.normalize_document, 02_brazil.sql).
+-- document's digits (private.normalize_document, 01_brazil.sql).
 create function private.gateway_customer_id(company_id uuid, document text)
 returns text
 language plpgsql
@@ -1313,159 +1366,6 @@ $$;
 comment on function public.complete_delivery(uuid, text, numeric, text) is 'The linked driver completes a delivery in progress, with its proof, its handover code and what was collected at the door, and is credited price * driver_share.';
 grant execute on function public.complete_delivery(uuid, text, numeric, text) to authenticated;
 
--- Section: gateway events
-
--- A refund takes back what the driver was credited, as a new ledger entry, under
--- the wallet lock of the driver credited.
-create function private.reverse_delivery_credit(delivery public.deliveries)
-returns void
-language plpgsql
-set search_path = ''
-as $$
-declare
-  credit public.wallet_entries;
-begin
-  select * into credit from public.wallet_entries e
-  where e.delivery_id = (reverse_delivery_credit.delivery).id and e.kind = 'delivery_credit';
-  if not found then
-    return;
-  end if;
-  perform private.lock_wallet(credit.driver_id);
-  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
-  values (credit.company_id, credit.driver_id, 'credit_reversal', -credit.amount, credit.delivery_id);
-end;
-$$;
-comment on function private.reverse_delivery_credit(public.deliveries) is 'Adds a credit_reversal entry for a delivery''s credit, if it had one, under the driver''s wallet lock.';
-
--- The effect of one event on a locked delivery that has not seen it yet:
--- the moved delivery, or null when the event does not apply to its state.
-create function private.apply_payment_effect(delivery public.deliveries, trigger text)
-returns public.deliveries
-language plpgsql
-set search_path = ''
-as $$
-begin
-  case apply_payment_effect.trigger
-    when 'payment_received' then
-      -- Paid after it was cancelled (overdue, or cancelled while the charge was
-      -- being paid): the payment is recorded, and the delivery shows refund_due
-      -- until the company refunds it at the gateway (PAYMENT_REFUNDED).
-      if delivery.status = 'cancelled' and delivery.payment_status in ('pending', 'overdue') then
-        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'received');
-      end if;
-      if delivery.status <> 'awaiting_payment' then
-        return null;
-      end if;
-      -- A driver chosen at creation takes it now, unless deactivated meanwhile:
-      -- then it is open to every driver.
-      if delivery.driver_id is not null
-        and not exists (select from public.drivers d where d.id = delivery.driver_id and d.active) then
-        update public.deliveries d set driver_id = null where d.id = delivery.id returning * into delivery;
-      end if;
-      delivery := private.move_delivery(delivery, apply_payment_effect.trigger, null,
-        payment_status => case when delivery.payment_status = 'confirmed' then 'confirmed' else 'received' end);
-      if delivery.driver_id is not null then
-        delivery := private.move_delivery(delivery, 'assign', null);
-      end if;
-      return delivery;
-    when 'payment_confirmed' then
-      -- Confirmed before we heard it was received (its PAYMENT_RECEIVED lost, or the gateway's first word is
-      -- CONFIRMED or RECEIVED_IN_CASH): it counts as received, then confirmed, each move recorded. A cancelled
-      -- delivery thus records the payment and shows refund_due.
-      if delivery.payment_status in ('pending', 'overdue') then
-        delivery := private.apply_payment_effect(delivery, 'payment_received');
-        if delivery.id is null then
-          return null;
-        end if;
-      end if;
-      if delivery.payment_status <> 'received' then
-        return null;
-      end if;
-      return private.set_payment_status(delivery, apply_payment_effect.trigger, 'confirmed');
-    when 'payment_refunded' then
-      perform private.reverse_delivery_credit(delivery);
-      if delivery.status = 'cancelled' then
-        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'refunded');
-      end if;
-      return private.move_delivery(delivery, apply_payment_effect.trigger, null, payment_status => 'refunded',
-        cancel_reason => 'payment refunded');
-    when 'payment_overdue' then
-      if delivery.status <> 'awaiting_payment' then
-        return null;
-      end if;
-      return private.move_delivery(delivery, apply_payment_effect.trigger, null, payment_status => 'overdue',
-        cancel_reason => 'payment overdue');
-  end case;
-end;
-$$;
-comment on function private.apply_payment_effect(public.deliveries, text) is 'Applies one PAYMENT_* event to a locked delivery; null when its state does not allow it.';
-
--- Called by the webhook endpoints (service role); answers {result, delivery_id,
--- company_id, detail}, company_id so that the platform endpoint can file its
--- audit row under the delivery's company. Idempotent: an event already
--- applied to the delivery is a duplicate (its history row is unique); an event
--- for no delivery of ours, or for a state it does not apply to, is ignored.
--- A charge left at the gateway by a creation that failed afterwards has no
--- delivery, so paying it changes nothing here.
-create function public.apply_payment_event(company_id uuid, event text, payment_id text, external_reference text)
-returns jsonb
-language plpgsql
-set search_path = ''
-as $$
-declare
-  kind text := lower(apply_payment_event.event);
-  delivery public.deliveries;
-  moved public.deliveries;
-  result text;
-  detail text;
-begin
-  if kind not in ('payment_received', 'payment_confirmed', 'payment_refunded', 'payment_overdue') then
-    return jsonb_build_object('result', 'ignored', 'delivery_id', null, 'company_id', null, 'detail', 'event not handled');
-  end if;
-
-  select * into delivery from public.deliveries d
-  where d.gateway_payment_id = apply_payment_event.payment_id
-    and (apply_payment_event.company_id is null or d.company_id = apply_payment_event.company_id)
-  for update;
-  if not found and apply_payment_event.external_reference
-    ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
-    select * into delivery from public.deliveries d
-    where d.id = apply_payment_event.external_reference::uuid
-      and (apply_payment_event.company_id is null or d.company_id = apply_payment_event.company_id)
-      -- The reference names the delivery, but the charge must be its own.
-      and (apply_payment_event.payment_id is null or d.gateway_payment_id = apply_payment_event.payment_id)
-    for update;
-  end if;
-  if delivery.id is null then
-    return jsonb_build_object('result', 'ignored', 'delivery_id', null, 'company_id', null,
-      'detail', 'no delivery for this payment');
-  end if;
-  if delivery.payment_method <> 'pix' then
-    return jsonb_build_object('result', 'ignored', 'delivery_id', delivery.id, 'company_id', delivery.company_id,
-      'detail', 'delivery is not paid by Pix');
-  end if;
-
-  if exists (select from public.delivery_history h where h.delivery_id = delivery.id and h.trigger = kind) then
-    result := 'duplicate';
-    detail := format('%s already applied', apply_payment_event.event);
-  else
-    moved := private.apply_payment_effect(delivery, kind);
-    if moved.id is null then
-      result := 'ignored';
-      detail := format('%s does not apply to a delivery %s with payment %s', apply_payment_event.event, delivery.status,
-        delivery.payment_status);
-    else
-      result := 'processed';
-      detail := format('delivery %s, payment %s', moved.status, moved.payment_status);
-    end if;
-  end if;
-  return jsonb_build_object('result', result, 'delivery_id', delivery.id, 'company_id', delivery.company_id, 'detail', detail);
-end;
-$$;
-comment on function public.apply_payment_event(uuid, text, text, text) is 'Applies a gateway PAYMENT_* event to its delivery, idempotently: processed, duplicate or ignored (service role).';
-revoke execute on function public.apply_payment_event(uuid, text, text, text) from authenticated;
-grant execute on function public.apply_payment_event(uuid, text, text, text) to service_role;
-
 -- Section: realtime
 
 -- Tells every active driver of the company but `except_driver` an event with the delivery as drivers read it:
@@ -1539,6 +1439,172 @@ create trigger deliveries_broadcast_update
     or old.refund_requested_at is distinct from new.refund_requested_at)
   execute function private.broadcast_delivery_change();
 
+-- Section: what fires on a delivery
+
+-- The triggers on public.deliveries are here, each with its function, whichever concern it serves (the
+-- broadcasts, the tracking tokens and the windows in their own sections above); each concern's file points here.
+-- PL/pgSQL resolves the names of a function's statements when it first runs, so these may use what later
+-- files define; but the types of its variables when it is created. So three stay in the file whose types
+-- they hold: deliveries_roll_up_insert and _update (12_reports.sql: private.delivery_days),
+-- deliveries_queue_notifications_insert and _update (13_notifications.sql: notification_settings_set) and
+-- deliveries_follow_route_stops (16_routes.sql: public.routes).
+
+-- Live tracking (08_tracking.sql): the tracking topic follows the delivery.
+
+-- A change of status or of the ETA: `tracking_updated` with the tracking view.
+create function private.broadcast_tracking_change()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  token_hash bytea;
+begin
+  select t.token_hash into token_hash from private.delivery_tracking t where t.delivery_id = new.id;
+  if token_hash is not null then
+    perform private.broadcast(private.tracking_topic(token_hash), 'tracking_updated', private.tracking_json_of(new.id));
+  end if;
+  return null;
+end;
+$$;
+comment on function private.broadcast_tracking_change() is 'Broadcasts a delivery''s new status or ETA on its tracking topic.';
+create trigger deliveries_broadcast_tracking after update of status, eta_refreshed_at on public.deliveries
+  for each row when (old.status is distinct from new.status or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
+  execute function private.broadcast_tracking_change();
+
+-- Proof (09_proof.sql): a handover code for a delivery created while its company requires them.
+
+create function private.give_handover_code()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if (private.proof_requirements_row(new.company_id)).handover_code then
+    insert into private.handover_codes (delivery_id, company_id, code)
+    values (new.id, new.company_id, private.new_handover_code());
+  end if;
+  return null;
+end;
+$$;
+comment on function private.give_handover_code() is 'Gives a new delivery its handover code when its company requires one.';
+create trigger deliveries_give_handover_code after insert on public.deliveries
+  for each row execute function private.give_handover_code();
+
+-- Dispatch (14_dispatch.sql): entering and following dispatch.
+
+-- Before a delivery's status (or driver) changes: a delivery that becomes pending for nobody under `offer`
+-- or `auto` enters dispatch (queued); one that leaves the pool under dispatch is assigned (a driver has it)
+-- or out of it (cancelled).
+create function private.enter_dispatch()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if new.status = 'pending' and new.driver_id is null then
+    if tg_op = 'INSERT' or old.status <> 'pending' then
+      new.dispatch_status := case when (private.dispatch_settings_of(new.company_id)).mode <> 'broadcast' then 'queued' end;
+    end if;
+  elsif tg_op = 'UPDATE' and old.status = 'pending' and old.driver_id is null then
+    new.dispatch_status := case when old.dispatch_status is not null and new.driver_id is not null then 'assigned' end;
+  end if;
+  return new;
+end;
+$$;
+comment on function private.enter_dispatch() is 'Sets dispatch_status as a delivery becomes pending (queued under offer or auto) or leaves the pool (assigned, or none).';
+
+create trigger deliveries_enter_dispatch_insert before insert on public.deliveries
+  for each row when (new.status = 'pending' and new.driver_id is null)
+  execute function private.enter_dispatch();
+create trigger deliveries_enter_dispatch_update before update of status, driver_id on public.deliveries
+  for each row when (old.status is distinct from new.status or old.driver_id is distinct from new.driver_id)
+  execute function private.enter_dispatch();
+
+-- After: a queued delivery gets its turn (now, or an hour before its window opens); one that leaves the pool
+-- under dispatch takes its live offers (withdrawn) and its turn with it; a driver whose new delivery brings
+-- it to its limit gives up its other offers (private.withdraw_driver_offers).
+create function private.follow_dispatch()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if new.dispatch_status = 'queued' and (tg_op = 'INSERT' or old.dispatch_status is distinct from 'queued') then
+    perform private.queue_dispatch(new.id, greatest(now(), coalesce(new.window_start - interval '1 hour', now())));
+  end if;
+  if tg_op = 'UPDATE' and old.status = 'pending' and new.status <> 'pending' then
+    if old.dispatch_status is not null then
+      update public.dispatch_offers o set outcome = 'withdrawn', decided_at = now()
+      where o.delivery_id = new.id and o.outcome is null;
+      delete from private.dispatch_queue q where q.delivery_id = new.id;
+    end if;
+    if new.driver_id is not null
+       and exists (select from public.dispatch_offers o where o.driver_id = new.driver_id and o.outcome is null)
+       and (select count(*) from public.deliveries d
+            where d.driver_id = new.driver_id and d.status in ('accepted', 'in_progress'))
+           >= (private.dispatch_settings_of(new.company_id)).max_active_per_driver then
+      perform private.withdraw_driver_offers(new.driver_id);
+    end if;
+  end if;
+  return null;
+end;
+$$;
+comment on function private.follow_dispatch() is 'Queues a delivery entering dispatch; withdraws the offers of one leaving the pool, and those of a driver it brings to its limit.';
+
+create trigger deliveries_follow_dispatch_insert after insert on public.deliveries
+  for each row when (new.dispatch_status = 'queued')
+  execute function private.follow_dispatch();
+-- Only the changes it acts on: a dispatch status moving on within dispatch (queued to offered, above all) calls
+-- nothing.
+create trigger deliveries_follow_dispatch_update after update of status, dispatch_status on public.deliveries
+  for each row when (old.status is distinct from new.status
+    or (new.dispatch_status = 'queued' and old.dispatch_status is distinct from 'queued'))
+  execute function private.follow_dispatch();
+
+-- Integrations (18_integrations.sql): the webhook events of a creation or a move.
+
+-- delivery.created on insert; on a move, delivery.status_changed (with the
+-- previous status), and delivery.completed or delivery.failed as well.
+create function private.queue_delivery_webhooks()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  data jsonb;
+begin
+  if not exists (select from public.webhook_endpoints e where e.company_id = new.company_id and e.enabled) then
+    return null;
+  end if;
+  data := private.webhook_delivery_data(new);
+  if tg_op = 'INSERT' then
+    perform private.queue_webhook_event(new.company_id, 'delivery.created', data);
+    return null;
+  end if;
+  perform private.queue_webhook_event(new.company_id, 'delivery.status_changed',
+    data || jsonb_build_object('previous_status', old.status));
+  if new.status = 'completed' then
+    perform private.queue_webhook_event(new.company_id, 'delivery.completed', data);
+  elsif new.status = 'failed' then
+    perform private.queue_webhook_event(new.company_id, 'delivery.failed', data);
+  end if;
+  return null;
+end;
+$$;
+comment on function private.queue_delivery_webhooks() is 'Queues the webhook events of a delivery''s creation or move, in the same transaction.';
+
+create trigger deliveries_queue_webhooks_insert after insert on public.deliveries
+  for each row execute function private.queue_delivery_webhooks();
+create trigger deliveries_queue_webhooks_update after update of status on public.deliveries
+  for each row when (old.status is distinct from new.status)
+  execute function private.queue_delivery_webhooks();
+
 -- Section: grants of the helpers
 
 -- Read paths run as the caller; write paths run as the owner (security definer)
@@ -1549,7 +1615,6 @@ grant execute on function private.delivery_row(public.deliveries), private.deliv
 grant execute on function private.delivery_moves(), private.record_delivery_history(public.deliveries, public.deliveries, text, uuid),
   private.move_delivery(public.deliveries, text, uuid, uuid, text, text),
   private.set_payment_status(public.deliveries, text, text), private.check_assignable_driver(uuid, uuid),
-  private.reverse_delivery_credit(public.deliveries), private.apply_payment_effect(public.deliveries, text),
   private.gateway_customer_id(uuid, text), private.remember_gateway_customer(uuid, text, text)
   to service_role;
 grant execute on function private.check_assignable_driver(uuid, uuid) to authenticated;

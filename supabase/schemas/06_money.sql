@@ -77,7 +77,7 @@ end;
 $$;
 comment on function private.try_uuid(text) is 'The text as a uuid, or null when it is not one (gateway references are untrusted text).';
 
--- A key is stored in its canonical form, which private.normalize_pix_key (02_brazil.sql) gives.
+-- A key is stored in its canonical form, which private.normalize_pix_key (01_brazil.sql) gives.
 alter table public.withdrawals
   add constraint withdrawals_pix_key_valid check (private.normalize_pix_key(pix_key, pix_key_type) is not distinct from pix_key);
 
@@ -154,57 +154,9 @@ $$;
 comment on function private.withdrawal_move_allowed(text, text) is 'The withdrawal transitions: processing to completed or failed, and failed to completed when the gateway reports the transfer done.';
 grant execute on function private.withdrawal_move_allowed(text, text) to authenticated, service_role;
 
--- Guards every update, whoever makes it (service role included): a refused
--- move is 422, and what identifies the money never changes.
-create function private.guard_withdrawal_update()
-returns trigger
-language plpgsql
-set search_path = ''
-as $$
-begin
-  if new.status is distinct from old.status
-     and not private.withdrawal_move_allowed(old.status, new.status) then
-    raise exception using errcode = 'PT422', message = format('withdrawal cannot move from %s to %s', old.status, new.status);
-  end if;
-  if (new.company_id, new.driver_id, new.amount, new.pix_key, new.pix_key_type, new.created_at)
-     is distinct from (old.company_id, old.driver_id, old.amount, old.pix_key, old.pix_key_type, old.created_at) then
-    raise exception using errcode = 'PT422', message = 'a withdrawal''s owner, amount and Pix key cannot change';
-  end if;
-  if old.gateway_transfer_id is not null and new.gateway_transfer_id is distinct from old.gateway_transfer_id then
-    raise exception using errcode = 'PT422', message = 'a withdrawal''s gateway transfer cannot change';
-  end if;
-  -- Why it failed is written once, with the failure, and kept after.
-  if new.failure_kind is distinct from old.failure_kind and not (old.status = 'processing' and new.status = 'failed') then
-    raise exception using errcode = 'PT422', message = 'a withdrawal''s failure kind is set only when it fails';
-  end if;
-  new.updated_at := now();
-  return new;
-end;
-$$;
-comment on function private.guard_withdrawal_update() is 'Trigger: refuses any withdrawal move outside the state machine, any change of owner, amount, key or transfer, and any later change of why it failed.';
-create trigger withdrawals_guard before update on public.withdrawals
-  for each row execute function private.guard_withdrawal_update();
+-- private.guard_withdrawal_update, the trigger: 04_wallets.sql, Section: what fires on the wallet tables.
 
--- A debit exists only for a completed withdrawal, for exactly its amount.
-create function private.check_withdrawal_debit()
-returns trigger
-language plpgsql
-set search_path = ''
-as $$
-begin
-  if not exists (
-    select from public.withdrawals w
-    where w.id = new.withdrawal_id and w.status = 'completed'
-      and w.driver_id = new.driver_id and w.company_id = new.company_id and new.amount = -w.amount
-  ) then
-    raise exception using errcode = 'PT422', message = 'a withdrawal debit needs its completed withdrawal and exactly its amount';
-  end if;
-  return new;
-end;
-$$;
-comment on function private.check_withdrawal_debit() is 'Trigger: a withdrawal_debit entry must match a completed withdrawal of the same driver, amount for amount.';
-create trigger wallet_entries_check_withdrawal_debit before insert on public.wallet_entries
-  for each row when (new.kind = 'withdrawal_debit') execute function private.check_withdrawal_debit();
+-- private.check_withdrawal_debit, the trigger: 04_wallets.sql, Section: what fires on the wallet tables.
 
 -- And a completed withdrawal has its debit by the end of the transaction.
 create function private.check_completed_withdrawal_debited()
@@ -226,24 +178,7 @@ create constraint trigger withdrawals_completed_debited after update on public.w
   deferrable initially deferred
   for each row when (new.status = 'completed') execute function private.check_completed_withdrawal_debited();
 
--- Realtime: the driver and its company's managers see every change.
-create function private.broadcast_withdrawal()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  payload jsonb := private.withdrawal_json(new);
-begin
-  perform private.broadcast('driver:' || new.driver_id, 'withdrawal_updated', payload);
-  perform private.broadcast('company:' || new.company_id, 'withdrawal_updated', payload);
-  return null;
-end;
-$$;
-comment on function private.broadcast_withdrawal() is 'Trigger: broadcasts withdrawal_updated with the withdrawal to driver:{driver_id} and company:{company_id}.';
-create trigger withdrawals_broadcast after insert or update on public.withdrawals
-  for each row execute function private.broadcast_withdrawal();
+-- private.broadcast_withdrawal, the trigger: 04_wallets.sql, Section: what fires on the wallet tables.
 
 -- Section: wallet
 
@@ -494,6 +429,163 @@ $$;
 comment on function public.get_withdrawal(uuid) is 'One withdrawal: the driver''s own, or its company''s for owners and admins.';
 grant execute on function public.get_withdrawal(uuid) to authenticated;
 
+-- Section: payment events (the gateway's word on a delivery's Pix charge)
+
+-- A refund takes back what the driver was credited, as a new ledger entry, under
+-- the wallet lock of the driver credited.
+create function private.reverse_delivery_credit(delivery public.deliveries)
+returns void
+language plpgsql
+set search_path = ''
+as $$
+declare
+  credit public.wallet_entries;
+begin
+  select * into credit from public.wallet_entries e
+  where e.delivery_id = (reverse_delivery_credit.delivery).id and e.kind = 'delivery_credit';
+  if not found then
+    return;
+  end if;
+  perform private.lock_wallet(credit.driver_id);
+  insert into public.wallet_entries (company_id, driver_id, kind, amount, delivery_id)
+  values (credit.company_id, credit.driver_id, 'credit_reversal', -credit.amount, credit.delivery_id);
+end;
+$$;
+comment on function private.reverse_delivery_credit(public.deliveries) is 'Adds a credit_reversal entry for a delivery''s credit, if it had one, under the driver''s wallet lock.';
+
+-- The effect of one event on a locked delivery that has not seen it yet:
+-- the moved delivery, or null when the event does not apply to its state.
+create function private.apply_payment_effect(delivery public.deliveries, trigger text)
+returns public.deliveries
+language plpgsql
+set search_path = ''
+as $$
+begin
+  case apply_payment_effect.trigger
+    when 'payment_received' then
+      -- Paid after it was cancelled (overdue, or cancelled while the charge was
+      -- being paid): the payment is recorded, and the delivery shows refund_due
+      -- until the company refunds it at the gateway (PAYMENT_REFUNDED).
+      if delivery.status = 'cancelled' and delivery.payment_status in ('pending', 'overdue') then
+        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'received');
+      end if;
+      if delivery.status <> 'awaiting_payment' then
+        return null;
+      end if;
+      -- A driver chosen at creation takes it now, unless deactivated meanwhile:
+      -- then it is open to every driver.
+      if delivery.driver_id is not null
+        and not exists (select from public.drivers d where d.id = delivery.driver_id and d.active) then
+        update public.deliveries d set driver_id = null where d.id = delivery.id returning * into delivery;
+      end if;
+      delivery := private.move_delivery(delivery, apply_payment_effect.trigger, null,
+        payment_status => case when delivery.payment_status = 'confirmed' then 'confirmed' else 'received' end);
+      if delivery.driver_id is not null then
+        delivery := private.move_delivery(delivery, 'assign', null);
+      end if;
+      return delivery;
+    when 'payment_confirmed' then
+      -- Confirmed before we heard it was received (its PAYMENT_RECEIVED lost, or the gateway's first word is
+      -- CONFIRMED or RECEIVED_IN_CASH): it counts as received, then confirmed, each move recorded. A cancelled
+      -- delivery thus records the payment and shows refund_due.
+      if delivery.payment_status in ('pending', 'overdue') then
+        delivery := private.apply_payment_effect(delivery, 'payment_received');
+        if delivery.id is null then
+          return null;
+        end if;
+      end if;
+      if delivery.payment_status <> 'received' then
+        return null;
+      end if;
+      return private.set_payment_status(delivery, apply_payment_effect.trigger, 'confirmed');
+    when 'payment_refunded' then
+      perform private.reverse_delivery_credit(delivery);
+      if delivery.status = 'cancelled' then
+        return private.set_payment_status(delivery, apply_payment_effect.trigger, 'refunded');
+      end if;
+      return private.move_delivery(delivery, apply_payment_effect.trigger, null, payment_status => 'refunded',
+        cancel_reason => 'payment refunded');
+    when 'payment_overdue' then
+      if delivery.status <> 'awaiting_payment' then
+        return null;
+      end if;
+      return private.move_delivery(delivery, apply_payment_effect.trigger, null, payment_status => 'overdue',
+        cancel_reason => 'payment overdue');
+  end case;
+end;
+$$;
+comment on function private.apply_payment_effect(public.deliveries, text) is 'Applies one PAYMENT_* event to a locked delivery; null when its state does not allow it.';
+
+-- Called by the webhook endpoints (service role); answers {result, delivery_id,
+-- company_id, detail}, company_id so that the platform endpoint can file its
+-- audit row under the delivery's company. Idempotent: an event already
+-- applied to the delivery is a duplicate (its history row is unique); an event
+-- for no delivery of ours, or for a state it does not apply to, is ignored.
+-- A charge left at the gateway by a creation that failed afterwards has no
+-- delivery, so paying it changes nothing here.
+create function public.apply_payment_event(company_id uuid, event text, payment_id text, external_reference text)
+returns jsonb
+language plpgsql
+set search_path = ''
+as $$
+declare
+  kind text := lower(apply_payment_event.event);
+  delivery public.deliveries;
+  moved public.deliveries;
+  result text;
+  detail text;
+begin
+  if kind not in ('payment_received', 'payment_confirmed', 'payment_refunded', 'payment_overdue') then
+    return jsonb_build_object('result', 'ignored', 'delivery_id', null, 'company_id', null, 'detail', 'event not handled');
+  end if;
+
+  select * into delivery from public.deliveries d
+  where d.gateway_payment_id = apply_payment_event.payment_id
+    and (apply_payment_event.company_id is null or d.company_id = apply_payment_event.company_id)
+  for update;
+  if not found and apply_payment_event.external_reference
+    ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+    select * into delivery from public.deliveries d
+    where d.id = apply_payment_event.external_reference::uuid
+      and (apply_payment_event.company_id is null or d.company_id = apply_payment_event.company_id)
+      -- The reference names the delivery, but the charge must be its own.
+      and (apply_payment_event.payment_id is null or d.gateway_payment_id = apply_payment_event.payment_id)
+    for update;
+  end if;
+  if delivery.id is null then
+    return jsonb_build_object('result', 'ignored', 'delivery_id', null, 'company_id', null,
+      'detail', 'no delivery for this payment');
+  end if;
+  if delivery.payment_method <> 'pix' then
+    return jsonb_build_object('result', 'ignored', 'delivery_id', delivery.id, 'company_id', delivery.company_id,
+      'detail', 'delivery is not paid by Pix');
+  end if;
+
+  if exists (select from public.delivery_history h where h.delivery_id = delivery.id and h.trigger = kind) then
+    result := 'duplicate';
+    detail := format('%s already applied', apply_payment_event.event);
+  else
+    moved := private.apply_payment_effect(delivery, kind);
+    if moved.id is null then
+      result := 'ignored';
+      detail := format('%s does not apply to a delivery %s with payment %s', apply_payment_event.event, delivery.status,
+        delivery.payment_status);
+    else
+      result := 'processed';
+      detail := format('delivery %s, payment %s', moved.status, moved.payment_status);
+    end if;
+  end if;
+  return jsonb_build_object('result', result, 'delivery_id', delivery.id, 'company_id', delivery.company_id, 'detail', detail);
+end;
+$$;
+comment on function public.apply_payment_event(uuid, text, text, text) is 'Applies a gateway PAYMENT_* event to its delivery, idempotently: processed, duplicate or ignored (service role).';
+revoke execute on function public.apply_payment_event(uuid, text, text, text) from authenticated;
+grant execute on function public.apply_payment_event(uuid, text, text, text) to service_role;
+
+grant execute on function private.reverse_delivery_credit(public.deliveries),
+  private.apply_payment_effect(public.deliveries, text)
+  to service_role;
+
 -- Section: transfer events
 
 -- The withdrawal an event speaks of: by the gateway's transfer id, else by our
@@ -672,5 +764,3 @@ end;
 $$;
 comment on function public.payments_to_reconcile(integer) is 'Pix deliveries still awaiting payment 10 minutes after their charge: every pass in the first hour, then hourly (service role).';
 grant execute on function public.payments_to_reconcile(integer) to service_role;
--- The reconciliation's scan: only deliveries awaiting payment, by age.
-create index deliveries_awaiting_payment_created_idx on public.deliveries (created_at) where status = 'awaiting_payment';

@@ -5,6 +5,15 @@
 -- that use supabase-js directly. Accepted positions are broadcast to the
 -- company's managers as `driver_location` on `company:{company_id}`.
 
+-- Section: extensions
+
+-- For the positions' GiST index, nearest first (dispatch, 14_dispatch.sql, ranks by it).
+-- Supabase has all three; the local Postgres ships them as contrib modules.
+create extension if not exists cube with schema extensions;
+create extension if not exists earthdistance with schema extensions;
+-- The positions' index leads with the company (a uuid), which GiST indexes through btree_gist.
+create extension if not exists btree_gist with schema extensions;
+
 -- Section: types (02_company.sql says why functions return them)
 
 create type public.driver_location as (
@@ -56,6 +65,23 @@ create table public.driver_locations (
 comment on table public.driver_locations is 'The latest accepted GPS position of each driver (speed in m/s, accuracy in m, heading in degrees).';
 comment on column public.driver_locations.updated_at is 'When the position was accepted; the rate limit counts from here.';
 create index driver_locations_company_id_idx on public.driver_locations (company_id);
+-- A position as a point of earthdistance's earth (a cube in metres from the earth's centre). Security definer,
+-- as private.fold: the extension's functions are created after our default privileges took PUBLIC's execute
+-- right away, and every role that writes a position computes it for the index below.
+create function private.earth_point(lat double precision, lng double precision)
+returns extensions.earth
+language plpgsql
+immutable
+parallel safe
+security definer
+set search_path = ''
+as $$ begin return extensions.ll_to_earth(earth_point.lat, earth_point.lng); end; $$;
+comment on function private.earth_point(double precision, double precision) is 'A latitude and longitude as an earthdistance point, for the positions'' GiST index and the distances to a pickup.';
+grant execute on function private.earth_point(double precision, double precision) to authenticated, service_role;
+-- Nearest first: the positions of a company's drivers by straight-line distance (cube's `<->` between the
+-- earth points, which orders as the great-circle distance does), within one company.
+create index driver_locations_position_idx on public.driver_locations
+  using gist (company_id, private.earth_point(lat, lng));
 alter table public.driver_locations enable row level security;
 
 -- Managers see their company's positions; a driver sees its own. Nobody but
@@ -172,6 +198,46 @@ $$;
 comment on function public.list_driver_locations() is 'Every active driver of the caller''s company with its last position, or nulls (owner, admin, legacy admin).';
 grant execute on function public.list_driver_locations() to authenticated;
 
+create type public.location_update as (location public.driver_location, eta_due jsonb);
+comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}], and the live route due a new timing: [{route_id, from}].';
+
+-- What PUT /api/v1/locations/me runs: the position (update_my_location: its
+-- rate limit, trail and broadcasts) and, in the same statement and
+-- transaction, the claim of the driver's deliveries due a new ETA, which the
+-- edge then measures after its answer (functions/api/eta.ts): one statement
+-- per update, which the edge sends in one write with its transaction's begin
+-- and commit, one round trip. Security definer for the claim, which no role may call itself; it claims
+-- the caller's own deliveries only. A driver calling it through the Data API
+-- claims refreshes nobody measures: its own deliveries keep their ETA until the
+-- next claim, 30 s on (update_my_location claims nothing).
+create function public.update_my_location_with_eta(
+  lat double precision,
+  lng double precision,
+  heading double precision default null,
+  speed double precision default null,
+  accuracy double precision default null
+)
+returns public.location_update
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  located public.driver_location;
+begin
+  located := public.update_my_location(update_my_location_with_eta.lat, update_my_location_with_eta.lng,
+    update_my_location_with_eta.heading, update_my_location_with_eta.speed, update_my_location_with_eta.accuracy);
+  -- It sees the position just stored: the claims measure from there (a live route's stops are timed again at the
+  -- same cadence: private.claim_route_timing, 16_routes.sql).
+  return row(located, private.claim_eta_refreshes(located.driver_id) || private.claim_route_timing(located.driver_id))
+    ::public.location_update;
+end;
+$$;
+comment on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)
+  is 'update_my_location, and the claim of the caller''s deliveries in progress due a new ETA (30 s, 100 m), in one statement (driver).';
+grant execute on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)
+  to authenticated;
+
 -- Section: trails
 
 -- The trail of a delivery in progress: the last 500 accepted positions of its
@@ -179,11 +245,6 @@ grant execute on function public.list_driver_locations() to authenticated;
 -- map gets new points from the `driver_location` broadcast). Appended by a
 -- trigger on accepted positions only, so update_my_location is unchanged and a
 -- refused update never reaches it.
-
--- The trigger's lookup on every accepted position: "this driver's deliveries in
--- progress", which the deliveries' own (driver_id, created_at) index would
--- answer by walking the driver's whole history.
-create index deliveries_driver_in_progress_idx on public.deliveries (driver_id) where status = 'in_progress';
 
 create table public.delivery_trail_points (
   delivery_id uuid not null references public.deliveries (id) on delete cascade,

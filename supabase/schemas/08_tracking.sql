@@ -208,27 +208,7 @@ create policy realtime_messages_select_tracking on realtime.messages
     and (select private.may_read_tracking_topic(realtime.topic()))
   );
 
--- A change of status or of the ETA: `tracking_updated` with the tracking view.
-create function private.broadcast_tracking_change()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  token_hash bytea;
-begin
-  select t.token_hash into token_hash from private.delivery_tracking t where t.delivery_id = new.id;
-  if token_hash is not null then
-    perform private.broadcast(private.tracking_topic(token_hash), 'tracking_updated', private.tracking_json_of(new.id));
-  end if;
-  return null;
-end;
-$$;
-comment on function private.broadcast_tracking_change() is 'Broadcasts a delivery''s new status or ETA on its tracking topic.';
-create trigger deliveries_broadcast_tracking after update of status, eta_refreshed_at on public.deliveries
-  for each row when (old.status is distinct from new.status or old.eta_refreshed_at is distinct from new.eta_refreshed_at)
-  execute function private.broadcast_tracking_change();
+-- private.broadcast_tracking_change, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
 -- An accepted position of a driver with a delivery in progress is sent on that delivery's tracking topic as
 -- `driver_location` by the trail's trigger (private.append_delivery_trail, 07_locations.sql), which looks the
@@ -236,7 +216,7 @@ create trigger deliveries_broadcast_tracking after update of status, eta_refresh
 
 -- Section: live ETA
 
--- With each accepted position (update_my_location_with_eta, below), which of
+-- With each accepted position (update_my_location_with_eta, 07_locations.sql), which of
 -- the driver's deliveries in progress are due a new ETA: never asked in the
 -- last 30 seconds, and the driver moved more than 100 m from where the last ETA
 -- was measured (or none was). The update claims them (eta_requested_at), so of
@@ -280,45 +260,8 @@ end;
 $$;
 comment on function private.claim_eta_refreshes(uuid) is 'Claims the driver''s deliveries in progress due a new ETA (30 s since the last request, moved > 100 m) and answers where from and to.';
 
-create type public.location_update as (location public.driver_location, eta_due jsonb);
-comment on type public.location_update is 'An accepted position and the ETA refreshes it claimed: [{delivery_id, from: {lat, lng}, destination: {lat, lng}}], and the live route due a new timing: [{route_id, from}].';
-
--- What PUT /api/v1/locations/me runs: the position (update_my_location: its
--- rate limit, trail and broadcasts) and, in the same statement and
--- transaction, the claim of the driver's deliveries due a new ETA, which the
--- edge then measures after its answer (functions/api/eta.ts): one statement
--- per update, which the edge sends in one write with its transaction's begin
--- and commit, one round trip. Security definer for the claim, which no role may call itself; it claims
--- the caller's own deliveries only. A driver calling it through the Data API
--- claims refreshes nobody measures: its own deliveries keep their ETA until the
--- next claim, 30 s on (update_my_location claims nothing).
-create function public.update_my_location_with_eta(
-  lat double precision,
-  lng double precision,
-  heading double precision default null,
-  speed double precision default null,
-  accuracy double precision default null
-)
-returns public.location_update
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  located public.driver_location;
-begin
-  located := public.update_my_location(update_my_location_with_eta.lat, update_my_location_with_eta.lng,
-    update_my_location_with_eta.heading, update_my_location_with_eta.speed, update_my_location_with_eta.accuracy);
-  -- It sees the position just stored: the claims measure from there (a live route's stops are timed again at the
-  -- same cadence: private.claim_route_timing, 16_routes.sql).
-  return row(located, private.claim_eta_refreshes(located.driver_id) || private.claim_route_timing(located.driver_id))
-    ::public.location_update;
-end;
-$$;
-comment on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)
-  is 'update_my_location, and the claim of the caller''s deliveries in progress due a new ETA (30 s, 100 m), in one statement (driver).';
-grant execute on function public.update_my_location_with_eta(double precision, double precision, double precision, double precision, double precision)
-  to authenticated;
+-- What PUT /api/v1/locations/me runs, the position and the claim below in one statement:
+-- public.update_my_location_with_eta (07_locations.sql).
 
 -- Stores what the routing service measured from `from_*`; the triggers then
 -- broadcast it (delivery_updated to the company and the driver,

@@ -201,13 +201,9 @@ stable
 security definer
 set search_path = ''
 as $$
-declare
-  r public.proof_requirements;
 begin
-  select * into r from public.proof_requirements p where p.company_id = proof_requirements_row.company_id;
-  -- None stored: none required.
-  return row(coalesce(r.photo, false), coalesce(r.signature, false), coalesce(r.note, false),
-    coalesce(r.handover_code, false))::public.proof_requirements_set;
+  -- None stored: none required (the columns' defaults: 02_company.sql, private.settings_of).
+  return private.settings_of('public.proof_requirements', company_id, null::public.proof_requirements_set);
 end;
 $$;
 comment on function private.proof_requirements_row(uuid) is 'A company''s proof requirements; none stored means none required.';
@@ -300,23 +296,7 @@ end;
 $$;
 comment on function private.new_handover_code() is 'A new handover code: 4 digits drawn uniformly from the cryptographic random generator.';
 
-create function private.give_handover_code()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if (private.proof_requirements_row(new.company_id)).handover_code then
-    insert into private.handover_codes (delivery_id, company_id, code)
-    values (new.id, new.company_id, private.new_handover_code());
-  end if;
-  return null;
-end;
-$$;
-comment on function private.give_handover_code() is 'Gives a new delivery its handover code when its company requires one.';
-create trigger deliveries_give_handover_code after insert on public.deliveries
-  for each row execute function private.give_handover_code();
+-- private.give_handover_code, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
 -- For the recipient only (the tracking page, the messages), while the delivery is still to be delivered.
 create function private.handover_code_of(delivery_id uuid)

@@ -46,6 +46,48 @@ end;
 $$;
 comment on function private.call_function(text, boolean) is 'Calls an Edge Function of the project through pg_net after the commit, as the service role (Vault''s project_url and service_role_key).';
 
+-- Section: outboxes (queued rows, claimed under a lease, retried with backoff)
+
+-- The outboxes (notifications, webhooks, Web Push) share this shape: a row queued in the transaction of the
+-- change that causes it; a statement trigger that wakes its Edge Function once that transaction commits
+-- (private.wake_function); a sender that claims due rows `for update skip locked` under a lease, counting the
+-- attempt; and its outcome, retried after a backoff (private.retry_backoff) or a fixed schedule.
+
+-- Trigger (for each statement, after insert, `referencing new table as queued`): wakes the Edge Function at
+-- path tg_argv[0] once the queuing transaction commits (pg_net sends only then; a rolled-back change sends
+-- none), `unless_queued` when tg_argv[1] says so. A statement that queued no row wakes nothing. Without the
+-- Vault secrets nothing is woken: the outbox's minutely job sends what is due.
+create function private.wake_function()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  if exists (select from queued) then
+    perform private.call_function(tg_argv[0], unless_queued => coalesce(tg_argv[1] = 'unless_queued', false));
+  end if;
+  return null;
+end;
+$$;
+comment on function private.wake_function() is 'Trigger: asks an Edge Function (tg_argv[0]), through pg_net after the commit, to send the rows just queued.';
+
+-- The wait before the next attempt after `attempts` failed ones: `first`, doubling with each attempt, at most
+-- `cap` (none when null).
+create function private.retry_backoff(attempts integer, first interval, cap interval default null)
+returns interval
+language plpgsql
+immutable
+set search_path = ''
+as $$
+begin
+  return least(retry_backoff.cap, retry_backoff.first * power(2, greatest(retry_backoff.attempts, 1) - 1));
+end;
+$$;
+comment on function private.retry_backoff(integer, interval, interval) is 'Exponential backoff: `first` after the first failed attempt, doubling, at most `cap`.';
+-- The senders' outcomes run as the service role (public.record_notification_outcome).
+grant execute on function private.retry_backoff(integer, interval, interval) to service_role;
+
 -- Section: jobs
 
 -- Reconciliation (docs/state-machines.md, Withdrawal and Payment): every 5
@@ -54,5 +96,5 @@ comment on function private.call_function(text, boolean) is 'Calls an Edge Funct
 -- every delivery still awaiting a payment charged more than 10 minutes ago.
 select cron.schedule('reconcile-with-gateway', '*/5 * * * *', $$select private.call_function('gateway-webhook/reconcile')$$);
 
--- Every hour: cached address answers older than a day (02_brazil.sql, Section: address lookups).
+-- Every hour: cached address answers older than a day (01_brazil.sql, Section: address lookups).
 select cron.schedule('purge-address-lookups', '23 * * * *', 'select private.purge_address_lookups()');

@@ -436,8 +436,8 @@ $$;
 comment on function public.existing_external_ids(text[]) is 'The external ids among these that the caller''s company already used.';
 grant execute on function public.existing_external_ids(text[]) to authenticated;
 
--- POST /api/v1/deliveries/import, once the edge has validated and routed the rows: each row through
--- public.create_delivery, the path every delivery is created by, on its own (a row refused leaves the
+-- POST /api/v1/deliveries/import, once the edge has validated and routed the rows: each row (the fields of
+-- public.new_delivery) through private.insert_delivery, the path every delivery is created by, on its own (a row refused leaves the
 -- others); a row whose external id the company already has (an earlier upload, or an earlier row of
 -- this one) is skipped. Answers {created: [{row, id}], skipped: [row], errors: [{row, detail}]}.
 create function public.import_deliveries(company_id uuid, created_by uuid, rows jsonb)
@@ -459,30 +459,11 @@ begin
       continue;
     end if;
     begin
-      delivery := to_jsonb(public.create_delivery(
-        id => gen_random_uuid(),
-        company_id => import_deliveries.company_id,
-        created_by => import_deliveries.created_by,
-        payment_method => 'invoice',
-        origin_address => r ->> 'origin_address',
-        origin_lat => (r ->> 'origin_lat')::double precision,
-        origin_lng => (r ->> 'origin_lng')::double precision,
-        destination_address => r ->> 'destination_address',
-        destination_lat => (r ->> 'destination_lat')::double precision,
-        destination_lng => (r ->> 'destination_lng')::double precision,
-        distance_m => (r ->> 'distance_m')::numeric,
-        duration_s => (r ->> 'duration_s')::numeric,
-        recipient_name => r ->> 'recipient_name',
-        recipient_phone => r ->> 'recipient_phone',
-        notes => r ->> 'notes',
-        driver_id => (r ->> 'driver_id')::uuid,
-        window_start => (r ->> 'window_start')::timestamptz,
-        window_end => (r ->> 'window_end')::timestamptz,
-        external_id => r ->> 'external_id',
-        recipient_email => r ->> 'recipient_email',
-        collect_amount => (r ->> 'collect_amount')::numeric,
-        collect_method => r ->> 'collect_method',
-        collect_change_for => (r ->> 'collect_change_for')::numeric));
+      -- The row's fields are public.new_delivery's (any other key is ignored); an import charges nothing.
+      delivery := to_jsonb(private.insert_delivery(gen_random_uuid(), import_deliveries.company_id,
+        import_deliveries.created_by, jsonb_populate_record(null::public.new_delivery,
+          r - array['charged_price', 'gateway_payment_id', 'pix_copy_paste', 'pix_qr_code_image', 'payment_due_date']
+            || jsonb_build_object('payment_method', 'invoice'))));
       created := created || jsonb_build_object('row', (r ->> 'row')::integer, 'id', delivery ->> 'id');
     exception
       when unique_violation or sqlstate 'PT409' then
@@ -498,7 +479,7 @@ begin
   return jsonb_build_object('created', created, 'skipped', skipped, 'errors', errors);
 end;
 $$;
-comment on function public.import_deliveries(uuid, uuid, jsonb) is 'Creates routed invoice deliveries row by row through public.create_delivery; skips known external ids; reports refused rows (service role).';
+comment on function public.import_deliveries(uuid, uuid, jsonb) is 'Creates routed invoice deliveries row by row through private.insert_delivery; skips known external ids; reports refused rows (service role).';
 revoke execute on function public.import_deliveries(uuid, uuid, jsonb) from authenticated;
 grant execute on function public.import_deliveries(uuid, uuid, jsonb) to service_role;
 

@@ -52,8 +52,12 @@ comment on function private.notification_channels() is 'The channels: whatsapp (
 
 create table public.notification_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  events text[] not null check (events <@ private.notification_events()),
-  channels text[] not null check (channels <@ private.notification_channels()),
+  -- The defaults (a company without a row: private.settings_of): every event but `created`, on every
+  -- channel the recipient has.
+  events text[] not null default array['started', 'nearby', 'completed', 'failed']
+    check (events <@ private.notification_events()),
+  channels text[] not null default private.notification_channels()
+    check (channels <@ private.notification_channels()),
   updated_at timestamptz not null default now()
 );
 comment on table public.notification_settings is 'Which events a company''s recipients are told of, on which channels (the defaults when the company has no row).';
@@ -71,16 +75,8 @@ stable
 security definer
 set search_path = ''
 as $$
-declare
-  s public.notification_settings;
 begin
-  select * into s from public.notification_settings n where n.company_id = notification_settings_of.company_id;
-  if not found then
-    -- The default: every event but `created`, on every channel the recipient has.
-    return row(array['started', 'nearby', 'completed', 'failed'], private.notification_channels())
-      ::public.notification_settings_set;
-  end if;
-  return row(s.events, s.channels)::public.notification_settings_set;
+  return private.settings_of('public.notification_settings', company_id, null::public.notification_settings_set);
 end;
 $$;
 comment on function private.notification_settings_of(uuid) is 'A company''s notification settings, or the defaults.';
@@ -214,27 +210,10 @@ create trigger deliveries_queue_notifications_update after update of status, eta
 
 -- Section: the sender
 
--- Wakes the notifications function once the queuing transaction commits (a
--- pg_net request is sent only then; a rolled-back change sends none). Without
--- the Vault secrets (a database that is not a project's) nothing is woken:
--- the minutely job, or the next wake, sends what is due.
-create function private.wake_notification_sender()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if exists (select from queued) then
-    perform private.call_function('notifications/send');
-  end if;
-  return null;
-end;
-$$;
-comment on function private.wake_notification_sender() is 'Asks the notifications function, through pg_net after the commit, to send the messages just queued.';
+-- Wakes the notifications function once the queuing transaction commits (10_jobs.sql).
 create trigger notifications_wake_sender after insert on public.notifications
   referencing new table as queued
-  for each statement execute function private.wake_notification_sender();
+  for each statement execute function private.wake_function('notifications/send');
 
 -- The masked form of a destination, the only one the API and the logs show:
 -- a phone's last 4 digits, an e-mail's first character and domain.
@@ -264,7 +243,7 @@ immutable
 set search_path = ''
 as $$
 begin
-  return least(interval '1 hour', interval '30 seconds' * power(2, greatest(notification_retry_delay.attempts, 1) - 1));
+  return private.retry_backoff(notification_retry_delay.attempts, interval '30 seconds', interval '1 hour');
 end;
 $$;
 comment on function private.notification_retry_delay(integer) is 'Backoff between attempts to send a message: 30 s, doubling, at most one hour.';

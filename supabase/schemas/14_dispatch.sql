@@ -16,14 +16,6 @@
 -- delivery's lock). A pg_cron job every 2 seconds expires offers past their deadline, queuing the next
 -- round, and wakes the function for anything due (a window that nears, a wake-up lost).
 
--- Section: extensions
-
--- Supabase has all three; the local Postgres ships them as contrib modules.
-create extension if not exists cube with schema extensions;
-create extension if not exists earthdistance with schema extensions;
--- The positions' index leads with the company (a uuid), which GiST indexes through btree_gist.
-create extension if not exists btree_gist with schema extensions;
-
 -- Section: types (02_company.sql says why functions return them)
 
 create type public.dispatch_settings_set as (
@@ -87,11 +79,12 @@ comment on type public.delivery_dispatch is 'Every decision dispatch took for a 
 
 create table public.dispatch_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  mode text not null check (mode in ('broadcast', 'offer', 'auto', 'routes')),
-  offer_timeout_s integer not null check (offer_timeout_s between 10 and 600),
-  offer_batch integer not null check (offer_batch between 1 and 20),
-  max_active_per_driver integer not null check (max_active_per_driver between 1 and 20),
-  max_distance_km double precision not null check (max_distance_km between 0.5 and 200),
+  -- The defaults are a company's settings while it has no row (private.settings_of).
+  mode text not null default 'broadcast' check (mode in ('broadcast', 'offer', 'auto', 'routes')),
+  offer_timeout_s integer not null default 60 check (offer_timeout_s between 10 and 600),
+  offer_batch integer not null default 1 check (offer_batch between 1 and 20),
+  max_active_per_driver integer not null default 1 check (max_active_per_driver between 1 and 20),
+  max_distance_km double precision not null default 20 check (max_distance_km between 0.5 and 200),
   updated_at timestamptz not null default now()
 );
 comment on table public.dispatch_settings is 'How each company dispatches (the defaults when it has no row: broadcast, 60 s, 1, 1, 20 km).';
@@ -110,15 +103,8 @@ stable
 security definer
 set search_path = ''
 as $$
-declare
-  s public.dispatch_settings;
 begin
-  select * into s from public.dispatch_settings x where x.company_id = dispatch_settings_of.company_id;
-  if not found then
-    return row('broadcast', 60, 1, 1, 20)::public.dispatch_settings_set;
-  end if;
-  return row(s.mode, s.offer_timeout_s, s.offer_batch, s.max_active_per_driver, s.max_distance_km)
-    ::public.dispatch_settings_set;
+  return private.settings_of('public.dispatch_settings', company_id, null::public.dispatch_settings_set);
 end;
 $$;
 comment on function private.dispatch_settings_of(uuid) is 'A company''s dispatch settings, or the defaults.';
@@ -199,27 +185,6 @@ comment on function public.set_dispatch_settings(text, integer, integer, integer
 grant execute on function public.set_dispatch_settings(text, integer, integer, integer, double precision) to authenticated;
 
 -- Section: tables
-
--- A position as a point of earthdistance's earth (a cube in metres from the earth's centre). Security definer,
--- as private.fold: the extension's functions are created after our default privileges took PUBLIC's execute
--- right away, and every role that writes a position computes it for the index below.
-create function private.earth_point(lat double precision, lng double precision)
-returns extensions.earth
-language plpgsql
-immutable
-parallel safe
-security definer
-set search_path = ''
-as $$ begin return extensions.ll_to_earth(earth_point.lat, earth_point.lng); end; $$;
-comment on function private.earth_point(double precision, double precision) is 'A latitude and longitude as an earthdistance point, for the positions'' GiST index and the distances to a pickup.';
-grant execute on function private.earth_point(double precision, double precision) to authenticated, service_role;
-
--- Nearest first: the positions of a company's drivers by straight-line distance (cube's `<->` between the
--- earth points, which orders as the great-circle distance does), within one company.
-create index driver_locations_position_idx on public.driver_locations
-  using gist (company_id, private.earth_point(lat, lng));
--- "Deliveries completed today" of a candidate, whatever its history.
-create index deliveries_driver_completed_idx on public.deliveries (driver_id, completed_at) where status = 'completed';
 
 -- Deliveries waiting for their next round: due now, or when their window nears (an hour before it opens).
 -- A dispatch function claims a row for 10 seconds (`claim`), with the candidates it found; the round's
@@ -353,76 +318,9 @@ end;
 $$;
 comment on function private.next_round(public.deliveries) is 'Queues the next round of a delivery being offered once none of its offers is live.';
 
--- Before a delivery's status (or driver) changes: a delivery that becomes pending for nobody under `offer`
--- or `auto` enters dispatch (queued); one that leaves the pool under dispatch is assigned (a driver has it)
--- or out of it (cancelled).
-create function private.enter_dispatch()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if new.status = 'pending' and new.driver_id is null then
-    if tg_op = 'INSERT' or old.status <> 'pending' then
-      new.dispatch_status := case when (private.dispatch_settings_of(new.company_id)).mode <> 'broadcast' then 'queued' end;
-    end if;
-  elsif tg_op = 'UPDATE' and old.status = 'pending' and old.driver_id is null then
-    new.dispatch_status := case when old.dispatch_status is not null and new.driver_id is not null then 'assigned' end;
-  end if;
-  return new;
-end;
-$$;
-comment on function private.enter_dispatch() is 'Sets dispatch_status as a delivery becomes pending (queued under offer or auto) or leaves the pool (assigned, or none).';
+-- private.enter_dispatch, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
-create trigger deliveries_enter_dispatch_insert before insert on public.deliveries
-  for each row when (new.status = 'pending' and new.driver_id is null)
-  execute function private.enter_dispatch();
-create trigger deliveries_enter_dispatch_update before update of status, driver_id on public.deliveries
-  for each row when (old.status is distinct from new.status or old.driver_id is distinct from new.driver_id)
-  execute function private.enter_dispatch();
-
--- After: a queued delivery gets its turn (now, or an hour before its window opens); one that leaves the pool
--- under dispatch takes its live offers (withdrawn) and its turn with it; a driver whose new delivery brings
--- it to its limit gives up its other offers (private.withdraw_driver_offers).
-create function private.follow_dispatch()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if new.dispatch_status = 'queued' and (tg_op = 'INSERT' or old.dispatch_status is distinct from 'queued') then
-    perform private.queue_dispatch(new.id, greatest(now(), coalesce(new.window_start - interval '1 hour', now())));
-  end if;
-  if tg_op = 'UPDATE' and old.status = 'pending' and new.status <> 'pending' then
-    if old.dispatch_status is not null then
-      update public.dispatch_offers o set outcome = 'withdrawn', decided_at = now()
-      where o.delivery_id = new.id and o.outcome is null;
-      delete from private.dispatch_queue q where q.delivery_id = new.id;
-    end if;
-    if new.driver_id is not null
-       and exists (select from public.dispatch_offers o where o.driver_id = new.driver_id and o.outcome is null)
-       and (select count(*) from public.deliveries d
-            where d.driver_id = new.driver_id and d.status in ('accepted', 'in_progress'))
-           >= (private.dispatch_settings_of(new.company_id)).max_active_per_driver then
-      perform private.withdraw_driver_offers(new.driver_id);
-    end if;
-  end if;
-  return null;
-end;
-$$;
-comment on function private.follow_dispatch() is 'Queues a delivery entering dispatch; withdraws the offers of one leaving the pool, and those of a driver it brings to its limit.';
-
-create trigger deliveries_follow_dispatch_insert after insert on public.deliveries
-  for each row when (new.dispatch_status = 'queued')
-  execute function private.follow_dispatch();
--- Only the changes it acts on: a dispatch status moving on within dispatch (queued to offered, above all) calls
--- nothing.
-create trigger deliveries_follow_dispatch_update after update of status, dispatch_status on public.deliveries
-  for each row when (old.status is distinct from new.status
-    or (new.dispatch_status = 'queued' and old.dispatch_status is distinct from 'queued'))
-  execute function private.follow_dispatch();
+-- private.follow_dispatch, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
 -- A driver's live offers are withdrawn (it reached its limit, or was deactivated): each delivery left
 -- without a live offer goes to its next round.
@@ -449,21 +347,7 @@ end;
 $$;
 comment on function private.withdraw_driver_offers(uuid) is 'Withdraws a driver''s live offers, queuing the next round of each delivery left without one.';
 
-create function private.withdraw_offers_of_deactivated()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  perform private.withdraw_driver_offers(new.id);
-  return null;
-end;
-$$;
-comment on function private.withdraw_offers_of_deactivated() is 'A deactivated driver''s live offers go to the next drivers.';
-create trigger drivers_withdraw_offers after update of active on public.drivers
-  for each row when (old.active and not new.active)
-  execute function private.withdraw_offers_of_deactivated();
+-- private.withdraw_offers_of_deactivated, the trigger on public.drivers: 02_company.sql.
 
 -- Section: eligibility and ranking
 
@@ -870,6 +754,29 @@ comment on function private.tell_offer_ended() is 'Sends delivery_unavailable to
 create trigger dispatch_offers_tell_ended after update of outcome on public.dispatch_offers
   for each row when (old.outcome is null and new.outcome is not null and new.outcome <> 'accepted')
   execute function private.tell_offer_ended();
+
+-- What fires on an offer: its driver's phones are told (19_push.sql, Web Push).
+-- A new offer: delivery_offered, with what the notification shows, until the offer's deadline.
+create function private.push_offer()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+declare
+  d public.deliveries;
+begin
+  select * into d from public.deliveries x where x.id = new.delivery_id;
+  perform private.queue_push(new.driver_id, 'delivery_offered', jsonb_build_object(
+      'delivery_id', d.id, 'expires_at', new.expires_at, 'origin_address', d.origin_address,
+      'destination_address', d.destination_address, 'price', d.price),
+    new.expires_at, 'offer-' || left(replace(d.id::text, '-', ''), 26));
+  return null;
+end;
+$$;
+comment on function private.push_offer() is 'Trigger: queues delivery_offered for the offered driver''s push subscriptions.';
+create trigger dispatch_offers_push after insert on public.dispatch_offers
+  for each row execute function private.push_offer();
 
 -- Section: expiry and the job
 

@@ -789,6 +789,27 @@ $$;
 comment on function public.cancel_route(uuid) is 'Cancels a route; its deliveries not yet picked up go back to pending (owner, admin).';
 grant execute on function public.cancel_route(uuid) to authenticated;
 
+-- What fires on a route: its driver's phones are told it was published (19_push.sql, Web Push).
+-- A route published: route_published, for an hour.
+create function private.push_route()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform private.queue_push(new.driver_id, 'route_published', jsonb_build_object(
+      'route_id', new.id, 'starts_at', new.starts_at,
+      'stops', (select count(*) from public.route_stops s where s.route_id = new.id)),
+    now() + interval '1 hour', 'route-' || left(replace(new.id::text, '-', ''), 26));
+  return null;
+end;
+$$;
+comment on function private.push_route() is 'Trigger: queues route_published for the route''s driver''s push subscriptions.';
+create trigger routes_push_published after update of published_at on public.routes
+  for each row when (old.published_at is null and new.published_at is not null)
+  execute function private.push_route();
+
 -- Section: following the deliveries
 
 -- After a delivery's status changes: its stop in a published or in-progress route follows (start: the pickup

@@ -5,7 +5,7 @@
 -- A key is shown once and stored as its SHA-256 only; the edge looks a key up
 -- by that hash (public.use_api_key), which also takes one request from the
 -- company's token bucket, and then acts with the key role (private.integrations(),
--- 01_tenancy.sql) and the key's id as `sub`: private.membership() answers the
+-- 00_tenancy.sql) and the key's id as `sub`: private.membership() answers the
 -- key's company while the key is not revoked, so every policy and function
 -- decides as for a person with that role.
 --
@@ -598,63 +598,12 @@ end;
 $$;
 comment on function private.webhook_delivery_data(public.deliveries) is 'A delivery as webhooks carry it: the API''s object without personal data of the recipient.';
 
--- delivery.created on insert; on a move, delivery.status_changed (with the
--- previous status), and delivery.completed or delivery.failed as well.
-create function private.queue_delivery_webhooks()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  data jsonb;
-begin
-  if not exists (select from public.webhook_endpoints e where e.company_id = new.company_id and e.enabled) then
-    return null;
-  end if;
-  data := private.webhook_delivery_data(new);
-  if tg_op = 'INSERT' then
-    perform private.queue_webhook_event(new.company_id, 'delivery.created', data);
-    return null;
-  end if;
-  perform private.queue_webhook_event(new.company_id, 'delivery.status_changed',
-    data || jsonb_build_object('previous_status', old.status));
-  if new.status = 'completed' then
-    perform private.queue_webhook_event(new.company_id, 'delivery.completed', data);
-  elsif new.status = 'failed' then
-    perform private.queue_webhook_event(new.company_id, 'delivery.failed', data);
-  end if;
-  return null;
-end;
-$$;
-comment on function private.queue_delivery_webhooks() is 'Queues the webhook events of a delivery''s creation or move, in the same transaction.';
+-- private.queue_delivery_webhooks, the trigger on public.deliveries: 05_deliveries.sql, Section: what fires on a delivery.
 
-create trigger deliveries_queue_webhooks_insert after insert on public.deliveries
-  for each row execute function private.queue_delivery_webhooks();
-create trigger deliveries_queue_webhooks_update after update of status on public.deliveries
-  for each row when (old.status is distinct from new.status)
-  execute function private.queue_delivery_webhooks();
-
--- Wakes the webhooks-out function once the queuing transaction commits (pg_net
--- sends only then; a rolled-back change sends none). Without the Vault
--- secrets nothing is woken: the minutely job sends what is due.
-create function private.wake_webhook_sender()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if exists (select from queued) then
-    perform private.call_function('webhooks-out/send');
-  end if;
-  return null;
-end;
-$$;
-comment on function private.wake_webhook_sender() is 'Asks the webhooks-out function, through pg_net after the commit, to send the events just queued.';
+-- Wakes the webhooks-out function once the queuing transaction commits (10_jobs.sql).
 create trigger webhook_deliveries_wake_sender after insert on private.webhook_deliveries
   referencing new table as queued
-  for each statement execute function private.wake_webhook_sender();
+  for each statement execute function private.wake_function('webhooks-out/send');
 
 -- Section: the sender
 

@@ -202,67 +202,14 @@ end;
 $$;
 comment on function private.queue_push(uuid, text, jsonb, timestamptz, text) is 'Queues a Web Push message for every subscription of a driver, in the caller''s transaction.';
 
--- A new offer: delivery_offered, with what the notification shows, until the offer's deadline.
-create function private.push_offer()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-declare
-  d public.deliveries;
-begin
-  select * into d from public.deliveries x where x.id = new.delivery_id;
-  perform private.queue_push(new.driver_id, 'delivery_offered', jsonb_build_object(
-      'delivery_id', d.id, 'expires_at', new.expires_at, 'origin_address', d.origin_address,
-      'destination_address', d.destination_address, 'price', d.price),
-    new.expires_at, 'offer-' || left(replace(d.id::text, '-', ''), 26));
-  return null;
-end;
-$$;
-comment on function private.push_offer() is 'Trigger: queues delivery_offered for the offered driver''s push subscriptions.';
-create trigger dispatch_offers_push after insert on public.dispatch_offers
-  for each row execute function private.push_offer();
+-- private.push_offer, the trigger on public.dispatch_offers: 14_dispatch.sql.
 
--- A route published: route_published, for an hour.
-create function private.push_route()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  perform private.queue_push(new.driver_id, 'route_published', jsonb_build_object(
-      'route_id', new.id, 'starts_at', new.starts_at,
-      'stops', (select count(*) from public.route_stops s where s.route_id = new.id)),
-    now() + interval '1 hour', 'route-' || left(replace(new.id::text, '-', ''), 26));
-  return null;
-end;
-$$;
-comment on function private.push_route() is 'Trigger: queues route_published for the route''s driver''s push subscriptions.';
-create trigger routes_push_published after update of published_at on public.routes
-  for each row when (old.published_at is null and new.published_at is not null)
-  execute function private.push_route();
+-- private.push_route, the trigger on public.routes: 16_routes.sql.
 
--- Wakes the push function once the queuing transaction commits; without the
--- Vault secrets nothing is woken and the minutely job sends what is due.
-create function private.wake_push_sender()
-returns trigger
-language plpgsql
-security definer
-set search_path = ''
-as $$
-begin
-  if exists (select from queued) then
-    perform private.call_function('push/send', unless_queued => true);
-  end if;
-  return null;
-end;
-$$;
-comment on function private.wake_push_sender() is 'Asks the push function, through pg_net after the commit, to send the messages just queued.';
+-- Wakes the push function once the queuing transaction commits (10_jobs.sql), unless a wake still waits.
 create trigger push_messages_wake_sender after insert on private.push_messages
   referencing new table as queued
-  for each statement execute function private.wake_push_sender();
+  for each statement execute function private.wake_function('push/send', 'unless_queued');
 
 -- Section: the sender
 
@@ -343,10 +290,10 @@ begin
   end if;
   retry := (record_push_outcome.status_code is null or record_push_outcome.status_code = 429
             or record_push_outcome.status_code >= 500)
-    and m.attempts < 5 and now() + make_interval(secs => 2 ^ m.attempts) < m.expires_at;
+    and m.attempts < 5 and now() + private.retry_backoff(m.attempts, interval '2 seconds') < m.expires_at;
   update private.push_messages x set
     status = case when retry then 'pending' else 'failed' end,
-    next_attempt_at = case when retry then now() + make_interval(secs => 2 ^ m.attempts) else now() end,
+    next_attempt_at = case when retry then now() + private.retry_backoff(m.attempts, interval '2 seconds') else now() end,
     status_code = record_push_outcome.status_code,
     error = left(coalesce(record_push_outcome.error, format('answered %s', record_push_outcome.status_code)), 500)
   where x.id = m.id;

@@ -22,6 +22,7 @@ import {
   locateEnds,
   measure,
   type NewDelivery,
+  newDeliveryFields,
 } from "./deliveries.ts";
 
 // Section: export
@@ -567,7 +568,7 @@ const DeliveryImport = z.object({
   updated_at: z.string(),
 }).meta({ id: "DeliveryImport" });
 
-/** A checked row, located and measured: what public.import_deliveries takes. */
+/** A checked row, located and measured: what public.import_deliveries takes (public.new_delivery's fields). */
 type RoutedRow = Record<string, unknown> & { row: number };
 
 /**
@@ -609,25 +610,7 @@ async function routeRows(
     const route = await measure(ends);
     routed.push({
       row,
-      origin_address: body.origin_address,
-      origin_lat: ends.origin.lat,
-      origin_lng: ends.origin.lng,
-      destination_address: body.destination_address,
-      destination_lat: ends.destination.lat,
-      destination_lng: ends.destination.lng,
-      distance_m: route.distance_m,
-      duration_s: route.duration_s,
-      recipient_name: body.recipient_name,
-      recipient_phone: body.recipient_phone,
-      recipient_email: body.recipient_email,
-      notes: body.notes,
-      driver_id: body.driver_id,
-      window_start: body.window_start,
-      window_end: body.window_end,
-      external_id: body.external_id,
-      collect_amount: body.collect?.amount,
-      collect_method: body.collect?.method,
-      collect_change_for: body.collect?.change_for ?? undefined,
+      ...newDeliveryFields(body, ends, route),
       // Not import_deliveries' own: set after it, in the same transaction (set_delivery_load, as a create does).
       size: body.size,
       service_s: body.service_s,

@@ -3,6 +3,7 @@
 // only add what SQL cannot do: ask the geocoding service, the routing service and the gateway.
 import { z } from "zod";
 import { asService, rpc, type Tx } from "../../_shared/db.ts";
+import type { Database } from "../../_shared/database.types.ts";
 import { Document } from "../brazil.ts";
 import { createPixCharge, logOrphanCharge, type PixPayment } from "../pix-charge.ts";
 import { env } from "../../_shared/env.ts";
@@ -317,6 +318,44 @@ export async function locateEnds(
   return { origin: points[0]!, destination: points[1]! };
 }
 
+type NewDeliveryRow = Database["public"]["CompositeTypes"]["new_delivery"];
+/** Its fields but the Pix charge's, which only a Pix delivery has, after the gateway answered. */
+type ChargeField = "charged_price" | "gateway_payment_id" | "pix_copy_paste" | "pix_qr_code_image" | "payment_due_date";
+
+/**
+ * A body, located and measured, as the fields of public.new_delivery (the SQL type that names them once), the
+ * Pix charge aside: what POST /api/v1/deliveries passes to public.create_delivery and the import passes as each
+ * row to public.import_deliveries.
+ */
+export function newDeliveryFields(
+  body: NewDelivery,
+  ends: z.infer<typeof Route>,
+  route: MeasuredRoute,
+): { [K in Exclude<keyof NewDeliveryRow, ChargeField>]: NewDeliveryRow[K] | undefined } {
+  return {
+    payment_method: body.payment_method,
+    origin_address: body.origin_address,
+    origin_lat: ends.origin.lat,
+    origin_lng: ends.origin.lng,
+    destination_address: body.destination_address,
+    destination_lat: ends.destination.lat,
+    destination_lng: ends.destination.lng,
+    distance_m: route.distance_m,
+    duration_s: route.duration_s,
+    recipient_name: body.recipient_name,
+    recipient_phone: body.recipient_phone,
+    recipient_email: body.recipient_email,
+    notes: body.notes,
+    driver_id: body.driver_id,
+    window_start: body.window_start,
+    window_end: body.window_end,
+    external_id: body.external_id,
+    collect_amount: body.collect?.amount,
+    collect_method: body.collect?.method,
+    collect_change_for: body.collect?.change_for ?? undefined,
+  };
+}
+
 export const quoteRoute = defineRoute({
   method: "post",
   path: "/api/v1/routes/quote",
@@ -407,31 +446,12 @@ export const createDelivery = defineRoute({
           id,
           company_id: companyId,
           created_by: claims.sub,
-          payment_method: body.payment_method,
-          origin_address: body.origin_address,
-          origin_lat: ends.origin.lat,
-          origin_lng: ends.origin.lng,
-          destination_address: body.destination_address,
-          destination_lat: ends.destination.lat,
-          destination_lng: ends.destination.lng,
-          distance_m: route.distance_m,
-          duration_s: route.duration_s,
-          recipient_name: body.recipient_name,
-          recipient_phone: body.recipient_phone,
-          notes: body.notes,
-          driver_id: body.driver_id,
+          ...newDeliveryFields(body, ends, route),
           charged_price: charged?.price,
           gateway_payment_id: charged?.payment.gateway_payment_id,
           pix_copy_paste: charged?.payment.pix_copy_paste,
           pix_qr_code_image: charged?.payment.pix_qr_code_image,
           payment_due_date: charged?.payment.due_date,
-          window_start: body.window_start,
-          window_end: body.window_end,
-          external_id: body.external_id,
-          recipient_email: body.recipient_email,
-          collect_amount: body.collect?.amount,
-          collect_method: body.collect?.method,
-          collect_change_for: body.collect?.change_for ?? undefined,
         });
         // Its size and drop-off time (routes), in the same transaction.
         if (body.size == null && body.service_s == null) return created;

@@ -125,7 +125,7 @@ select is(
 -- Every function of ours with `set search_path` is PL/pgSQL: an SQL function
 -- with it is planned again on every call in Postgres 17, and the helpers run
 -- for every row a list shows, every policy check and every webhook applied
--- (supabase/schemas/01_tenancy.sql says why, at its top).
+-- (supabase/schemas/00_tenancy.sql says why, at its top).
 select is(
   array(select p.oid::regprocedure::text from pg_proc p
         join pg_namespace n on n.oid = p.pronamespace join pg_language l on l.oid = p.prolang
@@ -134,7 +134,7 @@ select is(
   '{}'::text[],
   'no function of ours is SQL with set search_path (each keeps its plans)'
 );
--- The role sets are named once, as functions (supabase/schemas/01_tenancy.sql):
+-- The role sets are named once, as functions (supabase/schemas/00_tenancy.sql):
 -- every function and policy authorizes with one of them, never a list of roles
 -- written out again.
 select is(

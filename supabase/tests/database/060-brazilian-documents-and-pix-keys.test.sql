@@ -1,4 +1,4 @@
--- Brazilian documents and Pix keys (supabase/schemas/02_brazil.sql): a CPF or
+-- Brazilian documents and Pix keys (supabase/schemas/01_brazil.sql): a CPF or
 -- CNPJ with or without its punctuation, its check digits verified, one
 -- repeated digit refused, stored as digits; a mobile number typed any usual way
 -- stored as E.164; every Pix key type through public.request_withdrawal and the

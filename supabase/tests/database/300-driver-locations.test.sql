@@ -24,7 +24,7 @@ exception when sqlstate 'PT429' then
 end;
 $$;
 
--- Functions are executable by nobody unless granted (supabase/schemas/01_tenancy.sql): these are test helpers.
+-- Functions are executable by nobody unless granted (supabase/schemas/00_tenancy.sql): these are test helpers.
 grant execute on all functions in schema pg_temp to public;
 
 -- Moves driver 1 of A's last accepted update back in time: the test clock.

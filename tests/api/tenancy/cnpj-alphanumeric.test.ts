@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // CNPJs with letters (since July 2026): one table of valid and invalid numbers (tests/support/cnpj-table.ts) on which
 // @brazilian-utils's isValidCnpj(x, { version: 2 }), the edge (functions/api/brazil.ts) and the database
-// (private.cnpj_valid, 02_brazil.sql) agree; then every place that takes a CNPJ: registration's `document`
+// (private.cnpj_valid, 01_brazil.sql) agree; then every place that takes a CNPJ: registration's `document`
 // (GET /companies/me shows it), a Pix charge's customer, a Pix key of type cnpj. Stored upper case without
 // punctuation; refused with 400 naming the field.
 import { isValidCnpj } from "@brazilian-utils/brazilian-utils";

@@ -1,7 +1,7 @@
 // deno-lint-ignore-file no-explicit-any -- JSON bodies of the API under test are read as `any`
 // Brazilian documents and Pix keys: a CPF or CNPJ with or without its punctuation, its check digits verified, one
 // repeated digit refused, stored as digits; a phone key typed any usual way, stored as E.164. The edge's rule
-// (functions/api/brazil.ts) and the database's (supabase/schemas/02_brazil.sql) give the same answer for every case,
+// (functions/api/brazil.ts) and the database's (supabase/schemas/01_brazil.sql) give the same answer for every case,
 // and the API answers 400 naming the field for what neither takes.
 import { formatCnpj, formatCpf, generateCnpj, generateCpf } from "@brazilian-utils/brazilian-utils";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
