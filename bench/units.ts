@@ -17,6 +17,10 @@ import { atOnce, positiveInt, registerCompany, startStack } from "./stack.ts";
 import { rpcStatement } from "../functions/_shared/db.ts";
 
 const UNITS = positiveInt("BENCH_UNITS", 200);
+// BENCH_PROFILE=1: after each line, where that backend's time went, by database function (track_functions: a
+// function's self time is its own statements' time, its callees' apart; a trigger is a function). Timing every
+// call costs CPU of its own, so the figures above it are taken without the profile.
+const PROFILE = Boolean(Deno.env.get("BENCH_PROFILE"));
 const DRIVERS = positiveInt("BENCH_ONLINE", 2_000);
 const CENTRE = { lat: -23.55, lng: -46.63 };
 const HALF_SIDE_DEG = 0.135;
@@ -82,14 +86,49 @@ async function main(): Promise<number> {
     await sql`vacuum analyze public.driver_locations`;
     await sql`vacuum analyze public.deliveries`;
     const [{ pid }] = await sql`select pg_backend_pid() as pid`;
+    if (PROFILE) await sql`set track_functions = 'all'`;
+    await sql`set stats_fetch_consistency = none`;
+    type FunctionTimes = Map<string, { calls: number; self: number; total: number }>;
+    const functionTimes = async (): Promise<FunctionTimes> => {
+      // The backend's pending counts reach the shared statistics when a transaction ends after this call.
+      await sql`select pg_stat_force_next_flush()`;
+      const rows = await sql`select schemaname || '.' || funcname as name, calls::float8 as calls,
+          self_time as self, total_time as total
+        from pg_stat_user_functions`;
+      return new Map(rows.map((r) => [String(r.name), { calls: r.calls, self: r.self, total: r.total }]));
+    };
+    type Profile = Map<string, { calls: number; self: number }>;
+    /** Adds what each function spent between two readings to `into`. */
+    const addSpent = (into: Profile, from: FunctionTimes, to: FunctionTimes) => {
+      for (const [name, t] of to) {
+        const was = from.get(name) ?? { calls: 0, self: 0, total: 0 };
+        if (t.calls === was.calls) continue;
+        const sum = into.get(name) ?? { calls: 0, self: 0 };
+        into.set(name, { calls: sum.calls + t.calls - was.calls, self: sum.self + t.self - was.self });
+      }
+    };
+    /** The functions that took the backend's time, per unit of work, the costliest first. */
+    const printProfile = (profile: Profile, units: number) => {
+      const rows = [...profile].sort((a, b) => b[1].self - a[1].self).slice(0, 12);
+      for (const [name, f] of rows) {
+        const self = (f.self / units).toFixed(3).padStart(7);
+        console.log(`      ${name.padEnd(52)} ${self} ms self, ${(f.calls / units).toFixed(2)} calls`);
+      }
+    };
 
     const measure = async (label: string, work: (i: number) => Promise<unknown>) => {
+      const start = PROFILE ? await functionTimes() : new Map();
       const before = backendCpuMs(pid);
       const t0 = performance.now();
       for (let i = 0; i < UNITS; i++) await work(i);
       const cpu = (backendCpuMs(pid) - before) / UNITS;
       const wall = (performance.now() - t0) / UNITS;
       console.log(`  ${label.padEnd(58)} ${cpu.toFixed(2).padStart(6)} ms CPU  (${wall.toFixed(2)} ms wall)`);
+      if (PROFILE) {
+        const profile: Profile = new Map();
+        addSpent(profile, start, await functionTimes());
+        printProfile(profile, UNITS);
+      }
       return cpu;
     };
     const driverClaims = (user: string) => ({ sub: user, role: "driver", aud: "authenticated" });
@@ -106,6 +145,12 @@ async function main(): Promise<number> {
     await position("update_my_location", drivers[2 * UNITS].user);
     await position("update_my_location_with_eta", drivers[2 * UNITS + 1].user);
     await moveBack();
+    // The floor under every line: the transaction as the proxy sends it (begin, the claims statement, commit)
+    // around a statement that does nothing.
+    await measure(
+      "the transaction alone (select 1 as the driver)",
+      (i) => atOnce(sql, driverClaims(plain[i].user), [["select 1", []]]),
+    );
     await measure("update_my_location alone", (i) => position("update_my_location", plain[i].user));
     await moveBack();
     await measure(
@@ -162,10 +207,13 @@ async function main(): Promise<number> {
     claims.length = 0;
     // One delivery at a time, created, claimed and completed, each step's CPU counted apart.
     const spent = { create: 0, claim: 0, complete: 0 };
+    const profiles: Record<keyof typeof spent, Profile> = { create: new Map(), claim: new Map(), complete: new Map() };
     const step = async (name: keyof typeof spent, work: () => Promise<unknown>) => {
+      const start = PROFILE ? await functionTimes() : new Map();
       const before = backendCpuMs(pid);
       await work();
       spent[name] += backendCpuMs(pid) - before;
+      if (PROFILE) addSpent(profiles[name], start, await functionTimes());
     };
     const t0 = performance.now();
     for (let i = 0; i < UNITS; i++) {
@@ -177,8 +225,11 @@ async function main(): Promise<number> {
     const line = (label: string, ms: number) =>
       console.log(`  ${label.padEnd(58)} ${(ms / UNITS).toFixed(2).padStart(6)} ms CPU`);
     line("create_delivery (offer mode: queued)", spent.create);
+    if (PROFILE) printProfile(profiles.create, UNITS);
     line("claim_dispatches (batch 1: the walk)", spent.claim);
+    if (PROFILE) printProfile(profiles.claim, UNITS);
     line("complete_dispatch (ranked, offered)", spent.complete);
+    if (PROFILE) printProfile(profiles.complete, UNITS);
     line(
       `a delivery created and dispatched, together (${wall.toFixed(1)} ms wall)`,
       spent.create + spent.claim + spent.complete,
