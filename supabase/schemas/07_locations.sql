@@ -65,18 +65,31 @@ create table public.driver_locations (
 comment on table public.driver_locations is 'The latest accepted GPS position of each driver (speed in m/s, accuracy in m, heading in degrees).';
 comment on column public.driver_locations.updated_at is 'When the position was accepted; the rate limit counts from here.';
 create index driver_locations_company_id_idx on public.driver_locations (company_id);
--- A position as a point of earthdistance's earth (a cube in metres from the earth's centre). Security definer,
--- as private.fold: the extension's functions are created after our default privileges took PUBLIC's execute
--- right away, and every role that writes a position computes it for the index below.
+-- A position as a point of earthdistance's earth (a cube in metres from the earth's centre): ll_to_earth's point,
+-- with its 6378168 m earth(), made by the cube constructors themselves and returned as a plain cube. Security
+-- definer, as private.fold: the extension's functions are created after our default privileges took PUBLIC's
+-- execute right away, and every role that writes a position computes it for the index below. Not ll_to_earth
+-- itself: an SQL function (not inlinable either, as it calls the non-strict earth()) has its plan made again in
+-- every transaction, and the `earth` domain's three checks call earth() again; that was about 7 % of a location
+-- update's CPU (perf, bench/README.md). An inlinable SQL function without `set search_path` would save the call
+-- too, but Supabase's advisors refuse a function whose search_path the caller sets.
 create function private.earth_point(lat double precision, lng double precision)
-returns extensions.earth
+returns extensions.cube
 language plpgsql
 immutable
+strict
 parallel safe
 security definer
 set search_path = ''
-as $$ begin return extensions.ll_to_earth(earth_point.lat, earth_point.lng); end; $$;
-comment on function private.earth_point(double precision, double precision) is 'A latitude and longitude as an earthdistance point, for the positions'' GiST index and the distances to a pickup.';
+as $$
+begin
+  return extensions.cube(extensions.cube(extensions.cube(
+    6378168 * cos(radians(earth_point.lat)) * cos(radians(earth_point.lng))),
+    6378168 * cos(radians(earth_point.lat)) * sin(radians(earth_point.lng))),
+    6378168 * sin(radians(earth_point.lat)));
+end;
+$$;
+comment on function private.earth_point(double precision, double precision) is 'A latitude and longitude as a point on the earth (earthdistance''s ll_to_earth, as a plain cube), for the positions'' GiST index and the distances to a pickup.';
 grant execute on function private.earth_point(double precision, double precision) to authenticated, service_role;
 -- Nearest first: the positions of a company's drivers by straight-line distance (cube's `<->` between the
 -- earth points, which orders as the great-circle distance does), within one company.
@@ -135,6 +148,12 @@ declare
   last_accepted timestamptz;
   retry_after integer;
 begin
+  -- A position is not kept through a crash of the database: this transaction commits without waiting for its
+  -- write-ahead log to reach the disk (the WAL writer flushes it within 200 ms), and a position lost in that
+  -- window is replaced by the driver's next, seconds later. The wait and the flush were a fifth of an update's
+  -- CPU. Everything else this transaction writes (the trail's point, an ETA refresh it claims) is as
+  -- replaceable; nothing of money or a delivery's state is written here.
+  perform pg_catalog.set_config('synchronous_commit', 'off', true);
   -- authorize has checked that the caller is an active driver.
   select d.id into driver from public.drivers d where d.user_id = (select auth.uid());
 

@@ -372,7 +372,7 @@ set search_path = ''
 set enable_sort = off
 as $$
 declare
-  pickup extensions.earth := private.earth_point(delivery.origin_lat, delivery.origin_lng);
+  pickup extensions.cube := private.earth_point(delivery.origin_lat, delivery.origin_lng);
   radius_m double precision := settings.max_distance_km * 1000;
   online_since timestamptz := now() - interval '2 minutes';
   day_start timestamptz := date_trunc('day', now() at time zone 'America/Sao_Paulo') at time zone 'America/Sao_Paulo';
@@ -497,6 +497,10 @@ declare
   found public.dispatch_candidate[];
   answer jsonb := '[]';
 begin
+  -- A claim is a 10-second lease and nothing more: one lost to a crash of the database leaves its rows due
+  -- again, and the dispatch function's complete_dispatch of it is refused (the claim no longer matches). So this
+  -- transaction commits without waiting for its write-ahead log's flush, as a location update does.
+  perform pg_catalog.set_config('synchronous_commit', 'off', true);
   foreach job in array due loop
     select * into delivery from public.deliveries d where d.id = job;
     settings := private.dispatch_settings_of(delivery.company_id);
