@@ -15,7 +15,7 @@ import {
   pickupGroups,
   routeLine,
   secondsLeft,
-} from "../../web/src/lib/dispatch.ts";
+} from "../../web/src/features/dispatch/dispatch.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 

@@ -4,8 +4,8 @@
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { describe, expect, it, vi } from "vitest";
 import type { components } from "../../web/src/api/schema";
-import { applyDelivery, dropUnavailable, fits } from "../../web/src/lib/deliveries.ts";
-import { driverPay } from "../../web/src/lib/pay.ts";
+import { applyDelivery, dropUnavailable, fits } from "../../web/src/features/deliveries/api/cache.ts";
+import { driverPay } from "../../web/src/features/money/pay.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 type Page<T> = { items: T[]; next_cursor: string | null };

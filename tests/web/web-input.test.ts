@@ -15,10 +15,10 @@ import {
   pixKeyProblem,
 } from "../../web/src/lib/brazil.ts";
 import { preferredLanguage } from "../../web/src/i18n/languages.ts";
-import { emptyEnd, fullAddress } from "../../web/src/lib/address.ts";
+import { emptyEnd, fullAddress } from "../../web/src/features/deliveries/address.ts";
 import { parseDecimal } from "../../web/src/lib/numbers.ts";
 import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../../web/src/lib/dates.ts";
-import { readWebhookDetail } from "../../web/src/lib/webhook-detail.ts";
+import { readWebhookDetail } from "../../web/src/features/integrations/webhook-detail.ts";
 import { readFileSync } from "node:fs";
 
 const PT = "." as const; // Portuguese writes thousands with a dot

@@ -11,7 +11,7 @@ import { api, ApiError, call, type Delivery, type Page } from "../api/client.ts"
 import { errorMessage } from "../api/errors.ts";
 import { i18n } from "../i18n/index.ts";
 import { reportApiError } from "./auth.tsx";
-import { applyDelivery } from "./deliveries.ts";
+import { applyDelivery } from "../features/deliveries/api/cache.ts";
 import { device, type OutboxItem, type ProofFile } from "./device.ts";
 import { isOnline, reportAnswer, subscribeOnline } from "./online.ts";
 import { supabase } from "./supabase.ts";

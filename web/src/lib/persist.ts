@@ -3,7 +3,7 @@
 // screen, and refreshed from the server as soon as it answers. Only what a driver's screens read is kept.
 import { dehydrate, hydrate, type QueryClient } from "@tanstack/react-query";
 import { device, type SavedUser } from "./device.ts";
-import { forgetProofDrafts } from "./proof-drafts.ts";
+import { forgetProofDrafts } from "../features/driver-app/proof-drafts.ts";
 
 const KEPT = new Set(["deliveries", "delivery", "prices", "proof-requirements", "wallet", "withdrawals", "routes"]);
 /** Changes that come together are saved together, at once: what the screen showed is on the device. */

@@ -8,7 +8,7 @@ import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import type { Delivery, DriverLocation, DriverLocationItem, Page, Schemas, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
-import { applyDelivery, dropUnavailable, newest } from "./deliveries.ts";
+import { applyDelivery, dropUnavailable, newest } from "../features/deliveries/api/cache.ts";
 import { reportAnswer } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
