@@ -1,5 +1,5 @@
-// The driver app's pure rules: the driver's pay (web/src/lib/pay.ts), rounded as the server credits it, and how a
-// changed delivery updates every cached list (web/src/lib/deliveries.ts), which the browser journeys
+// The driver app's pure rules: the driver's pay (web/src/features/money/pay.ts), rounded as the server credits it, and how a
+// changed delivery updates every cached list (web/src/features/deliveries/api/cache.ts), which the browser journeys
 // (tests/e2e/shift.spec.ts) watch on screen.
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { describe, expect, it, vi } from "vitest";

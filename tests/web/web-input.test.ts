@@ -1,6 +1,6 @@
 // What people type into the web app: the one number rule (web/src/lib/numbers.ts), dates (web/src/lib/dates.ts), and the Brazilian documents,
 // phone numbers, CEPs and Pix keys (web/src/lib/brazil.ts), the address a New delivery end sends
-// (web/src/lib/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
+// (web/src/features/deliveries/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
 // (tests/e2e/locale.spec.ts) type the same into the real forms.
 import { describe, expect, it } from "vitest";
 import {

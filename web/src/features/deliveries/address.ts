@@ -1,4 +1,4 @@
-// One end of a delivery as the New delivery form holds it (panel/AddressFields.tsx), and the address it sends.
+// One end of a delivery as the New delivery form holds it (features/deliveries/components/AddressFields.tsx), and the address it sends.
 
 export type End = "origin" | "destination";
 export interface Point {

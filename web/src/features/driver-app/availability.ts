@@ -1,5 +1,5 @@
 // Whether the driver is available for offers: the driver's own choice, kept on this device per driver. While it is
-// on and the app is open, the driver's position is sent (lib/location.ts, as during a delivery), which is what
+// on and the app is open, the driver's position is sent (features/driver-app/location.ts, as during a delivery), which is what
 // makes a driver "online" to dispatch (a position in the last 2 minutes, docs/dispatch.md): a company that offers
 // or assigns deliveries automatically only considers drivers who are. Off by default: the position is the driver's
 // to give. Every tab of the app follows the choice (the `storage` event).

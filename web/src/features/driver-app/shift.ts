@@ -1,10 +1,10 @@
 // The driver's shift as the screens show it: the deliveries under way (in order, with what the driver did that
 // has not reached the server yet applied on top), the offers, today's completed deliveries, and the cancelled
 // ones still to explain. Each list is the server's, read per status so none is cut short by older deliveries;
-// Realtime and the answers to actions keep them current (lib/deliveries.ts): the server tells a driver when a
+// Realtime and the answers to actions keep them current (features/deliveries/api/cache.ts): the server tells a driver when a
 // delivery becomes available or is offered to it, and when it stops being open to it (delivery_unavailable:
 // another driver took it, the company assigned or cancelled it, the offer ended). An offer with a deadline also
-// leaves the screen when the deadline passes (lib/dispatch.ts), on the phone's clock. Offers are read again every
+// leaves the screen when the deadline passes (features/dispatch/dispatch.ts), on the phone's clock. Offers are read again every
 // minute, in case a message was lost while the channel stayed up (a reconnect reads everything again).
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useState } from "react";
@@ -196,7 +196,7 @@ function useNextDeadline(deliveries: Delivery[] | undefined, refetch: () => unkn
   return now;
 }
 
-/** The driver's pay for a delivery's price (lib/pay.ts), once the company's share is known. */
+/** The driver's pay for a delivery's price (features/money/pay.ts), once the company's share is known. */
 export function usePay(): (price: unknown) => number | null {
   const prices = useQuery({ queryKey: ["prices"], queryFn: () => call(api.GET("/api/v1/prices")) });
   const share = prices.data?.driver_share;

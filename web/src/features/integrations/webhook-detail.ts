@@ -1,6 +1,6 @@
 // The webhook log's audit note (`detail`), which the platform writes in English with the gateway's and its own codes
 // (`checked with the gateway (FAILED = TRANSFER_FAILED): withdrawal failed`), read into its parts so that the panel
-// says it in words (panel/Webhooks.tsx). The notes come from functions/gateway-webhook/ (settle.ts, webhook.ts,
+// says it in words (features/integrations/components/Webhooks.tsx). The notes come from functions/gateway-webhook/ (settle.ts, webhook.ts,
 // reconcile.ts) and from apply_payment_event / apply_transfer_event (supabase/schemas/05_deliveries.sql,
 // 06_money.sql); a note this does not know is left as it is, and shown as written. Pure: tests/web/web-input.test.ts
 // reads it.

@@ -7,7 +7,7 @@
 // assign bar, by dragging them onto a driver, or from the keyboard (BoardShortcuts lists the keys on screen), each
 // assignment its own request with its own Idempotency-Key and its own result. The map shows each pickup place once
 // (with how many deliveries wait there), each drop-off, the online drivers with their load and the live routes as
-// lines. Live: delivery_updated updates the cached lists (lib/deliveries.ts) and driver_location the positions
+// lines. Live: delivery_updated updates the cached lists (features/deliveries/api/cache.ts) and driver_location the positions
 // (lib/realtime.tsx); nothing waits for a reload.
 import { MutationObserver, useMutation, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import {

@@ -6,7 +6,7 @@
 // holds (the proof draft) belongs to this delivery: the list keys cards by delivery. The proof the company requires
 // (its requirements as last read, kept on the device) is checked here before a completion is queued, with a
 // connection or without: what is missing is said at once, while the recipient is still at the door. The draft is
-// kept on the device as it is taken (lib/proof-drafts.ts) and dropped once the completion or failure is queued.
+// kept on the device as it is taken (features/driver-app/proof-drafts.ts) and dropped once the completion or failure is queued.
 import { useQuery } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";

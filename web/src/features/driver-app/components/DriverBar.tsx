@@ -1,7 +1,7 @@
 // The strip under the header on every screen of the driver app: whether there is a connection, how many actions
 // wait for it, and whether the position reaches the company. It also runs what works in the background while
 // the driver is signed in: the queue of actions (lib/outbox.ts) and, while a delivery is in progress or the driver
-// is available for offers (lib/availability.ts), the one location sender (lib/location.ts).
+// is available for offers (features/driver-app/availability.ts), the one location sender (features/driver-app/location.ts).
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
 import { errorMessage } from "../../../api/errors.ts";

@@ -1,7 +1,7 @@
 // The driver app's main screen, a shift at a glance: what needs the driver's attention (an offer lost, a
 // delivery cancelled, an action refused), the deliveries under way in the order to do them, each with its own
 // actions, the offers to take (with the driver's choice to be available for them), and what was completed today.
-// Everything comes from the cache that Realtime and the queue keep current (driver/shift.ts): nothing here waits
+// Everything comes from the cache that Realtime and the queue keep current (features/driver-app/shift.ts): nothing here waits
 // for a reload.
 import { useId } from "react";
 import { useTranslation } from "react-i18next";
@@ -21,7 +21,7 @@ import { usePay, useShift } from "../shift.ts";
 
 /**
  * The driver's choice to be available for offers: while on, the app sends the driver's position, so that dispatch
- * may offer the driver deliveries near it (lib/availability.ts).
+ * may offer the driver deliveries near it (features/driver-app/availability.ts).
  */
 function Availability() {
   const { t } = useTranslation();

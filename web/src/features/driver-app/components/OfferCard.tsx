@@ -1,6 +1,6 @@
 // A delivery the driver may take: one open to every driver (Aceitar), or one dispatch offers this driver with a
 // deadline (docs/dispatch.md): the pickup, the driver's pay, a live countdown to `offer_expires_at`, Aceitar and
-// Recusar. The card leaves the list when the deadline passes (driver/shift.ts). Both actions go to the queue
+// Recusar. The card leaves the list when the deadline passes (features/driver-app/shift.ts). Both actions go to the queue
 // (lib/outbox.ts): an accept shows at once as the driver's delivery; a decline, once confirmed, takes the card away
 // at once. A new offer also takes the whole screen (OfferAlert.tsx).
 import { useTranslation } from "react-i18next";

@@ -5,7 +5,7 @@
 // once taken (PhotoField, which the report of a failed attempt takes its photo with too). Completing hands the
 // files to the queue (lib/outbox.ts), which uploads them to Storage (bucket delivery-proofs) before completing; the
 // server attaches them on completion. Before that, the draft is kept on the device as it is taken
-// (lib/proof-drafts.ts: the card saves it), and a kept signature is drawn back on the pad after a reload.
+// (features/driver-app/proof-drafts.ts: the card saves it), and a kept signature is drawn back on the pad after a reload.
 import { type PointerEvent, useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { ProofFile } from "../../../lib/device.ts";

@@ -1,5 +1,5 @@
 // The webhook audit log: every request the gateway endpoints received, with its result and, in words, what was
-// checked and done (the platform's audit note read by src/lib/webhook-detail.ts; a note it does not know is shown
+// checked and done (the platform's audit note read by src/features/integrations/webhook-detail.ts; a note it does not know is shown
 // as the platform wrote it, in English).
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
