@@ -8,12 +8,14 @@
 // minute, in case a message was lost while the channel stayed up (a reconnect reads everything again).
 import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useState } from "react";
-import { api, ApiError, call, type Delivery } from "../../api/client.ts";
+import { ApiError, type Delivery } from "../../api/client.ts";
 import { timeZone } from "../../format.ts";
 import { useAuth } from "../../lib/auth.tsx";
 import { offerView } from "../dispatch/dispatch.ts";
 import { type OutboxItem, useOutboxItems } from "../../lib/outbox.ts";
 import { driverPay } from "../money/pay.ts";
+import { deliveriesQuery } from "../deliveries/api/queries.ts";
+import { pricesQuery } from "../money/api/queries.ts";
 
 const OFFERS_REFRESH_MS = 60_000;
 const EXPLAIN_CANCELLED_FOR_MS = 24 * 3600_000;
@@ -32,16 +34,7 @@ export interface ShiftDelivery {
 }
 
 function useList(driverId: string | undefined, status: string, limit: number) {
-  return useQuery({
-    queryKey: ["deliveries", { driver_id: driverId, status }],
-    enabled: !!driverId,
-    queryFn: () =>
-      call(
-        api.GET("/api/v1/deliveries", {
-          params: { query: { driver_id: driverId, status: status as "accepted", limit } },
-        }),
-      ),
-  });
+  return useQuery({ ...deliveriesQuery({ driver_id: driverId, status }, limit), enabled: !!driverId });
 }
 
 /** A query's error worth showing: not "no connection" over data the screen has (the status bar says it). */
@@ -85,10 +78,9 @@ export function useShift() {
   const completed = useList(driverId, "completed", 50);
   const cancelled = useList(driverId, "cancelled", 10);
   const offers = useQuery({
-    queryKey: ["deliveries", { status: "pending" }],
+    ...deliveriesQuery({ status: "pending" }, 50),
     enabled: !!driverId,
     refetchInterval: OFFERS_REFRESH_MS,
-    queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 50 } } })),
   });
   const items = useOutboxItems();
   const [seen, setSeen] = useState<string[]>(() => (driverId ? readSeen(driverId) : []));
@@ -198,7 +190,7 @@ function useNextDeadline(deliveries: Delivery[] | undefined, refetch: () => unkn
 
 /** The driver's pay for a delivery's price (features/money/pay.ts), once the company's share is known. */
 export function usePay(): (price: unknown) => number | null {
-  const prices = useQuery({ queryKey: ["prices"], queryFn: () => call(api.GET("/api/v1/prices")) });
+  const prices = useQuery(pricesQuery());
   const share = prices.data?.driver_share;
   return (price) => (share == null || typeof price !== "number" ? null : driverPay(price, share));
 }

@@ -4,8 +4,8 @@
 // writes, and a driver tracking another driver's id made that driver look online.
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
-import { api, call } from "../../api/client.ts";
 import { useClock } from "../../lib/clock.ts";
+import { driverLocationsQuery } from "./api/queries.ts";
 
 /** How recent a driver's latest accepted position must be for the driver to count as online. */
 export const ONLINE_WINDOW_MS = 2 * 60_000;
@@ -13,8 +13,7 @@ export const ONLINE_WINDOW_MS = 2 * 60_000;
 const RECHECK_MS = 10_000;
 
 /** The company's drivers' latest positions (one query, shared by the pages that show them). */
-export const useDriverLocations = () =>
-  useQuery({ queryKey: ["locations"], queryFn: () => call(api.GET("/api/v1/drivers/locations")) });
+export const useDriverLocations = () => useQuery(driverLocationsQuery());
 
 /** The ids of the drivers online now. */
 export function useOnlineDrivers(): Set<string> {

@@ -9,6 +9,8 @@
 import type { QueryClient, QueryKey } from "@tanstack/react-query";
 // Types from the OpenAPI document itself, not the client: this module is pure (tests/web/web-driver.test.ts).
 import type { components } from "../../../api/schema";
+import { deliveryKeys, type DeliveryListFilter } from "./keys.ts";
+import { walletKeys } from "../../money/api/keys.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 type Page<T> = { items: T[]; next_cursor: string | null };
@@ -20,11 +22,7 @@ export const newest = <T extends Versioned>(cached: T | undefined, item: T): T =
   cached && new Date(cached.updated_at) > new Date(item.updated_at) ? cached : item;
 
 /** The filters a list of deliveries is asked with (its query key's second part). */
-export interface DeliveryFilter {
-  status?: string;
-  payment_status?: string;
-  driver_id?: string;
-}
+export type DeliveryFilter = Pick<DeliveryListFilter, "status" | "payment_status" | "driver_id">;
 
 export function fits(delivery: Delivery, filter: unknown): boolean {
   const { status, payment_status, driver_id } = (filter ?? {}) as DeliveryFilter;
@@ -35,10 +33,10 @@ export function fits(delivery: Delivery, filter: unknown): boolean {
 export function applyDelivery(client: QueryClient, delivery: Delivery) {
   const stale: QueryKey[] = [];
   const reading: QueryKey[] = [];
-  const one = client.getQueryCache().find({ queryKey: ["delivery", delivery.id], exact: true });
-  client.setQueryData<Delivery>(["delivery", delivery.id], (cached) => newest(cached, delivery));
+  const one = client.getQueryCache().find({ queryKey: deliveryKeys.one(delivery.id), exact: true });
+  client.setQueryData<Delivery>(deliveryKeys.one(delivery.id), (cached) => newest(cached, delivery));
   if (one?.state.fetchStatus === "fetching") reading.push(one.queryKey);
-  for (const query of client.getQueryCache().findAll({ queryKey: ["deliveries"] })) {
+  for (const query of client.getQueryCache().findAll({ queryKey: deliveryKeys.lists() })) {
     const page = query.state.data as Page<Delivery> | undefined;
     const filter = query.queryKey[1];
     const index = page?.items?.findIndex((d) => d.id === delivery.id) ?? -1;
@@ -60,7 +58,7 @@ export function applyDelivery(client: QueryClient, delivery: Delivery) {
     );
   }
   if (delivery.status === "completed" || delivery.status === "cancelled") {
-    void client.invalidateQueries({ queryKey: ["wallet"] });
+    void client.invalidateQueries({ queryKey: walletKeys.all() });
   }
 }
 
@@ -71,7 +69,7 @@ export function applyDelivery(client: QueryClient, delivery: Delivery) {
  */
 export function dropUnavailable(client: QueryClient, delivery: Delivery) {
   applyDelivery(client, delivery);
-  for (const query of client.getQueryCache().findAll({ queryKey: ["deliveries"] })) {
+  for (const query of client.getQueryCache().findAll({ queryKey: deliveryKeys.lists() })) {
     const page = query.state.data as Page<Delivery> | undefined;
     if ((query.queryKey[1] as DeliveryFilter | undefined)?.status !== "pending" || !page?.items) continue;
     if (!page.items.some((d) => d.id === delivery.id)) continue;

@@ -4,15 +4,15 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type KeyboardEvent, useEffect, useId, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api, ApiError, call, type Place } from "../../../api/client.ts";
+import { ApiError, type Place } from "../../../api/client.ts";
 import { errorMessage } from "../../../api/errors.ts";
 import { ErrorNote, Field, MaskedField } from "../../../components/ui.tsx";
 import { digitsOf, maskCep } from "../../../lib/brazil.ts";
 import { type AddressEnd, type End } from "../address.ts";
 import { useDebounced } from "../../../lib/debounce.ts";
+import { geocodeQuery, postcodeQuery } from "../api/queries.ts";
 
 const SEARCH_AFTER_CHARACTERS = 3;
-const geocode = (q: string) => call(api.GET("/api/v1/geocode", { params: { query: { q } } }));
 
 export function AddressFields(
   { end, value, onChange }: { end: End; value: AddressEnd; onChange: (next: AddressEnd) => void },
@@ -25,12 +25,7 @@ export function AddressFields(
   const [typed, setTyped] = useState(false);
   const latest = useRef(value);
   latest.current = value;
-  const postcode = (digits: string) =>
-    client.fetchQuery({
-      queryKey: ["postcode", digits],
-      queryFn: () => call(api.GET("/api/v1/postcodes/{cep}", { params: { path: { cep: digits } } })),
-      staleTime: Infinity,
-    });
+  const postcode = (digits: string) => client.fetchQuery(postcodeQuery(digits));
 
   async function lookUpCep(masked: string) {
     onChange({ ...latest.current, cep: masked });
@@ -52,11 +47,7 @@ export function AddressFields(
       setTyped(false);
       // A first pin on the street: its place with this CEP, else its first place; the number then refines it.
       const q = [found.street, found.neighborhood, found.city].filter(Boolean).join(", ");
-      const places = await client.fetchQuery({
-        queryKey: ["geocode", q],
-        queryFn: () => geocode(q),
-        staleTime: 300_000,
-      });
+      const places = await client.fetchQuery(geocodeQuery(q));
       const place = places.items.find((p) => p.postcode === found.cep) ?? places.items[0];
       if (place && digitsOf(latest.current.cep) === digits) {
         onChange({
@@ -164,10 +155,8 @@ function AddressSearch(
   const [active, setActive] = useState(-1);
   const search = useDebounced(value.trim().length >= SEARCH_AFTER_CHARACTERS ? query : "", 300);
   const places = useQuery({
-    queryKey: ["geocode", search],
+    ...geocodeQuery(search),
     enabled: !!search,
-    queryFn: () => geocode(search),
-    staleTime: 300_000,
     retry: false,
   });
   const items = search && query ? places.data?.items ?? [] : [];

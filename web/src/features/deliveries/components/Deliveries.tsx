@@ -3,13 +3,15 @@
 // deliveries stand out; the list goes out as CSV and comes in from one (DeliveryCsv.tsx).
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { api, call, type Delivery, type DeliveryStatus, type PaymentStatus } from "../../../api/client.ts";
+import { type Delivery, type DeliveryStatus, type PaymentStatus } from "../../../api/client.ts";
 import { Badge, DateField, ErrorNote, Field, Loading, Pager, Select } from "../../../components/ui.tsx";
 import { formatBRL, formatDateTime, shortId } from "../../../format.ts";
 import { useTranslation } from "react-i18next";
 import { driverLabel } from "../../drivers/drivers.ts";
 import { Link, useSearchParams } from "../../../lib/router.tsx";
 import { CsvExport, CsvImport } from "./DeliveryCsv.tsx";
+import { deliveriesQuery } from "../api/queries.ts";
+import { driverNamesQuery } from "../../drivers/api/queries.ts";
 
 const STATUSES: DeliveryStatus[] = [
   "awaiting_payment",
@@ -79,30 +81,9 @@ export function DeliveriesPage() {
     setTooShort(q.length > 0 && q.length < 3);
     if (q.length === 0 || q.length >= 3) setFilter("q", q);
   };
-  const query = useQuery({
-    queryKey: ["deliveries", { ...filters, cursor }],
-    queryFn: () =>
-      call(api.GET("/api/v1/deliveries", {
-        params: {
-          query: {
-            limit: 20,
-            cursor,
-            q: filters.q,
-            status: filters.status as DeliveryStatus | undefined,
-            payment_status: filters.payment_status as PaymentStatus | undefined,
-            driver_id: filters.driver_id,
-            from: filters.from,
-            to: filters.to,
-            late: filters.late as "true" | undefined,
-          },
-        },
-      })),
-  });
+  const query = useQuery(deliveriesQuery({ ...filters, cursor }, 20));
   const items = query.data?.items ?? [];
-  const drivers = useQuery({
-    queryKey: ["drivers", "all-active"],
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
-  });
+  const drivers = useQuery(driverNamesQuery());
   const driverName = (
     id: string | null,
   ) => (id ? drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id) : "—");

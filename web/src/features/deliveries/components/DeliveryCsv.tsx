@@ -7,6 +7,8 @@ import { api, call } from "../../../api/client.ts";
 import { importRowProblem } from "../../../api/errors.ts";
 import { ErrorNote } from "../../../components/ui.tsx";
 import type { DeliveryFilterValues } from "./Deliveries.tsx";
+import { deliveryKeys } from "../api/keys.ts";
+import { importJobQuery } from "../api/queries.ts";
 
 /** The template's columns (the create body's names) and an example row. */
 export const TEMPLATE = [
@@ -62,21 +64,20 @@ export function CsvImport() {
         bodySerializer: (body: unknown) => body as string,
         headers: { "content-type": "text/csv" },
       })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ["deliveries"] }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: deliveryKeys.lists() }),
   });
   // A file of more than 500 rows is a job (202): followed until it is over, then shown as a smaller file's answer.
   const started = upload.data && "id" in upload.data ? upload.data : null;
   const job = useQuery({
-    queryKey: ["import", started?.id],
+    ...importJobQuery(started?.id),
     enabled: !!started,
-    queryFn: () => call(api.GET("/api/v1/imports/{id}", { params: { path: { id: started!.id } } })),
     refetchInterval: (query) => (query.state.data?.status ?? "running") === "running" ? 1_000 : false,
   });
   const running = started ? (job.data ?? started) : null;
   const over = running && running.status !== "running";
   const finished = job.data?.status === "done";
   useEffect(() => {
-    if (finished) void client.invalidateQueries({ queryKey: ["deliveries"] });
+    if (finished) void client.invalidateQueries({ queryKey: deliveryKeys.lists() });
   }, [finished, client]);
   const result = started ? (over ? running : null) : upload.data;
   return (

@@ -21,12 +21,14 @@ import { can, COMPANY_MANAGERS, useAuth } from "../../../lib/auth.tsx";
 import { useRealtimeEvent } from "../../../lib/realtime.tsx";
 import { Link } from "../../../lib/router.tsx";
 import { driverLabel } from "../../drivers/drivers.ts";
-import { supabase } from "../../../lib/supabase.ts";
 import type { MapLine, MapMarker } from "../../../components/MapView.tsx";
 import { DeliveryNotifications } from "../../notifications/components/Notifications.tsx";
 import { DispatchHistory } from "../../dispatch/components/DispatchHistory.tsx";
 import { EditDelivery, RecallDelivery } from "./DeliveryOperations.tsx";
 import { StatusBadges, WindowText } from "./Deliveries.tsx";
+import { deliveryKeys } from "../api/keys.ts";
+import { deliveryQuery, proofUrlsQuery, trailQuery } from "../api/queries.ts";
+import { driverNamesQuery } from "../../drivers/api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
 
@@ -83,16 +85,7 @@ function TrackingLink({ delivery }: { delivery: Delivery }) {
 
 /** Short-lived signed URLs of files the driver left in the private bucket (the company's managers may read them). */
 function useSignedUrls(deliveryId: string, paths: string[]) {
-  return useQuery({
-    queryKey: ["proof", deliveryId, paths],
-    enabled: paths.length > 0,
-    staleTime: 50 * 60_000,
-    queryFn: async () => {
-      const { data, error } = await supabase.storage.from("delivery-proofs").createSignedUrls(paths, 3600);
-      if (error) throw error;
-      return Object.fromEntries(data.map((d) => [d.path, d.signedUrl]));
-    },
-  });
+  return useQuery({ ...proofUrlsQuery(deliveryId, paths), enabled: paths.length > 0 });
 }
 
 /** The photo the driver took of the last failed attempt, if any. */
@@ -168,24 +161,20 @@ export default function DeliveryPage({ id }: { id: string }) {
   const { t } = useTranslation();
   const { identity } = useAuth();
   const client = useQueryClient();
-  const query = useQuery({
-    queryKey: ["delivery", id],
-    queryFn: () => call(api.GET("/api/v1/deliveries/{id}", { params: { path: { id } } })),
-  });
+  const query = useQuery(deliveryQuery(id));
   const delivery = query.data;
   const tracking = delivery && ["in_progress", "completed"].includes(delivery.status);
   const trail = useQuery({
-    queryKey: ["trail", id],
+    ...trailQuery(id),
     enabled: !!tracking,
-    queryFn: () => call(api.GET("/api/v1/deliveries/{id}/trail", { params: { path: { id } } })),
   });
   // The driver's positions while in progress extend the cached trail; its last point is where the driver is.
   useRealtimeEvent((event, payload) => {
     const location = payload as unknown as DriverLocation;
     if (event !== "driver_location" || !delivery || location.driver_id !== delivery.driver_id) return;
     if (delivery.status !== "in_progress") return;
-    client.setQueryData<{ delivery_id: string; points: { lat: number; lng: number; recorded_at: string }[] }>(
-      ["trail", id],
+    client.setQueryData(
+      trailQuery(id).queryKey,
       (old) =>
         old &&
         { ...old, points: [...old.points, { lat: location.lat, lng: location.lng, recorded_at: location.updated_at }] },
@@ -196,8 +185,8 @@ export default function DeliveryPage({ id }: { id: string }) {
   const [confirmingCancel, setConfirmingCancel] = useState(false);
   const [driverId, setDriverId] = useState("");
   const update = (d: Delivery) => {
-    client.setQueryData(["delivery", id], d);
-    void client.invalidateQueries({ queryKey: ["deliveries"] });
+    client.setQueryData(deliveryKeys.one(id), d);
+    void client.invalidateQueries({ queryKey: deliveryKeys.lists() });
   };
   const cancel = useMutation({
     mutationFn: () =>
@@ -216,9 +205,8 @@ export default function DeliveryPage({ id }: { id: string }) {
   });
   const managers = can(identity, COMPANY_MANAGERS);
   const drivers = useQuery({
-    queryKey: ["drivers", "all-active"],
+    ...driverNamesQuery(),
     enabled: managers,
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
   });
   const driverName = drivers.data?.items.find((d) => d.id === delivery?.driver_id)?.name;
 

@@ -20,6 +20,9 @@ import { useDebounced } from "../../../lib/debounce.ts";
 import { navigate } from "../../../lib/router.tsx";
 import { type AddressEnd, emptyEnd, type End, fullAddress } from "../address.ts";
 import { AddressFields } from "./AddressFields.tsx";
+import { deliveryKeys } from "../api/keys.ts";
+import { quoteQuery } from "../api/queries.ts";
+import { driverNamesQuery } from "../../drivers/api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
 
@@ -50,21 +53,14 @@ export default function NewDeliveryPage() {
   const destination = ends.destination.point;
   const route = useDebounced({ origin, destination }, 400);
   const quote = useQuery({
-    queryKey: ["quote", route],
+    ...quoteQuery(route),
     enabled: !!route.origin && !!route.destination,
-    queryFn: () =>
-      call(api.POST("/api/v1/routes/quote", { body: { origin: route.origin!, destination: route.destination! } })),
-    staleTime: 60_000,
-    retry: false,
   });
   const markers: MapMarker[] = (["origin", "destination"] as const).flatMap((end) => {
     const point = ends[end].point;
     return point ? [{ id: end, ...point, kind: end, draggable: true, label: t(`address.pinLabel.${end}`) }] : [];
   });
-  const drivers = useQuery({
-    queryKey: ["drivers", "all-active"],
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
-  });
+  const drivers = useQuery(driverNamesQuery());
 
   const create = useMutation({
     mutationFn: () =>
@@ -94,8 +90,8 @@ export default function NewDeliveryPage() {
         },
       })),
     onSuccess: (delivery) => {
-      client.setQueryData(["delivery", delivery.id], delivery);
-      void client.invalidateQueries({ queryKey: ["deliveries"] });
+      client.setQueryData(deliveryKeys.one(delivery.id), delivery);
+      void client.invalidateQueries({ queryKey: deliveryKeys.lists() });
       navigate(`/deliveries/${delivery.id}`);
     },
   });

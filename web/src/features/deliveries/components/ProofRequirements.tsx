@@ -5,6 +5,8 @@ import { api, call } from "../../../api/client.ts";
 import { ErrorNote, Note } from "../../../components/ui.tsx";
 import { useTranslation } from "react-i18next";
 import { can, COMPANY_MANAGERS, useAuth } from "../../../lib/auth.tsx";
+import { deliveryKeys } from "../api/keys.ts";
+import { proofRequirementsQuery } from "../api/queries.ts";
 
 type Kind = "photo" | "signature" | "note" | "handover_code";
 const KINDS: Kind[] = ["photo", "signature", "note", "handover_code"];
@@ -14,22 +16,19 @@ export function ProofRequirements() {
   const { identity } = useAuth();
   const client = useQueryClient();
   const editable = can(identity, COMPANY_MANAGERS);
-  const query = useQuery({
-    queryKey: ["proof-requirements"],
-    queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
-  });
+  const query = useQuery(proofRequirementsQuery());
   const save = useMutation({
-    mutationKey: ["proof-requirements"],
+    mutationKey: deliveryKeys.proofRequirements(),
     mutationFn: (body: Record<Kind, boolean>) => call(api.PUT("/api/v1/companies/me/proof-requirements", { body })),
     // The box shows the new state at once; the server's answer (or a refetch after an error) settles it.
-    onMutate: (body) => client.setQueryData(["proof-requirements"], body),
+    onMutate: (body) => client.setQueryData(deliveryKeys.proofRequirements(), body),
     // A later click still on its way has the newer state: its own answer will settle it.
     onSuccess: (saved) => {
-      if (client.isMutating({ mutationKey: ["proof-requirements"] }) <= 1) {
-        client.setQueryData(["proof-requirements"], saved);
+      if (client.isMutating({ mutationKey: deliveryKeys.proofRequirements() }) <= 1) {
+        client.setQueryData(deliveryKeys.proofRequirements(), saved);
       }
     },
-    onError: () => void client.invalidateQueries({ queryKey: ["proof-requirements"] }),
+    onError: () => void client.invalidateQueries({ queryKey: deliveryKeys.proofRequirements() }),
   });
   const current = query.data;
   return (

@@ -22,7 +22,7 @@ import {
   useState,
 } from "react";
 import { useTranslation } from "react-i18next";
-import { api, call, type Delivery, type Page, type Schemas } from "../../../api/client.ts";
+import { api, call, type Delivery, type Page } from "../../../api/client.ts";
 import { errorMessage } from "../../../api/errors.ts";
 import type { MapLine, MapMarker } from "../../../components/MapView.tsx";
 import { ErrorNote, Field, Loading, Select } from "../../../components/ui.tsx";
@@ -48,50 +48,14 @@ import { useRealtimeEvent } from "../../../lib/realtime.tsx";
 import { Link, useSearchParams } from "../../../lib/router.tsx";
 import { BoardList, DRAG_TYPE, LaneSymbol, type RowProps } from "./BoardList.tsx";
 import { DispatchHistory } from "./DispatchHistory.tsx";
+import { dispatchKeys } from "../api/keys.ts";
+import { boardDeliveriesQuery } from "../api/queries.ts";
+import { deliveryQuery } from "../../deliveries/api/queries.ts";
+import { everyDriverQuery } from "../../drivers/api/queries.ts";
+import { routeKeys } from "../../routes/api/keys.ts";
+import { liveRoutesQuery } from "../../routes/api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
-
-type Driver = Schemas["Driver"];
-type Route = Schemas["Route"];
-
-/** The most deliveries of one status the board reads (10 pages of 100). */
-const MAX_PAGES = 10;
-
-/** Every delivery of one status, page after page: the board shows them all, not the newest 20. */
-async function everyDelivery(status: (typeof BOARD_STATUSES)[number]): Promise<Page<Delivery>> {
-  const items: Delivery[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await call(api.GET("/api/v1/deliveries", { params: { query: { status, limit: 100, cursor } } }));
-    items.push(...answer.items);
-    if (!answer.next_cursor) break;
-    cursor = answer.next_cursor;
-  }
-  return { items, next_cursor: null };
-}
-
-/** Every driver of the company (a company with more than one page of drivers has them all on the board). */
-async function everyDriver(): Promise<Page<Driver>> {
-  const items: Driver[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await call(api.GET("/api/v1/drivers", { params: { query: { limit: 100, cursor } } }));
-    items.push(...answer.items);
-    if (!answer.next_cursor) break;
-    cursor = answer.next_cursor;
-  }
-  return { items, next_cursor: null };
-}
-
-/** The routes out on the streets now: published and in progress. */
-async function liveRoutes(): Promise<Route[]> {
-  const pages = await Promise.all(
-    (["published", "in_progress"] as const).map((status) =>
-      call(api.GET("/api/v1/routes", { params: { query: { status, limit: 100 } } }))
-    ),
-  );
-  return pages.flatMap((p) => p.items);
-}
 
 /** The filters the address holds: the lane, the driver, the text. */
 const FILTERS = ["status", "driver_id", "q"] as const;
@@ -177,11 +141,8 @@ export default function DispatchBoard() {
   const now = useClock(10_000);
 
   const lists = useQueries({
-    queries: BOARD_STATUSES.map((status) => ({
-      // A list of deliveries like any other: applyDelivery keeps it current (a status filter, as the API's).
-      queryKey: ["deliveries", { status, board: true }],
-      queryFn: () => everyDelivery(status),
-    })),
+    // Lists of deliveries like any other: applyDelivery keeps them current (a status filter, as the API's).
+    queries: BOARD_STATUSES.map(boardDeliveriesQuery),
   });
   const deliveries = useMemo(
     () => lists.flatMap((list) => list.data?.items ?? []).sort((a, b) => b.created_at.localeCompare(a.created_at)),
@@ -191,7 +152,7 @@ export default function DispatchBoard() {
   const listError = lists.find((list) => list.error)?.error;
   const loading = lists.some((list) => list.isPending);
 
-  const drivers = useQuery({ queryKey: ["drivers", "board"], queryFn: everyDriver });
+  const drivers = useQuery(everyDriverQuery());
   const allDrivers = drivers.data?.items ?? [];
   // Each driver as the board names it: namesakes told apart (their phone's last digits, else their e-mail).
   const labels = useMemo(
@@ -208,13 +169,13 @@ export default function DispatchBoard() {
   };
 
   // The routes out now, as lines: fetched again when a delivery changes (a stop done), a few times a minute at most.
-  const routes = useQuery({ queryKey: ["routes", "board"], queryFn: liveRoutes, refetchInterval: 60_000 });
+  const routes = useQuery({ ...liveRoutesQuery(), refetchInterval: 60_000 });
   const routesStale = useRef<ReturnType<typeof setTimeout> | null>(null);
   useRealtimeEvent((event) => {
     if (event !== "delivery_updated" || routesStale.current) return;
     routesStale.current = setTimeout(() => {
       routesStale.current = null;
-      void client.invalidateQueries({ queryKey: ["routes", "board"] });
+      void client.invalidateQueries({ queryKey: routeKeys.live() });
     }, 5_000);
   });
   useEffect(() => () => clearTimeout(routesStale.current ?? undefined), []);
@@ -272,7 +233,7 @@ export default function DispatchBoard() {
           applyDelivery(client, result.value);
           // On the board at once, in its new list (applyDelivery fetches that list again, which takes a while).
           client.setQueryData<Page<Delivery>>(
-            ["deliveries", { status: result.value.status, board: true }],
+            dispatchKeys.board(result.value.status),
             (page) =>
               page && !page.items.some((d) => d.id === result.value.id)
                 ? { ...page, items: [result.value, ...page.items] }
@@ -320,9 +281,8 @@ export default function DispatchBoard() {
 
   const historyDelivery = byId.get(historyId ?? "");
   const historyFallback = useQuery({
-    queryKey: ["delivery", historyId],
+    ...deliveryQuery(historyId!),
     enabled: !!historyId && !historyDelivery,
-    queryFn: () => call(api.GET("/api/v1/deliveries/{id}", { params: { path: { id: historyId! } } })),
   });
   const shownHistory = historyDelivery ?? historyFallback.data;
   const openHistory = (id: string) => setParam(HISTORY, historyId === id ? null : id);

@@ -4,17 +4,17 @@
 // while dispatch holds it (a next round of offers, an offer expiring, changes no field of the delivery).
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useTranslation } from "react-i18next";
-import { api, call, type Delivery, type Schemas } from "../../../api/client.ts";
+import type { Delivery, Schemas } from "../../../api/client.ts";
 import { Badge, ErrorNote, Loading } from "../../../components/ui.tsx";
 import { formatKm, formatMinutes, formatTime } from "../../../format.ts";
 import { useRealtimeEvent } from "../../../lib/realtime.tsx";
+import { dispatchKeys } from "../api/keys.ts";
+import { dispatchRecordQuery } from "../api/queries.ts";
 
 type Round = Schemas["DispatchRound"];
 type Offer = Schemas["DispatchOffer"];
 
 const HELD_REFRESH_MS = 3_000;
-
-export const dispatchKey = (id: string) => ["delivery-dispatch", id];
 
 function RoundRecord({ round, offers }: { round: Round; offers: Offer[] }) {
   const { t } = useTranslation();
@@ -106,13 +106,12 @@ export function DispatchHistory(
   const client = useQueryClient();
   const held = delivery.dispatch_status === "queued" || delivery.dispatch_status === "offered";
   const record = useQuery({
-    queryKey: dispatchKey(delivery.id),
-    queryFn: () => call(api.GET("/api/v1/deliveries/{id}/dispatch", { params: { path: { id: delivery.id } } })),
+    ...dispatchRecordQuery(delivery.id),
     refetchInterval: held ? HELD_REFRESH_MS : false,
   });
   useRealtimeEvent((event, payload) => {
     if (event === "delivery_updated" && payload.id === delivery.id) {
-      void client.invalidateQueries({ queryKey: dispatchKey(delivery.id) });
+      void client.invalidateQueries({ queryKey: dispatchKeys.record(delivery.id) });
     }
   });
   const rounds = record.data?.rounds ?? [];

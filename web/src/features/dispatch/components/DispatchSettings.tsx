@@ -9,6 +9,8 @@ import { DecimalField, ErrorNote, Loading, Note, readDecimal } from "../../../co
 import { formatInputNumber } from "../../../format.ts";
 import type { DecimalRules } from "../../../lib/numbers.ts";
 import { Link } from "../../../lib/router.tsx";
+import { dispatchKeys } from "../api/keys.ts";
+import { dispatchSettingsQuery } from "../api/queries.ts";
 
 type Settings = Schemas["DispatchSettings"];
 type Mode = Settings["mode"];
@@ -27,10 +29,7 @@ const LIMITS = Object.keys(RULES) as Limit[];
 export default function DispatchSettingsPage() {
   const { t, i18n } = useTranslation();
   const client = useQueryClient();
-  const query = useQuery({
-    queryKey: ["dispatch-settings"],
-    queryFn: () => call(api.GET("/api/v1/dispatch/settings")),
-  });
+  const query = useQuery(dispatchSettingsQuery());
   const [mode, setMode] = useState<Mode>("broadcast");
   const [form, setForm] = useState<Record<Limit, string>>({
     offer_timeout_s: "",
@@ -50,7 +49,7 @@ export default function DispatchSettingsPage() {
   }, [query.data, i18n.language]);
   const save = useMutation({
     mutationFn: (body: Settings) => call(api.PUT("/api/v1/dispatch/settings", { body })),
-    onSuccess: (saved) => client.setQueryData(["dispatch-settings"], saved),
+    onSuccess: (saved) => client.setQueryData(dispatchKeys.settings(), saved),
   });
   function submit(event: FormEvent) {
     event.preventDefault();

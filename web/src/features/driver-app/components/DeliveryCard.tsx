@@ -10,7 +10,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api, call } from "../../../api/client.ts";
 import { Badge, DecimalField, ErrorNote, Field, Loading, readDecimal } from "../../../components/ui.tsx";
 import { useAuth } from "../../../lib/auth.tsx";
 import { useClock } from "../../../lib/clock.ts";
@@ -27,6 +26,7 @@ import { CollectNote } from "./CollectNote.tsx";
 import { FailDelivery } from "./FailDelivery.tsx";
 import { canvasBlob, emptyDraft, missingProof, ProofCapture, type ProofDraft, proofFiles } from "./ProofCapture.tsx";
 import type { ShiftDelivery } from "../shift.ts";
+import { proofRequirementsQuery } from "../../deliveries/api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
 
@@ -80,8 +80,7 @@ export function DeliveryCard(
   const sharing = useSharing();
   const online = useOnline();
   const required = useQuery({
-    queryKey: ["proof-requirements"],
-    queryFn: () => call(api.GET("/api/v1/companies/me/proof-requirements")),
+    ...proofRequirementsQuery(),
     // Read before the pick-up too, so that the phone knows them at the door with no connection.
     enabled: status === "accepted" || status === "in_progress",
   });

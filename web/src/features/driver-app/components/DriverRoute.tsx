@@ -5,11 +5,12 @@
 // start or a completion waiting in the queue) already counts as done here.
 import { useQuery } from "@tanstack/react-query";
 import { useTranslation } from "react-i18next";
-import { api, call, type Schemas } from "../../../api/client.ts";
+import type { Schemas } from "../../../api/client.ts";
 import { formatClock } from "../../../format.ts";
 import { useAuth } from "../../../lib/auth.tsx";
 import { directionsUrl } from "../contact.ts";
 import type { ShiftDelivery } from "../shift.ts";
+import { driverRoutesQuery } from "../../routes/api/queries.ts";
 
 type Route = Schemas["Route"];
 type Stop = Schemas["RouteStop"];
@@ -19,9 +20,8 @@ export function useMyRoute(): Route | null {
   const { identity } = useAuth();
   const driverId = identity?.driverId ?? undefined;
   const query = useQuery({
-    queryKey: ["routes", { driver_id: driverId }],
+    ...driverRoutesQuery(driverId),
     enabled: !!driverId,
-    queryFn: () => call(api.GET("/api/v1/routes", { params: { query: { driver_id: driverId, limit: 10 } } })),
   });
   return query.data?.items.find((r) => r.status === "published" || r.status === "in_progress") ?? null;
 }

@@ -19,6 +19,8 @@ import { formatBRL, formatDateTime, withdrawalStatusText } from "../../../format
 import { maskPixKey, normalizePixKey, pixKeyProblem, type PixKeyType } from "../../../lib/brazil.ts";
 import type { DecimalRules } from "../../../lib/numbers.ts";
 import { WithdrawalFailure } from "../../money/components/WithdrawalFailure.tsx";
+import { myWithdrawalsQuery, walletEntriesQuery, walletQuery } from "../../money/api/queries.ts";
+import { walletKeys, withdrawalKeys } from "../../money/api/keys.ts";
 
 const KEY_TYPES: PixKeyType[] = ["cpf", "cnpj", "phone", "email", "evp"];
 const KEY_INPUT = { cpf: "numeric", cnpj: "numeric", phone: "tel", email: "email", evp: "text" } as const;
@@ -27,17 +29,10 @@ const AMOUNT: DecimalRules = { required: true, positive: true, max: 1_000_000_00
 export default function WalletPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const wallet = useQuery({ queryKey: ["wallet", "me"], queryFn: () => call(api.GET("/api/v1/wallets/me")) });
+  const wallet = useQuery(walletQuery());
   const [cursors, setCursors] = useState<string[]>([]);
-  const entries = useQuery({
-    queryKey: ["wallet", "entries", cursors.at(-1)],
-    queryFn: () =>
-      call(api.GET("/api/v1/wallets/me/transactions", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
-  });
-  const withdrawals = useQuery({
-    queryKey: ["withdrawals", "mine"],
-    queryFn: () => call(api.GET("/api/v1/withdrawals", { params: { query: { limit: 20 } } })),
-  });
+  const entries = useQuery(walletEntriesQuery(cursors.at(-1)));
+  const withdrawals = useQuery(myWithdrawalsQuery());
   const [amount, setAmount] = useState("");
   const [pixKey, setPixKey] = useState("");
   const [pixKeyType, setPixKeyType] = useState<PixKeyType>("email");
@@ -52,8 +47,8 @@ export default function WalletPage() {
       setSubmitted(false);
       setAmount("");
       setForm((n) => n + 1);
-      void client.invalidateQueries({ queryKey: ["withdrawals"] });
-      void client.invalidateQueries({ queryKey: ["wallet"] });
+      void client.invalidateQueries({ queryKey: withdrawalKeys.lists() });
+      void client.invalidateQueries({ queryKey: walletKeys.all() });
     },
   });
   function submit(event: FormEvent) {

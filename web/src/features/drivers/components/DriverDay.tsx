@@ -4,11 +4,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { lazy, Suspense, useState } from "react";
 import { useTranslation } from "react-i18next";
-import { api, call } from "../../../api/client.ts";
 import type { MapMarker } from "../../../components/MapView.tsx";
 import { Badge, DateField, ErrorNote, Loading } from "../../../components/ui.tsx";
 import { formatBRL, formatKm, formatTime, timeZone } from "../../../format.ts";
 import { Link } from "../../../lib/router.tsx";
+import { driverDayQuery, driverQuery } from "../api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
 
@@ -18,14 +18,10 @@ export default function DriverDayPage({ id }: { id: string }) {
   const { t } = useTranslation();
   const [day, setDay] = useState<string | null>(today());
   const date = day || today();
-  const driver = useQuery({
-    queryKey: ["driver", id],
-    queryFn: () => call(api.GET("/api/v1/drivers/{id}", { params: { path: { id } } })),
-  });
+  const driver = useQuery(driverQuery(id));
   const query = useQuery({
-    queryKey: ["driver-day", id, date],
+    ...driverDayQuery(id, date),
     enabled: day !== null,
-    queryFn: () => call(api.GET("/api/v1/drivers/{id}/day", { params: { path: { id }, query: { date } } })),
   });
   const data = query.data;
   const markers: MapMarker[] = (data?.deliveries ?? []).map((d, i) => ({

@@ -9,6 +9,8 @@ import { displayPhone, isPhone, maskPhone, phoneE164 } from "../../../lib/brazil
 import { can, COMPANY_MANAGERS, useAuth } from "../../../lib/auth.tsx";
 import { Link } from "../../../lib/router.tsx";
 import { useDriverLocations, useOnlineDrivers } from "../online-drivers.ts";
+import { driverKeys } from "../api/keys.ts";
+import { driversPageQuery } from "../api/queries.ts";
 
 function DriverRow(
   { driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null },
@@ -26,7 +28,7 @@ function DriverRow(
       call(api.PATCH("/api/v1/drivers/{id}", { params: { path: { id: driver.id } }, body })),
     onSuccess: () => {
       setEditing(false);
-      void client.invalidateQueries({ queryKey: ["drivers"] });
+      void client.invalidateQueries({ queryKey: driverKeys.lists() });
     },
   });
   return (
@@ -107,10 +109,7 @@ export default function DriversPage() {
   const client = useQueryClient();
   const editable = can(identity, COMPANY_MANAGERS);
   const [cursors, setCursors] = useState<string[]>([]);
-  const query = useQuery({
-    queryKey: ["drivers", { cursor: cursors.at(-1) }],
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
-  });
+  const query = useQuery(driversPageQuery(cursors.at(-1)));
   const locations = useDriverLocations();
   const seen = (id: string) => locations.data?.items.find((l) => l.driver_id === id)?.updated_at ?? null;
   const [form, setForm] = useState({ name: "", email: "", phone: "", password: "" });
@@ -129,7 +128,7 @@ export default function DriversPage() {
     onSuccess: () => {
       setSubmitted(false);
       setForm({ name: "", email: "", phone: "", password: "" });
-      void client.invalidateQueries({ queryKey: ["drivers"] });
+      void client.invalidateQueries({ queryKey: driverKeys.lists() });
     },
   });
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });

@@ -5,18 +5,20 @@ import { api, call } from "../../../api/client.ts";
 import { ErrorNote, Field, Loading, Note } from "../../../components/ui.tsx";
 import { config } from "../../../config.ts";
 import { useTranslation } from "react-i18next";
+import { integrationKeys } from "../api/keys.ts";
+import { companyQuery } from "../api/queries.ts";
 
 export default function GatewayPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const company = useQuery({ queryKey: ["company"], queryFn: () => call(api.GET("/api/v1/companies/me")) });
+  const company = useQuery(companyQuery());
   const [apiKey, setApiKey] = useState("");
   const [secret, setSecret] = useState("");
   const save = useMutation({
     mutationFn: () =>
       call(api.POST("/api/v1/companies/me/gateway-config", { body: { api_key: apiKey, webhook_secret: secret } })),
     onSuccess: () => {
-      void client.invalidateQueries({ queryKey: ["company"] });
+      void client.invalidateQueries({ queryKey: integrationKeys.company() });
       setApiKey("");
       setSecret("");
     },

@@ -7,6 +7,8 @@ import { useTranslation } from "react-i18next";
 import { api, call, type Schemas } from "../../../api/client.ts";
 import { ConfirmDialog, ErrorNote, Field, Note } from "../../../components/ui.tsx";
 import { formatDateTime } from "../../../format.ts";
+import { integrationKeys } from "../api/keys.ts";
+import { apiKeysQuery, webhookAttemptsQuery, webhookEndpointsQuery } from "../api/queries.ts";
 
 type Scope = Schemas["ApiKeyScope"];
 type EventType = Schemas["WebhookEventType"];
@@ -51,17 +53,17 @@ function ApiKeys() {
   const [name, setName] = useState("");
   const [scopes, setScopes] = useState<Scope[]>(["deliveries:read", "deliveries:write"]);
   const [revoking, setRevoking] = useState<string | null>(null);
-  const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api/v1/api-keys")) });
+  const keys = useQuery(apiKeysQuery());
   const create = useMutation({
     mutationFn: () => call(api.POST("/api/v1/api-keys", { body: { name, scopes } })),
     onSuccess: () => {
       setName("");
-      void client.invalidateQueries({ queryKey: ["api-keys"] });
+      void client.invalidateQueries({ queryKey: integrationKeys.apiKeys() });
     },
   });
   const revoke = useMutation({
     mutationFn: (id: string) => call(api.DELETE("/api/v1/api-keys/{id}", { params: { path: { id } } })),
-    onSettled: () => void client.invalidateQueries({ queryKey: ["api-keys"] }),
+    onSettled: () => void client.invalidateQueries({ queryKey: integrationKeys.apiKeys() }),
   });
   return (
     <section aria-labelledby="api-keys-title">
@@ -143,11 +145,7 @@ function ApiKeys() {
 function Attempts({ endpointId }: { endpointId: string }) {
   const { t } = useTranslation();
   const attempts = useQuery({
-    queryKey: ["webhook-attempts", endpointId],
-    queryFn: () =>
-      call(api.GET("/api/v1/webhook-endpoints/{id}/attempts", {
-        params: { path: { id: endpointId }, query: { limit: 20 } },
-      })),
+    ...webhookAttemptsQuery(endpointId),
     refetchInterval: 3_000,
   });
   const resend = useMutation({
@@ -201,11 +199,8 @@ function Endpoints() {
   const [url, setUrl] = useState("");
   const [events, setEvents] = useState<EventType[]>(["delivery.created", "delivery.status_changed"]);
   const [deleting, setDeleting] = useState<string | null>(null);
-  const endpoints = useQuery({
-    queryKey: ["webhook-endpoints"],
-    queryFn: () => call(api.GET("/api/v1/webhook-endpoints")),
-  });
-  const refresh = () => void client.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+  const endpoints = useQuery(webhookEndpointsQuery());
+  const refresh = () => void client.invalidateQueries({ queryKey: integrationKeys.endpoints() });
   const create = useMutation({
     mutationFn: () => call(api.POST("/api/v1/webhook-endpoints", { body: { url, events } })),
     onSuccess: () => {

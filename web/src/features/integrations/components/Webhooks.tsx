@@ -3,12 +3,12 @@
 // as the platform wrote it, in English).
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, call } from "../../../api/client.ts";
 import { Badge, ErrorNote, Loading, Pager } from "../../../components/ui.tsx";
 import { formatDateTime, gatewayEventName } from "../../../format.ts";
 import { i18n } from "../../../i18n/index.ts";
 import { useTranslation } from "react-i18next";
 import { type DetailReading, readWebhookDetail } from "../webhook-detail.ts";
+import { webhookEventsQuery } from "../api/queries.ts";
 
 /** A code of ours or the gateway's in words: the key under `group` when the language files have it. */
 function word(group: string, code: string | undefined): string {
@@ -49,9 +49,7 @@ export default function WebhooksPage() {
   const { t } = useTranslation();
   const [cursors, setCursors] = useState<string[]>([]);
   const query = useQuery({
-    queryKey: ["webhook-events", cursors.at(-1)],
-    queryFn: () =>
-      call(api.GET("/api/v1/webhook-events", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
+    ...webhookEventsQuery(cursors.at(-1)),
     refetchInterval: 10_000,
   });
   return (

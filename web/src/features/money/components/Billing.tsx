@@ -5,18 +5,20 @@ import { api, call } from "../../../api/client.ts";
 import { ErrorNote, Loading, Note, Select } from "../../../components/ui.tsx";
 import { formatDateTime } from "../../../format.ts";
 import { useTranslation } from "react-i18next";
+import { moneyKeys } from "../api/keys.ts";
+import { billingQuery } from "../api/queries.ts";
 
 const PLANS = ["free", "pro", "enterprise"] as const;
 
 export default function BillingPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const query = useQuery({ queryKey: ["billing"], queryFn: () => call(api.GET("/api/v1/billing/subscription")) });
+  const query = useQuery(billingQuery());
   const [plan, setPlan] = useState("free");
   useEffect(() => void (query.data && setPlan(query.data.plan)), [query.data]);
   const save = useMutation({
     mutationFn: () => call(api.PUT("/api/v1/billing/subscription", { body: { plan: plan as (typeof PLANS)[number] } })),
-    onSuccess: (data) => client.setQueryData(["billing"], data),
+    onSuccess: (data) => client.setQueryData(moneyKeys.billing(), data),
   });
   if (query.isPending) return <Loading />;
   return (

@@ -9,6 +9,8 @@ import { api, call } from "../../../api/client.ts";
 import { DateField, DecimalField, ErrorNote, Loading, Note, readDecimal } from "../../../components/ui.tsx";
 import { formatBRL, timeZone } from "../../../format.ts";
 import { useSearchParams } from "../../../lib/router.tsx";
+import { moneyKeys } from "../api/keys.ts";
+import { cashDayQuery } from "../api/queries.ts";
 
 const today = () => new Intl.DateTimeFormat("en-CA", { timeZone: timeZone() }).format(new Date());
 const MONEY = { required: true, positive: true, fractionDigits: 2 };
@@ -25,7 +27,7 @@ function Settle({ driverId, name, outstanding }: { driverId: string; name: strin
         body: { amount: amount.ok ? amount.value! : 0 },
         headers: { "Idempotency-Key": crypto.randomUUID() },
       })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: ["cash-summary"] }),
+    onSuccess: () => void client.invalidateQueries({ queryKey: moneyKeys.cashDays() }),
   });
   return (
     <form
@@ -48,10 +50,7 @@ export default function CashDayPage() {
   const { t } = useTranslation();
   const [params, setParams] = useSearchParams();
   const date = params.get("date") ?? today();
-  const summary = useQuery({
-    queryKey: ["cash-summary", date],
-    queryFn: () => call(api.GET("/api/v1/cash/summary", { params: { query: { date } } })),
-  });
+  const summary = useQuery(cashDayQuery(date));
   const items = summary.data?.items ?? [];
   return (
     <section aria-labelledby="cash-title">

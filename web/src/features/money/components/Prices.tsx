@@ -8,6 +8,8 @@ import { DecimalField, ErrorNote, Loading, Note, readDecimal } from "../../../co
 import { formatInputNumber } from "../../../format.ts";
 import type { DecimalRules } from "../../../lib/numbers.ts";
 import { ProofRequirements } from "../../deliveries/components/ProofRequirements.tsx";
+import { moneyKeys } from "../api/keys.ts";
+import { pricesQuery } from "../api/queries.ts";
 
 const MONEY: DecimalRules = { required: true, min: 0, max: 1_000_000_000, fractionDigits: 2 };
 const SHARE: DecimalRules = { required: true, min: 0, max: 1, fractionDigits: 4, grouping: false };
@@ -18,7 +20,7 @@ const NAMES = Object.keys(RULES) as Name[];
 export default function PricesPage() {
   const { t, i18n } = useTranslation();
   const client = useQueryClient();
-  const query = useQuery({ queryKey: ["prices"], queryFn: () => call(api.GET("/api/v1/prices")) });
+  const query = useQuery(pricesQuery());
   const [form, setForm] = useState<Record<Name, string>>({
     base_fee: "",
     per_km: "",
@@ -43,7 +45,7 @@ export default function PricesPage() {
   >;
   const save = useMutation({
     mutationFn: (body: Record<Name, number>) => call(api.PUT("/api/v1/prices", { body })),
-    onSuccess: (prices) => client.setQueryData(["prices"], prices),
+    onSuccess: (prices) => client.setQueryData(moneyKeys.prices(), prices),
   });
   function submit(event: FormEvent) {
     event.preventDefault();

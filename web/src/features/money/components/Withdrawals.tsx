@@ -1,23 +1,18 @@
 // The company's withdrawals, live through withdrawal_updated.
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, call } from "../../../api/client.ts";
 import { Badge, ErrorNote, Loading, Pager } from "../../../components/ui.tsx";
 import { WithdrawalFailure } from "./WithdrawalFailure.tsx";
 import { formatBRL, formatDateTime, shortId, withdrawalStatusText } from "../../../format.ts";
 import { useTranslation } from "react-i18next";
+import { withdrawalsQuery } from "../api/queries.ts";
+import { driverNamesQuery } from "../../drivers/api/queries.ts";
 
 export default function WithdrawalsPage() {
   const { t } = useTranslation();
   const [cursors, setCursors] = useState<string[]>([]);
-  const query = useQuery({
-    queryKey: ["withdrawals", { cursor: cursors.at(-1) }],
-    queryFn: () => call(api.GET("/api/v1/withdrawals", { params: { query: { cursor: cursors.at(-1), limit: 20 } } })),
-  });
-  const drivers = useQuery({
-    queryKey: ["drivers", "all-active"],
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
-  });
+  const query = useQuery(withdrawalsQuery(cursors.at(-1), 20));
+  const drivers = useQuery(driverNamesQuery());
   const name = (id: string) => drivers.data?.items.find((d) => d.id === id)?.name ?? shortId(id);
   return (
     <section aria-labelledby="withdrawals-title">

@@ -7,6 +7,8 @@ import { useTranslation } from "react-i18next";
 import { api, call, type Delivery } from "../../../api/client.ts";
 import { Badge, ErrorNote, Note } from "../../../components/ui.tsx";
 import { formatDateTime } from "../../../format.ts";
+import { notificationKeys } from "../api/keys.ts";
+import { deliveryNotificationsQuery, notificationSettingsQuery } from "../api/queries.ts";
 
 const EVENTS = ["created", "started", "nearby", "completed", "failed"] as const;
 const CHANNELS = ["whatsapp", "email"] as const;
@@ -20,21 +22,18 @@ function toggled<T extends string>(all: readonly T[], list: T[], value: T, on: b
 export default function NotificationSettingsPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const query = useQuery({
-    queryKey: ["notification-settings"],
-    queryFn: () => call(api.GET("/api/v1/notifications/settings")),
-  });
+  const query = useQuery(notificationSettingsQuery());
   const save = useMutation({
-    mutationKey: ["notification-settings"],
+    mutationKey: notificationKeys.settings(),
     mutationFn: (body: Settings) => call(api.PUT("/api/v1/notifications/settings", { body })),
     // The box shows the new state at once; the answer (or a refetch after an error) settles it.
-    onMutate: (body) => client.setQueryData(["notification-settings"], body),
+    onMutate: (body) => client.setQueryData(notificationKeys.settings(), body),
     onSuccess: (saved) => {
-      if (client.isMutating({ mutationKey: ["notification-settings"] }) <= 1) {
-        client.setQueryData(["notification-settings"], saved);
+      if (client.isMutating({ mutationKey: notificationKeys.settings() }) <= 1) {
+        client.setQueryData(notificationKeys.settings(), saved);
       }
     },
-    onError: () => void client.invalidateQueries({ queryKey: ["notification-settings"] }),
+    onError: () => void client.invalidateQueries({ queryKey: notificationKeys.settings() }),
   });
   const current = query.data as Settings | undefined;
   return (
@@ -110,8 +109,7 @@ export function DeliveryNotifications({ delivery, onErased }: { delivery: Delive
   const { t } = useTranslation();
   const [confirming, setConfirming] = useState(false);
   const messages = useQuery({
-    queryKey: ["delivery-notifications", delivery.id, delivery.status, delivery.eta_at],
-    queryFn: () => call(api.GET("/api/v1/deliveries/{id}/notifications", { params: { path: { id: delivery.id } } })),
+    ...deliveryNotificationsQuery(delivery),
     // Messages leave the queue within seconds of the change that queued them.
     refetchInterval: (q) => (q.state.data?.items.some((m) => m.status === "queued") ? 3_000 : false),
   });

@@ -2,33 +2,14 @@
 // first, each message as the phone's service worker would read it once decrypted.
 import { useQuery } from "@tanstack/react-query";
 import { useTranslation } from "react-i18next";
-import { ApiError } from "../../../api/client.ts";
 import { ErrorNote } from "../../../components/ui.tsx";
-import { config } from "../../../config.ts";
 import { formatDateTime } from "../../../format.ts";
-
-interface PushedMessage {
-  id: string;
-  subscription_id: string;
-  label: string | null;
-  received_at: string;
-  ttl: number;
-  urgency: string;
-  topic: string | null;
-  size: number;
-  payload: string | null;
-  decrypt_error: string | null;
-}
+import { pushInboxQuery } from "../api/queries.ts";
 
 export function PushInbox() {
   const { t } = useTranslation();
   const inbox = useQuery({
-    queryKey: ["sim-webpush"],
-    queryFn: async () => {
-      const res = await fetch(`${config.apiUrl}/_sim/webpush/messages`).catch(() => null);
-      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
-      return (await res.json()) as { messages: PushedMessage[] };
-    },
+    ...pushInboxQuery(),
     refetchInterval: 2_000,
   });
   const messages = inbox.data?.messages.slice(0, 20) ?? [];

@@ -6,11 +6,11 @@ import { BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from "
 import { type FormEvent, useState } from "react";
 import { Bar } from "react-chartjs-2";
 import { useTranslation } from "react-i18next";
-import { api, call } from "../../../api/client.ts";
 import { DateField, ErrorNote, Loading } from "../../../components/ui.tsx";
 import { formatBRL, locale, timeZone } from "../../../format.ts";
 import { dayText } from "../../../lib/dates.ts";
 import { useSearchParams } from "../../../lib/router.tsx";
+import { reportQuery } from "../api/queries.ts";
 
 Chart.register(BarElement, CategoryScale, LinearScale, Tooltip, Legend);
 
@@ -34,10 +34,7 @@ export default function ReportsPage() {
   const to = params.get("to") ?? dayBefore(0);
   const [draft, setDraft] = useState<{ from: string | null; to: string | null }>({ from, to });
   const [submitted, setSubmitted] = useState(false);
-  const report = useQuery({
-    queryKey: ["report", from, to],
-    queryFn: () => call(api.GET("/api/v1/reports/summary", { params: { query: { from, to } } })),
-  });
+  const report = useQuery(reportQuery(from, to));
   const choose = (event: FormEvent) => {
     event.preventDefault();
     setSubmitted(true);

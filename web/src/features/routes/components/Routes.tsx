@@ -13,6 +13,11 @@ import type { MapLine, MapMarker } from "../../../components/MapView.tsx";
 import { formatClock, formatKm, formatMinutes, timeZone } from "../../../format.ts";
 import { useRealtimeEvent } from "../../../lib/realtime.tsx";
 import { WindowText } from "../../deliveries/components/Deliveries.tsx";
+import { routeKeys } from "../api/keys.ts";
+import { dayRoutesQuery } from "../api/queries.ts";
+import { deliveryKeys } from "../../deliveries/api/keys.ts";
+import { deliveriesQuery } from "../../deliveries/api/queries.ts";
+import { driverNamesQuery } from "../../drivers/api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
 
@@ -29,18 +34,9 @@ const today = () => new Intl.DateTimeFormat("en-CA", { timeZone: timeZone() }).f
 const refs = (stops: Stop[]): StopRef[] => stops.map((s) => ({ delivery_id: s.delivery_id, kind: s.kind }));
 
 function useRoutesData(date: string) {
-  const routes = useQuery({
-    queryKey: ["routes", { date }],
-    queryFn: () => call(api.GET("/api/v1/routes", { params: { query: { date, limit: 100 } } })),
-  });
-  const pending = useQuery({
-    queryKey: ["deliveries", { status: "pending" }],
-    queryFn: () => call(api.GET("/api/v1/deliveries", { params: { query: { status: "pending", limit: 100 } } })),
-  });
-  const drivers = useQuery({
-    queryKey: ["drivers", "all-active"],
-    queryFn: () => call(api.GET("/api/v1/drivers", { params: { query: { limit: 100 } } })),
-  });
+  const routes = useQuery(dayRoutesQuery(date));
+  const pending = useQuery(deliveriesQuery({ status: "pending" }, 100));
+  const drivers = useQuery(driverNamesQuery());
   return { routes, pending, drivers };
 }
 
@@ -56,7 +52,7 @@ export default function RoutesPage() {
 
   useRealtimeEvent((event) => {
     if (event === "delivery_updated" || event === "plan_progress") {
-      void client.invalidateQueries({ queryKey: ["routes"] });
+      void client.invalidateQueries({ queryKey: routeKeys.lists() });
     }
   });
 
@@ -75,8 +71,8 @@ export default function RoutesPage() {
   const colour = (route: Route) => ROUTE_COLOURS[shown.indexOf(route) % ROUTE_COLOURS.length];
 
   const refresh = () => {
-    void client.invalidateQueries({ queryKey: ["routes"] });
-    void client.invalidateQueries({ queryKey: ["deliveries"] });
+    void client.invalidateQueries({ queryKey: routeKeys.lists() });
+    void client.invalidateQueries({ queryKey: deliveryKeys.lists() });
   };
   const plan = useMutation({
     mutationFn: () =>

@@ -4,12 +4,16 @@
 // the e-mails in the local mailbox (Mailpit's API at /_mail/api/v1).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, ApiError, call } from "../../../api/client.ts";
+import { ApiError } from "../../../api/client.ts";
 import { ErrorNote, Note } from "../../../components/ui.tsx";
 import { config } from "../../../config.ts";
 import { useTranslation } from "react-i18next";
 import { formatBRL, formatDateTime, gatewayEventName, shortId } from "../../../format.ts";
 import { PushInbox } from "../../notifications/components/PushInbox.tsx";
+import { mailQuery, mailsQuery, type MailSummary, whatsAppInboxQuery } from "../api/queries.ts";
+import { deliveriesQuery } from "../../deliveries/api/queries.ts";
+import { integrationKeys } from "../../integrations/api/keys.ts";
+import { withdrawalsQuery } from "../../money/api/queries.ts";
 
 interface Fire {
   event: string;
@@ -31,14 +35,6 @@ async function fire(body: Fire): Promise<number> {
   return res.status;
 }
 
-interface WhatsAppMessage {
-  id: string;
-  to: string;
-  template: string;
-  text: string;
-  received_at: string;
-}
-
 /** The text of a message with its links as links, as a phone shows it. */
 function WithLinks({ text }: { text: string }) {
   return (
@@ -54,12 +50,7 @@ function WithLinks({ text }: { text: string }) {
 function WhatsAppInbox() {
   const { t } = useTranslation();
   const inbox = useQuery({
-    queryKey: ["sim-whatsapp"],
-    queryFn: async () => {
-      const res = await fetch(`${config.apiUrl}/_sim/whatsapp/inbox`).catch(() => null);
-      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
-      return (await res.json()) as { messages: WhatsAppMessage[] };
-    },
+    ...whatsAppInboxQuery(),
     refetchInterval: 2_000,
   });
   const messages = inbox.data?.messages.slice(0, 20) ?? [];
@@ -82,26 +73,10 @@ function WhatsAppInbox() {
   );
 }
 
-interface MailSummary {
-  ID: string;
-  From: { Name: string; Address: string };
-  To: { Address: string }[];
-  Subject: string;
-  Created: string;
-}
-
 /** One e-mail of the local mailbox, its text read once (a message does not change). */
 function Email({ mail }: { mail: MailSummary }) {
   const { t } = useTranslation();
-  const full = useQuery({
-    queryKey: ["sim-mail", mail.ID],
-    queryFn: async () => {
-      const res = await fetch(`${config.apiUrl}/_mail/api/v1/message/${mail.ID}`).catch(() => null);
-      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
-      return (await res.json()) as { Text: string };
-    },
-    staleTime: Infinity,
-  });
+  const full = useQuery(mailQuery(mail.ID));
   return (
     <li>
       <strong>
@@ -126,12 +101,7 @@ function Email({ mail }: { mail: MailSummary }) {
 function EmailInbox() {
   const { t } = useTranslation();
   const inbox = useQuery({
-    queryKey: ["sim-mails"],
-    queryFn: async () => {
-      const res = await fetch(`${config.apiUrl}/_mail/api/v1/messages?limit=50`).catch(() => null);
-      if (!res?.ok) throw new ApiError(res?.status ?? 0, null);
-      return (await res.json()) as { messages: MailSummary[] };
-    },
+    ...mailsQuery(),
     refetchInterval: 2_000,
   });
   const mails = (inbox.data?.messages ?? [])
@@ -153,20 +123,13 @@ export default function SimulatorsPage() {
   const { t } = useTranslation();
   const client = useQueryClient();
   const [last, setLast] = useState<{ event: string; status: number } | null>(null);
-  const deliveries = useQuery({
-    queryKey: ["deliveries", { status: "awaiting_payment" }],
-    queryFn: () =>
-      call(api.GET("/api/v1/deliveries", { params: { query: { status: "awaiting_payment", limit: 50 } } })),
-  });
-  const withdrawals = useQuery({
-    queryKey: ["withdrawals", { cursor: undefined }],
-    queryFn: () => call(api.GET("/api/v1/withdrawals", { params: { query: { limit: 50 } } })),
-  });
+  const deliveries = useQuery(deliveriesQuery({ status: "awaiting_payment" }, 50));
+  const withdrawals = useQuery(withdrawalsQuery(undefined, 50));
   const send = useMutation({
     mutationFn: fire,
     onSuccess: (status, body) => {
       setLast({ event: body.event, status });
-      void client.invalidateQueries({ queryKey: ["webhook-events"] });
+      void client.invalidateQueries({ queryKey: integrationKeys.events() });
     },
   });
   const pix = (deliveries.data?.items ?? []).filter((d) => d.payment);

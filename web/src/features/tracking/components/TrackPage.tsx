@@ -8,7 +8,7 @@
 // URL the answer carries for a few minutes.
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { lazy, Suspense, useEffect, useMemo } from "react";
-import { api, ApiError, call, type Schemas } from "../../../api/client.ts";
+import { ApiError, type Schemas } from "../../../api/client.ts";
 import type { MapLine, MapMarker } from "../../../components/MapView.tsx";
 import { Badge, ErrorNote, Loading } from "../../../components/ui.tsx";
 import { useTranslation } from "react-i18next";
@@ -16,11 +16,12 @@ import { formatClock, formatDateTime, formatKm, formatTime } from "../../../form
 import { useClock } from "../../../lib/clock.ts";
 import { countdown, secondsLeft } from "../../dispatch/dispatch.ts";
 import { supabase } from "../../../lib/supabase.ts";
+import { trackingKeys } from "../api/keys.ts";
+import { type PathPoint, seenPathQuery, trackingQuery } from "../api/queries.ts";
 
 const MapView = lazy(() => import("../../../components/MapView.tsx"));
 
 type Tracking = Schemas["Tracking"];
-type Point = { lat: number; lng: number; at: string };
 
 /** Statuses during which the link's topic is open (a driver has the delivery). */
 const UNDER_WAY = ["accepted", "in_progress"];
@@ -29,11 +30,10 @@ const FINISHED = ["completed", "cancelled"];
 export default function TrackPage({ token }: { token: string }) {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const viewKey = ["track", token];
-  const pathKey = ["track-path", token];
+  const viewKey = trackingKeys.view(token);
+  const pathKey = trackingKeys.path(token);
   const query = useQuery({
-    queryKey: viewKey,
-    queryFn: () => call(api.GET("/api/v1/track/{token}", { params: { path: { token } } })),
+    ...trackingQuery(token),
     retry: (count, error) => !(error instanceof ApiError && [404, 429].includes(error.status)) && count < 2,
     // Live updates arrive on the topic; before a driver has it, look again now and then.
     refetchInterval: (q) => {
@@ -46,12 +46,12 @@ export default function TrackPage({ token }: { token: string }) {
   const open = !!view && UNDER_WAY.includes(view.status);
 
   // The path the page has seen the driver take: its own observations, kept in the query cache.
-  const seen = useQuery<Point[]>({ queryKey: pathKey, queryFn: () => [], staleTime: Infinity, gcTime: Infinity });
+  const seen = useQuery(seenPathQuery(token));
   const path = seen.data ?? [];
   const position = view?.position;
   useEffect(() => {
     if (!position) return;
-    client.setQueryData<Point[]>(
+    client.setQueryData<PathPoint[]>(
       pathKey,
       (old = []) =>
         old.at(-1)?.at === position.updated_at
