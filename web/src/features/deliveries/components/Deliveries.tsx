@@ -12,6 +12,7 @@ import { Link, useSearchParams } from "../../../lib/router.tsx";
 import { CsvExport, CsvImport } from "./DeliveryCsv.tsx";
 import { deliveriesQuery } from "../api/queries.ts";
 import { driverNamesQuery } from "../../drivers/api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
 const STATUSES: DeliveryStatus[] = [
   "awaiting_payment",
@@ -159,51 +160,47 @@ export function DeliveriesPage() {
       </div>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table className="cards">
-          <caption className="sr-only">{t("deliveries.title")}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{t("deliveries.columns.created")}</th>
-              <th scope="col">{t("deliveries.columns.route")}</th>
-              <th scope="col">{t("deliveries.columns.status")}</th>
-              <th scope="col">{t("deliveries.columns.payment")}</th>
-              <th scope="col">{t("deliveries.columns.price")}</th>
-              <th scope="col">{t("deliveries.columns.driver")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.length === 0 && (
-              <tr>
-                <td colSpan={6}>{t("deliveries.empty")}</td>
-              </tr>
-            )}
-            {items.map((d) => (
-              <tr key={d.id} className={d.late ? "late" : undefined}>
-                <td data-label={t("deliveries.columns.created")}>
-                  <Link to={`/deliveries/${d.id}`} aria-label={t("deliveries.open", { id: shortId(d.id) })}>
-                    {formatDateTime(d.created_at)}
-                  </Link>
-                </td>
-                <td data-label={t("deliveries.columns.route")}>
+        <DataTable
+          caption={t("deliveries.title")}
+          items={items}
+          itemKey={(d) => d.id}
+          rowClassName={(d) => (d.late ? "late" : undefined)}
+          empty={t("deliveries.empty")}
+          columns={[
+            {
+              header: t("deliveries.columns.created"),
+              cell: (d) => (
+                <Link to={`/deliveries/${d.id}`} aria-label={t("deliveries.open", { id: shortId(d.id) })}>
+                  {formatDateTime(d.created_at)}
+                </Link>
+              ),
+            },
+            {
+              header: t("deliveries.columns.route"),
+              cell: (d) => (
+                <>
                   {d.origin_address} → {d.destination_address}
                   {d.recipient_name && <div className="muted">{d.recipient_name}</div>}
                   <div className="muted">
                     <WindowText delivery={d} />
                   </div>
-                </td>
-                <td data-label={t("deliveries.columns.status")}>
-                  <StatusBadges delivery={d} />
-                </td>
-                <td data-label={t("deliveries.columns.payment")}>
+                </>
+              ),
+            },
+            { header: t("deliveries.columns.status"), cell: (d) => <StatusBadges delivery={d} /> },
+            {
+              header: t("deliveries.columns.payment"),
+              cell: (d) => (
+                <>
                   {t(`paymentMethod.${d.payment_method}`)}: {t(`paymentStatus.${d.payment_status}`)}{" "}
                   {d.refund_due && <Badge value="refund_due" text={t("refundDue")} />}
-                </td>
-                <td data-label={t("deliveries.columns.price")}>{formatBRL(d.price as number)}</td>
-                <td data-label={t("deliveries.columns.driver")}>{driverName(d.driver_id ?? null)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { header: t("deliveries.columns.price"), cell: (d) => formatBRL(d.price as number) },
+            { header: t("deliveries.columns.driver"), cell: (d) => driverName(d.driver_id ?? null) },
+          ]}
+        />
       )}
       <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
       <CsvImport />

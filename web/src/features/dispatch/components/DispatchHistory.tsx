@@ -10,6 +10,7 @@ import { formatKm, formatMinutes, formatTime } from "../../../format.ts";
 import { useRealtimeEvent } from "../../../lib/realtime.tsx";
 import { dispatchKeys } from "../api/keys.ts";
 import { dispatchRecordQuery } from "../api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
 type Round = Schemas["DispatchRound"];
 type Offer = Schemas["DispatchOffer"];
@@ -43,40 +44,40 @@ function RoundRecord({ round, offers }: { round: Round; offers: Offer[] }) {
       </p>
       {round.candidates.length > 0 && (
         <div className="scroll-box">
-          <table className="cards candidates">
-            <caption className="sr-only">{t("dispatch.history.candidates")}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{t("dispatch.history.columns.rank")}</th>
-                <th scope="col">{t("dispatch.history.columns.driver")}</th>
-                <th scope="col">{t("dispatch.history.columns.trip")}</th>
-                <th scope="col">{t("dispatch.history.columns.why")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {round.candidates.map((c) => (
-                <tr key={c.driver_id} className={c.left_out ? "left-out" : undefined}>
-                  <td data-label={t("dispatch.history.columns.rank")}>
-                    {c.rank != null ? t("dispatch.history.rank", { rank: c.rank }) : "—"}
-                  </td>
-                  <td data-label={t("dispatch.history.columns.driver")}>{c.name}</td>
-                  <td data-label={t("dispatch.history.columns.trip")}>
-                    {c.duration_s != null
-                      ? t("dispatch.history.trip", { km: formatKm(c.distance_m), min: formatMinutes(c.duration_s) })
-                      : t("dispatch.history.straight", { km: formatKm(c.distance_m) })}
-                  </td>
-                  <td data-label={t("dispatch.history.columns.why")}>
+          <DataTable
+            className="candidates"
+            caption={t("dispatch.history.candidates")}
+            items={round.candidates}
+            itemKey={(c) => c.driver_id}
+            rowClassName={(c) => (c.left_out ? "left-out" : undefined)}
+            columns={[
+              {
+                header: t("dispatch.history.columns.rank"),
+                cell: (c) => (c.rank != null ? t("dispatch.history.rank", { rank: c.rank }) : "—"),
+              },
+              { header: t("dispatch.history.columns.driver"), cell: (c) => c.name },
+              {
+                header: t("dispatch.history.columns.trip"),
+                cell: (c) =>
+                  c.duration_s != null
+                    ? t("dispatch.history.trip", { km: formatKm(c.distance_m), min: formatMinutes(c.duration_s) })
+                    : t("dispatch.history.straight", { km: formatKm(c.distance_m) }),
+              },
+              {
+                header: t("dispatch.history.columns.why"),
+                cell: (c) => (
+                  <>
                     {c.left_out ? t(`dispatch.history.leftOut.${c.left_out}`) : t("dispatch.history.eligible")}
                     {c.active_deliveries != null && c.completed_today != null && (
                       <div className="muted">
                         {t("dispatch.history.load", { active: c.active_deliveries, today: c.completed_today })}
                       </div>
                     )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+                  </>
+                ),
+              },
+            ]}
+          />
         </div>
       )}
     </li>

@@ -1,6 +1,6 @@
 // Drivers: add, edit, deactivate; who is online (a position accepted in the last 2 minutes) and their last position.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { createContext, type FormEvent, type ReactNode, useContext, useState } from "react";
 import { api, call, type Driver } from "../../../api/client.ts";
 import { Badge, ConfirmDialog, ErrorNote, Field, Loading, MaskedField, Note, Pager } from "../../../components/ui.tsx";
 import { formatDateTime } from "../../../format.ts";
@@ -11,18 +11,13 @@ import { Link } from "../../../lib/router.tsx";
 import { useDriverLocations, useOnlineDrivers } from "../online-drivers.ts";
 import { driverKeys } from "../api/keys.ts";
 import { driversPageQuery } from "../api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
-function DriverRow(
-  { driver, editable, online, seen }: { driver: Driver; editable: boolean; online: boolean; seen: string | null },
-) {
-  const { t } = useTranslation();
+/** A driver's row being edited: what its name cell and its buttons share. */
+function useDriverEdit(driver: Driver) {
   const client = useQueryClient();
   const [editing, setEditing] = useState(false);
-  const [name, setName] = useState(driver.name);
-  const [phone, setPhone] = useState(displayPhone(driver.phone));
-  const [submitted, setSubmitted] = useState(false);
   const [confirmingDeactivate, setConfirmingDeactivate] = useState(false);
-  const phoneWrong = phone && !isPhone(phone) ? t("input.phone") : null;
   const patch = useMutation({
     mutationFn: (body: { name?: string; phone?: string; active?: boolean }) =>
       call(api.PATCH("/api/v1/drivers/{id}", { params: { path: { id: driver.id } }, body })),
@@ -31,74 +26,81 @@ function DriverRow(
       void client.invalidateQueries({ queryKey: driverKeys.lists() });
     },
   });
+  return { editing, setEditing, confirmingDeactivate, setConfirmingDeactivate, patch };
+}
+
+const DriverEditContext = createContext<ReturnType<typeof useDriverEdit> | null>(null);
+const useRowEdit = () => useContext(DriverEditContext)!;
+
+function DriverEditRow({ item, children }: { item: Driver; children: ReactNode }) {
+  return <DriverEditContext.Provider value={useDriverEdit(item)}>{children}</DriverEditContext.Provider>;
+}
+
+/** The driver's name, the form that edits it and the day's link. */
+function DriverNameCell({ driver, editable }: { driver: Driver; editable: boolean }) {
+  const { t } = useTranslation();
+  const { editing, setEditing, patch } = useRowEdit();
+  const [name, setName] = useState(driver.name);
+  const [phone, setPhone] = useState(displayPhone(driver.phone));
+  const [submitted, setSubmitted] = useState(false);
+  const phoneWrong = phone && !isPhone(phone) ? t("input.phone") : null;
   return (
-    <tr>
-      <td data-label={t("drivers.name")}>
-        {editing
-          ? (
-            <form
-              onSubmit={(e: FormEvent) => {
-                e.preventDefault();
-                setSubmitted(true);
-                if (!phoneWrong) patch.mutate({ name, ...(phone ? { phone: phoneE164(phone) } : {}) });
-              }}
-            >
-              <Field label={t("drivers.name")} required value={name} onChange={(e) => setName(e.target.value)} />
-              <MaskedField
-                label={t("drivers.phone")}
-                type="tel"
-                value={phone}
-                mask={maskPhone}
-                onValue={setPhone}
-                problem={phoneWrong}
-                showProblem={submitted}
-              />
-              <button type="submit">{t("save")}</button>
-              <button type="button" onClick={() => setEditing(false)}>{t("cancel")}</button>
-            </form>
-          )
-          : driver.name}{" "}
-        {editable && !editing && (
-          <Link to={`/drivers/${driver.id}/day`} aria-label={`${t("operations.viewDay")}: ${driver.name}`}>
-            {t("operations.viewDay")}
-          </Link>
-        )}
-        <ErrorNote error={patch.error} />
-      </td>
-      <td data-label={t("drivers.email")}>{driver.email}</td>
-      <td data-label={t("drivers.phoneColumn")}>{displayPhone(driver.phone)}</td>
-      <td data-label={t("drivers.active")}>
-        <Badge
-          value={driver.active ? "active" : "inactive"}
-          text={driver.active ? t("drivers.active") : t("drivers.inactive")}
-        />
-      </td>
-      <td data-label={t("drivers.online")}>
-        <Badge value={online ? "online" : "offline"} text={online ? t("drivers.online") : t("drivers.offlineNow")} />
-      </td>
-      <td data-label={t("drivers.lastSeen")}>{seen ? formatDateTime(seen) : "—"}</td>
-      {editable && (
-        <td className="row-actions">
-          <button type="button" onClick={() => setEditing(true)}>{t("drivers.edit", { name: driver.name })}</button>
-          {" "}
-          <button
-            type="button"
-            onClick={() => (driver.active ? setConfirmingDeactivate(true) : patch.mutate({ active: true }))}
+    <>
+      {editing
+        ? (
+          <form
+            onSubmit={(e: FormEvent) => {
+              e.preventDefault();
+              setSubmitted(true);
+              if (!phoneWrong) patch.mutate({ name, ...(phone ? { phone: phoneE164(phone) } : {}) });
+            }}
           >
-            {driver.active
-              ? t("drivers.deactivate", { name: driver.name })
-              : t("drivers.activate", { name: driver.name })}
-          </button>
-          <ConfirmDialog
-            open={confirmingDeactivate}
-            message={t("drivers.deactivateConfirm", { name: driver.name })}
-            confirm={t("drivers.deactivateConfirmYes")}
-            onConfirm={() => patch.mutate({ active: false })}
-            onClose={() => setConfirmingDeactivate(false)}
-          />
-        </td>
+            <Field label={t("drivers.name")} required value={name} onChange={(e) => setName(e.target.value)} />
+            <MaskedField
+              label={t("drivers.phone")}
+              type="tel"
+              value={phone}
+              mask={maskPhone}
+              onValue={setPhone}
+              problem={phoneWrong}
+              showProblem={submitted}
+            />
+            <button type="submit">{t("save")}</button>
+            <button type="button" onClick={() => setEditing(false)}>{t("cancel")}</button>
+          </form>
+        )
+        : driver.name}{" "}
+      {editable && !editing && (
+        <Link to={`/drivers/${driver.id}/day`} aria-label={`${t("operations.viewDay")}: ${driver.name}`}>
+          {t("operations.viewDay")}
+        </Link>
       )}
-    </tr>
+      <ErrorNote error={patch.error} />
+    </>
+  );
+}
+
+/** Edit, deactivate or activate a driver. */
+function DriverActionsCell({ driver }: { driver: Driver }) {
+  const { t } = useTranslation();
+  const { setEditing, confirmingDeactivate, setConfirmingDeactivate, patch } = useRowEdit();
+  return (
+    <>
+      <button type="button" onClick={() => setEditing(true)}>{t("drivers.edit", { name: driver.name })}</button>{" "}
+      <button
+        type="button"
+        onClick={() => (driver.active ? setConfirmingDeactivate(true) : patch.mutate({ active: true }))}
+      >
+        {driver.active ? t("drivers.deactivate", { name: driver.name }) : t("drivers.activate", { name: driver.name })}
+      </button>
+      <ConfirmDialog
+        open={confirmingDeactivate}
+        message={t("drivers.deactivateConfirm", { name: driver.name })}
+        confirm={t("drivers.deactivateConfirmYes")}
+        onConfirm={() => patch.mutate({ active: false })}
+        onClose={() => setConfirmingDeactivate(false)}
+      />
+    </>
   );
 }
 
@@ -137,33 +139,48 @@ export default function DriversPage() {
       <h1 id="drivers-title">{t("drivers.title")}</h1>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table className="cards">
-          <thead>
-            <tr>
-              <th scope="col">{t("drivers.name")}</th>
-              <th scope="col">{t("drivers.email")}</th>
-              <th scope="col">{t("drivers.phoneColumn")}</th>
-              <th scope="col">{t("drivers.active")}</th>
-              <th scope="col">{t("drivers.online")}</th>
-              <th scope="col">{t("drivers.lastSeen")}</th>
-              {editable && (
-                <th scope="col">
-                  <span className="sr-only">{t("actions")}</span>
-                </th>
-              )}
-            </tr>
-          </thead>
-          <tbody>
-            {query.data?.items.length === 0 && (
-              <tr>
-                <td colSpan={7}>{t("drivers.empty")}</td>
-              </tr>
-            )}
-            {query.data?.items.map((d) => (
-              <DriverRow key={d.id} driver={d} editable={editable} online={online.has(d.id)} seen={seen(d.id)} />
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          items={query.data?.items ?? []}
+          itemKey={(d) => d.id}
+          empty={query.data ? t("drivers.empty") : undefined}
+          Row={DriverEditRow}
+          columns={[
+            { header: t("drivers.name"), cell: (d) => <DriverNameCell driver={d} editable={editable} /> },
+            { header: t("drivers.email"), cell: (d) => d.email },
+            { header: t("drivers.phoneColumn"), cell: (d) => displayPhone(d.phone) },
+            {
+              header: t("drivers.active"),
+              cell: (d) => (
+                <Badge
+                  value={d.active ? "active" : "inactive"}
+                  text={d.active ? t("drivers.active") : t("drivers.inactive")}
+                />
+              ),
+            },
+            {
+              header: t("drivers.online"),
+              cell: (d) => (
+                <Badge
+                  value={online.has(d.id) ? "online" : "offline"}
+                  text={online.has(d.id) ? t("drivers.online") : t("drivers.offlineNow")}
+                />
+              ),
+            },
+            {
+              header: t("drivers.lastSeen"),
+              cell: (d) => {
+                const at = seen(d.id);
+                return at ? formatDateTime(at) : "—";
+              },
+            },
+            editable && {
+              header: t("actions"),
+              hiddenHeader: true,
+              className: "row-actions",
+              cell: (d) => <DriverActionsCell driver={d} />,
+            },
+          ]}
+        />
       )}
       <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
       {editable && (

@@ -9,6 +9,7 @@ import { ConfirmDialog, ErrorNote, Field, Note } from "../../../components/ui.ts
 import { formatDateTime } from "../../../format.ts";
 import { integrationKeys } from "../api/keys.ts";
 import { apiKeysQuery, webhookAttemptsQuery, webhookEndpointsQuery } from "../api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
 type Scope = Schemas["ApiKeyScope"];
 type EventType = Schemas["WebhookEventType"];
@@ -96,41 +97,36 @@ function ApiKeys() {
       </form>
       <ErrorNote error={keys.error ?? create.error ?? revoke.error} />
       {create.data && <ShownOnce label={t("integrations.key")} value={create.data.key} />}
-      <table className="cards">
-        <thead>
-          <tr>
-            <th scope="col">{t("integrations.keyName")}</th>
-            <th scope="col">{t("integrations.scopes")}</th>
-            <th scope="col">{t("integrations.created")}</th>
-            <th scope="col">{t("integrations.lastUsed")}</th>
-            <th scope="col">{t("actions")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.data?.items.length === 0 && (
-            <tr>
-              <td colSpan={5}>{t("integrations.noKeys")}</td>
-            </tr>
-          )}
-          {keys.data?.items.map((key) => (
-            <tr key={key.id}>
-              <td data-label={t("integrations.keyName")}>
+      <DataTable
+        items={keys.data?.items ?? []}
+        itemKey={(key) => key.id}
+        empty={keys.data ? t("integrations.noKeys") : undefined}
+        columns={[
+          {
+            header: t("integrations.keyName"),
+            cell: (key) => (
+              <>
                 {key.name} <code>{key.prefix}…</code>
-              </td>
-              <td data-label={t("integrations.scopes")}>{key.scopes.join(", ")}</td>
-              <td data-label={t("integrations.created")}>{formatDateTime(key.created_at)}</td>
-              <td data-label={t("integrations.lastUsed")}>
-                {key.last_used_at ? formatDateTime(key.last_used_at) : t("integrations.never")}
-              </td>
-              <td>
-                <button type="button" className="danger" onClick={() => setRevoking(key.id)}>
-                  {t("integrations.revoke", { name: key.name })}
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          { header: t("integrations.scopes"), cell: (key) => key.scopes.join(", ") },
+          { header: t("integrations.created"), cell: (key) => formatDateTime(key.created_at) },
+          {
+            header: t("integrations.lastUsed"),
+            cell: (key) => (key.last_used_at ? formatDateTime(key.last_used_at) : t("integrations.never")),
+          },
+          {
+            header: t("actions"),
+            unlabelled: true,
+            cell: (key) => (
+              <button type="button" className="danger" onClick={() => setRevoking(key.id)}>
+                {t("integrations.revoke", { name: key.name })}
+              </button>
+            ),
+          },
+        ]}
+      />
       <ConfirmDialog
         open={revoking !== null}
         message={t("integrations.revokeConfirm")}
@@ -155,40 +151,34 @@ function Attempts({ endpointId }: { endpointId: string }) {
     <div>
       <ErrorNote error={attempts.error ?? resend.error} />
       {resend.isSuccess && <Note>{t("integrations.resent")}</Note>}
-      <table className="cards" aria-label={t("integrations.attempts")}>
-        <thead>
-          <tr>
-            <th scope="col">{t("integrations.at")}</th>
-            <th scope="col">{t("integrations.event")}</th>
-            <th scope="col">{t("integrations.attempt")}</th>
-            <th scope="col">{t("integrations.status")}</th>
-            <th scope="col">{t("integrations.duration")}</th>
-            <th scope="col">{t("actions")}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {attempts.data?.items.length === 0 && (
-            <tr>
-              <td colSpan={6}>{t("integrations.noAttempts")}</td>
-            </tr>
-          )}
-          {attempts.data?.items.map((a) => (
-            <tr key={`${a.event_id}-${a.attempt}-${a.at}`}>
-              <td data-label={t("integrations.at")}>{formatDateTime(a.at)}</td>
-              <td data-label={t("integrations.event")}>{a.type}</td>
-              <td data-label={t("integrations.attempt")}>{a.attempt}</td>
-              <td data-label={t("integrations.status")}>
+      <DataTable
+        label={t("integrations.attempts")}
+        items={attempts.data?.items ?? []}
+        itemKey={(a) => `${a.event_id}-${a.attempt}-${a.at}`}
+        empty={attempts.data ? t("integrations.noAttempts") : undefined}
+        columns={[
+          { header: t("integrations.at"), cell: (a) => formatDateTime(a.at) },
+          { header: t("integrations.event"), cell: (a) => a.type },
+          { header: t("integrations.attempt"), cell: (a) => a.attempt },
+          {
+            header: t("integrations.status"),
+            cell: (a) => (
+              <>
                 {a.status ?? t("integrations.noAnswer")}
                 {a.error && <div className="hint" lang="en">{a.error}</div>}
-              </td>
-              <td data-label={t("integrations.duration")}>{a.duration_ms} ms</td>
-              <td>
-                <button type="button" onClick={() => resend.mutate(a.event_id)}>{t("integrations.resend")}</button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          { header: t("integrations.duration"), cell: (a) => `${a.duration_ms} ms` },
+          {
+            header: t("actions"),
+            unlabelled: true,
+            cell: (a) => (
+              <button type="button" onClick={() => resend.mutate(a.event_id)}>{t("integrations.resend")}</button>
+            ),
+          },
+        ]}
+      />
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { i18n } from "../../../i18n/index.ts";
 import { useTranslation } from "react-i18next";
 import { type DetailReading, readWebhookDetail } from "../webhook-detail.ts";
 import { webhookEventsQuery } from "../api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
 /** A code of ours or the gateway's in words: the key under `group` when the language files have it. */
 function word(group: string, code: string | undefined): string {
@@ -57,39 +58,28 @@ export default function WebhooksPage() {
       <h1 id="webhooks-title">{t("webhooks.title")}</h1>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table className="cards">
-          <thead>
-            <tr>
-              <th scope="col">{t("webhooks.received")}</th>
-              <th scope="col">{t("webhooks.event")}</th>
-              <th scope="col">{t("webhooks.result")}</th>
-              <th scope="col">{t("webhooks.object")}</th>
-              <th scope="col">{t("webhooks.detail")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {query.data?.items.length === 0 && (
-              <tr>
-                <td colSpan={5}>{t("webhooks.empty")}</td>
-              </tr>
-            )}
-            {query.data?.items.map((e) => (
-              <tr key={e.id}>
-                <td data-label={t("webhooks.received")}>
-                  <time dateTime={e.received_at}>{formatDateTime(e.received_at)}</time>
-                </td>
-                <td data-label={t("webhooks.event")}>{gatewayEventName(e.event)}</td>
-                <td data-label={t("webhooks.result")}>
-                  <Badge value={e.result} text={t(`webhookResult.${e.result}`)} />
-                </td>
-                <td data-label={t("webhooks.object")} className="code">{e.object_id ?? "—"}</td>
-                <td data-label={t("webhooks.detail")} className="hint">
-                  <WebhookDetail detail={e.detail ?? null} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          items={query.data?.items ?? []}
+          itemKey={(e) => e.id}
+          empty={query.data ? t("webhooks.empty") : undefined}
+          columns={[
+            {
+              header: t("webhooks.received"),
+              cell: (e) => <time dateTime={e.received_at}>{formatDateTime(e.received_at)}</time>,
+            },
+            { header: t("webhooks.event"), cell: (e) => gatewayEventName(e.event) },
+            {
+              header: t("webhooks.result"),
+              cell: (e) => <Badge value={e.result} text={t(`webhookResult.${e.result}`)} />,
+            },
+            { header: t("webhooks.object"), className: "code", cell: (e) => e.object_id ?? "—" },
+            {
+              header: t("webhooks.detail"),
+              className: "hint",
+              cell: (e) => <WebhookDetail detail={e.detail ?? null} />,
+            },
+          ]}
+        />
       )}
       <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
     </section>

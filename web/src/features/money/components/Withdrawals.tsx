@@ -7,6 +7,7 @@ import { formatBRL, formatDateTime, shortId, withdrawalStatusText } from "../../
 import { useTranslation } from "react-i18next";
 import { withdrawalsQuery } from "../api/queries.ts";
 import { driverNamesQuery } from "../../drivers/api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
 export default function WithdrawalsPage() {
   const { t } = useTranslation();
@@ -19,43 +20,22 @@ export default function WithdrawalsPage() {
       <h1 id="withdrawals-title">{t("withdrawals.title")}</h1>
       <ErrorNote error={query.error} />
       {query.isPending ? <Loading /> : (
-        <table className="cards">
-          <thead>
-            <tr>
-              <th scope="col">{t("withdrawals.requested")}</th>
-              <th scope="col">{t("withdrawals.driver")}</th>
-              <th scope="col">{t("withdrawals.amount")}</th>
-              <th scope="col">{t("withdrawals.pixKey")}</th>
-              <th scope="col">{t("withdrawals.status")}</th>
-              <th scope="col">{t("withdrawals.failure")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {query.data?.items.length === 0 && (
-              <tr>
-                <td colSpan={6}>{t("withdrawals.empty")}</td>
-              </tr>
-            )}
-            {query.data?.items.map((w) => (
-              <tr key={w.id}>
-                <td data-label={t("withdrawals.requested")}>
-                  <time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time>
-                </td>
-                <td data-label={t("withdrawals.driver")}>{name(w.driver_id)}</td>
-                <td data-label={t("withdrawals.amount")}>{formatBRL(w.amount)}</td>
-                <td data-label={t("withdrawals.pixKey")}>
-                  {t(`wallet.keyTypes.${w.pix_key_type}`)}: {w.pix_key}
-                </td>
-                <td data-label={t("withdrawals.status")}>
-                  <Badge value={w.status} text={withdrawalStatusText(w)} />
-                </td>
-                <td data-label={t("withdrawals.failure")}>
-                  <WithdrawalFailure withdrawal={w} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          items={query.data?.items ?? []}
+          itemKey={(w) => w.id}
+          empty={query.data ? t("withdrawals.empty") : undefined}
+          columns={[
+            {
+              header: t("withdrawals.requested"),
+              cell: (w) => <time dateTime={w.created_at}>{formatDateTime(w.created_at)}</time>,
+            },
+            { header: t("withdrawals.driver"), cell: (w) => name(w.driver_id) },
+            { header: t("withdrawals.amount"), cell: (w) => formatBRL(w.amount) },
+            { header: t("withdrawals.pixKey"), cell: (w) => `${t(`wallet.keyTypes.${w.pix_key_type}`)}: ${w.pix_key}` },
+            { header: t("withdrawals.status"), cell: (w) => <Badge value={w.status} text={withdrawalStatusText(w)} /> },
+            { header: t("withdrawals.failure"), cell: (w) => <WithdrawalFailure withdrawal={w} /> },
+          ]}
+        />
       )}
       <Pager cursors={cursors} next={query.data?.next_cursor ?? null} onChange={setCursors} />
     </section>

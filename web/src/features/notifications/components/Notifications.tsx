@@ -9,6 +9,7 @@ import { Badge, ErrorNote, Note } from "../../../components/ui.tsx";
 import { formatDateTime } from "../../../format.ts";
 import { notificationKeys } from "../api/keys.ts";
 import { deliveryNotificationsQuery, notificationSettingsQuery } from "../api/queries.ts";
+import { DataTable } from "../../../components/ui/table/index.ts";
 
 const EVENTS = ["created", "started", "nearby", "completed", "failed"] as const;
 const CHANNELS = ["whatsapp", "email"] as const;
@@ -130,34 +131,31 @@ export function DeliveryNotifications({ delivery, onErased }: { delivery: Delive
       <ErrorNote error={messages.error} />
       {messages.isSuccess && items.length === 0 && <p>{t("notifications.none")}</p>}
       {items.length > 0 && (
-        <table className="cards">
-          <thead>
-            <tr>
-              <th scope="col">{t("notifications.columns.event")}</th>
-              <th scope="col">{t("notifications.columns.to")}</th>
-              <th scope="col">{t("notifications.columns.status")}</th>
-              <th scope="col">{t("notifications.columns.sentAt")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((m) => (
-              <tr key={`${m.event}/${m.channel}`}>
-                <td data-label={t("notifications.columns.event")}>{t(`notifications.eventShort.${m.event}`)}</td>
-                <td data-label={t("notifications.columns.to")}>
-                  {t(`notifications.channel.${m.channel}`)}: {m.to ?? t("notifications.erased")}
-                </td>
-                <td data-label={t("notifications.columns.status")}>
+        <DataTable
+          items={items}
+          itemKey={(m) => `${m.event}/${m.channel}`}
+          columns={[
+            { header: t("notifications.columns.event"), cell: (m) => t(`notifications.eventShort.${m.event}`) },
+            {
+              header: t("notifications.columns.to"),
+              cell: (m) => `${t(`notifications.channel.${m.channel}`)}: ${m.to ?? t("notifications.erased")}`,
+            },
+            {
+              header: t("notifications.columns.status"),
+              cell: (m) => (
+                <>
                   <Badge value={m.status} text={t(`notifications.status.${m.status}`)} />
                   <div className="hint">{t("notifications.columns.attempts")}: {m.attempts}</div>
                   {m.error && <MessageError error={m.error} />}
-                </td>
-                <td data-label={t("notifications.columns.sentAt")}>
-                  {m.sent_at ? <time dateTime={m.sent_at}>{formatDateTime(m.sent_at)}</time> : "—"}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            {
+              header: t("notifications.columns.sentAt"),
+              cell: (m) => (m.sent_at ? <time dateTime={m.sent_at}>{formatDateTime(m.sent_at)}</time> : "—"),
+            },
+          ]}
+        />
       )}
       {hasRecipient && (
         <div>
