@@ -1,6 +1,6 @@
 // Namesakes told apart in the panel's driver lists (issue 33): two "Maria Oliveira" by their phone's last digits.
 import { describe, expect, it } from "vitest";
-import { driverLabel } from "../../web/src/lib/drivers.ts";
+import { driverLabel } from "../../web/src/features/drivers/drivers.ts";
 
 describe("driverLabel", () => {
   const drivers = [

@@ -1,4 +1,4 @@
-// Dispatch as the web app shows it (web/src/lib/dispatch.ts): which pending deliveries a driver sees and how (a
+// Dispatch as the web app shows it (web/src/features/dispatch/dispatch.ts): which pending deliveries a driver sees and how (a
 // live offer with its countdown, one open to everyone, or none), where a delivery stands on the dispatcher's
 // board, each driver's load, and the board's filters. The browser journeys (tests/e2e/offers.spec.ts) watch the
 // same on screen.
@@ -15,7 +15,7 @@ import {
   pickupGroups,
   routeLine,
   secondsLeft,
-} from "../../web/src/lib/dispatch.ts";
+} from "../../web/src/features/dispatch/dispatch.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 

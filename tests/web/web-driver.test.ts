@@ -1,11 +1,11 @@
-// The driver app's pure rules: the driver's pay (web/src/lib/pay.ts), rounded as the server credits it, and how a
-// changed delivery updates every cached list (web/src/lib/deliveries.ts), which the browser journeys
+// The driver app's pure rules: the driver's pay (web/src/features/money/pay.ts), rounded as the server credits it, and how a
+// changed delivery updates every cached list (web/src/features/deliveries/api/cache.ts), which the browser journeys
 // (tests/e2e/shift.spec.ts) watch on screen.
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { describe, expect, it, vi } from "vitest";
 import type { components } from "../../web/src/api/schema";
-import { applyDelivery, dropUnavailable, fits } from "../../web/src/lib/deliveries.ts";
-import { driverPay } from "../../web/src/lib/pay.ts";
+import { applyDelivery, dropUnavailable, fits } from "../../web/src/features/deliveries/api/cache.ts";
+import { driverPay } from "../../web/src/features/money/pay.ts";
 
 type Delivery = components["schemas"]["Delivery"];
 type Page<T> = { items: T[]; next_cursor: string | null };

@@ -1,6 +1,6 @@
 // What people type into the web app: the one number rule (web/src/lib/numbers.ts), dates (web/src/lib/dates.ts), and the Brazilian documents,
 // phone numbers, CEPs and Pix keys (web/src/lib/brazil.ts), the address a New delivery end sends
-// (web/src/lib/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
+// (web/src/features/deliveries/address.ts), and the language a browser gets (web/src/i18n/languages.ts), as pure functions. The browser journeys
 // (tests/e2e/locale.spec.ts) type the same into the real forms.
 import { describe, expect, it } from "vitest";
 import {
@@ -15,10 +15,10 @@ import {
   pixKeyProblem,
 } from "../../web/src/lib/brazil.ts";
 import { preferredLanguage } from "../../web/src/i18n/languages.ts";
-import { emptyEnd, fullAddress } from "../../web/src/lib/address.ts";
+import { emptyEnd, fullAddress } from "../../web/src/features/deliveries/address.ts";
 import { parseDecimal } from "../../web/src/lib/numbers.ts";
 import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../../web/src/lib/dates.ts";
-import { readWebhookDetail } from "../../web/src/lib/webhook-detail.ts";
+import { readWebhookDetail } from "../../web/src/features/integrations/webhook-detail.ts";
 import { readFileSync } from "node:fs";
 
 const PT = "." as const; // Portuguese writes thousands with a dot

@@ -11,30 +11,30 @@ import { useRealtime } from "./lib/realtime.tsx";
 import { Link, match, navigate, usePath } from "./lib/router.tsx";
 import { ConfirmDialog, LanguageSelect, Loading } from "./components/ui.tsx";
 import { SignIn } from "./SignIn.tsx";
-import { DeliveriesPage } from "./panel/Deliveries.tsx";
+import { DeliveriesPage } from "./features/deliveries/components/Deliveries.tsx";
 
-const DeliveryPage = lazy(() => import("./panel/DeliveryPage.tsx"));
-const NewDeliveryPage = lazy(() => import("./panel/NewDelivery.tsx"));
-const DriversPage = lazy(() => import("./panel/Drivers.tsx"));
-const DriverDayPage = lazy(() => import("./panel/DriverDay.tsx"));
-const LiveMapPage = lazy(() => import("./panel/LiveMap.tsx"));
-const PricesPage = lazy(() => import("./panel/Prices.tsx"));
-const WithdrawalsPage = lazy(() => import("./panel/Withdrawals.tsx"));
-const WebhooksPage = lazy(() => import("./panel/Webhooks.tsx"));
-const IntegrationsPage = lazy(() => import("./panel/Integrations.tsx"));
-const GatewayPage = lazy(() => import("./panel/Gateway.tsx"));
-const BillingPage = lazy(() => import("./panel/Billing.tsx"));
-const SimulatorsPage = lazy(() => import("./panel/Simulators.tsx"));
-const NotificationSettingsPage = lazy(() => import("./panel/Notifications.tsx"));
-const DispatchBoard = lazy(() => import("./panel/DispatchBoard.tsx"));
-const RoutesPage = lazy(() => import("./panel/Routes.tsx"));
-const DispatchSettingsPage = lazy(() => import("./panel/DispatchSettings.tsx"));
+const DeliveryPage = lazy(() => import("./features/deliveries/components/DeliveryPage.tsx"));
+const NewDeliveryPage = lazy(() => import("./features/deliveries/components/NewDelivery.tsx"));
+const DriversPage = lazy(() => import("./features/drivers/components/Drivers.tsx"));
+const DriverDayPage = lazy(() => import("./features/drivers/components/DriverDay.tsx"));
+const LiveMapPage = lazy(() => import("./features/drivers/components/LiveMap.tsx"));
+const PricesPage = lazy(() => import("./features/money/components/Prices.tsx"));
+const WithdrawalsPage = lazy(() => import("./features/money/components/Withdrawals.tsx"));
+const WebhooksPage = lazy(() => import("./features/integrations/components/Webhooks.tsx"));
+const IntegrationsPage = lazy(() => import("./features/integrations/components/Integrations.tsx"));
+const GatewayPage = lazy(() => import("./features/integrations/components/Gateway.tsx"));
+const BillingPage = lazy(() => import("./features/money/components/Billing.tsx"));
+const SimulatorsPage = lazy(() => import("./features/simulators/components/Simulators.tsx"));
+const NotificationSettingsPage = lazy(() => import("./features/notifications/components/Notifications.tsx"));
+const DispatchBoard = lazy(() => import("./features/dispatch/components/DispatchBoard.tsx"));
+const RoutesPage = lazy(() => import("./features/routes/components/Routes.tsx"));
+const DispatchSettingsPage = lazy(() => import("./features/dispatch/components/DispatchSettings.tsx"));
 // With its chart library: loaded only when opened, to keep the first load small.
-const ReportsPage = lazy(() => import("./panel/Reports.tsx"));
-const CashDayPage = lazy(() => import("./panel/CashDay.tsx"));
-const DriverHome = lazy(() => import("./driver/DriverHome.tsx"));
-const WalletPage = lazy(() => import("./driver/Wallet.tsx"));
-const DriverBar = lazy(() => import("./driver/DriverBar.tsx"));
+const ReportsPage = lazy(() => import("./features/reports/components/Reports.tsx"));
+const CashDayPage = lazy(() => import("./features/money/components/CashDay.tsx"));
+const DriverHome = lazy(() => import("./features/driver-app/components/DriverHome.tsx"));
+const WalletPage = lazy(() => import("./features/driver-app/components/Wallet.tsx"));
+const DriverBar = lazy(() => import("./features/driver-app/components/DriverBar.tsx"));
 
 interface PageDef {
   path: string;
@@ -94,7 +94,7 @@ const PAGES: PageDef[] = [
   { path: "/driver/wallet", roles: DRIVER, nav: "nav.wallet", render: () => <WalletPage /> },
 ];
 
-const TrackPage = lazy(() => import("./track/TrackPage.tsx"));
+const TrackPage = lazy(() => import("./features/tracking/components/TrackPage.tsx"));
 
 /** Pages anyone may open without signing in: the recipient's tracking page. */
 const PUBLIC_PAGES: { path: string; render: (params: Record<string, string>) => ReactNode }[] = [

@@ -1,7 +1,7 @@
 // What a map marker looks like, outside Leaflet (so that a legend can draw it without loading the map): the
 // dispatcher board's kinds differ in shape (styles.css) and in the sign they carry, not only in colour.
 
-/** The dispatcher board's deliveries, by where they stand (lib/dispatch.ts's lanes), and its drivers with their load. */
+/** The dispatcher board's deliveries, by where they stand (features/dispatch/dispatch.ts's lanes), and its drivers with their load. */
 export type BoardMarkerKind =
   | "unassigned"
   | "queued"

@@ -800,7 +800,7 @@ export const en = {
     myWithdrawals: "My withdrawals",
     keyTypes: { cpf: "CPF", cnpj: "CNPJ", email: "Email", phone: "Mobile phone", evp: "Random key (EVP)" },
   },
-  // The ends of a new delivery by CEP and address (panel/AddressFields.tsx).
+  // The ends of a new delivery by CEP and address (features/deliveries/components/AddressFields.tsx).
   address: {
     cep: { origin: "Pick-up CEP", destination: "Drop-off CEP" },
     neighborhood: { origin: "Pick-up neighbourhood", destination: "Drop-off neighbourhood" },

@@ -251,7 +251,7 @@ export const ptBR = {
     TRANSFER_CANCELLED: "Transferência cancelada",
     unknown: "Outro evento ({{code}})",
   },
-  // The webhook log's audit note, in words (src/lib/webhook-detail.ts reads it; panel/Webhooks.tsx says it).
+  // The webhook log's audit note, in words (src/features/integrations/webhook-detail.ts reads it; features/integrations/components/Webhooks.tsx says it).
   webhookDetail: {
     unsigned: "Sem assinatura:",
     reconciliation: "Conciliação:",
@@ -811,7 +811,7 @@ export const ptBR = {
     myWithdrawals: "Meus saques",
     keyTypes: { cpf: "CPF", cnpj: "CNPJ", email: "E-mail", phone: "Celular", evp: "Chave aleatória" },
   },
-  // The ends of a new delivery by CEP and address (panel/AddressFields.tsx).
+  // The ends of a new delivery by CEP and address (features/deliveries/components/AddressFields.tsx).
   address: {
     cep: { origin: "CEP da retirada", destination: "CEP da entrega" },
     neighborhood: { origin: "Bairro da retirada", destination: "Bairro da entrega" },
@@ -911,9 +911,9 @@ export const ptBR = {
     day: "Dia",
     tableCaption: "Entregas e receita por dia",
   },
-  // Issue 24: dispatch, the board and its rules (panel/DispatchBoard.tsx, DispatchSettings.tsx, DispatchHistory.tsx).
+  // Issue 24: dispatch, the board and its rules (features/dispatch/components/DispatchBoard.tsx, DispatchSettings.tsx, DispatchHistory.tsx).
   dispatch: {
-    // Where an open delivery stands on the board (lib/dispatch.ts).
+    // Where an open delivery stands on the board (features/dispatch/dispatch.ts).
     lane: {
       unassigned: "Sem entregador",
       queued: "Na fila do despacho",

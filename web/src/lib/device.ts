@@ -1,7 +1,7 @@
 // What the app keeps on the device, in one IndexedDB database (through `idb`): the actions waiting to be sent
 // (lib/outbox.ts) and, per user, the last data seen and who the user is (lib/persist.ts), so the app opens and
 // works with no connection, and the proof a driver has taken for a delivery before completing it (a photo, the
-// recipient's signature: driver/ProofCapture.tsx), so that a reload does not lose what the recipient signed. Nothing
+// recipient's signature: features/driver-app/components/ProofCapture.tsx), so that a reload does not lose what the recipient signed. Nothing
 // here is the truth: the server is; this is what the driver did and saw.
 import { type DBSchema, type IDBPDatabase, openDB } from "idb";
 

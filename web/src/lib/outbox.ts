@@ -11,7 +11,8 @@ import { api, ApiError, call, type Delivery, type Page } from "../api/client.ts"
 import { errorMessage } from "../api/errors.ts";
 import { i18n } from "../i18n/index.ts";
 import { reportApiError } from "./auth.tsx";
-import { applyDelivery } from "./deliveries.ts";
+import { applyDelivery } from "../features/deliveries/api/cache.ts";
+import { deliveryKeys } from "../features/deliveries/api/keys.ts";
 import { device, type OutboxItem, type ProofFile } from "./device.ts";
 import { isOnline, reportAnswer, subscribeOnline } from "./online.ts";
 import { supabase } from "./supabase.ts";
@@ -320,7 +321,7 @@ export class Outbox {
       this.failedAt = 0;
       if (outcome === "settled") {
         await db.delete("outbox", item.id);
-        void this.client.invalidateQueries({ queryKey: ["deliveries"] });
+        void this.client.invalidateQueries({ queryKey: deliveryKeys.lists() });
         this.changed();
       } else if ("problem" in outcome) {
         item.state = "failed";
@@ -369,7 +370,7 @@ export class Outbox {
     const to = current?.destination_address ?? this.destination(item.deliveryId);
     // The screen was out of date: the delivery as it is now, or (gone from the driver's scope) every list again.
     if (current) applyDelivery(this.client, current);
-    else void this.client.invalidateQueries({ queryKey: ["deliveries"] });
+    else void this.client.invalidateQueries({ queryKey: deliveryKeys.lists() });
     // An offer that expired (an accept kept on the device past the deadline) or was withdrawn meanwhile.
     const gone = item.action === "accept" ? offerGone(error, to) : null;
     if (gone) return { problem: gone };
@@ -390,8 +391,8 @@ export class Outbox {
 
   /** The destination of a delivery this tab has seen. */
   private destination(deliveryId: string): string {
-    const seen = this.client.getQueryData<Delivery>(["delivery", deliveryId]) ??
-      this.client.getQueriesData<Page<Delivery>>({ queryKey: ["deliveries"] })
+    const seen = this.client.getQueryData<Delivery>(deliveryKeys.one(deliveryId)) ??
+      this.client.getQueriesData<Page<Delivery>>({ queryKey: deliveryKeys.lists() })
         .flatMap(([, page]) => page?.items ?? []).find((d) => d.id === deliveryId);
     return seen?.destination_address ?? "";
   }

@@ -3,9 +3,9 @@
 // screen, and refreshed from the server as soon as it answers. Only what a driver's screens read is kept.
 import { dehydrate, hydrate, type QueryClient } from "@tanstack/react-query";
 import { device, type SavedUser } from "./device.ts";
-import { forgetProofDrafts } from "./proof-drafts.ts";
+import { forgetProofDrafts } from "../features/driver-app/proof-drafts.ts";
+import { keptOnDevice } from "../features/driver-app/api/kept.ts";
 
-const KEPT = new Set(["deliveries", "delivery", "prices", "proof-requirements", "wallet", "withdrawals", "routes"]);
 /** Changes that come together are saved together, at once: what the screen showed is on the device. */
 const SAVE_EVERY_MS = 0;
 
@@ -30,7 +30,7 @@ export function keepSaving(client: QueryClient, userId: string, identity: unknow
   const save = async () => {
     timer = undefined;
     const cache = dehydrate(client, {
-      shouldDehydrateQuery: (q) => q.state.status === "success" && KEPT.has(String(q.queryKey[0])),
+      shouldDehydrateQuery: (q) => q.state.status === "success" && keptOnDevice(q.queryKey),
     });
     try {
       await (await device()).put("users", { userId, identity, cache, savedAt: Date.now() });

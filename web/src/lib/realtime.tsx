@@ -8,7 +8,11 @@ import { type QueryClient, useQueryClient } from "@tanstack/react-query";
 import { createContext, type ReactNode, useCallback, useContext, useEffect, useMemo, useRef, useState } from "react";
 import type { Delivery, DriverLocation, DriverLocationItem, Page, Schemas, Withdrawal } from "../api/client.ts";
 import { type Identity, useAuth } from "./auth.tsx";
-import { applyDelivery, dropUnavailable, newest } from "./deliveries.ts";
+import { applyDelivery, dropUnavailable, newest } from "../features/deliveries/api/cache.ts";
+import { isProofUrls } from "../features/deliveries/api/keys.ts";
+import { driverKeys } from "../features/drivers/api/keys.ts";
+import { walletKeys, withdrawalKeys } from "../features/money/api/keys.ts";
+import { routeKeys } from "../features/routes/api/keys.ts";
 import { reportAnswer } from "./online.ts";
 import { supabase } from "./supabase.ts";
 
@@ -29,7 +33,7 @@ const RealtimeContext = createContext<RealtimeState>({
 function applyEvent(client: QueryClient, event: string, payload: Record<string, unknown>) {
   if (event === "driver_location") {
     const location = payload as unknown as DriverLocation;
-    client.setQueryData<{ items: DriverLocationItem[] }>(["locations"], (old) =>
+    client.setQueryData<{ items: DriverLocationItem[] }>(driverKeys.locations(), (old) =>
       old && {
         ...old,
         items: old.items.map((item) => (item.driver_id === location.driver_id ? { ...item, ...location } : item)),
@@ -46,7 +50,7 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
   } else if (event === "route_published" || event === "route_updated") {
     // To a driver: its route, as it is now (published, a stop done, a delivery inserted, the dispatcher's order).
     const route = payload as unknown as Route;
-    client.setQueriesData<Page<Route>>({ queryKey: ["routes"] }, (page) => {
+    client.setQueriesData<Page<Route>>({ queryKey: routeKeys.lists() }, (page) => {
       if (!page?.items) return page;
       const known = page.items.some((r) => r.id === route.id);
       return {
@@ -54,19 +58,19 @@ function applyEvent(client: QueryClient, event: string, payload: Record<string, 
         items: known ? page.items.map((r) => (r.id === route.id ? newest(r, route) : r)) : [route, ...page.items],
       };
     });
-    void client.invalidateQueries({ queryKey: ["routes"] });
+    void client.invalidateQueries({ queryKey: routeKeys.lists() });
   } else if (event === "withdrawal_updated") {
     const withdrawal = payload as unknown as Withdrawal;
-    client.setQueryData<Withdrawal>(["withdrawal", withdrawal.id], (cached) => newest(cached, withdrawal));
-    client.setQueriesData<Page<Withdrawal>>({ queryKey: ["withdrawals"] }, (page) => {
+    client.setQueryData<Withdrawal>(withdrawalKeys.one(withdrawal.id), (cached) => newest(cached, withdrawal));
+    client.setQueriesData<Page<Withdrawal>>({ queryKey: withdrawalKeys.lists() }, (page) => {
       if (!page?.items?.some((w) => w.id === withdrawal.id)) return page;
       return { ...page, items: page.items.map((w) => (w.id === withdrawal.id ? newest(w, withdrawal) : w)) };
     });
     void client.invalidateQueries({
-      queryKey: ["withdrawals"],
+      queryKey: withdrawalKeys.lists(),
       predicate: (q) => !hasItem(q.state.data, withdrawal.id),
     });
-    void client.invalidateQueries({ queryKey: ["wallet"] });
+    void client.invalidateQueries({ queryKey: walletKeys.all() });
   }
 }
 
@@ -98,9 +102,9 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
       // Realtime rejoins by itself with a backoff: its success is the first sign the connection is back.
       if (status === "SUBSCRIBED") reportAnswer(true);
       // A reconnect may have missed events: fetch again what is on screen. Not the signed URLs of stored proof
-      // photos (["proof", ...]: valid for an hour, and no event changes them): each new URL downloads the photo again,
+      // photos (`isProofUrls`: valid for an hour, and no event changes them): each new URL downloads the photo again,
       // on every reconnect of a flapping connection.
-      if (status === "SUBSCRIBED") void client.invalidateQueries({ predicate: (q) => q.queryKey[0] !== "proof" });
+      if (status === "SUBSCRIBED") void client.invalidateQueries({ predicate: (q) => !isProofUrls(q.queryKey) });
     });
     return () => {
       void supabase.removeChannel(channel);
