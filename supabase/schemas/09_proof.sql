@@ -202,8 +202,9 @@ security definer
 set search_path = ''
 as $$
 begin
-  -- None stored: none required (the columns' defaults: 02_company.sql, private.settings_of).
-  return private.settings_of('public.proof_requirements', company_id, null::public.proof_requirements_set);
+  -- None stored: none required (the columns' defaults: 02_company.sql, private.with_defaults).
+  return private.with_defaults((select to_jsonb(x) from public.proof_requirements x where x.company_id = proof_requirements_row.company_id),
+    'public.proof_requirements', null::public.proof_requirements_set);
 end;
 $$;
 comment on function private.proof_requirements_row(uuid) is 'A company''s proof requirements; none stored means none required.';

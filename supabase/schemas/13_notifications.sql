@@ -52,7 +52,7 @@ comment on function private.notification_channels() is 'The channels: whatsapp (
 
 create table public.notification_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  -- The defaults (a company without a row: private.settings_of): every event but `created`, on every
+  -- The defaults (a company without a row: private.with_defaults): every event but `created`, on every
   -- channel the recipient has.
   events text[] not null default array['started', 'nearby', 'completed', 'failed']
     check (events <@ private.notification_events()),
@@ -76,7 +76,8 @@ security definer
 set search_path = ''
 as $$
 begin
-  return private.settings_of('public.notification_settings', company_id, null::public.notification_settings_set);
+  return private.with_defaults((select to_jsonb(x) from public.notification_settings x where x.company_id = notification_settings_of.company_id),
+    'public.notification_settings', null::public.notification_settings_set);
 end;
 $$;
 comment on function private.notification_settings_of(uuid) is 'A company''s notification settings, or the defaults.';

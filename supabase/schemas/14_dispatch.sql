@@ -79,7 +79,7 @@ comment on type public.delivery_dispatch is 'Every decision dispatch took for a 
 
 create table public.dispatch_settings (
   company_id uuid primary key references public.companies (id) on delete cascade,
-  -- The defaults are a company's settings while it has no row (private.settings_of).
+  -- The defaults are a company's settings while it has no row (private.with_defaults).
   mode text not null default 'broadcast' check (mode in ('broadcast', 'offer', 'auto', 'routes')),
   offer_timeout_s integer not null default 60 check (offer_timeout_s between 10 and 600),
   offer_batch integer not null default 1 check (offer_batch between 1 and 20),
@@ -104,7 +104,8 @@ security definer
 set search_path = ''
 as $$
 begin
-  return private.settings_of('public.dispatch_settings', company_id, null::public.dispatch_settings_set);
+  return private.with_defaults((select to_jsonb(x) from public.dispatch_settings x where x.company_id = dispatch_settings_of.company_id),
+    'public.dispatch_settings', null::public.dispatch_settings_set);
 end;
 $$;
 comment on function private.dispatch_settings_of(uuid) is 'A company''s dispatch settings, or the defaults.';

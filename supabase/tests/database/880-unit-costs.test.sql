@@ -1,8 +1,9 @@
 -- What issue 37 changed in how the database does its work, held: the transactions whose loss to a crash costs
 -- nothing (a position, a dispatch claim) commit without waiting for the WAL flush, and nothing else does; the
--- positions' index point is earthdistance's point; the service role still writes positions.
+-- positions' index point is earthdistance's point; the service role still writes positions; a settings reader
+-- keeps the defaults it computed, and computes them again once they change.
 begin;
-select plan(8);
+select plan(11);
 
 create temp table t as select tests.create_tenant('uc') as a;
 grant select on t to public;
@@ -37,6 +38,18 @@ select tests.act_as_service_role();
 select lives_ok(format('update public.driver_locations set lat = -23.56, updated_at = now() where driver_id = %L',
   (select a ->> 'driver_id' from t)), 'the service role moves a driver''s position itself');
 select tests.reset_role();
+
+-- A company's settings without a row of its own are the table's column defaults, kept for the session and read
+-- again once a migration changes one.
+create temp table t2 as select tests.create_tenant('uc2') as a;
+grant select on t2 to public;
+select is((private.dispatch_settings_of((a ->> 'company_id')::uuid)).offer_timeout_s, 60,
+  'a company without dispatch settings has the column default') from t2;
+select is((private.dispatch_settings_of((a ->> 'company_id')::uuid)).offer_timeout_s, 60,
+  'read again, from what the session kept') from t2;
+alter table public.dispatch_settings alter column offer_timeout_s set default 45;
+select is((private.dispatch_settings_of((a ->> 'company_id')::uuid)).offer_timeout_s, 45,
+  'a changed default is read at once') from t2;
 
 select * from finish();
 rollback;
