@@ -148,12 +148,10 @@ declare
   last_accepted timestamptz;
   retry_after integer;
 begin
-  -- A position is not kept through a crash of the database: this transaction commits without waiting for its
-  -- write-ahead log to reach the disk (the WAL writer flushes it within 200 ms), and a position lost in that
-  -- window is replaced by the driver's next, seconds later. The wait and the flush were a fifth of an update's
-  -- CPU. Everything else this transaction writes (the trail's point, an ETA refresh it claims) is as
-  -- replaceable; nothing of money or a delivery's state is written here.
-  perform pg_catalog.set_config('synchronous_commit', 'off', true);
+  -- A position lost to a crash of the database is replaced by the driver's next, seconds later; everything else
+  -- this transaction writes (the trail's point, an ETA refresh it claims) is as replaceable, and nothing of money
+  -- or a delivery's state is written here.
+  perform private.commit_without_flush();
   -- authorize has checked that the caller is an active driver.
   select d.id into driver from public.drivers d where d.user_id = (select auth.uid());
 

@@ -88,6 +88,25 @@ comment on function private.retry_backoff(integer, interval, interval) is 'Expon
 -- The senders' outcomes run as the service role (public.record_notification_outcome).
 grant execute on function private.retry_backoff(integer, interval, interval) to service_role;
 
+-- Section: transactions whose loss costs nothing
+
+-- Lets the calling transaction commit without waiting for its write-ahead log to reach the disk: the WAL writer
+-- flushes it within 200 ms, so a crash of the database in that window loses it, and nothing else (no corruption,
+-- no half-written transaction). Only for a transaction whose every write is replaceable, each caller saying why:
+-- a driver's position (the next comes seconds later) and a dispatch claim (a lease). The wait and the flush were
+-- a fifth of a location update's CPU (bench/README.md, issue 37). pgTAP 880 holds who calls it, and that creating
+-- a delivery does not.
+create function private.commit_without_flush()
+returns void
+language plpgsql
+set search_path = ''
+as $$
+begin
+  perform pg_catalog.set_config('synchronous_commit', 'off', true);
+end;
+$$;
+comment on function private.commit_without_flush() is 'The calling transaction commits without waiting for the WAL flush (for transactions whose writes are replaceable).';
+
 -- Section: jobs
 
 -- Reconciliation (docs/state-machines.md, Withdrawal and Payment): every 5

@@ -499,9 +499,8 @@ declare
   answer jsonb := '[]';
 begin
   -- A claim is a 10-second lease and nothing more: one lost to a crash of the database leaves its rows due
-  -- again, and the dispatch function's complete_dispatch of it is refused (the claim no longer matches). So this
-  -- transaction commits without waiting for its write-ahead log's flush, as a location update does.
-  perform pg_catalog.set_config('synchronous_commit', 'off', true);
+  -- again, and the dispatch function's complete_dispatch of it is refused (the claim no longer matches).
+  perform private.commit_without_flush();
   foreach job in array due loop
     select * into delivery from public.deliveries d where d.id = job;
     settings := private.dispatch_settings_of(delivery.company_id);
