@@ -6,8 +6,8 @@
 // handover code: on the tracking page, never in a driver's reads; wrong 422, 5 wrong then 423, a manager's override.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
-import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { api, configureGateway, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, createPixDelivery, moveDelivery } from "../../support/deliveries.ts";
 import { whatsapp } from "../../support/fakes.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -42,6 +42,15 @@ describe("collect on a delivery", () => {
     expect(created.collect_mismatch).toBe(false);
     const list = await api("/api/v1/deliveries?status=pending&limit=100", { token: company.driver2.token });
     expect(list.body.items.find((d: any) => d.id === created.id)?.collect).toEqual(created.collect);
+  });
+
+  it("is taken with any payment method: a Pix delivery collects too", async () => {
+    const pix = await createCompany("Pix and cash at the door");
+    await configureGateway(pix);
+    const res = await createPixDelivery(pix, { collect: { amount: 12.34, method: "card" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.payment_method).toBe("pix");
+    expect(res.body.collect).toEqual({ amount: 12.34, method: "card", change_for: null, change_due: null });
   });
 
   it.each([
