@@ -268,4 +268,28 @@ describe("the handover code", () => {
     const [credits] = await db()`select count(*)::int as n from public.wallet_entries where delivery_id = ${id}`;
     expect(credits.n).toBe(1);
   });
+
+  it("a manager's override of a delivery that collects requires collected too, and owes the cash to the driver", async () => {
+    const created = await createInvoiceDelivery(coded, {
+      driver_id: coded.driver.driverId,
+      collect: { amount: 44.44, method: "cash" },
+    });
+    expect((await moveDelivery(coded.driver, created.id, "start")).status).toBe(200);
+    const without = await moveDelivery(coded.admin, created.id, "complete-override", { reason: "ID checked" });
+    expect(without.status).toBe(422);
+    expect(without.body.detail).toMatch(/collected is required/);
+    const done = await moveDelivery(coded.admin, created.id, "complete-override", {
+      reason: "ID checked",
+      collected: { amount: 40, method: "cash" },
+    });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({
+      status: "completed",
+      collected: { amount: 40, method: "cash" },
+      collect_mismatch: true,
+    });
+    const entries = await db()`select driver_id, amount::text, created_by from public.cash_entries
+                               where delivery_id = ${created.id}`;
+    expect(entries).toEqual([{ driver_id: coded.driver.driverId, amount: "40.00", created_by: coded.admin.userId }]);
+  });
 });
