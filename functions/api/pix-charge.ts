@@ -7,7 +7,7 @@ import type { CompanyGateway } from "../_shared/gateway.ts";
 
 export interface PixCustomer {
   name: string;
-  /** CPF or CNPJ, digits only. */
+  /** CPF or CNPJ as stored: digits, and an alphanumeric CNPJ's upper-case letters, no punctuation. */
   document: string;
   email?: string | null;
 }

@@ -279,7 +279,7 @@ begin
   from public.wallet_entries w
   where w.driver_id = driver_day.driver_id and w.kind in ('delivery_credit', 'credit_reversal')
     and w.created_at >= day_start and w.created_at < day_end;
-  select coalesce(sum(e.amount), 0)::numeric(12, 2) into result.cash_collected
+  select coalesce(sum(e.amount), 0.00) into result.cash_collected
   from public.cash_entries e
   where e.driver_id = driver_day.driver_id and e.kind = 'collected'
     and e.created_at >= day_start and e.created_at < day_end;

@@ -147,7 +147,7 @@ security definer
 set search_path = ''
 as $$
 begin
-  return (select coalesce(sum(e.amount), 0)::numeric(12, 2) from public.cash_entries e
+  return (select coalesce(sum(e.amount), 0.00) from public.cash_entries e
           where e.driver_id = cash_outstanding.driver_id);
 end;
 $$;
@@ -261,12 +261,12 @@ begin
     raise exception using errcode = 'PT400', message = 'entries_limit must be between 1 and 1000';
   end if;
   select get_driver_cash.driver_id,
-    coalesce(sum(e.amount), 0)::numeric(12, 2),
-    coalesce(sum(e.amount) filter (where e.kind = 'collected'), 0)::numeric(12, 2),
-    coalesce(-sum(e.amount) filter (where e.kind = 'settlement'), 0)::numeric(12, 2)
+    coalesce(sum(e.amount), 0.00),
+    coalesce(sum(e.amount) filter (where e.kind = 'collected'), 0.00),
+    coalesce(-sum(e.amount) filter (where e.kind = 'settlement'), 0.00)
   into result.driver_id, result.outstanding, result.collected, result.settled
   from public.cash_entries e where e.driver_id = get_driver_cash.driver_id and e.company_id = company;
-  result.card_collected := (select coalesce(sum(d.collected_amount), 0)::numeric(12, 2) from public.deliveries d
+  result.card_collected := (select coalesce(sum(d.collected_amount), 0.00) from public.deliveries d
     where d.driver_id = get_driver_cash.driver_id and d.status = 'completed' and d.collected_method = 'card');
   result.entries := coalesce((
     select array_agg(row(e.id, e.driver_id, e.kind, e.amount, e.delivery_id, e.note, e.created_by,
@@ -328,10 +328,10 @@ begin
       l.mismatches)::public.cash_summary_line order by l.name, l.driver_id)
     from (
       select dr.id as driver_id, dr.name,
-        coalesce(c.collected, 0)::numeric(12, 2) as collected,
-        coalesce(k.card_collected, 0)::numeric(12, 2) as card_collected,
-        coalesce(c.settled, 0)::numeric(12, 2) as settled,
-        coalesce(c.outstanding, 0)::numeric(12, 2) as outstanding,
+        coalesce(c.collected, 0.00) as collected,
+        coalesce(k.card_collected, 0.00) as card_collected,
+        coalesce(c.settled, 0.00) as settled,
+        coalesce(c.outstanding, 0.00) as outstanding,
         coalesce(k.deliveries, 0)::integer as deliveries,
         coalesce(k.mismatches, 0)::integer as mismatches
       from public.drivers dr

@@ -21,6 +21,7 @@ const PANEL: [link: string, heading: string][] = [
   ["Rotas", "Rotas"],
   ["Preços", "Preços"],
   ["Saques", "Saques"],
+  ["Caixa", "Caixa do dia"],
   ["Registro de webhooks", "Registro de webhooks"],
   ["Relatórios", "Relatórios"],
   ["Notificações", "Notificações para quem recebe"],

@@ -17,6 +17,7 @@ import {
 import { preferredLanguage } from "../../web/src/i18n/languages.ts";
 import { emptyEnd, fullAddress } from "../../web/src/features/deliveries/address.ts";
 import { parseDecimal } from "../../web/src/lib/numbers.ts";
+import { CNPJ_TABLE } from "../support/cnpj-table.ts";
 import { dayText, maskDate, maskDateTime, parseDateTime, parseDay } from "../../web/src/lib/dates.ts";
 import { readWebhookDetail } from "../../web/src/features/integrations/webhook-detail.ts";
 import { readFileSync } from "node:fs";
@@ -98,6 +99,21 @@ describe("documents", () => {
     expect(documentProblem("00000000000000")).toBe("cnpj");
     expect(documentProblem("5299822472")).toBe("document");
   });
+
+  it("masks an alphanumeric CNPJ as it is typed, lower case too, and checks it as the server does", () => {
+    expect(maskDocument("12a")).toBe("12.A");
+    expect(maskDocument("12abc34501de35")).toBe("12.ABC.345/01DE-35");
+    expect(maskDocument("12.abc.345/01de-35")).toBe("12.ABC.345/01DE-35");
+    // The table the library, the edge and the database agree on (tests/api/tenancy/cnpj-alphanumeric.test.ts): every
+    // valid one passes here and is masked to its stored characters; a wrong check digit is a wrong CNPJ.
+    for (const { input, stored } of CNPJ_TABLE.filter((c) => c.valid)) {
+      expect(documentProblem(input), input).toBe(null);
+      expect(maskDocument(input).replace(/[./-]/g, ""), input).toBe(stored);
+    }
+    expect(documentProblem("12ABC34501DE36")).toBe("cnpj");
+    expect(documentProblem("12ABC34501DE3A")).toBe("cnpj");
+    expect(documentProblem("12ABC34501DE3")).toBe("document");
+  });
 });
 
 describe("phones", () => {
@@ -125,6 +141,10 @@ describe("Pix keys", () => {
     expect(normalizePixKey("cpf", "529.982.247-25")).toBe("52998224725");
     expect(pixKeyProblem("cnpj", "11.222.333/0001-81")).toBe(null);
     expect(normalizePixKey("cnpj", "11.222.333/0001-81")).toBe("11222333000181");
+    expect(maskPixKey("cnpj", "12abc34501de35")).toBe("12.ABC.345/01DE-35");
+    expect(pixKeyProblem("cnpj", "12.abc.345/01de-35")).toBe(null);
+    expect(pixKeyProblem("cnpj", "12ABC34501DE36")).toBe("cnpj");
+    expect(normalizePixKey("cnpj", "12.abc.345/01de-35")).toBe("12ABC34501DE35");
     for (const phone of ["(11) 98888-7777", "11988887777", "+55 11 98888-7777"]) {
       expect(pixKeyProblem("phone", phone), phone).toBe(null);
       expect(normalizePixKey("phone", phone)).toBe("+5511988887777");

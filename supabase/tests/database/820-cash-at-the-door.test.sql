@@ -4,7 +4,7 @@
 -- and the recipient's handover code (09_proof.sql): never readable by a driver,
 -- wrong attempts counted and committed, locked after 5, a manager's override.
 begin;
-select plan(64);
+select plan(69);
 
 create extension if not exists pgrowlocks with schema extensions;
 create temp table t as select tests.create_tenant('cash-a') as a, tests.create_tenant('cash-b') as b;
@@ -151,6 +151,39 @@ select is((select count(*)::int from public.get_driver_cash(pg_temp.driver('a'))
 select is((select jsonb_agg(to_jsonb(l) - 'driver_id' - 'name') from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s, unnest(s.items) l),
   '[{"collected": 50.00, "card_collected": 30.00, "settled": 50.00, "outstanding": 0.00, "deliveries": 2, "mismatches": 1}]'::jsonb,
   'the day''s summary: one line for the driver');
+select tests.reset_role();
+
+-- Section: a ledger beyond any one amount
+-- Each amount is at most 1,000,000,000.00 (numeric(12, 2)), but a driver's sums are not: a driver of company b
+-- reports 1,000,000,000.00 collected at 11 deliveries (another amount than asked is recorded as reported). Every
+-- read and the settlement's check still add the ledger up, instead of failing on a sum cast to numeric(12, 2)
+-- (which locked the company out of its cash summary for good: the entries can never be removed).
+create function pg_temp.collected_a_billion() returns void language plpgsql as $$
+declare
+  delivery uuid;
+begin
+  for i in 1..11 loop
+    delivery := tests.create_delivery(b, driver_id => (b ->> 'driver_id')::uuid, collect_amount => 1,
+      collect_method => 'cash') from t;
+    perform tests.act_as_member(b, 'driver') from t;
+    perform public.start_delivery(delivery);
+    perform public.complete_delivery(delivery, collected_amount => 1000000000.00, collected_method => 'cash');
+    perform tests.reset_role();
+  end loop;
+end $$;
+grant execute on function pg_temp.collected_a_billion() to public;
+select pg_temp.collected_a_billion();
+select tests.act_as_member(b, 'owner') from t;
+select is((select c.outstanding from public.get_driver_cash(pg_temp.driver('b')) c), 11000000000.00,
+  'a driver''s cash adds up beyond any one amount');
+select is((select l.collected from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s, unnest(s.items) l),
+  11000000000.00, 'so does the day''s summary');
+select is((select d.cash_collected from public.driver_day(pg_temp.driver('b'), (now() at time zone 'America/Sao_Paulo')::date) d),
+  11000000000.00, 'and the driver''s day');
+select is((public.record_cash_settlement(pg_temp.driver('b'), 1000000000.00)).outstanding, 10000000000.00,
+  'a settlement is checked against the whole sum');
+select throws_ok(format('select public.record_cash_settlement(%L, 1000000000.00)', pg_temp.driver('a')), 'PT404', null,
+  'and only within the company');
 select tests.reset_role();
 
 -- Section: handover codes

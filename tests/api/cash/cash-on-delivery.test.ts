@@ -6,8 +6,8 @@
 // handover code: on the tracking page, never in a driver's reads; wrong 422, 5 wrong then 423, a manager's override.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
-import { createInvoiceDelivery, moveDelivery } from "../../support/deliveries.ts";
+import { api, configureGateway, createCompany, db, stack, type TestCompany } from "../../support/api.ts";
+import { createInvoiceDelivery, createPixDelivery, moveDelivery } from "../../support/deliveries.ts";
 import { whatsapp } from "../../support/fakes.ts";
 import { waitFor } from "../../support/wait.ts";
 
@@ -42,6 +42,15 @@ describe("collect on a delivery", () => {
     expect(created.collect_mismatch).toBe(false);
     const list = await api("/api/v1/deliveries?status=pending&limit=100", { token: company.driver2.token });
     expect(list.body.items.find((d: any) => d.id === created.id)?.collect).toEqual(created.collect);
+  });
+
+  it("is taken with any payment method: a Pix delivery collects too", async () => {
+    const pix = await createCompany("Pix and cash at the door");
+    await configureGateway(pix);
+    const res = await createPixDelivery(pix, { collect: { amount: 12.34, method: "card" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.payment_method).toBe("pix");
+    expect(res.body.collect).toEqual({ amount: 12.34, method: "card", change_for: null, change_due: null });
   });
 
   it.each([
@@ -258,5 +267,29 @@ describe("the handover code", () => {
     expect(override.body.status).toBe("completed");
     const [credits] = await db()`select count(*)::int as n from public.wallet_entries where delivery_id = ${id}`;
     expect(credits.n).toBe(1);
+  });
+
+  it("a manager's override of a delivery that collects requires collected too, and owes the cash to the driver", async () => {
+    const created = await createInvoiceDelivery(coded, {
+      driver_id: coded.driver.driverId,
+      collect: { amount: 44.44, method: "cash" },
+    });
+    expect((await moveDelivery(coded.driver, created.id, "start")).status).toBe(200);
+    const without = await moveDelivery(coded.admin, created.id, "complete-override", { reason: "ID checked" });
+    expect(without.status).toBe(422);
+    expect(without.body.detail).toMatch(/collected is required/);
+    const done = await moveDelivery(coded.admin, created.id, "complete-override", {
+      reason: "ID checked",
+      collected: { amount: 40, method: "cash" },
+    });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({
+      status: "completed",
+      collected: { amount: 40, method: "cash" },
+      collect_mismatch: true,
+    });
+    const entries = await db()`select driver_id, amount::text, created_by from public.cash_entries
+                               where delivery_id = ${created.id}`;
+    expect(entries).toEqual([{ driver_id: coded.driver.driverId, amount: "40.00", created_by: coded.admin.userId }]);
   });
 });

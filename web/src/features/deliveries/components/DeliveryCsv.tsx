@@ -19,7 +19,7 @@ export const TEMPLATE = [
 ].join("\r\n") + "\r\n";
 
 /** Saves a Blob as a file the browser downloads. */
-function saveFile(blob: Blob, name: string) {
+export function saveFile(blob: Blob, name: string) {
   const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;

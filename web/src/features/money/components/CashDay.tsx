@@ -1,24 +1,26 @@
 // The end of the day at the door (GET /api/v1/cash/summary): per driver, the cash collected, card payments apart,
 // what was handed in, what is still owed and how many deliveries collected another amount than asked; the owner or
 // an admin records the cash a driver hands in (POST /api/v1/drivers/{id}/cash-settlements), never more than is owed
-// (the server says so); the same lines as CSV.
+// (the server says so); the same lines as CSV. Below 640 px each driver is a card (`table.cards`), as the other lists.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../../../api/client.ts";
 import { DateField, DecimalField, ErrorNote, Loading, Note, readDecimal } from "../../../components/ui.tsx";
 import { formatBRL, timeZone } from "../../../format.ts";
+import { saveFile } from "../../deliveries/components/DeliveryCsv.tsx";
 import { useSearchParams } from "../../../lib/router.tsx";
 import { moneyKeys } from "../api/keys.ts";
 import { cashDayQuery } from "../api/queries.ts";
 
 const today = () => new Intl.DateTimeFormat("en-CA", { timeZone: timeZone() }).format(new Date());
 const MONEY = { required: true, positive: true, fractionDigits: 2 };
+const decimalText = (amount: number) => amount.toFixed(2).replace(".", ",");
 
 function Settle({ driverId, name, outstanding }: { driverId: string; name: string; outstanding: number }) {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const [text, setText] = useState(outstanding.toFixed(2).replace(".", ","));
+  const [text, setText] = useState(decimalText(outstanding));
   const amount = readDecimal(text, MONEY);
   const settle = useMutation({
     mutationFn: () =>
@@ -27,7 +29,11 @@ function Settle({ driverId, name, outstanding }: { driverId: string; name: strin
         body: { amount: amount.ok ? amount.value! : 0 },
         headers: { "Idempotency-Key": crypto.randomUUID() },
       })),
-    onSuccess: () => void client.invalidateQueries({ queryKey: moneyKeys.cashDays() }),
+    onSuccess: (settlement) => {
+      // What is still owed is what the next hand-in is likely to be.
+      setText(decimalText(settlement.outstanding as number));
+      void client.invalidateQueries({ queryKey: moneyKeys.cashDays() });
+    },
   });
   return (
     <form
@@ -46,6 +52,30 @@ function Settle({ driverId, name, outstanding }: { driverId: string; name: strin
   );
 }
 
+/** The day's lines as the API writes them in CSV (GET /api/v1/cash/summary?format=csv). */
+function CashCsv({ date }: { date: string }) {
+  const { t } = useTranslation();
+  const download = useMutation({
+    mutationFn: async () => {
+      const { data, error, response } = await api.GET("/api/v1/cash/summary", {
+        params: { query: { date, format: "csv" } },
+        parseAs: "blob",
+      });
+      if (!response.ok || !data) throw error ?? new Error(String(response.status));
+      const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1];
+      saveFile(data as Blob, name ?? `cash-${date}.csv`);
+    },
+  });
+  return (
+    <>
+      <button type="button" disabled={download.isPending} onClick={() => download.mutate()}>
+        {download.isPending ? t("lifecycle.exporting") : t("lifecycle.exportCsv")}
+      </button>
+      <ErrorNote error={download.error} />
+    </>
+  );
+}
+
 export default function CashDayPage() {
   const { t } = useTranslation();
   const [params, setParams] = useSearchParams();
@@ -61,9 +91,10 @@ export default function CashDayPage() {
         required
         onDay={(day) => day && setParams(new URLSearchParams({ date: day }))}
       />
+      <CashCsv date={date} />
       <ErrorNote error={summary.error} />
       {summary.isLoading ? <Loading /> : items.length === 0 ? <p>{t("cash.none")}</p> : (
-        <table>
+        <table className="cards">
           <caption>{t("cash.caption", { date })}</caption>
           <thead>
             <tr>
@@ -80,11 +111,11 @@ export default function CashDayPage() {
             {items.map((line) => (
               <tr key={line.driver_id}>
                 <th scope="row">{line.name}</th>
-                <td>{formatBRL(line.collected as number)}</td>
-                <td>{formatBRL(line.card_collected as number)}</td>
-                <td>{formatBRL(line.settled as number)}</td>
-                <td>{formatBRL(line.outstanding as number)}</td>
-                <td>{line.mismatches}</td>
+                <td data-label={t("cash.collected")}>{formatBRL(line.collected as number)}</td>
+                <td data-label={t("cash.card")}>{formatBRL(line.card_collected as number)}</td>
+                <td data-label={t("cash.handedIn")}>{formatBRL(line.settled as number)}</td>
+                <td data-label={t("cash.outstanding")}>{formatBRL(line.outstanding as number)}</td>
+                <td data-label={t("cash.mismatches")}>{line.mismatches}</td>
                 <td>
                   {(line.outstanding as number) > 0 && (
                     <Settle driverId={line.driver_id} name={line.name} outstanding={line.outstanding as number} />
