@@ -103,6 +103,21 @@ comment on type public.webhook_attempt_page is 'One page of an endpoint''s attem
 create type public.webhook_queued as (event_id uuid, queued integer);
 comment on type public.webhook_queued is 'An event queued (again) and for how many endpoints.';
 
+-- The company's lock for its keys and endpoints: its companies row, for no key
+-- update (which no foreign key's key-share lock waits for), so that two
+-- creations at once cannot both count 49 keys (or 19 endpoints) and both add one.
+create function private.lock_company_integrations(company_id uuid)
+returns void
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform from public.companies c where c.id = lock_company_integrations.company_id for no key update;
+end;
+$$;
+comment on function private.lock_company_integrations(uuid) is 'Takes the company''s lock for creating API keys and webhook endpoints (its companies row, for no key update) until the end of the transaction.';
+
 -- Section: API keys
 
 create table public.api_keys (
@@ -167,6 +182,7 @@ declare
   saved public.api_keys;
 begin
   perform private.check_api_key_scopes(create_api_key.scopes);
+  perform private.lock_company_integrations(company);
   if (select count(*) from public.api_keys k where k.company_id = company and k.revoked_at is null) >= 50 then
     raise exception using errcode = 'PT409', message = 'a company may have at most 50 API keys; revoke one first';
   end if;
@@ -389,6 +405,7 @@ declare
   company uuid := private.authorize(variadic private.webhook_managers());
   saved public.webhook_endpoints;
 begin
+  perform private.lock_company_integrations(company);
   if (select count(*) from public.webhook_endpoints e where e.company_id = company) >= 20 then
     raise exception using errcode = 'PT409', message = 'a company may have at most 20 webhook endpoints';
   end if;
@@ -916,7 +933,8 @@ grant execute on function private.api_key_scopes(), private.webhook_event_types(
   private.api_key_row(public.api_keys), private.check_api_key_scopes(text[]),
   private.webhook_endpoint_row(public.webhook_endpoints), private.check_webhook_events(text[])
   to authenticated, service_role;
-grant execute on function private.lock_webhook_endpoint(uuid, uuid), private.fail_pending_webhooks(uuid, text),
+grant execute on function private.lock_company_integrations(uuid), private.lock_webhook_endpoint(uuid, uuid),
+  private.fail_pending_webhooks(uuid, text),
   private.wake_webhook_sender_now(), private.queue_webhook_event(uuid, text, jsonb),
   private.webhook_delivery_data(public.deliveries), private.api_rate_limit(), private.webhook_retry_delays()
   to service_role;

@@ -246,6 +246,23 @@ describe("outgoing webhooks", () => {
     expect(verify(endpoint.secret, got)).toMatchObject({ type: "webhook.test", data: { endpoint_id: endpoint.id } });
   });
 
+  it("are at most 20 per company, also when many are added at once", async () => {
+    const crowded = await createCompany("Crowded Webhooks Co");
+    // 19 endpoints already: of 6 additions at once, exactly one finds room.
+    await db()`insert into public.webhook_endpoints (company_id, url, events, enabled)
+      select ${crowded.companyId}, 'https://hooks.example.com/' || i, '{delivery.created}', false
+      from generate_series(1, 19) i`;
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+      api("/api/v1/webhook-endpoints", {
+        token: crowded.owner.token,
+        body: { url: receiver.url(`/crowded/${i}`), events: ["delivery.created"] },
+      })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const [{ count }] = await db()`select count(*)::int from public.webhook_endpoints
+      where company_id = ${crowded.companyId}`;
+    expect(count).toBe(20);
+  });
+
   it("refuse private, loopback, link-local and metadata addresses when an endpoint is saved", async () => {
     for (
       const url of [
