@@ -263,6 +263,34 @@ describe("outgoing webhooks", () => {
     expect(count).toBe(20);
   });
 
+  it("refuse a description that cannot be stored with 400 naming it, and change nothing", async () => {
+    const endpoint = await createEndpoint(company, receiver.url("/described"));
+    await api(`/api/v1/webhook-endpoints/${endpoint.id}`, {
+      method: "PATCH",
+      token: company.owner.token,
+      body: { description: "shop" },
+    });
+    for (const description of ["a\u0000b", "lone \ud800 surrogate"]) {
+      const res = await api(`/api/v1/webhook-endpoints/${endpoint.id}`, {
+        method: "PATCH",
+        token: company.owner.token,
+        body: { description, enabled: false },
+      });
+      expect(res.status, description).toBe(400);
+      expect(res.body.detail[0].loc, description).toEqual(["body", "description"]);
+    }
+    const shown = await api(`/api/v1/webhook-endpoints/${endpoint.id}`, { token: company.owner.token });
+    expect(shown.body).toMatchObject({ description: "shop", enabled: true });
+    // An empty one clears it.
+    const cleared = await api(`/api/v1/webhook-endpoints/${endpoint.id}`, {
+      method: "PATCH",
+      token: company.owner.token,
+      body: { description: "" },
+    });
+    expect(cleared.body.description).toBeNull();
+    await db()`delete from public.webhook_endpoints where id = ${endpoint.id}`;
+  });
+
   it("refuse private, loopback, link-local and metadata addresses when an endpoint is saved", async () => {
     for (
       const url of [
