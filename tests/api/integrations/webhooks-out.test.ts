@@ -31,7 +31,8 @@ interface Received {
 /** A loopback receiver: each path answers as the test says (200 unless told), and every request is kept. */
 class Receiver {
   received: Received[] = [];
-  answers = new Map<string, { status: number; location?: string }>();
+  /** A path's answer; `hang`: none at all, the request left open. */
+  answers = new Map<string, { status: number; location?: string; hang?: boolean }>();
   private server!: Server;
   port = 0;
 
@@ -48,6 +49,7 @@ class Receiver {
           at: Date.now(),
         });
         const answer = this.answers.get(path) ?? { status: 200 };
+        if (answer.hang) return;
         res.writeHead(answer.status, answer.location ? { location: answer.location } : {});
         res.end(answer.status === 200 ? "thanks" : `no: ${answer.status}`);
       });
@@ -62,6 +64,7 @@ class Receiver {
     return this.received.filter((r) => r.path === path);
   }
   close() {
+    this.server.closeAllConnections();
     return new Promise<void>((r) => this.server.close(() => r()));
   }
 }
@@ -202,6 +205,27 @@ describe("outgoing webhooks", () => {
     const foreign = await api(`/api/v1/webhook-events/${eventId}/resend`, { method: "POST", token: other.owner.token });
     expect(foreign.status).toBe(404);
   });
+
+  it("count no answer within 10 s as a failed attempt, retried after 5 s", async () => {
+    const path = "/silent";
+    receiver.answers.set(path, { status: 200, hang: true });
+    const endpoint = await createEndpoint(company, receiver.url(path));
+    await createInvoiceDelivery(company);
+    const [attempt] = await waitFor("the attempt given up", async () => {
+      const rows = await attemptsOf(endpoint.id);
+      return rows.length > 0 && rows;
+    }, 20_000);
+    expect(receiver.at(path)).toHaveLength(1);
+    expect(attempt).toMatchObject({ attempt: 1, status: null, error: "no answer within 10 s" });
+    const [row] = await db()`select a.duration_ms, w.status, w.next_attempt_at - a.at as wait
+      from private.webhook_attempts a join private.webhook_deliveries w using (endpoint_id)
+      where a.endpoint_id = ${endpoint.id}`;
+    expect(row.duration_ms).toBeGreaterThanOrEqual(10_000);
+    expect(row.duration_ms).toBeLessThan(12_000);
+    expect(row.status).toBe("pending");
+    expect(row.wait).toBe("00:00:05");
+    await db()`delete from public.webhook_endpoints where id = ${endpoint.id}`;
+  }, 30_000);
 
   it("disable an endpoint failing for 5 days and tell the owner by e-mail", async () => {
     const path = "/down";
