@@ -134,6 +134,9 @@ test("on a phone (390x844): a key and an endpoint made, the test event's attempt
     expect(received[1].body).toBe(received[0].body);
     await expect(attempts.getByRole("cell", { name: "Resposta 200" })).toHaveCount(2, { timeout: 10_000 });
     await expectNoSidewaysScroll(page);
+    // Disabled, it says why in Portuguese.
+    await endpoint.getByRole("button", { name: "Desativar" }).click();
+    await expect(endpoint.getByText("Desativado (pela empresa)")).toBeVisible();
     const listed = await page.request.get("/api/v1/webhook-endpoints", {
       headers: { authorization: `Bearer ${await accessToken(page)}` },
     });
