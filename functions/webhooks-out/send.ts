@@ -13,11 +13,7 @@ import { decryptSecret } from "../_shared/crypto.ts";
 import { asService } from "../_shared/db.ts";
 import { env } from "../_shared/env.ts";
 import { isTimeout, timeoutSignal } from "../_shared/timeout.ts";
-import {
-  allowedHosts,
-  checkWebhookUrl,
-  WebhookUrlError,
-} from "../_shared/webhook-url.ts";
+import { allowedHosts, checkWebhookUrl, WebhookUrlError } from "../_shared/webhook-url.ts";
 
 interface Claimed {
   event_id: string;
@@ -80,19 +76,11 @@ async function firstBytes(res: Response): Promise<string> {
     bytes.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(bytes.slice(0, RESPONSE_BYTES)).replaceAll(
-    "\0",
-    "",
-  );
+  return new TextDecoder().decode(bytes.slice(0, RESPONSE_BYTES)).replaceAll("\0", "");
 }
 
 /** The headers of one attempt, signed now: the id and body are the event's, the same on every attempt. */
-export function signedHeaders(
-  secret: string,
-  eventId: string,
-  body: string,
-  now = new Date(),
-): Record<string, string> {
+export function signedHeaders(secret: string, eventId: string, body: string, now = new Date()): Record<string, string> {
   const timestamp = new Date(Math.floor(now.getTime() / 1000) * 1000);
   return {
     "content-type": "application/json",
@@ -110,18 +98,9 @@ async function attempt(send: Claimed): Promise<Attempt> {
     await checkWebhookUrl(send.url, allowedHosts(env().WEBHOOK_ALLOWED_HOSTS));
   } catch (error) {
     if (!(error instanceof WebhookUrlError)) throw error;
-    return {
-      delivered: false,
-      status: null,
-      duration_ms: elapsed(),
-      response: null,
-      error: error.message,
-    };
+    return { delivered: false, status: null, duration_ms: elapsed(), response: null, error: error.message };
   }
-  const secret = await decryptSecret(
-    send.secret_ciphertext,
-    env().SECRETS_ENCRYPTION_KEY,
-  );
+  const secret = await decryptSecret(send.secret_ciphertext, env().SECRETS_ENCRYPTION_KEY);
   const timeout = timeoutSignal(SEND_TIMEOUT_MS);
   try {
     const res = await fetch(send.url, {
@@ -138,40 +117,23 @@ async function attempt(send: Claimed): Promise<Attempt> {
       : res.status >= 300 && res.status < 400
       ? `answered ${res.status}: redirects are not followed`
       : `answered ${res.status}`;
-    return {
-      delivered,
-      status: res.status,
-      duration_ms: elapsed(),
-      response,
-      error,
-    };
+    return { delivered, status: res.status, duration_ms: elapsed(), response, error };
   } catch (error) {
     const reason = isTimeout(error)
       ? `no answer within ${SEND_TIMEOUT_MS / 1000} s`
       : `could not connect: ${(error as Error).message}`.slice(0, 300);
-    return {
-      delivered: false,
-      status: null,
-      duration_ms: elapsed(),
-      response: null,
-      error: reason,
-    };
+    return { delivered: false, status: null, duration_ms: elapsed(), response: null, error: reason };
   } finally {
     timeout.clear();
   }
 }
 
-async function settle(
-  send: Claimed,
-  outcome: Attempt,
-): Promise<"delivered" | "retried" | "failed" | null> {
+async function settle(send: Claimed, outcome: Attempt): Promise<"delivered" | "retried" | "failed" | null> {
   const [row] = await asService((tx) =>
     tx`select public.record_webhook_attempt(${send.event_id}, ${send.endpoint_id}, ${send.attempt},
       ${outcome.delivered}, ${outcome.status}, ${outcome.duration_ms}, ${outcome.response}, ${outcome.error}) as r`
   );
-  const recorded = row.r as
-    | { status: string; endpoint_disabled: boolean }
-    | null;
+  const recorded = row.r as { status: string; endpoint_disabled: boolean } | null;
   const fields = {
     event_id: send.event_id,
     endpoint_id: send.endpoint_id,
@@ -183,18 +145,9 @@ async function settle(
   };
   if (!recorded) return null;
   if (recorded.status === "delivered") log("webhook_delivered", fields);
-  else {log(recorded.status === "failed" ? "webhook_failed" : "webhook_retry", {
-      ...fields,
-      error: outcome.error,
-    });}
-  if (recorded.endpoint_disabled) {
-    log("webhook_endpoint_disabled", { endpoint_id: send.endpoint_id });
-  }
-  return recorded.status === "delivered"
-    ? "delivered"
-    : recorded.status === "failed"
-    ? "failed"
-    : "retried";
+  else log(recorded.status === "failed" ? "webhook_failed" : "webhook_retry", { ...fields, error: outcome.error });
+  if (recorded.endpoint_disabled) log("webhook_endpoint_disabled", { endpoint_id: send.endpoint_id });
+  return recorded.status === "delivered" ? "delivered" : recorded.status === "failed" ? "failed" : "retried";
 }
 
 interface OwnerNotice {
@@ -210,9 +163,7 @@ interface OwnerNotice {
  * send it); answers how many endpoints were told of.
  */
 async function tellOwners(): Promise<number> {
-  const [row] = await asService((tx) =>
-    tx`select public.webhook_owners_to_tell() as notices`
-  );
+  const [row] = await asService((tx) => tx`select public.webhook_owners_to_tell() as notices`);
   const notices = row.notices as OwnerNotice[];
   if (notices.length === 0) return 0;
   const config = env();
@@ -226,24 +177,18 @@ async function tellOwners(): Promise<number> {
             from: { name: notice.company_name, address: config.SMTP_FROM },
             to: notice.emails,
             subject: "Webhook endpoint disabled",
-            text:
-              `The webhook endpoint ${notice.url} of ${notice.company_name} was ${notice.reason}: every ` +
+            text: `The webhook endpoint ${notice.url} of ${notice.company_name} was ${notice.reason}: every ` +
               "attempt to send it events failed for 5 days. Nothing more is sent to it. Fix the receiver, then " +
               "enable the endpoint again in the panel (Integrations) or with PATCH " +
               `/api/v1/webhook-endpoints/${notice.endpoint_id} {"enabled": true}, and resend what it missed.`,
           });
         }
-        await asService((tx) =>
-          tx`select public.webhook_owner_told(${notice.endpoint_id})`
-        );
+        await asService((tx) => tx`select public.webhook_owner_told(${notice.endpoint_id})`);
         told++;
         log("webhook_owner_told", { endpoint_id: notice.endpoint_id });
       } catch (error) {
         // Claimed again by a run 5 minutes on (public.webhook_owners_to_tell).
-        log("webhook_owner_not_told", {
-          endpoint_id: notice.endpoint_id,
-          error: (error as Error).message,
-        });
+        log("webhook_owner_not_told", { endpoint_id: notice.endpoint_id, error: (error as Error).message });
       }
     }
   } finally {
@@ -254,17 +199,10 @@ async function tellOwners(): Promise<number> {
 
 /** Sends what is due; answers how many sends were delivered, left to retry, and failed. */
 export async function sendDue(): Promise<RunSummary> {
-  const summary: RunSummary = {
-    delivered: 0,
-    retried: 0,
-    failed: 0,
-    owners_told: 0,
-  };
+  const summary: RunSummary = { delivered: 0, retried: 0, failed: 0, owners_told: 0 };
   const stopAt = Date.now() + RUN_BUDGET_MS;
   while (Date.now() < stopAt) {
-    const [row] = await asService((tx) =>
-      tx`select public.claim_webhook_deliveries(${BATCH}) as batch`
-    );
+    const [row] = await asService((tx) => tx`select public.claim_webhook_deliveries(${BATCH}) as batch`);
     const batch = row.batch as Claimed[];
     if (batch.length === 0) break;
     await Promise.all(batch.map(async (send) => {
@@ -273,10 +211,7 @@ export async function sendDue(): Promise<RunSummary> {
         if (result) summary[result]++;
       } catch (error) {
         // Not recorded (the database failed us): the lease ends and the send is claimed again.
-        log("webhook_not_recorded", {
-          event_id: send.event_id,
-          error: (error as Error).message,
-        });
+        log("webhook_not_recorded", { event_id: send.event_id, error: (error as Error).message });
       }
     }));
   }
