@@ -1306,6 +1306,7 @@ export type Database = {
           "events": (string)[];
           "failing_since": string | null;
           "id": string;
+          "owner_notice_claimed_at": string | null;
           "owner_notified_at": string | null;
           "updated_at": string;
           "url": string;
@@ -1320,6 +1321,7 @@ export type Database = {
           "events": (string)[];
           "failing_since"?: string | null;
           "id"?: string;
+          "owner_notice_claimed_at"?: string | null;
           "owner_notified_at"?: string | null;
           "updated_at"?: string;
           "url": string;
@@ -1333,6 +1335,7 @@ export type Database = {
           "events"?: (string)[];
           "failing_since"?: string | null;
           "id"?: string;
+          "owner_notice_claimed_at"?: string | null;
           "owner_notified_at"?: string | null;
           "updated_at"?: string;
           "url"?: string;

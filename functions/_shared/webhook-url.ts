@@ -68,11 +68,16 @@ export function isPublicAddress(address: string): boolean {
   const embedded = (hi: number, lo: number) => [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff];
   // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
   if (g.slice(0, 6).every((x) => x === 0)) return false;
-  // IPv4-mapped ::ffff:a.b.c.d and NAT64 64:ff9b::a.b.c.d: the IPv4 address decides.
+  // IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d (SIIT) and NAT64 64:ff9b::a.b.c.d: the IPv4
+  // address decides.
   if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return ipv4IsPublic(embedded(g[6], g[7]));
+  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) return ipv4IsPublic(embedded(g[6], g[7]));
   if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
     return ipv4IsPublic(embedded(g[6], g[7]));
   }
+  // The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215): a translator of the network's own, which may reach its
+  // private addresses, whatever the suffix.
+  if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return false;
   if (g[0] === 0x2002) return ipv4IsPublic(embedded(g[1], g[2])); // 6to4
   if ((g[0] & 0xfe00) === 0xfc00) return false; // unique local fc00::/7
   if ((g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0) return false; // link-local, site-local

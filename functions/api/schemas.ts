@@ -9,6 +9,8 @@ const STORABLE = "must not contain NUL characters or unpaired UTF-16 surrogates"
 
 /** Text we store: trimmed, 1..max characters, storable. */
 export const Text = (max: number) => z.string().trim().min(1).max(max).refine(storableText, STORABLE);
+/** Text we store that may be empty (a field cleared): trimmed, 0..max characters, storable. */
+export const ClearableText = (max: number) => z.string().trim().max(max).refine(storableText, STORABLE);
 
 const MONEY_RULE = "BRL as a JSON number with at most 2 decimal places";
 const hasCents = (value: number) => Math.abs(Math.round(value * 100) - value * 100) < 1e-6;

@@ -158,7 +158,10 @@ interface OwnerNotice {
   emails: string[];
 }
 
-/** E-mails the owners of endpoints disabled for failing (once each); answers how many endpoints were told of. */
+/**
+ * E-mails the owners of endpoints disabled for failing, each claimed by this run alone (runs at once do not both
+ * send it); answers how many endpoints were told of.
+ */
 async function tellOwners(): Promise<number> {
   const [row] = await asService((tx) => tx`select public.webhook_owners_to_tell() as notices`);
   const notices = row.notices as OwnerNotice[];
@@ -184,7 +187,7 @@ async function tellOwners(): Promise<number> {
         told++;
         log("webhook_owner_told", { endpoint_id: notice.endpoint_id });
       } catch (error) {
-        // Tried again at the next run.
+        // Claimed again by a run 5 minutes on (public.webhook_owners_to_tell).
         log("webhook_owner_not_told", { endpoint_id: notice.endpoint_id, error: (error as Error).message });
       }
     }

@@ -103,6 +103,21 @@ comment on type public.webhook_attempt_page is 'One page of an endpoint''s attem
 create type public.webhook_queued as (event_id uuid, queued integer);
 comment on type public.webhook_queued is 'An event queued (again) and for how many endpoints.';
 
+-- The company's lock for its keys and endpoints: its companies row, for no key
+-- update (which no foreign key's key-share lock waits for), so that two
+-- creations at once cannot both count 49 keys (or 19 endpoints) and both add one.
+create function private.lock_company_integrations(company_id uuid)
+returns void
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  perform from public.companies c where c.id = lock_company_integrations.company_id for no key update;
+end;
+$$;
+comment on function private.lock_company_integrations(uuid) is 'Takes the company''s lock for creating API keys and webhook endpoints (its companies row, for no key update) until the end of the transaction.';
+
 -- Section: API keys
 
 create table public.api_keys (
@@ -167,6 +182,7 @@ declare
   saved public.api_keys;
 begin
   perform private.check_api_key_scopes(create_api_key.scopes);
+  perform private.lock_company_integrations(company);
   if (select count(*) from public.api_keys k where k.company_id = company and k.revoked_at is null) >= 50 then
     raise exception using errcode = 'PT409', message = 'a company may have at most 50 API keys; revoke one first';
   end if;
@@ -305,7 +321,10 @@ create table public.webhook_endpoints (
   -- When the owner was told the endpoint was disabled (null: not yet, or not disabled).
   owner_notified_at timestamptz,
   created_at timestamptz not null default now(),
-  updated_at timestamptz not null default now()
+  updated_at timestamptz not null default now(),
+  -- When a sender took on telling the owner (public.webhook_owners_to_tell): another takes it on only 5 minutes
+  -- later, so that senders running at once do not both send the e-mail, and one that failed is tried again.
+  owner_notice_claimed_at timestamptz
 );
 comment on table public.webhook_endpoints is 'Where a company''s events are sent, and which; its secret is kept apart, encrypted.';
 create index webhook_endpoints_company_id_idx on public.webhook_endpoints (company_id);
@@ -389,6 +408,7 @@ declare
   company uuid := private.authorize(variadic private.webhook_managers());
   saved public.webhook_endpoints;
 begin
+  perform private.lock_company_integrations(company);
   if (select count(*) from public.webhook_endpoints e where e.company_id = company) >= 20 then
     raise exception using errcode = 'PT409', message = 'a company may have at most 20 webhook endpoints';
   end if;
@@ -469,6 +489,7 @@ begin
       else x.disabled_reason end,
     failing_since = case when enabling then null else x.failing_since end,
     owner_notified_at = case when enabling then null else x.owner_notified_at end,
+    owner_notice_claimed_at = case when enabling then null else x.owner_notice_claimed_at end,
     updated_at = now()
   where x.id = e.id
   returning * into saved;
@@ -744,28 +765,40 @@ revoke execute on function public.record_webhook_attempt(uuid, uuid, integer, bo
 grant execute on function public.record_webhook_attempt(uuid, uuid, integer, boolean, integer, integer, text, text)
   to service_role;
 
--- Service role only. The endpoints disabled for failing whose owner has not
--- been told yet, each with its company's owners' e-mail addresses; marked told
--- by public.webhook_owner_told once the e-mail went.
+-- Service role only. Claims, for 5 minutes, the endpoints disabled for failing
+-- whose owner has not been told yet (skip locked: senders running at once each
+-- get others), each with its company's owners' e-mail addresses; marked told by
+-- public.webhook_owner_told once the e-mail went, claimed again after 5 minutes
+-- otherwise.
 create function public.webhook_owners_to_tell()
 returns jsonb
 language plpgsql
-stable
 security definer
 set search_path = ''
 as $$
+declare
+  answer jsonb;
 begin
-  return coalesce((
-    select jsonb_agg(jsonb_build_object('endpoint_id', e.id, 'url', e.url, 'company_name', c.name,
+  with claimed as (
+    update public.webhook_endpoints e set owner_notice_claimed_at = now()
+    where e.id in (
+      select x.id from public.webhook_endpoints x
+      where not x.enabled and x.failing_since is not null and x.owner_notified_at is null
+        and (x.owner_notice_claimed_at is null or x.owner_notice_claimed_at <= now() - interval '5 minutes')
+      for update skip locked)
+    returning e.*
+  )
+  select coalesce(jsonb_agg(jsonb_build_object('endpoint_id', e.id, 'url', e.url, 'company_name', c.name,
       'reason', e.disabled_reason,
       'emails', (select coalesce(jsonb_agg(u.email), '[]'::jsonb) from public.memberships m
                  join auth.users u on u.id = m.user_id
-                 where m.company_id = e.company_id and m.role = 'company_owner' and u.email is not null)))
-    from public.webhook_endpoints e join public.companies c on c.id = e.company_id
-    where not e.enabled and e.failing_since is not null and e.owner_notified_at is null), '[]'::jsonb);
+                 where m.company_id = e.company_id and m.role = 'company_owner' and u.email is not null))), '[]'::jsonb)
+  into answer
+  from claimed e join public.companies c on c.id = e.company_id;
+  return answer;
 end;
 $$;
-comment on function public.webhook_owners_to_tell() is 'Endpoints disabled for failing whose company''s owner has not been told yet, with the owners'' e-mail (service role).';
+comment on function public.webhook_owners_to_tell() is 'Claims for 5 minutes the endpoints disabled for failing whose company''s owner has not been told yet, with the owners'' e-mail (service role).';
 revoke execute on function public.webhook_owners_to_tell() from authenticated;
 grant execute on function public.webhook_owners_to_tell() to service_role;
 
@@ -916,7 +949,8 @@ grant execute on function private.api_key_scopes(), private.webhook_event_types(
   private.api_key_row(public.api_keys), private.check_api_key_scopes(text[]),
   private.webhook_endpoint_row(public.webhook_endpoints), private.check_webhook_events(text[])
   to authenticated, service_role;
-grant execute on function private.lock_webhook_endpoint(uuid, uuid), private.fail_pending_webhooks(uuid, text),
+grant execute on function private.lock_company_integrations(uuid), private.lock_webhook_endpoint(uuid, uuid),
+  private.fail_pending_webhooks(uuid, text),
   private.wake_webhook_sender_now(), private.queue_webhook_event(uuid, text, jsonb),
   private.webhook_delivery_data(public.deliveries), private.api_rate_limit(), private.webhook_retry_delays()
   to service_role;

@@ -11,7 +11,7 @@ import { env } from "../../_shared/env.ts";
 import { HttpError } from "../../_shared/errors.ts";
 import { defineRoute } from "../../_shared/route.ts";
 import { allowedHosts, checkWebhookUrl, WebhookUrlError } from "../../_shared/webhook-url.ts";
-import { IdParams, pageOf, PageQuery, Text, Timestamp } from "../schemas.ts";
+import { ClearableText, IdParams, pageOf, PageQuery, Text, Timestamp } from "../schemas.ts";
 
 // Section: API keys
 
@@ -247,7 +247,7 @@ export const updateWebhookEndpoint = defineRoute({
   body: z.object({
     url: Url.optional(),
     events: z.array(EventType).min(1).max(EVENT_TYPES.length).optional(),
-    description: z.string().max(500).optional(),
+    description: ClearableText(500).optional().describe("An empty string clears it"),
     enabled: z.boolean().optional(),
   }),
   responses: {

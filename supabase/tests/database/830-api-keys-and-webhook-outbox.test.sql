@@ -7,7 +7,7 @@
 -- claim, Standard Webhooks' retry schedule, and an endpoint disabled after 5
 -- days of failure with its owner to be told.
 begin;
-select plan(47);
+select plan(48);
 
 create temp table t as select tests.create_tenant('int-a') as a, tests.create_tenant('int-b') as b;
 grant select on t to public;
@@ -202,6 +202,9 @@ select is((select public.record_webhook_attempt(c.message_id, c.endpoint_id, 1, 
 select is((select n -> 'emails' from jsonb_array_elements(public.webhook_owners_to_tell()) n
   where (n ->> 'endpoint_id')::uuid = pg_temp.id('ep_a')), '["int-a-owner@tests.example"]'::jsonb,
   'and names its company''s owner to be told by e-mail');
+select is((select count(*) from jsonb_array_elements(public.webhook_owners_to_tell()) n
+  where (n ->> 'endpoint_id')::uuid = pg_temp.id('ep_a'))::int, 0,
+  'once: a sender running at the same time is not given it too');
 
 select * from finish();
 rollback;

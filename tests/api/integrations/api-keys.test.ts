@@ -145,6 +145,24 @@ describe("API keys", () => {
     expect((await api("/api/v1/deliveries", { token: `dp_live_${"A".repeat(43)}` })).status).toBe(401);
   });
 
+  it("are at most 50 per company, also when many are created at once", async () => {
+    const crowded = await createCompany("Crowded Keys Co");
+    // 49 keys already: of 8 creations at once, exactly one finds room.
+    await db()`insert into public.api_keys (company_id, name, scopes, key_hash, prefix)
+      select ${crowded.companyId}, 'key ' || i, '{deliveries:read}', md5(i::text) || md5(${crowded.companyId} || i),
+        'dp_live_' || i
+      from generate_series(1, 49) i`;
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      api("/api/v1/api-keys", {
+        token: crowded.owner.token,
+        body: { name: `at once ${i}`, scopes: ["deliveries:read"] },
+      })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    const [{ count }] = await db()`select count(*)::int from public.api_keys
+      where company_id = ${crowded.companyId} and revoked_at is null`;
+    expect(count).toBe(50);
+  });
+
   it("carry the RateLimit headers, and 429 with Retry-After past the burst", async () => {
     await refill(company);
     const made = await createKey(company, ["deliveries:read"]);

@@ -31,7 +31,8 @@ interface Received {
 /** A loopback receiver: each path answers as the test says (200 unless told), and every request is kept. */
 class Receiver {
   received: Received[] = [];
-  answers = new Map<string, { status: number; location?: string }>();
+  /** A path's answer; `hang`: none at all, the request left open. */
+  answers = new Map<string, { status: number; location?: string; hang?: boolean }>();
   private server!: Server;
   port = 0;
 
@@ -48,6 +49,7 @@ class Receiver {
           at: Date.now(),
         });
         const answer = this.answers.get(path) ?? { status: 200 };
+        if (answer.hang) return;
         res.writeHead(answer.status, answer.location ? { location: answer.location } : {});
         res.end(answer.status === 200 ? "thanks" : `no: ${answer.status}`);
       });
@@ -62,6 +64,7 @@ class Receiver {
     return this.received.filter((r) => r.path === path);
   }
   close() {
+    this.server.closeAllConnections();
     return new Promise<void>((r) => this.server.close(() => r()));
   }
 }
@@ -203,6 +206,27 @@ describe("outgoing webhooks", () => {
     expect(foreign.status).toBe(404);
   });
 
+  it("count no answer within 10 s as a failed attempt, retried after 5 s", async () => {
+    const path = "/silent";
+    receiver.answers.set(path, { status: 200, hang: true });
+    const endpoint = await createEndpoint(company, receiver.url(path));
+    await createInvoiceDelivery(company);
+    const [attempt] = await waitFor("the attempt given up", async () => {
+      const rows = await attemptsOf(endpoint.id);
+      return rows.length > 0 && rows;
+    }, 20_000);
+    expect(receiver.at(path)).toHaveLength(1);
+    expect(attempt).toMatchObject({ attempt: 1, status: null, error: "no answer within 10 s" });
+    const [row] = await db()`select a.duration_ms, w.status, w.next_attempt_at - a.at as wait
+      from private.webhook_attempts a join private.webhook_deliveries w using (endpoint_id)
+      where a.endpoint_id = ${endpoint.id}`;
+    expect(row.duration_ms).toBeGreaterThanOrEqual(10_000);
+    expect(row.duration_ms).toBeLessThan(12_000);
+    expect(row.status).toBe("pending");
+    expect(row.wait).toBe("00:00:05");
+    await db()`delete from public.webhook_endpoints where id = ${endpoint.id}`;
+  }, 30_000);
+
   it("disable an endpoint failing for 5 days and tell the owner by e-mail", async () => {
     const path = "/down";
     receiver.answers.set(path, { status: 503 });
@@ -244,6 +268,51 @@ describe("outgoing webhooks", () => {
     expect(test.status).toBe(202);
     const got = await waitFor("the test event", () => receiver.at(path).length === 3 && receiver.at(path)[2]);
     expect(verify(endpoint.secret, got)).toMatchObject({ type: "webhook.test", data: { endpoint_id: endpoint.id } });
+  });
+
+  it("are at most 20 per company, also when many are added at once", async () => {
+    const crowded = await createCompany("Crowded Webhooks Co");
+    // 19 endpoints already: of 6 additions at once, exactly one finds room.
+    await db()`insert into public.webhook_endpoints (company_id, url, events, enabled)
+      select ${crowded.companyId}, 'https://hooks.example.com/' || i, '{delivery.created}', false
+      from generate_series(1, 19) i`;
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+      api("/api/v1/webhook-endpoints", {
+        token: crowded.owner.token,
+        body: { url: receiver.url(`/crowded/${i}`), events: ["delivery.created"] },
+      })));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const [{ count }] = await db()`select count(*)::int from public.webhook_endpoints
+      where company_id = ${crowded.companyId}`;
+    expect(count).toBe(20);
+  });
+
+  it("refuse a description that cannot be stored with 400 naming it, and change nothing", async () => {
+    const endpoint = await createEndpoint(company, receiver.url("/described"));
+    await api(`/api/v1/webhook-endpoints/${endpoint.id}`, {
+      method: "PATCH",
+      token: company.owner.token,
+      body: { description: "shop" },
+    });
+    for (const description of ["a\u0000b", "lone \ud800 surrogate"]) {
+      const res = await api(`/api/v1/webhook-endpoints/${endpoint.id}`, {
+        method: "PATCH",
+        token: company.owner.token,
+        body: { description, enabled: false },
+      });
+      expect(res.status, description).toBe(400);
+      expect(res.body.detail[0].loc, description).toEqual(["body", "description"]);
+    }
+    const shown = await api(`/api/v1/webhook-endpoints/${endpoint.id}`, { token: company.owner.token });
+    expect(shown.body).toMatchObject({ description: "shop", enabled: true });
+    // An empty one clears it.
+    const cleared = await api(`/api/v1/webhook-endpoints/${endpoint.id}`, {
+      method: "PATCH",
+      token: company.owner.token,
+      body: { description: "" },
+    });
+    expect(cleared.body.description).toBeNull();
+    await db()`delete from public.webhook_endpoints where id = ${endpoint.id}`;
   });
 
   it("refuse private, loopback, link-local and metadata addresses when an endpoint is saved", async () => {

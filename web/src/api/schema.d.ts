@@ -9688,6 +9688,7 @@ export interface operations {
           /** @description https; no private, loopback or link-local address */
           url?: string;
           events?: components["schemas"]["WebhookEventType"][];
+          /** @description An empty string clears it */
           description?: string;
           enabled?: boolean;
         };

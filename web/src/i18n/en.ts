@@ -586,6 +586,7 @@ export const en = {
     noEndpoints: "No endpoints yet.",
     enabled: "Enabled",
     disabled: "Disabled",
+    disabledBy: { company: "by the company", failing: "after failing for 5 days" },
     sendTest: "Send a test event",
     testQueued: "Test event sent. See the attempts below.",
     enable: "Enable",

@@ -595,6 +595,7 @@ export const ptBR = {
     noEndpoints: "Nenhum endpoint ainda.",
     enabled: "Ativo",
     disabled: "Desativado",
+    disabledBy: { company: "pela empresa", failing: "após 5 dias de falhas" },
     sendTest: "Enviar evento de teste",
     testQueued: "Evento de teste enviado. Veja as tentativas abaixo.",
     enable: "Ativar",

@@ -44,6 +44,24 @@ function ShownOnce({ label, value }: { label: string; value: string }) {
   );
 }
 
+/** Why an endpoint is disabled, as the database writes it (18_integrations.sql), in the reader's language. */
+const DISABLED_BY: Record<string, "company" | "failing"> = {
+  "disabled by the company": "company",
+  "disabled after failing for 5 days": "failing",
+};
+
+function DisabledReason({ reason }: { reason: string }) {
+  const { t } = useTranslation();
+  const known = DISABLED_BY[reason];
+  return known ? <>{` (${t(`integrations.disabledBy.${known}`)})`}</> : (
+    <>
+      {" ("}
+      <span lang="en">{reason}</span>
+      {")"}
+    </>
+  );
+}
+
 function toggled<T extends string>(all: readonly T[], list: T[], value: T, on: boolean): T[] {
   return all.filter((v) => (v === value ? on : list.includes(v)));
 }
@@ -256,7 +274,8 @@ function Endpoints() {
           </h3>
           <p>
             {endpoint.enabled ? t("integrations.enabled") : t("integrations.disabled")}
-            {endpoint.disabled_reason && ` (${endpoint.disabled_reason})`} · {endpoint.events.join(", ")}
+            {endpoint.disabled_reason && <DisabledReason reason={endpoint.disabled_reason} />} ·{" "}
+            {endpoint.events.join(", ")}
           </p>
           <div className="actions">
             <button type="button" disabled={!endpoint.enabled} onClick={() => test.mutate(endpoint.id)}>
