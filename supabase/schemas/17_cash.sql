@@ -327,7 +327,7 @@ begin
     select array_agg(row(l.driver_id, l.name, l.collected, l.card_collected, l.settled, l.outstanding, l.deliveries,
       l.mismatches)::public.cash_summary_line order by l.name, l.driver_id)
     from (
-      select dr.id as driver_id, dr.name,
+      select dr.id as driver_id, dr.name, dr.active,
         coalesce(c.collected, 0.00) as collected,
         coalesce(k.card_collected, 0.00) as card_collected,
         coalesce(c.settled, 0.00) as settled,
@@ -349,7 +349,10 @@ begin
           and d.completed_at >= day_start and d.completed_at < day_end) k on true
       where dr.company_id = company
     ) l
-    where l.collected <> 0 or l.card_collected <> 0 or l.settled <> 0 or l.outstanding <> 0 or l.deliveries > 0), '{}')
+    -- One line per driver of the company (DESIGN §11.3), zeros included, so "owes nothing" is said; a driver made
+    -- inactive keeps a line while it has something to show (cash still owed is never hidden).
+    where l.active or l.collected <> 0 or l.card_collected <> 0 or l.settled <> 0 or l.outstanding <> 0
+      or l.deliveries > 0), '{}')
   )::public.cash_summary;
 end;
 $$;

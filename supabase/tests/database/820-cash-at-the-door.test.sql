@@ -4,7 +4,7 @@
 -- and the recipient's handover code (09_proof.sql): never readable by a driver,
 -- wrong attempts counted and committed, locked after 5, a manager's override.
 begin;
-select plan(69);
+select plan(70);
 
 create extension if not exists pgrowlocks with schema extensions;
 create temp table t as select tests.create_tenant('cash-a') as a, tests.create_tenant('cash-b') as b;
@@ -148,10 +148,19 @@ select is((select to_jsonb(c) - 'entries' - 'driver_id' from public.get_driver_c
   '{"outstanding": 0.00, "collected": 50.00, "settled": 50.00, "card_collected": 30.00}'::jsonb, 'the ledger adds up');
 select is((select count(*)::int from public.get_driver_cash(pg_temp.driver('a')) c, unnest(c.entries) e), 3,
   'three entries: one collected, two settlements');
-select is((select jsonb_agg(to_jsonb(l) - 'driver_id' - 'name') from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s, unnest(s.items) l),
-  '[{"collected": 50.00, "card_collected": 30.00, "settled": 50.00, "outstanding": 0.00, "deliveries": 2, "mismatches": 1}]'::jsonb,
-  'the day''s summary: one line for the driver');
+select is((select jsonb_agg(to_jsonb(l) - 'driver_id' - 'name' order by l.driver_id = pg_temp.driver('a', 'driver2_id'))
+  from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s, unnest(s.items) l),
+  '[{"collected": 50.00, "card_collected": 30.00, "settled": 50.00, "outstanding": 0.00, "deliveries": 2, "mismatches": 1},
+    {"collected": 0.00, "card_collected": 0.00, "settled": 0.00, "outstanding": 0.00, "deliveries": 0, "mismatches": 0}]'::jsonb,
+  'the day''s summary: one line per driver, the one who collected nothing too');
 select tests.reset_role();
+update public.drivers set active = false where id in (pg_temp.driver('a'), pg_temp.driver('a', 'driver2_id'));
+-- Made inactive, the driver who collected nothing today has no line; the one who did keeps it (cash is never hidden).
+select tests.act_as_member(a, 'owner') from t;
+select is((select array_agg(l.driver_id) from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s,
+  unnest(s.items) l), array[pg_temp.driver('a')], 'an inactive driver keeps a line only while it has something to show');
+select tests.reset_role();
+update public.drivers set active = true where id in (pg_temp.driver('a'), pg_temp.driver('a', 'driver2_id'));
 
 -- Section: a ledger beyond any one amount
 -- Each amount is at most 1,000,000,000.00 (numeric(12, 2)), but a driver's sums are not: a driver of company b
@@ -176,8 +185,8 @@ select pg_temp.collected_a_billion();
 select tests.act_as_member(b, 'owner') from t;
 select is((select c.outstanding from public.get_driver_cash(pg_temp.driver('b')) c), 11000000000.00,
   'a driver''s cash adds up beyond any one amount');
-select is((select l.collected from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s, unnest(s.items) l),
-  11000000000.00, 'so does the day''s summary');
+select is((select l.collected from public.cash_summary((now() at time zone 'America/Sao_Paulo')::date) s, unnest(s.items) l
+  where l.driver_id = pg_temp.driver('b')), 11000000000.00, 'so does the day''s summary');
 select is((select d.cash_collected from public.driver_day(pg_temp.driver('b'), (now() at time zone 'America/Sao_Paulo')::date) d),
   11000000000.00, 'and the driver''s day');
 select is((public.record_cash_settlement(pg_temp.driver('b'), 1000000000.00)).outstanding, 10000000000.00,

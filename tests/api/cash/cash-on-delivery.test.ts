@@ -163,7 +163,7 @@ describe("completion and the driver's cash ledger", () => {
     expect(sum).toBe(500);
   });
 
-  it("the day's summary has a line for the driver, in JSON and in CSV", async () => {
+  it("the day's summary has a line per driver, in JSON and in CSV", async () => {
     const json = await api("/api/v1/cash/summary", { token: company.admin.token });
     expect(json.status).toBe(200);
     const line = json.body.items.find((l: any) => l.driver_id === company.driver.driverId);
@@ -175,11 +175,22 @@ describe("completion and the driver's cash ledger", () => {
       deliveries: 2,
       mismatches: 1,
     });
+    // The driver who collected nothing has its line too, of zeros: "owes nothing" is said, not left out.
+    expect(json.body.items.find((l: any) => l.driver_id === company.driver2.driverId)).toMatchObject({
+      collected: 0,
+      card_collected: 0,
+      settled: 0,
+      outstanding: 0,
+      deliveries: 0,
+      mismatches: 0,
+    });
+    expect(json.body.items).toHaveLength(2);
     const csv = await api(`/api/v1/cash/summary?format=csv&date=${json.body.date}`, { token: company.owner.token });
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
-    const [header, row] = (csv.body as string).trim().split("\n");
+    const [header, ...rows] = (csv.body as string).trim().split("\n");
     expect(header).toBe("driver_id,name,collected,card_collected,settled,outstanding,deliveries,mismatches");
-    expect(row).toBe(`${company.driver.driverId},Driver driver,50,30,45,5,2,1`);
+    expect(rows).toContain(`${company.driver.driverId},Driver driver,50,30,45,5,2,1`);
+    expect(rows).toHaveLength(2);
     expect((await api("/api/v1/cash/summary", { token: company.driver.token })).status).toBe(403);
   });
 });

@@ -1436,7 +1436,7 @@ export interface paths {
     };
     /**
      * The company's cash of a day, one line per driver
-     * @description The end of the day at the door, days in America/Sao_Paulo (default: today): per driver, cash collected, card payments, cash handed in, what is outstanding at the day's end and how many deliveries collected another amount than asked; only drivers with something to show. This is the cash report: run it for each day of a range for cash per day and per driver. `?format=csv`: the same lines as `text/csv` (columns driver_id, name, collected, card_collected, settled, outstanding, deliveries, mismatches).
+     * @description The end of the day at the door, days in America/Sao_Paulo (default: today): per driver, cash collected, card payments, cash handed in, what is outstanding at the day's end and how many deliveries collected another amount than asked; every active driver (zeros included) and an inactive one while it has something to show. This is the cash report: run it for each day of a range for cash per day and per driver. `?format=csv`: the same lines as `text/csv` (columns driver_id, name, collected, card_collected, settled, outstanding, deliveries, mismatches).
      *
      *     Roles: the set `company_managers`.
      *
