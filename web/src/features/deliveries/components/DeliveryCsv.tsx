@@ -5,6 +5,7 @@ import { useEffect, useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../../../api/client.ts";
 import { importRowProblem } from "../../../api/errors.ts";
+import { DownloadButton, saveFile } from "../../../components/download.tsx";
 import { ErrorNote } from "../../../components/ui.tsx";
 import type { DeliveryFilterValues } from "./Deliveries.tsx";
 import { deliveryKeys } from "../api/keys.ts";
@@ -18,38 +19,12 @@ export const TEMPLATE = [
   "-23.5614,-46.6559,Maria da Silva,(11) 98888-7777,maria@example.com,Portaria,,",
 ].join("\r\n") + "\r\n";
 
-/** Saves a Blob as a file the browser downloads. */
-export function saveFile(blob: Blob, name: string) {
-  const url = URL.createObjectURL(blob);
-  const link = document.createElement("a");
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1_000);
-}
-
 export function CsvExport({ filters }: { filters: DeliveryFilterValues }) {
-  const { t } = useTranslation();
-  const download = useMutation({
-    mutationFn: async () => {
-      const { data, error, response } = await api.GET("/api/v1/deliveries/export", {
-        params: { query: filters as never },
-        parseAs: "blob",
-      });
-      if (!response.ok || !data) throw error ?? new Error(String(response.status));
-      const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1];
-      saveFile(data as Blob, name ?? "entregas.csv");
-    },
-  });
   return (
-    <>
-      <button type="button" disabled={download.isPending} onClick={() => download.mutate()}>
-        {download.isPending ? t("lifecycle.exporting") : t("lifecycle.exportCsv")}
-      </button>
-      <ErrorNote error={download.error} />
-    </>
+    <DownloadButton
+      request={() => api.GET("/api/v1/deliveries/export", { params: { query: filters as never }, parseAs: "blob" })}
+      fallbackName="entregas.csv"
+    />
   );
 }
 

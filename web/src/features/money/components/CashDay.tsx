@@ -8,7 +8,7 @@ import { useTranslation } from "react-i18next";
 import { api, call } from "../../../api/client.ts";
 import { DateField, DecimalField, ErrorNote, Loading, Note, readDecimal } from "../../../components/ui.tsx";
 import { formatBRL, timeZone } from "../../../format.ts";
-import { saveFile } from "../../deliveries/components/DeliveryCsv.tsx";
+import { DownloadButton } from "../../../components/download.tsx";
 import { useSearchParams } from "../../../lib/router.tsx";
 import { moneyKeys } from "../api/keys.ts";
 import { cashDayQuery } from "../api/queries.ts";
@@ -54,25 +54,11 @@ function Settle({ driverId, name, outstanding }: { driverId: string; name: strin
 
 /** The day's lines as the API writes them in CSV (GET /api/v1/cash/summary?format=csv). */
 function CashCsv({ date }: { date: string }) {
-  const { t } = useTranslation();
-  const download = useMutation({
-    mutationFn: async () => {
-      const { data, error, response } = await api.GET("/api/v1/cash/summary", {
-        params: { query: { date, format: "csv" } },
-        parseAs: "blob",
-      });
-      if (!response.ok || !data) throw error ?? new Error(String(response.status));
-      const name = /filename="([^"]+)"/.exec(response.headers.get("content-disposition") ?? "")?.[1];
-      saveFile(data as Blob, name ?? `cash-${date}.csv`);
-    },
-  });
   return (
-    <>
-      <button type="button" disabled={download.isPending} onClick={() => download.mutate()}>
-        {download.isPending ? t("lifecycle.exporting") : t("lifecycle.exportCsv")}
-      </button>
-      <ErrorNote error={download.error} />
-    </>
+    <DownloadButton
+      request={() => api.GET("/api/v1/cash/summary", { params: { query: { date, format: "csv" } }, parseAs: "blob" })}
+      fallbackName={`cash-${date}.csv`}
+    />
   );
 }
 
