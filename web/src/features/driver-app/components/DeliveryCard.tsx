@@ -13,7 +13,7 @@ import { useTranslation } from "react-i18next";
 import { Badge, DecimalField, ErrorNote, Field, Loading, readDecimal } from "../../../components/ui.tsx";
 import { useAuth } from "../../../lib/auth.tsx";
 import { useClock } from "../../../lib/clock.ts";
-import { formatBRL, formatKm, formatMinutes, formatTime } from "../../../format.ts";
+import { formatBRL, formatInputNumber, formatKm, formatMinutes, formatTime } from "../../../format.ts";
 import { displayPhone } from "../../../lib/brazil.ts";
 import { callUrl, directionsUrl, whatsappUrl } from "../contact.ts";
 import { countdown, secondsLeft } from "../../dispatch/dispatch.ts";
@@ -72,7 +72,7 @@ export function DeliveryCard(
   const kept = useKeptDraft(id, userId, status === "in_progress" && !queued, draft, setDraft);
   // What the recipient paid at the door (the amount to collect until the driver types another), and their code.
   const [collectedText, setCollectedText] = useState(
-    delivery.collect ? delivery.collect.amount.toFixed(2).replace(".", ",") : "",
+    delivery.collect ? formatInputNumber(delivery.collect.amount, 2) : "",
   );
   const [code, setCode] = useState("");
   const collectRules = { required: true, min: 0, fractionDigits: 2 };

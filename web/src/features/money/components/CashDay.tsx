@@ -7,7 +7,7 @@ import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import { api, call } from "../../../api/client.ts";
 import { DateField, DecimalField, ErrorNote, Loading, Note, readDecimal } from "../../../components/ui.tsx";
-import { formatBRL, timeZone } from "../../../format.ts";
+import { formatBRL, formatInputNumber, timeZone } from "../../../format.ts";
 import { DownloadButton } from "../../../components/download.tsx";
 import { useSearchParams } from "../../../lib/router.tsx";
 import { moneyKeys } from "../api/keys.ts";
@@ -15,12 +15,11 @@ import { cashDayQuery } from "../api/queries.ts";
 
 const today = () => new Intl.DateTimeFormat("en-CA", { timeZone: timeZone() }).format(new Date());
 const MONEY = { required: true, positive: true, fractionDigits: 2 };
-const decimalText = (amount: number) => amount.toFixed(2).replace(".", ",");
 
 function Settle({ driverId, name, outstanding }: { driverId: string; name: string; outstanding: number }) {
   const { t } = useTranslation();
   const client = useQueryClient();
-  const [text, setText] = useState(decimalText(outstanding));
+  const [text, setText] = useState(formatInputNumber(outstanding, 2));
   const amount = readDecimal(text, MONEY);
   const settle = useMutation({
     mutationFn: () =>
@@ -31,7 +30,7 @@ function Settle({ driverId, name, outstanding }: { driverId: string; name: strin
       })),
     onSuccess: (settlement) => {
       // What is still owed is what the next hand-in is likely to be.
-      setText(decimalText(settlement.outstanding as number));
+      setText(formatInputNumber(settlement.outstanding as number, 2));
       void client.invalidateQueries({ queryKey: moneyKeys.cashDays() });
     },
   });
