@@ -51,6 +51,22 @@ test.beforeAll(async () => {
   doraId = (await dora.call<{ driver_id: string }>("GET", "/api/v1/wallets/me")).driver_id;
   share = (await owner.call<{ driver_share: number }>("GET", "/api/v1/prices")).driver_share;
 });
+// Each journey starts with Dora holding nothing: one that failed midway leaves its deliveries with her, which
+// would make the next one's cards wrong (what it checks is its own, not the last one's failure).
+test.beforeEach(async () => {
+  for (const status of ["accepted", "in_progress", "returning"]) {
+    const { items } = await owner.call<{ items: Delivery[] }>(
+      "GET",
+      `/api/v1/deliveries?driver_id=${doraId}&status=${status}&limit=100`,
+    );
+    for (const d of items) {
+      if (status !== "returning") {
+        await owner.call("POST", `/api/v1/deliveries/${d.id}/recall`, { reason: "left by a journey", then: "cancel" });
+      }
+      if (status !== "accepted") await dora.call("POST", `/api/v1/deliveries/${d.id}/return`);
+    }
+  }
+});
 test.afterAll(async () => {
   await owner?.call("PUT", "/api/v1/companies/me/proof-requirements", { photo: false, signature: false, note: false });
   for (const api of [owner, dora, dino]) await api?.dispose();

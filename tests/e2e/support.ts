@@ -33,10 +33,25 @@ export const allowBrowserLine = (line: RegExp) => void expected.push(line);
 
 /** The pages the running test opened, whose screens a failure prints (CI keeps no test-results). */
 const pages = new Set<Page>();
+/** The platform requests the running test's pages made, last ones last, which a failure prints. */
+const traffic: string[] = [];
+const PLATFORM = /^\/(api|auth|rest|storage|functions)\//;
+const seen = (line: string) => void (traffic.push(line) > 40 && traffic.shift());
 
-/** Records the uncaught errors and console errors of every page the context opens. */
+/** Records the uncaught errors, console errors and platform requests of every page the context opens. */
 export function watch(context: BrowserContext): BrowserContext {
   context.on("page", (page) => pages.add(page));
+  const stamp = () => new Date().toISOString().slice(11, 23);
+  context.on("requestfinished", async (r) => {
+    const path = new URL(r.url()).pathname;
+    if (!PLATFORM.test(path)) return;
+    const status = (await r.response().catch(() => null))?.status() ?? "?";
+    seen(`${stamp()} ${r.method()} ${path} ${status} (${Math.round(r.timing().responseEnd)} ms)`);
+  });
+  context.on("requestfailed", (r) => {
+    const path = new URL(r.url()).pathname;
+    if (PLATFORM.test(path)) seen(`${stamp()} ${r.method()} ${path} failed: ${r.failure()?.errorText}`);
+  });
   context.on("weberror", (error) => problems.push(`uncaught in ${error.page()?.url()}: ${error.error().stack}`));
   context.on("console", (message) => {
     const text = message.text();
@@ -58,11 +73,20 @@ export const test = base.extend<{ noBrowserErrors: void }>({
   noBrowserErrors: [async ({}, run, info) => {
     problems.length = 0;
     expected.length = 0;
+    traffic.length = 0;
     pages.clear();
     await run();
     if (info.status !== info.expectedStatus) {
+      console.error(
+        `--- the last platform requests of the test's pages (now ${new Date().toISOString().slice(11, 23)}):\n${
+          traffic.join("\n")
+        }`,
+      );
       for (const page of pages) {
         if (page.isClosed()) continue;
+        // The driver's queued actions (lib/outbox.ts), where the page has a queue.
+        const queue = await page.evaluate(outboxOf).catch((e) => `(${e})`);
+        if (queue !== "[]") console.error(`--- the actions queued in ${page.url()}: ${queue}`);
         // The page's main content (the app's #content), or the whole page where there is none (the tracking page).
         const main = (await page.locator("#content").count()) ? page.locator("#content") : page.locator("body");
         const screen = await main.ariaSnapshot({ timeout: 2_000 }).catch((e) => `(${e})`);
@@ -72,6 +96,24 @@ export const test = base.extend<{ noBrowserErrors: void }>({
     expect(problems, "errors in the browser").toEqual([]);
   }, { auto: true }],
 });
+
+/** The page's queue of driver actions (lib/device.ts's IndexedDB), without the files, as JSON. */
+async function outboxOf(): Promise<string> {
+  // Opening a database that is not there would make one.
+  if (!(await indexedDB.databases()).some((d) => d.name === "delivery-app")) return "[]";
+  return await new Promise((done, fail) => {
+    const open = indexedDB.open("delivery-app");
+    open.onerror = () => fail(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      if (!db.objectStoreNames.contains("outbox")) return done("[]");
+      const all = db.transaction("outbox").objectStore("outbox").getAll();
+      all.onerror = () => fail(all.error);
+      all.onsuccess = () =>
+        done(JSON.stringify(all.result.map(({ proof, body: _body, ...item }) => ({ ...item, files: proof?.length }))));
+    };
+  });
+}
 
 /** Signs in through the form, in the language the page speaks. */
 export async function signIn(
