@@ -4,7 +4,7 @@
 import { QueryClient, QueryObserver } from "@tanstack/react-query";
 import { describe, expect, it, vi } from "vitest";
 import type { components } from "../../web/src/api/schema";
-import { applyDelivery, dropUnavailable, fits } from "../../web/src/features/deliveries/api/cache.ts";
+import { applyDelivery, dropUnavailable, fits, newestById } from "../../web/src/features/deliveries/api/cache.ts";
 import { driverPay } from "../../web/src/features/money/pay.ts";
 
 type Delivery = components["schemas"]["Delivery"];
@@ -114,5 +114,23 @@ describe("applyDelivery", () => {
     expect(fits(d, { status: "accepted", driver_id: "other" })).toBe(false);
     expect(fits(d, { payment_status: "received" })).toBe(false);
     expect(fits(d, undefined)).toBe(true);
+  });
+});
+
+describe("newestById", () => {
+  it("keeps each delivery once, in its newest version, whichever list read it last", () => {
+    const before = delivery("a", "accepted", { updated_at: at(1) });
+    const after = delivery("a", "in_progress", { updated_at: at(2) });
+    const other = delivery("b", "accepted", { updated_at: at(0) });
+    // The accepted list kept from before the start, the in-progress list read after it: either order.
+    expect([...newestById([before, other], [after]).values()]).toEqual([after, other]);
+    expect(newestById([after], [before, other]).get("a")).toBe(after);
+    expect(newestById(undefined, [other], undefined).get("b")).toBe(other);
+  });
+
+  it("gives a tie to the later list (a delivery only moves on: accepted, in progress, returning)", () => {
+    const accepted = delivery("a", "accepted", { updated_at: at(3) });
+    const started = delivery("a", "in_progress", { updated_at: at(3) });
+    expect(newestById([accepted], [started]).get("a")).toBe(started);
   });
 });

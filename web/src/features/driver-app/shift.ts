@@ -15,6 +15,7 @@ import { offerView } from "../dispatch/dispatch.ts";
 import { type OutboxItem, useOutboxItems } from "../../lib/outbox.ts";
 import { driverPay } from "../money/pay.ts";
 import { deliveriesQuery } from "../deliveries/api/queries.ts";
+import { newestById } from "../deliveries/api/cache.ts";
 import { pricesQuery } from "../money/api/queries.ts";
 
 const OFFERS_REFRESH_MS = 60_000;
@@ -90,12 +91,10 @@ export function useShift() {
     const waiting = items.filter((i) => i.state !== "failed");
     const refused = items.filter((i) => i.state === "failed");
     const offered = (offers.data?.items ?? []).filter((d) => d.status === "pending" && !d.driver_id);
-    const server = [
-      ...(returning.data?.items ?? []),
-      ...(inProgress.data?.items ?? []),
-      ...(accepted.data?.items ?? []),
-    ];
-    const known = new Map<string, Delivery>(server.map((d) => [d.id, d]));
+    // Read apart (and kept on the device across a reload), two lists can hold one delivery before and after a
+    // change: it is under way in its newest version, never back in an earlier state, or off the screen and back
+    // (which would drop the proof being taken on its card). A tie goes to the later state.
+    const known = newestById(accepted.data?.items, inProgress.data?.items, returning.data?.items);
     // An offer accepted with no connection is the driver's until the server says otherwise.
     for (const item of waiting) {
       const offer = offered.find((d) => d.id === item.deliveryId);

@@ -21,6 +21,13 @@ type Versioned = { id: string; updated_at: string };
 export const newest = <T extends Versioned>(cached: T | undefined, item: T): T =>
   cached && new Date(cached.updated_at) > new Date(item.updated_at) ? cached : item;
 
+/** The items of several lists by id, each in its newest version (on a tie, the one in the later list). */
+export function newestById<T extends Versioned>(...lists: (T[] | undefined)[]): Map<string, T> {
+  const byId = new Map<string, T>();
+  for (const item of lists.flatMap((list) => list ?? [])) byId.set(item.id, newest(byId.get(item.id), item));
+  return byId;
+}
+
 /** The filters a list of deliveries is asked with (its query key's second part). */
 export type DeliveryFilter = Pick<DeliveryListFilter, "status" | "payment_status" | "driver_id">;
 
