@@ -16,7 +16,8 @@ import {
   test,
 } from "./support.ts";
 
-test("an API key and a webhook endpoint made in the panel: the test event arrives and its attempt shows", async ({ browser }) => {
+/** A loopback webhook receiver: what it received (headers and body), answered 200. */
+async function receiver() {
   const received: { headers: IncomingHttpHeaders; body: string }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -27,7 +28,11 @@ test("an API key and a webhook endpoint made in the panel: the test event arrive
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
+  return { received, port: (server.address() as { port: number }).port, server };
+}
+
+test("an API key and a webhook endpoint made in the panel: the test event arrives and its attempt shows", async ({ browser }) => {
+  const { received, port, server } = await receiver();
   try {
     const context = await newContext(browser);
     const page = await context.newPage();
@@ -79,17 +84,7 @@ test("an API key and a webhook endpoint made in the panel: the test event arrive
 });
 
 test("on a phone (390x844): a key and an endpoint made, the test event's attempt shown and resent, nothing wider than the screen", async ({ browser }) => {
-  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
-      res.writeHead(200).end("ok");
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as { port: number }).port;
+  const { received, port, server } = await receiver();
   const context = await newContext(browser, { viewport: { width: 390, height: 844 } });
   const page = await context.newPage();
   let endpointId: string | undefined;
