@@ -115,8 +115,8 @@ export const cashSummary = defineRoute({
   description: "The end of the day at the door, days in America/Sao_Paulo (default: today): per driver, cash " +
     "collected, card payments, cash handed in, what is outstanding at the day's end and how many deliveries " +
     "collected another amount than asked; every active driver (zeros included) and an inactive one while it has " +
-    "something to show. This is the cash report: run it " +
-    "for each day of a range for cash per day and per driver. `?format=csv`: the same lines as `text/csv` " +
+    "something to show. This is the cash report: run it for each day of a range for cash per day and per driver. " +
+    "`?format=csv`: the same lines as `text/csv` " +
     `(columns ${SUMMARY_COLUMNS.join(", ")}).`,
   auth: "bearer",
   roles: "company_managers",
