@@ -70,11 +70,10 @@ export function isPublicAddress(address: string): boolean {
   if (g.slice(0, 6).every((x) => x === 0)) return false;
   // IPv4-mapped ::ffff:a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d (SIIT) and NAT64 64:ff9b::a.b.c.d: the IPv4
   // address decides.
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return ipv4IsPublic(embedded(g[6], g[7]));
-  if (g.slice(0, 4).every((x) => x === 0) && g[4] === 0xffff && g[5] === 0) return ipv4IsPublic(embedded(g[6], g[7]));
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) {
-    return ipv4IsPublic(embedded(g[6], g[7]));
-  }
+  const mapped = g.slice(0, 4).every((x) => x === 0) &&
+    ((g[4] === 0 && g[5] === 0xffff) || (g[4] === 0xffff && g[5] === 0));
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
+  if (mapped || nat64) return ipv4IsPublic(embedded(g[6], g[7]));
   // The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215): a translator of the network's own, which may reach its
   // private addresses, whatever the suffix.
   if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return false;
