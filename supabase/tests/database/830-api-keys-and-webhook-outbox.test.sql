@@ -73,9 +73,11 @@ select is(public.use_api_key(repeat('a', 64)), null, 'and the edge no longer fin
 
 -- The bucket: 40 at once, then refused with a wait. Its clock is frozen (the stamp an hour ahead: no refill until
 -- then), so that what is counted does not depend on how fast the machine answers (20 a second refill one every 50 ms).
+select tests.reset_role();
 insert into private.api_rate_buckets (company_id, tokens, refreshed_at)
 select (b ->> 'company_id')::uuid, 40, clock_timestamp() + interval '1 hour' from t
 on conflict (company_id) do update set tokens = excluded.tokens, refreshed_at = excluded.refreshed_at;
+select tests.act_as_service_role();
 create function pg_temp.burst(n integer) returns jsonb[]
 language sql as $$ select array_agg(public.use_api_key(repeat('b', 64))) from generate_series(1, n) $$;
 grant execute on function pg_temp.burst(integer) to public;
