@@ -8,6 +8,7 @@ import {
   expect,
   type Locator,
   type Page,
+  type Request,
   request,
   test as base,
 } from "@playwright/test";
@@ -36,6 +37,11 @@ const pages = new Set<Page>();
 /** The platform requests the running test's pages made, last ones last, which a failure prints. */
 const traffic: string[] = [];
 const PLATFORM = /^\/(api|auth|rest|storage|functions)\//;
+/** The path of a request to the platform, or undefined for any other (the app's own files). */
+const platformPath = (r: Request) => {
+  const path = new URL(r.url()).pathname;
+  return PLATFORM.test(path) ? path : undefined;
+};
 const seen = (line: string) => void (traffic.push(line) > 40 && traffic.shift());
 
 /** Records the uncaught errors, console errors and platform requests of every page the context opens. */
@@ -43,14 +49,14 @@ export function watch(context: BrowserContext): BrowserContext {
   context.on("page", (page) => pages.add(page));
   const stamp = () => new Date().toISOString().slice(11, 23);
   context.on("requestfinished", async (r) => {
-    const path = new URL(r.url()).pathname;
-    if (!PLATFORM.test(path)) return;
+    const path = platformPath(r);
+    if (!path) return;
     const status = (await r.response().catch(() => null))?.status() ?? "?";
     seen(`${stamp()} ${r.method()} ${path} ${status} (${Math.round(r.timing().responseEnd)} ms)`);
   });
   context.on("requestfailed", (r) => {
-    const path = new URL(r.url()).pathname;
-    if (PLATFORM.test(path)) seen(`${stamp()} ${r.method()} ${path} failed: ${r.failure()?.errorText}`);
+    const path = platformPath(r);
+    if (path) seen(`${stamp()} ${r.method()} ${path} failed: ${r.failure()?.errorText}`);
   });
   context.on("weberror", (error) => problems.push(`uncaught in ${error.page()?.url()}: ${error.error().stack}`));
   context.on("console", (message) => {
